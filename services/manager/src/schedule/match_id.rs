@@ -1,0 +1,143 @@
+//! Match ids: `R<round>M<number>`, the name a match goes by on the wire and in logs.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Which match of which round, both counted from 1.
+///
+/// Written `R<round>M<number>` ("R1M1", "R12M25"). Parsing accepts only that canonical form — an
+/// uppercase `R` and `M`, decimal digits, no sign, no leading zero, no zero — so every accepted id
+/// prints back exactly as it was written and two spellings never name the same match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MatchId {
+    round: u32,
+    number: u32,
+}
+
+/// A string that is not a canonical match id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{input:?} is not a match id of the form R<round>M<number>, e.g. R1M1")]
+pub struct ParseMatchIdError {
+    input: String,
+}
+
+impl MatchId {
+    /// Both numbers must be at least 1; only the scheduler makes ids this way.
+    pub(crate) fn new(round: u32, number: u32) -> Self {
+        debug_assert!(round >= 1 && number >= 1, "match ids count from 1");
+        Self { round, number }
+    }
+
+    pub fn round(self) -> u32 {
+        self.round
+    }
+
+    /// The match's place within its round.
+    pub fn number(self) -> u32 {
+        self.number
+    }
+}
+
+impl fmt::Display for MatchId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "R{}M{}", self.round, self.number)
+    }
+}
+
+impl FromStr for MatchId {
+    type Err = ParseMatchIdError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let parsed = s
+            .strip_prefix('R')
+            .and_then(|rest| rest.split_once('M'))
+            .and_then(|(round, number)| Some(Self::new(counter(round)?, counter(number)?)));
+        parsed.ok_or_else(|| ParseMatchIdError { input: s.to_owned() })
+    }
+}
+
+/// A count from 1 in canonical decimal. `u32::from_str` alone would also take "+1" and "01".
+fn counter(digits: &str) -> Option<u32> {
+    if digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn displays_as_round_and_number() {
+        assert_eq!(MatchId::new(1, 1).to_string(), "R1M1");
+        assert_eq!(MatchId::new(12, 25).to_string(), "R12M25");
+    }
+
+    #[test]
+    fn parses_what_it_displays() {
+        for round in (1..=40).chain([999, u32::MAX]) {
+            for number in (1..=40).chain([1000, u32::MAX]) {
+                let id = MatchId::new(round, number);
+                assert_eq!(id.to_string().parse::<MatchId>(), Ok(id));
+            }
+        }
+        let id: MatchId = "R12M25".parse().unwrap();
+        assert_eq!((id.round(), id.number()), (12, 25));
+    }
+
+    #[test]
+    fn rejects_anything_but_the_canonical_form() {
+        let rejected = [
+            "",
+            "R",
+            "M",
+            "RM",
+            "R1",
+            "R1M",
+            "RM1",
+            "R0M1",
+            "R1M0",
+            "R0M0",
+            "R01M1",
+            "R1M01",
+            "r1m1",
+            "R1m1",
+            "r1M1",
+            " R1M1",
+            "R1M1 ",
+            "R+1M1",
+            "R1M+1",
+            "R-1M1",
+            "R1M1M1",
+            "R1MM1",
+            "M1R1",
+            "R1.0M1",
+            "R１M1",
+            "R4294967296M1",
+            "R1M4294967296",
+            "RxM1",
+        ];
+        for input in rejected {
+            let error = input.parse::<MatchId>().unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                format!("{input:?} is not a match id of the form R<round>M<number>, e.g. R1M1")
+            );
+        }
+    }
+
+    #[test]
+    fn orders_by_round_then_number() {
+        let mut ids = [
+            MatchId::new(2, 1),
+            MatchId::new(1, 10),
+            MatchId::new(1, 2),
+            MatchId::new(10, 1),
+        ];
+        ids.sort();
+        let written: Vec<_> = ids.iter().map(MatchId::to_string).collect();
+        assert_eq!(written, ["R1M2", "R1M10", "R2M1", "R10M1"]);
+    }
+}

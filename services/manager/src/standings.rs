@@ -1,0 +1,157 @@
+//! The league table: 3/1/0 points (seed 000 §6.1) and the tie-break chain (seed 000 §6.2.2).
+//!
+//! Players level on points are ordered by, in turn:
+//!
+//! 1. **Head-to-head.** The tied players' mini-table: the points each earned in the matches between
+//!    the tied players only. If that splits the group, head-to-head is applied again inside each
+//!    subgroup that is still tied (each is strictly smaller than the group it came from, so this
+//!    ends); a subgroup the mini-table cannot split moves on to step 2.
+//! 2. **Win rate**, wins / played, higher first; compared exactly, as fractions. Not having played
+//!    counts as a rate of 0.
+//! 3. **Wins**, more first.
+//! 4. **Draws**, fewer first. Under 3/1/0 this never decides, as equal points and equal wins mean
+//!    equal draws; it stays because the seed lists it and it would matter under other scoring.
+//! 5. **Player id**, ascending by `P`'s `Ord`, so the caller decides what id order means.
+//!
+//! Why a mini-table, and why recursive: for two players it is exactly the seed's "the winner of
+//! their match ranks higher; a draw or no match passes to the next step". Comparing players two at a
+//! time would not be an order for three or more (A beat B, B beat C, C beat A), whereas the
+//! mini-table ranks a whole group at once, and re-applying it to the subgroups it leaves tied is how
+//! "the winner of their match" still decides between two players who end up level inside a larger
+//! group. Every step after head-to-head compares the players' own records and the last compares ids,
+//! so the table is a total order and does not depend on the order results were recorded in.
+//!
+//! Byes are not results: a bye never counts as played and earns nothing.
+
+#[cfg(test)]
+mod fixtures;
+#[cfg(test)]
+mod tests;
+mod tie_break;
+
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use crate::results::{Mark, RecordedResult, Side};
+use tie_break::Meeting;
+
+/// One player's line in the league table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StandingRow<P> {
+    /// 1-based and unique: ties are always broken.
+    pub rank: u32,
+    pub player_id: P,
+    pub played: u32,
+    pub wins: u32,
+    pub draws: u32,
+    /// All losses, technical ones included.
+    pub losses: u32,
+    /// The losses that were technical losses or double forfeits.
+    pub technical_losses: u32,
+    pub points: u32,
+}
+
+/// Why the table cannot be computed from these players and results.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StandingsError<P> {
+    #[error("player {0:?} is listed more than once")]
+    DuplicatePlayer(P),
+    #[error("a result names player {0:?}, who is not in the league")]
+    UnknownPlayer(P),
+    #[error("a result has player {0:?} playing against themself")]
+    AgainstThemself(P),
+    /// Ranks are `u32`; no real league comes near this.
+    #[error("{count} players are more than a u32 rank can count")]
+    TooManyPlayers { count: usize },
+}
+
+impl<P> StandingRow<P> {
+    /// Wins per match played, from 0 to 1; 0 before the first match. For display: ranking compares
+    /// win rates exactly instead.
+    pub fn win_rate(&self) -> f64 {
+        match self.played {
+            0 => 0.0,
+            played => f64::from(self.wins) / f64::from(played),
+        }
+    }
+
+    fn new(player_id: P) -> Self {
+        Self {
+            rank: 0,
+            player_id,
+            played: 0,
+            wins: 0,
+            draws: 0,
+            losses: 0,
+            technical_losses: 0,
+            points: 0,
+        }
+    }
+
+    fn record(&mut self, mark: Mark) {
+        self.played += 1;
+        self.points += mark.points();
+        match mark {
+            Mark::Win => self.wins += 1,
+            Mark::Draw => self.draws += 1,
+            Mark::Loss => self.losses += 1,
+            Mark::TechnicalLoss => {
+                self.losses += 1;
+                self.technical_losses += 1;
+            }
+        }
+    }
+}
+
+/// The league table after `results`, best first. Every player in `players` gets a row.
+pub fn compute_standings<P: Ord + Clone + Hash>(
+    players: &[P],
+    results: &[RecordedResult<P>],
+) -> Result<Vec<StandingRow<P>>, StandingsError<P>> {
+    if u32::try_from(players.len()).is_err() {
+        return Err(StandingsError::TooManyPlayers { count: players.len() });
+    }
+    let mut index = HashMap::with_capacity(players.len());
+    for (i, player) in players.iter().enumerate() {
+        if index.insert(player, i).is_some() {
+            return Err(StandingsError::DuplicatePlayer(player.clone()));
+        }
+    }
+    let find = |player: &P| {
+        index
+            .get(player)
+            .copied()
+            .ok_or_else(|| StandingsError::UnknownPlayer(player.clone()))
+    };
+
+    let mut rows: Vec<StandingRow<P>> = players.iter().cloned().map(StandingRow::new).collect();
+    let mut meetings = Vec::with_capacity(results.len());
+    for result in results {
+        let (a, b) = (find(&result.player_a)?, find(&result.player_b)?);
+        if a == b {
+            return Err(StandingsError::AgainstThemself(result.player_a.clone()));
+        }
+        let (mark_a, mark_b) = (result.outcome.mark_for(Side::A), result.outcome.mark_for(Side::B));
+        rows[a].record(mark_a);
+        rows[b].record(mark_b);
+        meetings.push(Meeting {
+            a,
+            b,
+            points_a: mark_a.points(),
+            points_b: mark_b.points(),
+        });
+    }
+
+    let order = tie_break::ranking(&rows, &meetings);
+    let mut places = vec![0; rows.len()];
+    for (place, &i) in order.iter().enumerate() {
+        places[i] = place;
+    }
+    let mut table: Vec<_> = rows.into_iter().zip(places).collect();
+    table.sort_unstable_by_key(|&(_, place)| place);
+    Ok(table
+        .into_iter()
+        .zip(1..=u32::MAX)
+        .map(|((row, _), rank)| StandingRow { rank, ..row })
+        .collect())
+}

@@ -1,0 +1,80 @@
+//! The order of players level on points: head-to-head mini-tables, then the players' own records.
+//! The rules and the reasons for them are in the parent module's doc.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::HashMap;
+
+use super::StandingRow;
+
+#[cfg(test)]
+mod tests;
+
+/// One recorded match, by the players' indices in the table and the points each took from it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Meeting {
+    pub(super) a: usize,
+    pub(super) b: usize,
+    pub(super) points_a: u32,
+    pub(super) points_b: u32,
+}
+
+/// Indices into `rows`, best first.
+pub(super) fn ranking<P: Ord>(rows: &[StandingRow<P>], meetings: &[Meeting]) -> Vec<usize> {
+    let mut by_points: Vec<usize> = (0..rows.len()).collect();
+    by_points.sort_by_key(|&i| Reverse(rows[i].points));
+    let mut order = Vec::with_capacity(rows.len());
+    for level in by_points.chunk_by(|&x, &y| rows[x].points == rows[y].points) {
+        for mut tier in head_to_head(level.to_vec(), meetings) {
+            tier.sort_by(|&x, &y| after_head_to_head(&rows[x], &rows[y]));
+            order.extend(tier);
+        }
+    }
+    order
+}
+
+/// Splits a group level on points into tiers, best first, that head-to-head cannot split further.
+fn head_to_head(group: Vec<usize>, meetings: &[Meeting]) -> Vec<Vec<usize>> {
+    if group.len() < 2 {
+        return vec![group];
+    }
+    let seat: HashMap<usize, usize> = group.iter().enumerate().map(|(s, &i)| (i, s)).collect();
+    let mut mini_points = vec![0u32; group.len()];
+    // Kept so that deeper levels only scan the meetings that can still matter.
+    let mut inside = Vec::new();
+    for meeting in meetings {
+        if let (Some(&a), Some(&b)) = (seat.get(&meeting.a), seat.get(&meeting.b)) {
+            mini_points[a] += meeting.points_a;
+            mini_points[b] += meeting.points_b;
+            inside.push(*meeting);
+        }
+    }
+
+    let mut mini_table: Vec<(u32, usize)> = mini_points.into_iter().zip(group).collect();
+    mini_table.sort_by_key(|&(points, _)| Reverse(points));
+    let tiers: Vec<Vec<usize>> = mini_table
+        .chunk_by(|x, y| x.0 == y.0)
+        .map(|tier| tier.iter().map(|&(_, i)| i).collect())
+        .collect();
+    if tiers.len() == 1 {
+        return tiers;
+    }
+    tiers
+        .into_iter()
+        .flat_map(|tier| head_to_head(tier, &inside))
+        .collect()
+}
+
+/// Steps 2 to 5 of the chain: win rate, wins, fewer draws, player id.
+pub(super) fn after_head_to_head<P: Ord>(x: &StandingRow<P>, y: &StandingRow<P>) -> Ordering {
+    compare_win_rates(y, x)
+        .then(y.wins.cmp(&x.wins))
+        .then(x.draws.cmp(&y.draws))
+        .then(x.player_id.cmp(&y.player_id))
+}
+
+/// wins / played as exact fractions. Not having played is 0 / 1, which also keeps a player with
+/// no matches from comparing equal to everyone.
+fn compare_win_rates<P>(x: &StandingRow<P>, y: &StandingRow<P>) -> Ordering {
+    let scaled = |r: &StandingRow<P>, by: &StandingRow<P>| u64::from(r.wins) * u64::from(by.played.max(1));
+    scaled(x, y).cmp(&scaled(y, x))
+}
