@@ -1,5 +1,20 @@
-//! League rules and (later) the manager service: scheduling, standings.
+//! The league manager: league rules (scheduling, standings) and the service that owns all league state
+//! in Postgres — agents and tokens, leagues, the match queue and leases, results, lifecycle notifications.
 
+pub mod app;
+pub mod auth;
+pub mod config;
+pub mod db;
+pub mod dispatcher;
+pub mod error;
+pub mod league;
+pub mod postgres;
 pub mod results;
 pub mod schedule;
+pub mod service;
 pub mod standings;
+pub mod tokens;
+pub mod wakeups;
+
+pub use app::ManagerApp;
+pub use config::ManagerConfig;

@@ -1,0 +1,216 @@
+//! `league run`: a whole league on this machine. Finds Postgres (starting a private cluster if only the
+//! binaries are installed), creates a fresh database, starts the manager, the referees and a player host
+//! as separate processes of this same binary over real gRPC on loopback, follows the league to its end,
+//! prints the standings and the champion, and stops everything.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Args;
+use league_manager::postgres;
+use league_proto::v2::manager_service_client::ManagerServiceClient;
+use league_proto::v2::{GetLeagueStatusRequest, GetStandingsRequest, LeagueStatus};
+use league_runtime::credentials::operator_request;
+use secrecy::{ExposeSecret, SecretString};
+
+use crate::children;
+use crate::table;
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Bot players in the league.
+    #[arg(long, default_value_t = 8)]
+    pub players: u32,
+    /// Referee processes.
+    #[arg(long, default_value_t = 2)]
+    pub referees: u32,
+    /// Matches each referee runs at once.
+    #[arg(long, default_value_t = 8)]
+    pub referee_capacity: u32,
+    /// Bot behaviours, assigned to players in turn: random, always_even, always_odd, alternating,
+    /// adaptive (and, for testing faults: silent, late:<ms>, invalid, declines, flaky:<n>).
+    #[arg(long, default_value = "random,adaptive,alternating,always_even,always_odd")]
+    pub strategies: String,
+    /// The game: even_odd or tic_tac_toe.
+    #[arg(long, default_value = "even_odd")]
+    pub game: String,
+    /// Time for a player to acknowledge an invitation.
+    #[arg(long, default_value = "5s")]
+    pub join_timeout: String,
+    /// Time for a player to answer a move request.
+    #[arg(long, default_value = "30s")]
+    pub move_timeout: String,
+    /// Pause between attempts after a timeout or connection error.
+    #[arg(long, default_value = "2s")]
+    pub retry_delay: String,
+    /// Attempts before a technical loss.
+    #[arg(long, default_value_t = 3)]
+    pub max_attempts: u32,
+    /// Where a private Postgres cluster lives if one must be started.
+    #[arg(long, default_value = ".league/postgres")]
+    pub cluster_dir: PathBuf,
+    /// Give up if the league has not finished by then.
+    #[arg(long, default_value = "30m")]
+    pub deadline: String,
+    /// Print only the final table.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// What a finished run measured.
+#[derive(Debug)]
+pub struct RunSummary {
+    pub league_id: String,
+    pub total_matches: u32,
+    pub elapsed: Duration,
+}
+
+pub async fn run(args: RunArgs) -> anyhow::Result<()> {
+    let summary = run_league(&args).await?;
+    if !args.quiet {
+        let per_second = f64::from(summary.total_matches) / summary.elapsed.as_secs_f64();
+        println!(
+            "{} matches in {:.2} s ({per_second:.0} matches/s)",
+            summary.total_matches,
+            summary.elapsed.as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+pub async fn run_league(args: &RunArgs) -> anyhow::Result<RunSummary> {
+    anyhow::ensure!(args.players >= 2, "a league needs at least 2 players");
+    anyhow::ensure!(args.referees >= 1, "a league needs at least 1 referee");
+    let deadline = parse_duration(&args.deadline)?;
+    let server = postgres::resolve(&args.cluster_dir).await?;
+    let database_url = postgres::create_database(&server, "league_run").await?;
+    let operator_token = league_manager::tokens::issue()?;
+    let league_id = format!("league_{}", args.game);
+    let quiet_logs = std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned());
+    let common = vec![
+        ("RUST_LOG".to_owned(), quiet_logs),
+        ("LEAGUE_LISTEN_ADDR".to_owned(), "127.0.0.1:0".to_owned()),
+        ("LEAGUE_ID".to_owned(), league_id.clone()),
+    ];
+    let mut manager_env = common.clone();
+    manager_env.extend([
+        ("DATABASE_URL".to_owned(), database_url.expose_secret().to_owned()),
+        (
+            "LEAGUE_OPERATOR_TOKEN".to_owned(),
+            operator_token.expose_secret().to_owned(),
+        ),
+        ("LEAGUE_GAME_TYPE".to_owned(), args.game.clone()),
+        ("LEAGUE_AUTO_START_PLAYERS".to_owned(), args.players.to_string()),
+        ("LEAGUE_JOIN_TIMEOUT".to_owned(), args.join_timeout.clone()),
+        ("LEAGUE_MOVE_TIMEOUT".to_owned(), args.move_timeout.clone()),
+        ("LEAGUE_RETRY_DELAY".to_owned(), args.retry_delay.clone()),
+        ("LEAGUE_MAX_ATTEMPTS".to_owned(), args.max_attempts.to_string()),
+    ]);
+    let ready = Duration::from_secs(60);
+    let manager = children::start("manager", "manager", &manager_env, ready).await?;
+    let mut services = vec![];
+    let started = async {
+        let mut referee_env = common.clone();
+        referee_env.push(("LEAGUE_MANAGER_URL".to_owned(), manager.url.clone()));
+        referee_env.push((
+            "LEAGUE_REFEREE_CAPACITY".to_owned(),
+            args.referee_capacity.to_string(),
+        ));
+        for i in 1..=args.referees {
+            let mut env = referee_env.clone();
+            env.push(("LEAGUE_REFEREE_NAME".to_owned(), format!("referee-{i}")));
+            services.push(children::start(&format!("referee-{i}"), "referee", &env, ready).await?);
+        }
+        let mut player_env = common.clone();
+        player_env.push(("LEAGUE_MANAGER_URL".to_owned(), manager.url.clone()));
+        player_env.push(("LEAGUE_PLAYERS".to_owned(), args.players.to_string()));
+        player_env.push(("LEAGUE_STRATEGIES".to_owned(), args.strategies.clone()));
+        let clock = Instant::now();
+        services.push(children::start("players", "player", &player_env, ready).await?);
+        follow(
+            &manager.url,
+            &operator_token,
+            &league_id,
+            deadline,
+            args.quiet,
+            clock,
+        )
+        .await
+    }
+    .await;
+    for service in services {
+        service.stop(Duration::from_secs(10)).await;
+    }
+    manager.stop(Duration::from_secs(10)).await;
+    started
+}
+
+/// Watches the league until it completes, then prints the table.
+async fn follow(
+    manager_url: &str,
+    operator_token: &SecretString,
+    league_id: &str,
+    deadline: Duration,
+    quiet: bool,
+    clock: Instant,
+) -> anyhow::Result<RunSummary> {
+    let mut client = ManagerServiceClient::new(league_runtime::grpc::channel(manager_url)?);
+    let mut last_shown = (u32::MAX, u32::MAX);
+    loop {
+        let status = client
+            .get_league_status(operator_request(
+                operator_token,
+                GetLeagueStatusRequest {
+                    league_id: league_id.to_owned(),
+                },
+            ))
+            .await
+            .context("asking the manager for the league's status")?
+            .into_inner();
+        let progress = (status.current_round_id, status.finished_matches);
+        if !quiet && progress != last_shown && status.total_matches > 0 {
+            eprintln!(
+                "round {}/{} · {}/{} matches",
+                status.current_round_id, status.total_rounds, status.finished_matches, status.total_matches
+            );
+            last_shown = progress;
+        }
+        if status.status == LeagueStatus::Completed as i32 {
+            let elapsed = clock.elapsed();
+            let standings = client
+                .get_standings(operator_request(
+                    operator_token,
+                    GetStandingsRequest {
+                        league_id: league_id.to_owned(),
+                    },
+                ))
+                .await
+                .context("reading the final standings")?
+                .into_inner()
+                .standings;
+            println!("\nFinal standings of {league_id}\n{}", table::render(&standings));
+            if let Some(champion) = standings.first() {
+                println!(
+                    "Champion: {} ({}) with {} points",
+                    champion.player_id, champion.display_name, champion.points
+                );
+            }
+            return Ok(RunSummary {
+                league_id: league_id.to_owned(),
+                total_matches: status.total_matches,
+                elapsed,
+            });
+        }
+        anyhow::ensure!(
+            clock.elapsed() < deadline,
+            "the league did not finish within {deadline:?}"
+        );
+        // Progress display for a person, not synchronisation: the league runs on its own.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn parse_duration(text: &str) -> anyhow::Result<Duration> {
+    humantime_serde::re::humantime::parse_duration(text).with_context(|| format!("invalid duration {text:?}"))
+}

@@ -1,0 +1,131 @@
+//! Who is calling: checks the credentials a call carries against the stored token hash (cached after
+//! the first database read, since hashes never change) and the operator token.
+
+use std::collections::HashMap;
+use std::sync::RwLock;
+
+use league_proto::ErrorCode;
+use league_runtime::credentials;
+use secrecy::SecretString;
+use sqlx::PgPool;
+use tonic::metadata::MetadataMap;
+
+use crate::error::{ManagerResult, reject};
+use crate::tokens;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentKind {
+    Player,
+    Referee,
+}
+
+impl AgentKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentKind::Player => "player",
+            AgentKind::Referee => "referee",
+        }
+    }
+}
+
+/// The caller of a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caller {
+    Agent { agent_id: String, kind: AgentKind },
+    Operator,
+}
+
+#[derive(Debug)]
+pub struct Authenticator {
+    pool: PgPool,
+    operator_token_hash: Option<[u8; 32]>,
+    known: RwLock<HashMap<String, (AgentKind, [u8; 32])>>,
+}
+
+impl Authenticator {
+    pub fn new(pool: PgPool, operator_token: Option<&SecretString>) -> Self {
+        Self {
+            pool,
+            operator_token_hash: operator_token.map(tokens::hash),
+            known: RwLock::default(),
+        }
+    }
+
+    /// The operator, or a registered agent whose token matches its id (E011/E012/E005/E013 otherwise).
+    pub async fn caller(&self, metadata: &MetadataMap) -> ManagerResult<Caller> {
+        if metadata.get(credentials::AGENT_ID_KEY).is_none() {
+            let token = credentials::bearer_token(metadata)?;
+            return match self.operator_token_hash {
+                Some(hash) if tokens::matches(&token, &hash) => Ok(Caller::Operator),
+                _ => Err(reject(ErrorCode::AuthTokenInvalid, "auth token invalid")),
+            };
+        }
+        let presented = credentials::from_metadata(metadata)?;
+        let (kind, hash) = self.stored(&presented.agent_id).await?;
+        if !tokens::matches(&presented.token, &hash) {
+            return Err(reject(ErrorCode::AuthTokenInvalid, "auth token invalid"));
+        }
+        Ok(Caller::Agent {
+            agent_id: presented.agent_id,
+            kind,
+        })
+    }
+
+    /// The caller, who must be the operator.
+    pub async fn operator(&self, metadata: &MetadataMap) -> ManagerResult<()> {
+        match self.caller(metadata).await? {
+            Caller::Operator => Ok(()),
+            Caller::Agent { .. } => Err(reject(
+                ErrorCode::PermissionDenied,
+                "operator credential required",
+            )),
+        }
+    }
+
+    /// The caller, who must be a registered referee; returns its id.
+    pub async fn referee(&self, metadata: &MetadataMap) -> ManagerResult<String> {
+        match self.caller(metadata).await? {
+            Caller::Agent {
+                agent_id,
+                kind: AgentKind::Referee,
+            } => Ok(agent_id),
+            _ => Err(reject(ErrorCode::PermissionDenied, "only a referee may do this")),
+        }
+    }
+
+    async fn stored(&self, agent_id: &str) -> ManagerResult<(AgentKind, [u8; 32])> {
+        if let Some(found) = self
+            .known
+            .read()
+            .ok()
+            .and_then(|known| known.get(agent_id).copied())
+        {
+            return Ok(found);
+        }
+        let row: Option<(String, Vec<u8>)> =
+            sqlx::query_as("select kind, token_hash from agents where agent_id = $1")
+                .bind(agent_id)
+                .fetch_optional(&self.pool)
+                .await?;
+        let Some((kind, hash)) = row else {
+            let code = if agent_id.starts_with("REF") {
+                ErrorCode::RefereeNotRegistered
+            } else {
+                ErrorCode::PlayerNotRegistered
+            };
+            return Err(reject(code, format!("{agent_id} is not registered")));
+        };
+        let kind = if kind == "referee" {
+            AgentKind::Referee
+        } else {
+            AgentKind::Player
+        };
+        let hash: [u8; 32] = hash
+            .try_into()
+            .map_err(|_| anyhow::anyhow!("stored token hash of {agent_id} has the wrong length"))?;
+        if let Ok(mut known) = self.known.write() {
+            known.insert(agent_id.to_owned(), (kind, hash));
+        }
+        Ok((kind, hash))
+    }
+}

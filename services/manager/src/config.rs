@@ -1,0 +1,143 @@
+//! The manager's configuration (defaults < file < `LEAGUE_*` environment; see league_runtime::config).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use secrecy::SecretString;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct ManagerConfig {
+    /// `LEAGUE_LISTEN_ADDR`: where the gRPC API listens.
+    pub listen_addr: SocketAddr,
+    /// `DATABASE_URL`: the Postgres database (required).
+    pub database_url: Option<SecretString>,
+    /// `LEAGUE_DB_MAX_CONNECTIONS`.
+    pub db_max_connections: u32,
+    /// `LEAGUE_OPERATOR_TOKEN`: the credential for operator actions (create/start a league). Without it,
+    /// operator actions are refused.
+    pub operator_token: Option<SecretString>,
+    /// The league created at start-up unless it exists (empty: none).
+    #[serde(rename = "id")]
+    pub league_id: String,
+    pub game_type: String,
+    /// `LEAGUE_AUTO_START_PLAYERS`: start the league once this many players registered (0: by command).
+    pub auto_start_players: u32,
+    pub timing: TimingConfig,
+}
+
+/// Defaults for the match timings of new leagues (the specification's values).
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct TimingConfig {
+    #[serde(with = "humantime_serde")]
+    pub join_timeout: Duration,
+    #[serde(with = "humantime_serde")]
+    pub move_timeout: Duration,
+    #[serde(with = "humantime_serde")]
+    pub game_over_timeout: Duration,
+    pub max_attempts: u32,
+    #[serde(with = "humantime_serde")]
+    pub retry_delay: Duration,
+    #[serde(with = "humantime_serde")]
+    pub lease_duration: Duration,
+}
+
+impl Default for ManagerConfig {
+    fn default() -> Self {
+        Self {
+            listen_addr: SocketAddr::from(([0, 0, 0, 0], 50051)),
+            database_url: None,
+            db_max_connections: 16,
+            operator_token: None,
+            league_id: "league_2025_even_odd".to_owned(),
+            game_type: "even_odd".to_owned(),
+            auto_start_players: 0,
+            timing: TimingConfig::default(),
+        }
+    }
+}
+
+impl Default for TimingConfig {
+    fn default() -> Self {
+        Self {
+            join_timeout: Duration::from_secs(5),
+            move_timeout: Duration::from_secs(30),
+            game_over_timeout: Duration::from_secs(5),
+            max_attempts: 3,
+            retry_delay: Duration::from_secs(2),
+            lease_duration: Duration::from_secs(60),
+        }
+    }
+}
+
+impl ManagerConfig {
+    /// Loads and validates the configuration.
+    pub fn load() -> anyhow::Result<Self> {
+        let mut config: Self = league_runtime::config::load()?;
+        // Flat variables (LEAGUE_MOVE_TIMEOUT…) read better than nested ones in compose files.
+        config.timing = league_runtime::config::load()?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn validate(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(self.database_url.is_some(), "DATABASE_URL is not set");
+        anyhow::ensure!(
+            self.db_max_connections >= 2,
+            "LEAGUE_DB_MAX_CONNECTIONS must be at least 2"
+        );
+        anyhow::ensure!(
+            self.auto_start_players != 1,
+            "LEAGUE_AUTO_START_PLAYERS must be 0 (start by command) or at least 2"
+        );
+        self.timing.validate()
+    }
+}
+
+impl TimingConfig {
+    pub fn validate(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(self.max_attempts >= 1, "LEAGUE_MAX_ATTEMPTS must be at least 1");
+        for (name, value) in [
+            ("LEAGUE_JOIN_TIMEOUT", self.join_timeout),
+            ("LEAGUE_MOVE_TIMEOUT", self.move_timeout),
+            ("LEAGUE_GAME_OVER_TIMEOUT", self.game_over_timeout),
+            ("LEAGUE_LEASE_DURATION", self.lease_duration),
+        ] {
+            anyhow::ensure!(!value.is_zero(), "{name} must be more than zero");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_specifications_timings() {
+        let timing = TimingConfig::default();
+        assert_eq!(timing.join_timeout, Duration::from_secs(5));
+        assert_eq!(timing.move_timeout, Duration::from_secs(30));
+        assert_eq!(timing.max_attempts, 3);
+        assert_eq!(timing.retry_delay, Duration::from_secs(2));
+    }
+
+    #[test]
+    fn invalid_settings_are_refused_at_start_up() {
+        let mut config = ManagerConfig {
+            database_url: Some(SecretString::from("postgres://x".to_owned())),
+            ..ManagerConfig::default()
+        };
+        assert!(config.validate().is_ok());
+        config.auto_start_players = 1;
+        assert!(config.validate().is_err());
+        config.auto_start_players = 2;
+        config.timing.max_attempts = 0;
+        assert!(config.validate().is_err());
+        config.timing.max_attempts = 3;
+        config.database_url = None;
+        assert!(config.validate().is_err());
+    }
+}

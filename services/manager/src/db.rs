@@ -1,0 +1,26 @@
+//! The connection pool and the migrations (migrations/ at the repository root, embedded at build time).
+
+use std::time::Duration;
+
+use anyhow::Context;
+use secrecy::{ExposeSecret, SecretString};
+use sqlx::PgPool;
+use sqlx::migrate::Migrator;
+use sqlx::postgres::PgPoolOptions;
+
+pub static MIGRATOR: Migrator = sqlx::migrate!("../../migrations");
+
+/// Connects, retrying for a while so the manager can start before its database is up (compose).
+pub async fn connect(url: &SecretString, max_connections: u32) -> anyhow::Result<PgPool> {
+    PgPoolOptions::new()
+        .max_connections(max_connections)
+        .acquire_timeout(Duration::from_secs(30))
+        .connect(url.expose_secret())
+        .await
+        .context("connecting to Postgres")
+}
+
+/// Applies pending migrations. Safe to run from several managers at once (sqlx takes an advisory lock).
+pub async fn migrate(pool: &PgPool) -> anyhow::Result<()> {
+    MIGRATOR.run(pool).await.context("applying migrations")
+}

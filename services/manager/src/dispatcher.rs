@@ -1,0 +1,213 @@
+//! The outbox dispatcher: delivers queued lifecycle notifications to players through `PlayerService`,
+//! in order per recipient, and marks them delivered. One dispatcher is active per database (a Postgres
+//! advisory lock), so several managers never deliver the same event twice at the same time. A crash
+//! between delivering and marking means the event is delivered again after restart with the same
+//! `event_id`, which receivers use to ignore it; nothing is lost.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use league_proto::v2::NotifyLeagueEventRequest;
+use league_proto::v2::player_service_client::PlayerServiceClient;
+use league_runtime::ShutdownSignal;
+use prost::Message;
+use sqlx::PgPool;
+use sqlx::pool::PoolConnection;
+use sqlx::postgres::Postgres;
+use tonic::transport::Channel;
+
+use crate::wakeups::Wakeups;
+
+/// Advisory lock key of the one active dispatcher ("league outbox").
+const DISPATCHER_LOCK: i64 = 0x6c65_6167_7565_6f62;
+const BATCH: i64 = 1000;
+const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
+/// After this many failed attempts a delivery is given up (and stays visible in the table).
+const MAX_ATTEMPTS: i32 = 8;
+/// Recipients served at once; each recipient's events still go one after another, in order.
+const PARALLEL_RECIPIENTS: usize = 64;
+
+#[derive(Debug)]
+pub struct Dispatcher {
+    pool: PgPool,
+    wakeups: Arc<Wakeups>,
+    channels: HashMap<String, Channel>,
+}
+
+struct Pending {
+    event_id: i64,
+    player_id: String,
+    endpoint: String,
+    payload: Vec<u8>,
+    attempts: i32,
+}
+
+impl Dispatcher {
+    pub fn new(pool: PgPool, wakeups: Arc<Wakeups>) -> Self {
+        Self {
+            pool,
+            wakeups,
+            channels: HashMap::new(),
+        }
+    }
+
+    pub async fn run(mut self, shutdown: ShutdownSignal) {
+        let stop = shutdown.clone().wait();
+        tokio::pin!(stop);
+        // Held for as long as this dispatcher is the active one; dropping it releases the lock.
+        let mut active_lock: Option<PoolConnection<Postgres>> = None;
+        let wakeups = self.wakeups.clone();
+        loop {
+            let notified = wakeups.events_pending.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let mut more = false;
+            if active_lock.is_none() {
+                active_lock = self.tryactive_lock().await;
+            }
+            if active_lock.is_some() {
+                match self.deliver_batch().await {
+                    Ok(full) => more = full,
+                    Err(error) => tracing::warn!(%error, "outbox delivery failed; retrying"),
+                }
+            }
+            if more {
+                continue;
+            }
+            tokio::select! {
+                _ = &mut stop => return,
+                _ = notified => {}
+                _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+            }
+        }
+    }
+
+    async fn tryactive_lock(&self) -> Option<PoolConnection<Postgres>> {
+        let mut conn = self.pool.acquire().await.ok()?;
+        let (locked,): (bool,) = sqlx::query_as("select pg_try_advisoryactive_lock($1)")
+            .bind(DISPATCHER_LOCK)
+            .fetch_one(&mut *conn)
+            .await
+            .ok()?;
+        locked.then_some(conn)
+    }
+
+    /// Delivers one batch; returns whether the batch was full (more may be waiting).
+    async fn deliver_batch(&mut self) -> anyhow::Result<bool> {
+        let rows: Vec<(i64, String, String, Vec<u8>, i32)> = sqlx::query_as(
+            "select d.event_id, d.player_id, a.service_endpoint, e.payload, d.attempts
+             from event_deliveries d
+             join league_events e on e.event_id = d.event_id
+             join agents a on a.agent_id = d.player_id
+             where d.delivered_at is null and d.gave_up_at is null and d.next_attempt_at <= now()
+             order by d.event_id, d.player_id
+             limit $1",
+        )
+        .bind(BATCH)
+        .fetch_all(&self.pool)
+        .await?;
+        let full = rows.len() as i64 == BATCH;
+        let mut by_player: HashMap<String, Vec<Pending>> = HashMap::new();
+        for (event_id, player_id, endpoint, payload, attempts) in rows {
+            by_player.entry(player_id.clone()).or_default().push(Pending {
+                event_id,
+                player_id,
+                endpoint,
+                payload,
+                attempts,
+            });
+        }
+        let mut work = Vec::with_capacity(by_player.len());
+        for (_, pending) in by_player {
+            let endpoint = &pending[0].endpoint;
+            let channel = match self.channels.get(endpoint) {
+                Some(channel) => channel.clone(),
+                None => {
+                    let channel = league_runtime::grpc::channel(endpoint)?;
+                    self.channels.insert(endpoint.clone(), channel.clone());
+                    channel
+                }
+            };
+            work.push(deliver_in_order(PlayerServiceClient::new(channel), pending));
+        }
+        let outcomes: Vec<Delivered> = futures::stream::iter(work)
+            .buffer_unordered(PARALLEL_RECIPIENTS)
+            .collect()
+            .await;
+
+        let (mut events, mut players) = (Vec::new(), Vec::new());
+        for (delivered, _) in &outcomes {
+            for (event_id, player_id) in delivered {
+                events.push(*event_id);
+                players.push(player_id.clone());
+            }
+        }
+        sqlx::query(
+            "update event_deliveries d set delivered_at = now(), attempts = d.attempts + 1
+             from unnest($1::bigint[], $2::text[]) as r(event_id, player_id)
+             where d.event_id = r.event_id and d.player_id = r.player_id",
+        )
+        .bind(&events)
+        .bind(&players)
+        .execute(&self.pool)
+        .await?;
+        for failed in outcomes.into_iter().filter_map(|(_, failed)| failed) {
+            self.record_failure(failed).await?;
+        }
+        Ok(full)
+    }
+
+    /// Pushes back this recipient's undelivered events together, so they stay in order.
+    async fn record_failure(&self, (pending, error): (Pending, String)) -> anyhow::Result<()> {
+        let attempts = pending.attempts + 1;
+        let backoff_ms = 100_i64 << attempts.min(10);
+        tracing::warn!(player_id = %pending.player_id, event_id = pending.event_id, attempts, %error,
+            "league notification not delivered");
+        sqlx::query(
+            "update event_deliveries set attempts = attempts + (event_id = $2)::int, last_error = $3,
+                 next_attempt_at = now() + $4 * interval '1 millisecond',
+                 gave_up_at = case when event_id = $2 and $5 then now() end
+             where player_id = $1 and delivered_at is null and gave_up_at is null",
+        )
+        .bind(&pending.player_id)
+        .bind(pending.event_id)
+        .bind(&error)
+        .bind(backoff_ms)
+        .bind(attempts >= MAX_ATTEMPTS)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+}
+
+/// What one recipient's deliveries came to: the (event, player) pairs delivered, and the first failure.
+type Delivered = (Vec<(i64, String)>, Option<(Pending, String)>);
+
+/// Delivers one recipient's events in order, stopping at the first failure.
+async fn deliver_in_order(mut client: PlayerServiceClient<Channel>, pending: Vec<Pending>) -> Delivered {
+    let mut delivered = Vec::with_capacity(pending.len());
+    for item in pending {
+        let request = match NotifyLeagueEventRequest::decode(item.payload.as_slice()) {
+            Ok(mut request) => {
+                request.player_id = item.player_id.clone();
+                request.event_id = format!("{}/{}", request.league_id, item.event_id);
+                request
+            }
+            Err(error) => {
+                return (
+                    delivered,
+                    Some((item, format!("payload does not decode: {error}"))),
+                );
+            }
+        };
+        let mut call = tonic::Request::new(request);
+        call.set_timeout(DELIVERY_TIMEOUT);
+        match client.notify_league_event(call).await {
+            Ok(_) => delivered.push((item.event_id, item.player_id)),
+            Err(status) => return (delivered, Some((item, status.message().to_owned()))),
+        }
+    }
+    (delivered, None)
+}

@@ -1,0 +1,10 @@
+//! The league's behaviour on top of Postgres: registration, starting, the match queue, results, the
+//! outbox, the table and queries.
+
+pub mod events;
+pub mod queries;
+pub mod queue;
+pub mod registration;
+pub mod report;
+pub mod start;
+pub mod table;

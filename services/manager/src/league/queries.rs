@@ -1,0 +1,256 @@
+//! Read-only questions about a league (LEAGUE_QUERY and the operator's views). An empty league id
+//! means the most recently created league.
+
+use league_proto::ErrorCode;
+use league_proto::v2::{
+    GetLeagueStatusResponse, GetMatchResponse, GetPlayerStatsResponse, LeagueStatus, MatchResult,
+    MatchStatus, MatchTranscript, ScheduledMatch, ScheduledRound,
+};
+use prost::Message;
+use sqlx::PgConnection;
+
+use crate::error::{ManagerResult, reject};
+use crate::league::table;
+
+/// The league `league_id` names, or the newest one when it is empty.
+pub async fn resolve_league(conn: &mut PgConnection, league_id: &str) -> ManagerResult<String> {
+    let found: Option<(String,)> = if league_id.is_empty() {
+        sqlx::query_as("select league_id from leagues order by created_at desc limit 1")
+            .fetch_optional(&mut *conn)
+            .await?
+    } else {
+        sqlx::query_as("select league_id from leagues where league_id = $1")
+            .bind(league_id)
+            .fetch_optional(&mut *conn)
+            .await?
+    };
+    found
+        .map(|(id,)| id)
+        .ok_or_else(|| reject(ErrorCode::LeagueNotFound, format!("no league {league_id:?}")))
+}
+
+/// A schedule row as the queries read it.
+#[derive(Debug, sqlx::FromRow)]
+struct MatchRow {
+    league_id: String,
+    round_id: i32,
+    match_id: String,
+    game_type: String,
+    player_a_id: String,
+    player_b_id: String,
+    referee_id: Option<String>,
+    status: String,
+}
+
+/// A match row with its stored result and transcript.
+#[derive(Debug, sqlx::FromRow)]
+struct MatchDetailRow {
+    #[sqlx(flatten)]
+    scheduled: MatchRow,
+    result: Option<Vec<u8>>,
+    transcript: Option<Vec<u8>>,
+}
+
+const MATCH_COLUMNS: &str =
+    "m.league_id, m.round_id, m.match_id, l.game_type, m.player_a_id, m.player_b_id, m.referee_id, m.status";
+
+impl From<MatchRow> for ScheduledMatch {
+    fn from(row: MatchRow) -> Self {
+        ScheduledMatch {
+            status: match_status(&row.status) as i32,
+            league_id: row.league_id,
+            round_id: row.round_id as u32,
+            match_id: row.match_id,
+            game_type: row.game_type,
+            player_a_id: row.player_a_id,
+            player_b_id: row.player_b_id,
+            referee_id: row.referee_id.unwrap_or_default(),
+        }
+    }
+}
+
+pub fn match_status(status: &str) -> MatchStatus {
+    match status {
+        "scheduled" => MatchStatus::Scheduled,
+        "ready" => MatchStatus::Ready,
+        "running" => MatchStatus::Running,
+        "finished" => MatchStatus::Finished,
+        _ => MatchStatus::Unspecified,
+    }
+}
+
+/// The matches of a league (or of one round), in play order.
+pub async fn scheduled_matches(
+    conn: &mut PgConnection,
+    league_id: &str,
+    round_id: Option<u32>,
+) -> ManagerResult<Vec<ScheduledMatch>> {
+    let rows: Vec<MatchRow> = sqlx::query_as(&format!(
+        "select {MATCH_COLUMNS} from matches m join leagues l on l.league_id = m.league_id
+         where m.league_id = $1 and ($2::int is null or m.round_id = $2)
+         order by m.round_id, m.match_number"
+    ))
+    .bind(league_id)
+    .bind(round_id.map(|round| round as i32))
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(ScheduledMatch::from).collect())
+}
+
+pub async fn schedule(conn: &mut PgConnection, league_id: &str) -> ManagerResult<Vec<ScheduledRound>> {
+    let byes: Vec<(i32, Option<String>)> =
+        sqlx::query_as("select round_id, bye_player_id from rounds where league_id = $1 order by round_id")
+            .bind(league_id)
+            .fetch_all(&mut *conn)
+            .await?;
+    let matches = scheduled_matches(conn, league_id, None).await?;
+    Ok(byes
+        .into_iter()
+        .map(|(round_id, bye)| ScheduledRound {
+            round_id: round_id as u32,
+            matches: matches
+                .iter()
+                .filter(|m| m.round_id == round_id as u32)
+                .cloned()
+                .collect(),
+            bye_player_ids: bye.into_iter().collect(),
+        })
+        .collect())
+}
+
+/// The player's first match that is not finished, if any.
+pub async fn next_match(
+    conn: &mut PgConnection,
+    league_id: &str,
+    player_id: &str,
+) -> ManagerResult<Option<ScheduledMatch>> {
+    ensure_player(conn, league_id, player_id).await?;
+    let row: Option<MatchRow> = sqlx::query_as(&format!(
+        "select {MATCH_COLUMNS} from matches m join leagues l on l.league_id = m.league_id
+         where m.league_id = $1 and m.status <> 'finished' and (m.player_a_id = $2 or m.player_b_id = $2)
+         order by m.round_id, m.match_number limit 1"
+    ))
+    .bind(league_id)
+    .bind(player_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(row.map(ScheduledMatch::from))
+}
+
+pub async fn player_stats(
+    conn: &mut PgConnection,
+    league_id: &str,
+    player_id: &str,
+) -> ManagerResult<GetPlayerStatsResponse> {
+    ensure_player(conn, league_id, player_id).await?;
+    let standing = table::standings(conn, league_id)
+        .await?
+        .into_iter()
+        .find(|row| row.player_id == player_id);
+    let results: Vec<(Vec<u8>,)> = sqlx::query_as(
+        "select result from matches where league_id = $1 and status = 'finished'
+           and (player_a_id = $2 or player_b_id = $2) order by round_id, match_number",
+    )
+    .bind(league_id)
+    .bind(player_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(GetPlayerStatsResponse {
+        standing,
+        results: results
+            .into_iter()
+            .map(|(bytes,)| decode::<MatchResult>(&bytes))
+            .collect::<Result<_, _>>()?,
+    })
+}
+
+pub async fn match_detail(
+    conn: &mut PgConnection,
+    league_id: &str,
+    match_id: &str,
+) -> ManagerResult<GetMatchResponse> {
+    let row: Option<MatchDetailRow> = sqlx::query_as(&format!(
+        "select {MATCH_COLUMNS}, m.result, m.transcript from matches m
+             join leagues l on l.league_id = m.league_id where m.league_id = $1 and m.match_id = $2"
+    ))
+    .bind(league_id)
+    .bind(match_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(MatchDetailRow {
+        scheduled,
+        result,
+        transcript,
+    }) = row
+    else {
+        return Err(reject(
+            ErrorCode::MatchNotFound,
+            format!("no match {match_id} in league {league_id}"),
+        ));
+    };
+    Ok(GetMatchResponse {
+        r#match: Some(scheduled.into()),
+        result: result.as_deref().map(decode::<MatchResult>).transpose()?,
+        transcript: transcript.as_deref().map(decode::<MatchTranscript>).transpose()?,
+    })
+}
+
+pub async fn league_status(
+    conn: &mut PgConnection,
+    league_id: &str,
+) -> ManagerResult<GetLeagueStatusResponse> {
+    let (game_type, status, current_round, total_rounds): (String, String, i32, i32) = sqlx::query_as(
+        "select game_type, status, current_round, total_rounds from leagues where league_id = $1",
+    )
+    .bind(league_id)
+    .fetch_one(&mut *conn)
+    .await?;
+    let (total, finished, players): (i64, i64, i64) = sqlx::query_as(
+        "select (select count(*) from matches where league_id = $1),
+                (select count(*) from matches where league_id = $1 and status = 'finished'),
+                (select count(*) from league_players where league_id = $1)",
+    )
+    .bind(league_id)
+    .fetch_one(&mut *conn)
+    .await?;
+    let status = match status.as_str() {
+        "registering" => LeagueStatus::Registering,
+        "running" => LeagueStatus::Running,
+        _ => LeagueStatus::Completed,
+    };
+    let champion = if status == LeagueStatus::Completed {
+        table::standings(conn, league_id).await?.into_iter().next()
+    } else {
+        None
+    };
+    Ok(GetLeagueStatusResponse {
+        league_id: league_id.to_owned(),
+        game_type,
+        status: status as i32,
+        current_round_id: current_round as u32,
+        total_rounds: total_rounds as u32,
+        total_matches: total as u32,
+        finished_matches: finished as u32,
+        registered_players: players as u32,
+        champion,
+    })
+}
+
+async fn ensure_player(conn: &mut PgConnection, league_id: &str, player_id: &str) -> ManagerResult<()> {
+    let found: Option<(i32,)> =
+        sqlx::query_as("select 1 from league_players where league_id = $1 and player_id = $2")
+            .bind(league_id)
+            .bind(player_id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    found.map(|_| ()).ok_or_else(|| {
+        reject(
+            ErrorCode::PlayerNotRegistered,
+            format!("{player_id} is not in league {league_id}"),
+        )
+    })
+}
+
+fn decode<M: Message + Default>(bytes: &[u8]) -> ManagerResult<M> {
+    M::decode(bytes).map_err(|error| anyhow::anyhow!("stored record does not decode: {error}").into())
+}

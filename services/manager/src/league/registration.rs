@@ -1,0 +1,339 @@
+//! Registering referees and players: metadata validated, ids handed out in order (REF01…, P01…), a
+//! token issued once and stored as a hash, duplicate contact endpoints refused, and a player joining its
+//! league (which may start it, when enough players have joined).
+
+use league_proto::ErrorCode;
+use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
+use secrecy::SecretString;
+use sqlx::{PgConnection, PgPool};
+
+use crate::auth::AgentKind;
+use crate::error::{ManagerError, ManagerResult, reject, violates};
+use crate::league::start;
+use crate::tokens;
+
+/// The protocol version an agent that names none is assumed to speak.
+pub const CURRENT_PROTOCOL_VERSION: &str = "2.1.0";
+const MIN_PROTOCOL_VERSION: (u32, u32, u32) = (2, 0, 0);
+const MAX_TEXT: usize = 256;
+
+/// What a registration hands back, once.
+#[derive(Debug)]
+pub struct Registered {
+    pub agent_id: String,
+    pub token: SecretString,
+    pub league_id: Option<String>,
+}
+
+pub async fn register_referee(pool: &PgPool, request: RegisterRefereeRequest) -> ManagerResult<Registered> {
+    let meta = validate(request.meta)?;
+    if request.max_concurrent_matches == 0 {
+        return Err(reject(
+            ErrorCode::MissingRequiredField,
+            "max_concurrent_matches must be at least 1",
+        ));
+    }
+    let mut tx = pool.begin().await?;
+    let (agent_id, token) = insert_agent(
+        &mut tx,
+        AgentKind::Referee,
+        &meta,
+        Some(request.max_concurrent_matches),
+    )
+    .await?;
+    tx.commit().await?;
+    tracing::info!(referee_id = %agent_id, display_name = %meta.display_name, "referee registered");
+    Ok(Registered {
+        agent_id,
+        token,
+        league_id: None,
+    })
+}
+
+/// Registers a player into `league_id` (or the league open for registration). Returns whether the
+/// registration started the league.
+pub async fn register_player(
+    pool: &PgPool,
+    request: RegisterPlayerRequest,
+) -> ManagerResult<(Registered, bool)> {
+    let meta = validate(request.meta)?;
+    let mut tx = pool.begin().await?;
+    let league: Option<(String, String, String, i32)> = if request.league_id.is_empty() {
+        sqlx::query_as(
+            "select league_id, status, game_type, auto_start_players from leagues
+             where status = 'registering' order by created_at desc limit 1 for update",
+        )
+        .fetch_optional(&mut *tx)
+        .await?
+    } else {
+        sqlx::query_as(
+            "select league_id, status, game_type, auto_start_players from leagues where league_id = $1 for update",
+        )
+        .bind(&request.league_id)
+        .fetch_optional(&mut *tx)
+        .await?
+    };
+    let Some((league_id, status, game_type, auto_start_players)) = league else {
+        return Err(if request.league_id.is_empty() {
+            reject(
+                ErrorCode::InvalidLeagueState,
+                "no league is open for registration",
+            )
+        } else {
+            reject(
+                ErrorCode::LeagueNotFound,
+                format!("no league {}", request.league_id),
+            )
+        });
+    };
+    if status != "registering" {
+        return Err(reject(
+            ErrorCode::InvalidLeagueState,
+            format!("league {league_id} is {status}, not registering"),
+        ));
+    }
+    if !meta.game_types.contains(&game_type) {
+        return Err(reject(
+            ErrorCode::UnsupportedGameType,
+            format!("league {league_id} plays {game_type}, which the player does not list"),
+        ));
+    }
+    let (agent_id, token) = insert_agent(&mut tx, AgentKind::Player, &meta, None).await?;
+    sqlx::query("insert into league_players (league_id, player_id) values ($1, $2)")
+        .bind(&league_id)
+        .bind(&agent_id)
+        .execute(&mut *tx)
+        .await?;
+    let mut started = false;
+    if auto_start_players > 0 {
+        let (joined,): (i64,) = sqlx::query_as("select count(*) from league_players where league_id = $1")
+            .bind(&league_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        if joined >= i64::from(auto_start_players) {
+            start::start_locked(&mut tx, &league_id).await?;
+            started = true;
+        }
+    }
+    tx.commit().await?;
+    tracing::info!(player_id = %agent_id, %league_id, display_name = %meta.display_name, "player registered");
+    Ok((
+        Registered {
+            agent_id,
+            token,
+            league_id: Some(league_id),
+        },
+        started,
+    ))
+}
+
+async fn insert_agent(
+    tx: &mut PgConnection,
+    kind: AgentKind,
+    meta: &AgentMeta,
+    max_concurrent_matches: Option<u32>,
+) -> ManagerResult<(String, SecretString)> {
+    // The counter row's lock orders concurrent registrations; a refused one rolls its number back.
+    let (number,): (i32,) = sqlx::query_as(
+        "update agent_counters set last_number = last_number + 1 where kind = $1 returning last_number",
+    )
+    .bind(kind.as_str())
+    .fetch_one(&mut *tx)
+    .await?;
+    let agent_id = match kind {
+        AgentKind::Player => format!("P{number:02}"),
+        AgentKind::Referee => format!("REF{number:02}"),
+    };
+    let token = tokens::issue()?;
+    let (label_keys, label_values): (Vec<&String>, Vec<&String>) = meta.labels.iter().unzip();
+    let inserted = sqlx::query(
+        "insert into agents (agent_id, kind, agent_number, display_name, version, game_types,
+             contact_endpoint, service_endpoint, protocol_version, label_keys, label_values,
+             max_concurrent_matches, token_hash)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+    )
+    .bind(&agent_id)
+    .bind(kind.as_str())
+    .bind(number)
+    .bind(&meta.display_name)
+    .bind(&meta.version)
+    .bind(&meta.game_types)
+    .bind(&meta.contact_endpoint)
+    .bind(&meta.service_endpoint)
+    .bind(&meta.protocol_version)
+    .bind(label_keys)
+    .bind(label_values)
+    .bind(max_concurrent_matches.map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
+    .bind(tokens::hash(&token).as_slice())
+    .execute(&mut *tx)
+    .await;
+    match inserted {
+        Ok(_) => Ok((agent_id, token)),
+        Err(error) if violates(&error, "agents_contact_endpoint_key") => Err(reject(
+            ErrorCode::DuplicateRegistration,
+            format!("contact endpoint {} is already registered", meta.contact_endpoint),
+        )),
+        Err(error) => Err(ManagerError::Database(error)),
+    }
+}
+
+/// Checks an agent's metadata; fills in the protocol version if it names none.
+pub fn validate(meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
+    let mut meta = meta.ok_or_else(|| reject(ErrorCode::MissingRequiredField, "agent metadata missing"))?;
+    for (field, value) in [
+        ("display_name", &meta.display_name),
+        ("version", &meta.version),
+        ("contact_endpoint", &meta.contact_endpoint),
+        ("service_endpoint", &meta.service_endpoint),
+    ] {
+        if value.trim().is_empty() {
+            return Err(reject(
+                ErrorCode::MissingRequiredField,
+                format!("{field} is required"),
+            ));
+        }
+        if value.len() > MAX_TEXT || value.chars().any(char::is_control) {
+            return Err(reject(
+                ErrorCode::InvalidMessageFormat,
+                format!("{field} is too long or has control characters"),
+            ));
+        }
+    }
+    for (field, endpoint) in [
+        ("contact_endpoint", &meta.contact_endpoint),
+        ("service_endpoint", &meta.service_endpoint),
+    ] {
+        if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+            return Err(reject(
+                ErrorCode::InvalidMessageFormat,
+                format!("{field} must be an http(s) URL"),
+            ));
+        }
+    }
+    if meta.game_types.is_empty()
+        || meta
+            .game_types
+            .iter()
+            .any(|game| game.is_empty() || game.len() > 64)
+    {
+        return Err(reject(
+            ErrorCode::MissingRequiredField,
+            "game_types must list at least one game",
+        ));
+    }
+    if meta.labels.len() > 16
+        || meta
+            .labels
+            .iter()
+            .any(|(k, v)| k.len() > 64 || v.len() > MAX_TEXT)
+    {
+        return Err(reject(
+            ErrorCode::InvalidMessageFormat,
+            "too many or too long labels",
+        ));
+    }
+    if meta.protocol_version.is_empty() {
+        meta.protocol_version = CURRENT_PROTOCOL_VERSION.to_owned();
+    }
+    match parse_version(&meta.protocol_version) {
+        Some(version) if version >= MIN_PROTOCOL_VERSION => Ok(meta),
+        _ => Err(reject(
+            ErrorCode::ProtocolVersionMismatch,
+            format!(
+                "protocol version {:?} is not supported (2.0.0 or newer)",
+                meta.protocol_version
+            ),
+        )),
+    }
+}
+
+fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = text.split('.').map(str::parse::<u32>);
+    let version = (parts.next()?.ok()?, parts.next()?.ok()?, parts.next()?.ok()?);
+    parts.next().is_none().then_some(version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta() -> AgentMeta {
+        AgentMeta {
+            display_name: "Alice".into(),
+            version: "1.0.0".into(),
+            game_types: vec!["even_odd".into()],
+            contact_endpoint: "http://localhost:8101/mcp".into(),
+            service_endpoint: "http://localhost:50053".into(),
+            ..AgentMeta::default()
+        }
+    }
+
+    fn code(result: ManagerResult<AgentMeta>) -> Option<ErrorCode> {
+        match result {
+            Err(ManagerError::Rejected { code, .. }) => Some(code),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn valid_metadata_gets_the_current_protocol_version() {
+        assert_eq!(
+            validate(Some(meta())).map(|m| m.protocol_version).ok().as_deref(),
+            Some("2.1.0")
+        );
+    }
+
+    #[test]
+    fn bad_metadata_is_refused_with_its_code() {
+        assert_eq!(code(validate(None)), Some(ErrorCode::MissingRequiredField));
+        assert_eq!(
+            code(validate(Some(AgentMeta {
+                display_name: " ".into(),
+                ..meta()
+            }))),
+            Some(ErrorCode::MissingRequiredField)
+        );
+        assert_eq!(
+            code(validate(Some(AgentMeta {
+                game_types: vec![],
+                ..meta()
+            }))),
+            Some(ErrorCode::MissingRequiredField)
+        );
+        assert_eq!(
+            code(validate(Some(AgentMeta {
+                contact_endpoint: "ftp://x".into(),
+                ..meta()
+            }))),
+            Some(ErrorCode::InvalidMessageFormat)
+        );
+        assert_eq!(
+            code(validate(Some(AgentMeta {
+                display_name: "a\nb".into(),
+                ..meta()
+            }))),
+            Some(ErrorCode::InvalidMessageFormat)
+        );
+        assert_eq!(
+            code(validate(Some(AgentMeta {
+                protocol_version: "1.9.9".into(),
+                ..meta()
+            }))),
+            Some(ErrorCode::ProtocolVersionMismatch)
+        );
+        assert_eq!(
+            code(validate(Some(AgentMeta {
+                protocol_version: "two".into(),
+                ..meta()
+            }))),
+            Some(ErrorCode::ProtocolVersionMismatch)
+        );
+        assert!(
+            validate(Some(AgentMeta {
+                protocol_version: "2.0.0".into(),
+                ..meta()
+            }))
+            .is_ok()
+        );
+    }
+}

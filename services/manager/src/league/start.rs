@@ -1,0 +1,194 @@
+//! Creating a league and starting it: the round-robin schedule is computed from the registered players
+//! (in registration order), persisted whole, and round 1 is released to the referees.
+
+use crate::schedule::round_robin;
+use league_proto::ErrorCode;
+use sqlx::{PgConnection, PgPool};
+
+use crate::config::TimingConfig;
+use crate::error::{ManagerResult, reject};
+use crate::league::events;
+use crate::wakeups::Wakeups;
+
+/// A league to create.
+#[derive(Debug, Clone)]
+pub struct NewLeague {
+    pub league_id: String,
+    pub game_type: String,
+    pub timing: TimingConfig,
+    /// 0: started by command; otherwise at least 2.
+    pub auto_start_players: u32,
+}
+
+/// What starting a league scheduled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Started {
+    pub total_rounds: u32,
+    pub total_matches: u32,
+}
+
+/// Creates `league`; refuses an id already in use.
+pub async fn create(pool: &PgPool, league: &NewLeague) -> ManagerResult<()> {
+    if !insert(pool, league).await? {
+        return Err(reject(
+            ErrorCode::InvalidLeagueState,
+            format!("league {} already exists", league.league_id),
+        ));
+    }
+    Ok(())
+}
+
+/// Creates `league` unless one with its id exists (start-up configuration; restarts keep the league).
+pub async fn ensure(pool: &PgPool, league: &NewLeague) -> ManagerResult<()> {
+    insert(pool, league).await.map(|_| ())
+}
+
+async fn insert(pool: &PgPool, league: &NewLeague) -> ManagerResult<bool> {
+    if league.league_id.is_empty() || league.league_id.len() > 64 || league.game_type.is_empty() {
+        return Err(reject(
+            ErrorCode::MissingRequiredField,
+            "league_id and game_type are required",
+        ));
+    }
+    if league.auto_start_players == 1 {
+        return Err(reject(
+            ErrorCode::InvalidLeagueState,
+            "a league needs at least 2 players",
+        ));
+    }
+    league
+        .timing
+        .validate()
+        .map_err(|error| reject(ErrorCode::InvalidMessageFormat, error.to_string()))?;
+    let millis = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+    let inserted = sqlx::query(
+        "insert into leagues (league_id, game_type, status, join_timeout_ms, move_timeout_ms,
+             game_over_timeout_ms, max_attempts, retry_delay_ms, lease_duration_ms, auto_start_players)
+         values ($1, $2, 'registering', $3, $4, $5, $6, $7, $8, $9)
+         on conflict (league_id) do nothing",
+    )
+    .bind(&league.league_id)
+    .bind(&league.game_type)
+    .bind(millis(league.timing.join_timeout))
+    .bind(millis(league.timing.move_timeout))
+    .bind(millis(league.timing.game_over_timeout))
+    .bind(i32::try_from(league.timing.max_attempts).unwrap_or(i32::MAX))
+    .bind(millis(league.timing.retry_delay))
+    .bind(millis(league.timing.lease_duration))
+    .bind(i32::try_from(league.auto_start_players).unwrap_or(i32::MAX))
+    .execute(pool)
+    .await?;
+    Ok(inserted.rows_affected() == 1)
+}
+
+/// Starts `league_id` (operator command).
+pub async fn start(pool: &PgPool, league_id: &str) -> ManagerResult<Started> {
+    let mut tx = pool.begin().await?;
+    let found: Option<(String,)> =
+        sqlx::query_as("select league_id from leagues where league_id = $1 for update")
+            .bind(league_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+    if found.is_none() {
+        return Err(reject(
+            ErrorCode::LeagueNotFound,
+            format!("no league {league_id}"),
+        ));
+    }
+    let started = start_locked(&mut tx, league_id).await?;
+    tx.commit().await?;
+    Ok(started)
+}
+
+/// Starts a league whose row the caller has locked.
+pub async fn start_locked(tx: &mut PgConnection, league_id: &str) -> ManagerResult<Started> {
+    let (status,): (String,) = sqlx::query_as("select status from leagues where league_id = $1")
+        .bind(league_id)
+        .fetch_one(&mut *tx)
+        .await?;
+    if status != "registering" {
+        return Err(reject(
+            ErrorCode::InvalidLeagueState,
+            format!("league {league_id} is already {status}"),
+        ));
+    }
+    let players: Vec<(String,)> = sqlx::query_as(
+        "select lp.player_id from league_players lp join agents a on a.agent_id = lp.player_id
+         where lp.league_id = $1 order by a.agent_number",
+    )
+    .bind(league_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    let players: Vec<String> = players.into_iter().map(|(id,)| id).collect();
+    if players.len() < 2 {
+        return Err(reject(
+            ErrorCode::InvalidLeagueState,
+            format!(
+                "league {league_id} has {} registered players; at least 2 are needed",
+                players.len()
+            ),
+        ));
+    }
+    let schedule =
+        round_robin(&players).map_err(|error| anyhow::anyhow!("scheduling {league_id}: {error}"))?;
+
+    let (mut round_ids, mut remaining, mut byes, mut statuses) = (vec![], vec![], vec![], vec![]);
+    let (mut match_ids, mut match_rounds, mut numbers, mut player_a, mut player_b, mut match_status) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    for round in &schedule.rounds {
+        let first = round.round_id == 1;
+        round_ids.push(round.round_id as i32);
+        remaining.push(round.matches.len() as i32);
+        byes.push(round.bye.clone());
+        statuses.push(if first { "released" } else { "scheduled" });
+        for pairing in &round.matches {
+            match_ids.push(pairing.match_id.to_string());
+            match_rounds.push(round.round_id as i32);
+            numbers.push(pairing.match_id.number() as i32);
+            player_a.push(pairing.player_a.clone());
+            player_b.push(pairing.player_b.clone());
+            match_status.push(if first { "ready" } else { "scheduled" });
+        }
+    }
+    sqlx::query(
+        "insert into rounds (league_id, round_id, remaining, bye_player_id, status)
+         select $1, * from unnest($2::int[], $3::int[], $4::text[], $5::text[])",
+    )
+    .bind(league_id)
+    .bind(&round_ids)
+    .bind(&remaining)
+    .bind(&byes)
+    .bind(&statuses)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query(
+        "insert into matches (league_id, match_id, round_id, match_number, player_a_id, player_b_id, status)
+         select $1, * from unnest($2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[])",
+    )
+    .bind(league_id)
+    .bind(&match_ids)
+    .bind(&match_rounds)
+    .bind(&numbers)
+    .bind(&player_a)
+    .bind(&player_b)
+    .bind(&match_status)
+    .execute(&mut *tx)
+    .await?;
+    let started = Started {
+        total_rounds: schedule.rounds.len() as u32,
+        total_matches: schedule.total_matches() as u32,
+    };
+    sqlx::query(
+        "update leagues set status = 'running', started_at = now(), total_rounds = $2, current_round = 1
+         where league_id = $1",
+    )
+    .bind(league_id)
+    .bind(started.total_rounds as i32)
+    .execute(&mut *tx)
+    .await?;
+    events::announce_round(tx, league_id, 1).await?;
+    Wakeups::matches_ready_on_commit(tx).await?;
+    tracing::info!(%league_id, players = players.len(), rounds = started.total_rounds,
+        matches = started.total_matches, "league started");
+    Ok(started)
+}

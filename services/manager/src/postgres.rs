@@ -1,0 +1,232 @@
+//! Finding a Postgres server, in the order the design fixes: `DATABASE_URL`; else the local default
+//! `postgres://postgres@127.0.0.1:5432`; else, when PostgreSQL's binaries are installed, a private
+//! cluster started under the project's own directory (as the `postgres` user when we are root, since
+//! Postgres refuses to run as root); else a message saying how to get one. The launcher and the tests use
+//! this; a deployed manager is simply given `DATABASE_URL`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::Context;
+use secrecy::{ExposeSecret, SecretString};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{ConnectOptions, Connection};
+
+/// The local default: what docker compose and the project's machines provide.
+pub const LOCAL_DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+/// A reachable Postgres server and how it was found.
+#[derive(Debug, Clone)]
+pub struct PostgresServer {
+    /// Connection URL of the server's `postgres` database (the maintenance database).
+    pub url: SecretString,
+    pub origin: Origin,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// From `DATABASE_URL`.
+    Environment,
+    /// The local default on 127.0.0.1:5432.
+    LocalDefault,
+    /// A private cluster under this directory, started by us.
+    PrivateCluster(PathBuf),
+}
+
+/// Resolves a server; `cluster_dir` is where a private cluster lives if one is needed.
+pub async fn resolve(cluster_dir: &Path) -> anyhow::Result<PostgresServer> {
+    if let Ok(url) = std::env::var("DATABASE_URL") {
+        let url = with_database(&url, "postgres");
+        reachable(&url)
+            .await
+            .context("DATABASE_URL is set but its server cannot be reached")?;
+        return Ok(PostgresServer {
+            url: SecretString::from(url),
+            origin: Origin::Environment,
+        });
+    }
+    if reachable(LOCAL_DEFAULT_URL).await.is_ok() {
+        return Ok(PostgresServer {
+            url: SecretString::from(LOCAL_DEFAULT_URL.to_owned()),
+            origin: Origin::LocalDefault,
+        });
+    }
+    start_private_cluster(cluster_dir).await
+}
+
+/// Creates a new, empty database named `<prefix>_<random>` on `server` and returns its URL.
+pub async fn create_database(server: &PostgresServer, prefix: &str) -> anyhow::Result<SecretString> {
+    let name = format!("{prefix}_{:016x}", rand::random::<u64>());
+    let mut admin = PgConnectOptions::from_str(server.url.expose_secret())?
+        .log_statements(tracing::log::LevelFilter::Debug)
+        .connect()
+        .await
+        .context("connecting to create a database")?;
+    sqlx::query(&format!("create database \"{name}\""))
+        .execute(&mut admin)
+        .await
+        .with_context(|| format!("creating database {name}"))?;
+    admin.close().await.ok();
+    Ok(SecretString::from(with_database(
+        server.url.expose_secret(),
+        &name,
+    )))
+}
+
+/// `url` with its database name replaced by `database` (query parameters kept).
+pub fn with_database(url: &str, database: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    };
+    let authority_start = base.find("://").map_or(0, |i| i + 3);
+    let host_end = base[authority_start..]
+        .find('/')
+        .map_or(base.len(), |i| authority_start + i);
+    let mut out = format!("{}/{database}", &base[..host_end]);
+    if let Some(query) = query {
+        out.push('?');
+        out.push_str(query);
+    }
+    out
+}
+
+async fn reachable(url: &str) -> anyhow::Result<()> {
+    let pool = PgPoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(Duration::from_secs(3))
+        .connect(url)
+        .await?;
+    pool.close().await;
+    Ok(())
+}
+
+/// Starts (initialising it the first time) a cluster that listens only on a Unix socket in `dir`.
+async fn start_private_cluster(dir: &Path) -> anyhow::Result<PostgresServer> {
+    let (initdb, pg_ctl) = match (find_binary("initdb"), find_binary("pg_ctl")) {
+        (Some(initdb), Some(pg_ctl)) => (initdb, pg_ctl),
+        _ => anyhow::bail!(
+            "no Postgres found: DATABASE_URL is not set, nothing answers on 127.0.0.1:5432, and \
+             PostgreSQL's binaries (initdb, pg_ctl) are not installed. Install PostgreSQL \
+             (e.g. `apt-get install postgresql`) or point DATABASE_URL at a server."
+        ),
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let dir = dir.canonicalize()?;
+    let data = dir.join("data");
+    let as_root = is_root();
+    if as_root {
+        chown_to_postgres(&dir)?;
+    }
+    if !data.join("PG_VERSION").exists() {
+        run_as_postgres(
+            as_root,
+            Command::new(&initdb)
+                .args(["-A", "trust", "-U", "postgres", "-D"])
+                .arg(&data),
+        )
+        .context("initdb")?;
+    }
+    let socket_option = format!("-c listen_addresses='' -k {}", dir.display());
+    let running = data.join("postmaster.pid").exists()
+        && run_as_postgres(as_root, Command::new(&pg_ctl).arg("status").arg("-D").arg(&data)).is_ok();
+    if !running {
+        run_as_postgres(
+            as_root,
+            Command::new(&pg_ctl)
+                .args(["start", "-w", "-D"])
+                .arg(&data)
+                .arg("-l")
+                .arg(dir.join("postgres.log"))
+                .arg("-o")
+                .arg(&socket_option),
+        )
+        .context("pg_ctl start")?;
+    }
+    let url = format!("postgres://postgres@localhost/postgres?host={}", dir.display());
+    reachable(&url)
+        .await
+        .context("the private cluster started but does not answer")?;
+    Ok(PostgresServer {
+        url: SecretString::from(url),
+        origin: Origin::PrivateCluster(dir),
+    })
+}
+
+fn find_binary(name: &str) -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).map(|dir| dir.join(name)).collect())
+        .unwrap_or_default();
+    // Debian installs the server binaries outside PATH.
+    if let Ok(versions) = std::fs::read_dir("/usr/lib/postgresql") {
+        candidates.extend(
+            versions
+                .flatten()
+                .map(|version| version.path().join("bin").join(name)),
+        );
+    }
+    candidates.into_iter().find(|candidate| candidate.is_file())
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|output| output.stdout.trim_ascii() == b"0")
+}
+
+fn chown_to_postgres(dir: &Path) -> anyhow::Result<()> {
+    let status = Command::new("chown")
+        .args(["-R", "postgres:postgres"])
+        .arg(dir)
+        .status()?;
+    anyhow::ensure!(
+        status.success(),
+        "cannot give {} to the postgres user",
+        dir.display()
+    );
+    Ok(())
+}
+
+fn run_as_postgres(as_root: bool, command: &mut Command) -> anyhow::Result<()> {
+    let output = if as_root {
+        let mut wrapped = Command::new("runuser");
+        wrapped
+            .args(["-u", "postgres", "--"])
+            .arg(command.get_program())
+            .args(command.get_args());
+        wrapped.output()?
+    } else {
+        command.output()?
+    };
+    anyhow::ensure!(
+        output.status.success(),
+        "{:?} failed: {}",
+        command.get_program(),
+        String::from_utf8_lossy(&output.stderr).trim()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_database_name_is_replaced_and_the_rest_kept() {
+        assert_eq!(
+            with_database("postgres://postgres@127.0.0.1:5432/postgres", "league_x"),
+            "postgres://postgres@127.0.0.1:5432/league_x"
+        );
+        assert_eq!(
+            with_database("postgres://u:p@db:5432", "league"),
+            "postgres://u:p@db:5432/league"
+        );
+        assert_eq!(
+            with_database("postgres://postgres@localhost/postgres?host=/tmp/pg", "a"),
+            "postgres://postgres@localhost/a?host=/tmp/pg"
+        );
+    }
+}

@@ -1,0 +1,315 @@
+//! The `ManagerService` gRPC API: authenticates each call, hands it to the league logic, and turns the
+//! outcome into a response or a status carrying its league.v2 error code.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use league_proto::ErrorCode;
+use league_proto::v2::manager_service_server::ManagerService;
+use league_proto::v2::*;
+use secrecy::ExposeSecret;
+use sqlx::PgPool;
+use tonic::{Request, Response, Status};
+
+use crate::auth::{AgentKind, Authenticator, Caller};
+use crate::config::TimingConfig;
+use crate::error::{ManagerResult, reject};
+use crate::league::{queries, queue, registration, report, start, table};
+use crate::wakeups::Wakeups;
+
+/// Longest long poll a referee may ask for.
+const MAX_CLAIM_WAIT: Duration = Duration::from_secs(30);
+/// Most matches one claim may take.
+const MAX_CLAIM_BATCH: u32 = 256;
+
+#[derive(Debug, Clone)]
+pub struct Manager {
+    pool: PgPool,
+    auth: Arc<Authenticator>,
+    wakeups: Arc<Wakeups>,
+    default_timing: TimingConfig,
+}
+
+impl Manager {
+    pub fn new(
+        pool: PgPool,
+        auth: Arc<Authenticator>,
+        wakeups: Arc<Wakeups>,
+        default_timing: TimingConfig,
+    ) -> Self {
+        Self {
+            pool,
+            auth,
+            wakeups,
+            default_timing,
+        }
+    }
+
+    /// Queries are open to the operator and to registered agents; a player may only ask about itself
+    /// where the question names a player.
+    async fn querier(&self, request_metadata: &tonic::metadata::MetadataMap) -> ManagerResult<Caller> {
+        self.auth.caller(request_metadata).await
+    }
+
+    async fn league(&self, league_id: &str) -> ManagerResult<String> {
+        let mut conn = self.pool.acquire().await?;
+        queries::resolve_league(&mut conn, league_id).await
+    }
+}
+
+fn timing_from(proto: Option<MatchTiming>, defaults: TimingConfig) -> ManagerResult<TimingConfig> {
+    let Some(proto) = proto else { return Ok(defaults) };
+    let convert = |value: Option<prost_types::Duration>, default: Duration| -> ManagerResult<Duration> {
+        match value {
+            None => Ok(default),
+            Some(value) => Duration::try_from(value).map_err(|_| {
+                reject(
+                    ErrorCode::InvalidMessageFormat,
+                    "timings must be positive durations",
+                )
+            }),
+        }
+    };
+    Ok(TimingConfig {
+        join_timeout: convert(proto.join_timeout, defaults.join_timeout)?,
+        move_timeout: convert(proto.move_timeout, defaults.move_timeout)?,
+        game_over_timeout: convert(proto.game_over_timeout, defaults.game_over_timeout)?,
+        max_attempts: if proto.max_attempts == 0 {
+            defaults.max_attempts
+        } else {
+            proto.max_attempts
+        },
+        retry_delay: convert(proto.retry_delay, defaults.retry_delay)?,
+        lease_duration: convert(proto.lease_duration, defaults.lease_duration)?,
+    })
+}
+
+#[tonic::async_trait]
+impl ManagerService for Manager {
+    async fn register_referee(
+        &self,
+        request: Request<RegisterRefereeRequest>,
+    ) -> Result<Response<RegisterRefereeResponse>, Status> {
+        let registered = registration::register_referee(&self.pool, request.into_inner()).await?;
+        Ok(Response::new(RegisterRefereeResponse {
+            referee_id: registered.agent_id,
+            auth_token: registered.token.expose_secret().to_owned(),
+        }))
+    }
+
+    async fn register_player(
+        &self,
+        request: Request<RegisterPlayerRequest>,
+    ) -> Result<Response<RegisterPlayerResponse>, Status> {
+        let (registered, started) = registration::register_player(&self.pool, request.into_inner()).await?;
+        if started {
+            self.wakeups.matches_ready.notify_waiters();
+            self.wakeups.events_pending.notify_one();
+        }
+        Ok(Response::new(RegisterPlayerResponse {
+            player_id: registered.agent_id,
+            auth_token: registered.token.expose_secret().to_owned(),
+            league_id: registered.league_id.unwrap_or_default(),
+        }))
+    }
+
+    async fn create_league(
+        &self,
+        request: Request<CreateLeagueRequest>,
+    ) -> Result<Response<CreateLeagueResponse>, Status> {
+        self.auth.operator(request.metadata()).await?;
+        let request = request.into_inner();
+        let league_id = if request.league_id.is_empty() {
+            format!("league_{:08x}", rand::random::<u32>())
+        } else {
+            request.league_id
+        };
+        let league = start::NewLeague {
+            league_id: league_id.clone(),
+            game_type: request.game_type,
+            timing: timing_from(request.timing, self.default_timing)?,
+            auto_start_players: request.auto_start_players,
+        };
+        start::create(&self.pool, &league).await?;
+        Ok(Response::new(CreateLeagueResponse { league_id }))
+    }
+
+    async fn start_league(
+        &self,
+        request: Request<StartLeagueRequest>,
+    ) -> Result<Response<StartLeagueResponse>, Status> {
+        self.auth.operator(request.metadata()).await?;
+        let league_id = self.league(&request.get_ref().league_id).await?;
+        let started = start::start(&self.pool, &league_id).await?;
+        self.wakeups.matches_ready.notify_waiters();
+        self.wakeups.events_pending.notify_one();
+        Ok(Response::new(StartLeagueResponse {
+            league_id,
+            total_rounds: started.total_rounds,
+            total_matches: started.total_matches,
+        }))
+    }
+
+    async fn claim_matches(
+        &self,
+        request: Request<ClaimMatchesRequest>,
+    ) -> Result<Response<ClaimMatchesResponse>, Status> {
+        let referee_id = self.auth.referee(request.metadata()).await?;
+        let request = request.into_inner();
+        let max = request.max_matches.clamp(1, MAX_CLAIM_BATCH);
+        let wait = request
+            .wait
+            .and_then(|wait| Duration::try_from(wait).ok())
+            .unwrap_or_default()
+            .min(MAX_CLAIM_WAIT);
+        let assignments = queue::claim(&self.pool, &self.wakeups, &referee_id, max, wait).await?;
+        Ok(Response::new(ClaimMatchesResponse { assignments }))
+    }
+
+    async fn renew_leases(
+        &self,
+        request: Request<RenewLeasesRequest>,
+    ) -> Result<Response<RenewLeasesResponse>, Status> {
+        let referee_id = self.auth.referee(request.metadata()).await?;
+        let renewals = queue::renew(&self.pool, &referee_id, &request.get_ref().leases).await?;
+        Ok(Response::new(RenewLeasesResponse { renewals }))
+    }
+
+    async fn report_match_result(
+        &self,
+        request: Request<ReportMatchResultRequest>,
+    ) -> Result<Response<ReportMatchResultResponse>, Status> {
+        let referee_id = self.auth.referee(request.metadata()).await?;
+        let reported = report::report(&self.pool, &referee_id, request.into_inner()).await?;
+        if reported.round_completed {
+            self.wakeups.matches_ready.notify_waiters();
+            self.wakeups.events_pending.notify_one();
+        }
+        Ok(Response::new(ReportMatchResultResponse {
+            recorded: Some(reported.recorded),
+            duplicate: reported.duplicate,
+        }))
+    }
+
+    async fn get_standings(
+        &self,
+        request: Request<GetStandingsRequest>,
+    ) -> Result<Response<GetStandingsResponse>, Status> {
+        self.querier(request.metadata()).await?;
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .map_err(crate::error::ManagerError::from)?;
+        let league_id = queries::resolve_league(&mut conn, &request.get_ref().league_id).await?;
+        let standings = table::standings(&mut conn, &league_id).await?;
+        let (round_id,): (i32,) = sqlx::query_as(
+            "select coalesce(max(round_id), 0) from rounds where league_id = $1 and status = 'completed'",
+        )
+        .bind(&league_id)
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(crate::error::ManagerError::from)?;
+        Ok(Response::new(GetStandingsResponse {
+            league_id,
+            round_id: round_id as u32,
+            standings,
+        }))
+    }
+
+    async fn get_schedule(
+        &self,
+        request: Request<GetScheduleRequest>,
+    ) -> Result<Response<GetScheduleResponse>, Status> {
+        self.querier(request.metadata()).await?;
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .map_err(crate::error::ManagerError::from)?;
+        let league_id = queries::resolve_league(&mut conn, &request.get_ref().league_id).await?;
+        let rounds = queries::schedule(&mut conn, &league_id).await?;
+        Ok(Response::new(GetScheduleResponse { league_id, rounds }))
+    }
+
+    async fn get_next_match(
+        &self,
+        request: Request<GetNextMatchRequest>,
+    ) -> Result<Response<GetNextMatchResponse>, Status> {
+        let caller = self.querier(request.metadata()).await?;
+        let request = request.into_inner();
+        only_about_self(&caller, &request.player_id)?;
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .map_err(crate::error::ManagerError::from)?;
+        let league_id = queries::resolve_league(&mut conn, &request.league_id).await?;
+        let found = queries::next_match(&mut conn, &league_id, &request.player_id).await?;
+        Ok(Response::new(GetNextMatchResponse { r#match: found }))
+    }
+
+    async fn get_player_stats(
+        &self,
+        request: Request<GetPlayerStatsRequest>,
+    ) -> Result<Response<GetPlayerStatsResponse>, Status> {
+        self.querier(request.metadata()).await?;
+        let request = request.into_inner();
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .map_err(crate::error::ManagerError::from)?;
+        let league_id = queries::resolve_league(&mut conn, &request.league_id).await?;
+        Ok(Response::new(
+            queries::player_stats(&mut conn, &league_id, &request.player_id).await?,
+        ))
+    }
+
+    async fn get_match(
+        &self,
+        request: Request<GetMatchRequest>,
+    ) -> Result<Response<GetMatchResponse>, Status> {
+        self.querier(request.metadata()).await?;
+        let request = request.into_inner();
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .map_err(crate::error::ManagerError::from)?;
+        let league_id = queries::resolve_league(&mut conn, &request.league_id).await?;
+        Ok(Response::new(
+            queries::match_detail(&mut conn, &league_id, &request.match_id).await?,
+        ))
+    }
+
+    async fn get_league_status(
+        &self,
+        request: Request<GetLeagueStatusRequest>,
+    ) -> Result<Response<GetLeagueStatusResponse>, Status> {
+        self.querier(request.metadata()).await?;
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .map_err(crate::error::ManagerError::from)?;
+        let league_id = queries::resolve_league(&mut conn, &request.get_ref().league_id).await?;
+        Ok(Response::new(
+            queries::league_status(&mut conn, &league_id).await?,
+        ))
+    }
+}
+
+/// GET_NEXT_MATCH names a player: a player may ask only about itself.
+fn only_about_self(caller: &Caller, player_id: &str) -> ManagerResult<()> {
+    match caller {
+        Caller::Agent {
+            agent_id,
+            kind: AgentKind::Player,
+        } if agent_id != player_id => Err(reject(
+            ErrorCode::PermissionDenied,
+            "a player may only ask about its own matches",
+        )),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,360 @@
+//! The manager over real gRPC and a real database: registration, the queue and its leases, results,
+//! round progression and the outbox, against the invariants of the design.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use league_proto::v2::*;
+use support::*;
+
+#[tokio::test]
+async fn agents_get_ids_in_order_and_tokens_stored_only_as_hashes() {
+    let manager = spawn_manager(0).await;
+    let mut client = manager.client();
+    let p1 = register_player(&mut client, "alice").await;
+    let p2 = register_player(&mut client, "bob").await;
+    let r1 = register_referee(&mut client, "ref").await;
+    assert_eq!(
+        (p1.agent_id.as_str(), p2.agent_id.as_str(), r1.agent_id.as_str()),
+        ("P01", "P02", "REF01")
+    );
+
+    let stored: Vec<(Vec<u8>,)> = sqlx::query_as("select token_hash from agents")
+        .fetch_all(&manager.pool)
+        .await
+        .unwrap();
+    let dump: Vec<(String,)> = sqlx::query_as("select row_to_json(a)::text from agents a")
+        .fetch_all(&manager.pool)
+        .await
+        .unwrap();
+    for credentials in [&p1, &p2, &r1] {
+        let token = secrecy::ExposeSecret::expose_secret(&credentials.token).to_owned();
+        assert_eq!(token.len(), 64, "256-bit hex token");
+        assert!(
+            dump.iter().all(|(row,)| !row.contains(&token)),
+            "token stored in the clear"
+        );
+    }
+    assert!(stored.iter().all(|(hash,)| hash.len() == 32));
+
+    // The same contact endpoint twice is refused, and takes no id.
+    let duplicate = client
+        .register_player(RegisterPlayerRequest {
+            meta: Some(meta("alice")),
+            league_id: String::new(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(code(&duplicate), Some("E014"));
+    assert_eq!(register_player(&mut client, "carol").await.agent_id, "P03");
+
+    let old = client
+        .register_player(RegisterPlayerRequest {
+            meta: Some(AgentMeta {
+                protocol_version: "1.0.0".into(),
+                ..meta("dave")
+            }),
+            league_id: String::new(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(code(&old), Some("E018"));
+}
+
+#[tokio::test]
+async fn wrong_missing_or_borrowed_tokens_are_refused_and_change_nothing() {
+    let manager = spawn_manager(0).await;
+    let mut client = manager.client();
+    let player = register_player(&mut client, "alice").await;
+    register_player(&mut client, "bob").await;
+    let referee = register_referee(&mut client, "ref").await;
+
+    let missing = client
+        .claim_matches(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(code(&missing), Some("E011"));
+    let wrong = league_runtime::Credentials::new(referee.agent_id.clone(), "0".repeat(64));
+    let refused = client
+        .claim_matches(wrong.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&refused), Some("E012"));
+    // A player's valid token does not make it a referee.
+    let borrowed = client
+        .claim_matches(player.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&borrowed), Some("E020"));
+    // Another agent's token under this agent's id.
+    let swapped = league_runtime::Credentials::new(
+        referee.agent_id.clone(),
+        secrecy::ExposeSecret::expose_secret(&player.token).to_owned(),
+    );
+    let refused = client
+        .claim_matches(swapped.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&refused), Some("E012"));
+    // Only the operator starts leagues.
+    let not_operator = client
+        .start_league(player.request(StartLeagueRequest {
+            league_id: "test_league".into(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&not_operator), Some("E020"));
+    let status = client
+        .get_league_status(manager.operator(GetLeagueStatusRequest::default()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(status.status, LeagueStatus::Registering as i32);
+}
+
+#[tokio::test]
+async fn a_league_needs_two_players_and_starts_once() {
+    let manager = spawn_manager(0).await;
+    let mut client = manager.client();
+    register_player(&mut client, "alice").await;
+    let too_few = client
+        .start_league(manager.operator(StartLeagueRequest::default()))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&too_few), Some("E008"));
+    register_player(&mut client, "bob").await;
+    register_player(&mut client, "carol").await;
+    let started = client
+        .start_league(manager.operator(StartLeagueRequest::default()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((started.total_rounds, started.total_matches), (3, 3));
+    let again = client
+        .start_league(manager.operator(StartLeagueRequest::default()))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&again), Some("E008"));
+    let late = client
+        .register_player(RegisterPlayerRequest {
+            meta: Some(meta("dave")),
+            league_id: "test_league".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(code(&late), Some("E008"));
+}
+
+#[tokio::test]
+async fn leases_decide_who_may_report_and_a_repeat_is_a_no_op() {
+    let manager = spawn_manager(2).await;
+    let mut client = manager.client();
+    register_player(&mut client, "alice").await;
+    register_player(&mut client, "bob").await; // starts the league: 1 round, 1 match
+    let first = register_referee(&mut client, "ref-1").await;
+    let second = register_referee(&mut client, "ref-2").await;
+
+    let claimed = client
+        .claim_matches(first.request(ClaimMatchesRequest {
+            max_matches: 4,
+            wait: None,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(claimed.assignments.len(), 1);
+    let assignment = &claimed.assignments[0];
+    assert_eq!(assignment.r#match.as_ref().unwrap().match_id, "R1M1");
+    // Nobody else gets a leased match.
+    let none = client
+        .claim_matches(second.request(ClaimMatchesRequest {
+            max_matches: 4,
+            wait: None,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(none.assignments.is_empty());
+    // A report from a referee without the lease is refused and changes nothing.
+    let intruder = client
+        .report_match_result(second.request(report_of(assignment, a_wins(assignment))))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&intruder), Some("E015"));
+    // An inconsistent result is refused.
+    let mut bad = a_wins(assignment);
+    bad.scores[1].points = 1;
+    let refused = client
+        .report_match_result(first.request(report_of(assignment, bad)))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&refused), Some("E002"));
+
+    let recorded = client
+        .report_match_result(first.request(report_of(assignment, a_wins(assignment))))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!recorded.duplicate);
+    let repeated = client
+        .report_match_result(first.request(report_of(assignment, a_wins(assignment))))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(repeated.duplicate);
+    assert_eq!(repeated.recorded, recorded.recorded);
+
+    let status = client
+        .get_league_status(manager.operator(GetLeagueStatusRequest::default()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(status.status, LeagueStatus::Completed as i32);
+    assert_eq!(status.champion.unwrap().player_id, "P01");
+}
+
+#[tokio::test]
+async fn an_expired_lease_sends_the_match_back_and_the_old_holder_cannot_report() {
+    let manager = spawn_manager(2).await;
+    let mut client = manager.client();
+    register_player(&mut client, "alice").await;
+    register_player(&mut client, "bob").await;
+    let crashed = register_referee(&mut client, "crashed").await;
+    let rescuer = register_referee(&mut client, "rescuer").await;
+
+    let lost = client
+        .claim_matches(crashed.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    let lost = &lost.assignments[0];
+    // The lease runs out (as if the referee died): expire it in the database rather than wait.
+    sqlx::query("update matches set lease_expires_at = now() - interval '1 second'")
+        .execute(&manager.pool)
+        .await
+        .unwrap();
+    let retaken = client
+        .claim_matches(rescuer.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: Some(prost_types::Duration { seconds: 1, nanos: 0 }),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    let retaken = &retaken.assignments[0];
+    assert_ne!(retaken.lease_id, lost.lease_id);
+    let renewal = client
+        .renew_leases(crashed.request(RenewLeasesRequest {
+            leases: vec![LeaseRef {
+                match_id: "R1M1".into(),
+                lease_id: lost.lease_id.clone(),
+                league_id: "test_league".into(),
+            }],
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!renewal.renewals[0].renewed);
+    let late = client
+        .report_match_result(crashed.request(report_of(lost, a_wins(lost))))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&late), Some("E015"));
+    client
+        .report_match_result(rescuer.request(report_of(retaken, a_wins(retaken))))
+        .await
+        .unwrap();
+    let (results, claims): (i64, i32) =
+        sqlx::query_as("select count(*) filter (where status = 'finished'), max(claims) from matches")
+            .fetch_one(&manager.pool)
+            .await
+            .unwrap();
+    assert_eq!((results, claims), (1, 2));
+}
+
+#[tokio::test]
+async fn rounds_are_released_in_order_and_lifecycle_events_are_queued_once_per_player() {
+    let manager = spawn_manager(4).await;
+    let mut client = manager.client();
+    for name in ["a", "b", "c", "d"] {
+        register_player(&mut client, name).await;
+    }
+    let referee = register_referee(&mut client, "ref").await;
+    let mut rounds_seen = vec![];
+    loop {
+        let claimed = client
+            .claim_matches(referee.request(ClaimMatchesRequest {
+                max_matches: 10,
+                wait: Some(prost_types::Duration {
+                    seconds: 0,
+                    nanos: 100_000_000,
+                }),
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        if claimed.assignments.is_empty() {
+            break;
+        }
+        let rounds: std::collections::BTreeSet<u32> = claimed
+            .assignments
+            .iter()
+            .map(|a| a.r#match.as_ref().unwrap().round_id)
+            .collect();
+        assert_eq!(
+            rounds.len(),
+            1,
+            "a claim never mixes rounds: the next is released only after this one"
+        );
+        assert_eq!(claimed.assignments.len(), 2);
+        rounds_seen.extend(rounds);
+        for assignment in &claimed.assignments {
+            client
+                .report_match_result(referee.request(report_of(assignment, a_wins(assignment))))
+                .await
+                .unwrap();
+        }
+    }
+    assert_eq!(rounds_seen, vec![1, 2, 3]);
+    // Per player: 3 announcements, 3 round completions, 3 standings updates, 1 league completion.
+    let kinds: Vec<(String, i64)> = sqlx::query_as(
+        "select e.kind, count(*) from league_events e join event_deliveries d using (event_id) group by e.kind order by e.kind",
+    )
+    .fetch_all(&manager.pool)
+    .await
+    .unwrap();
+    let expected = [
+        ("league_completed", 4),
+        ("round_announcement", 12),
+        ("round_completed", 12),
+        ("standings_update", 12),
+    ];
+    assert_eq!(kinds, expected.map(|(kind, n)| (kind.to_owned(), n)));
+    let standings = client
+        .get_standings(manager.operator(GetStandingsRequest::default()))
+        .await
+        .unwrap()
+        .into_inner();
+    // Player A always won: P01 is A in all its matches (3 wins); the rest follows from the schedule.
+    assert_eq!(standings.standings[0].player_id, "P01");
+    assert_eq!(standings.standings[0].points, 9);
+    assert_eq!(standings.round_id, 3);
+    let total: u32 = standings.standings.iter().map(|row| row.points).sum();
+    assert_eq!(total, 6 * 3);
+}

@@ -1,0 +1,150 @@
+//! Test support: a manager on 127.0.0.1:0 over a fresh database, and clients with credentials.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use league_manager::config::TimingConfig;
+use league_manager::{ManagerApp, ManagerConfig, postgres};
+use league_proto::v2::manager_service_client::ManagerServiceClient;
+use league_proto::v2::*;
+use league_runtime::{Credentials, Shutdown};
+use secrecy::SecretString;
+use sqlx::PgPool;
+use tonic::transport::Channel;
+
+pub const OPERATOR_TOKEN: &str = "operator-token-for-tests";
+
+#[derive(Debug)]
+pub struct TestManager {
+    pub addr: SocketAddr,
+    pub pool: PgPool,
+    pub shutdown: Shutdown,
+    pub database_url: SecretString,
+}
+
+pub fn cluster_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.league/postgres")
+}
+
+/// A manager serving a fresh database, with an empty league `league_id` that starts automatically once
+/// `auto_start` players joined (0: by command).
+pub async fn spawn_manager(auto_start: u32) -> TestManager {
+    let server = postgres::resolve(&cluster_dir())
+        .await
+        .expect("a Postgres server");
+    let database_url = postgres::create_database(&server, "league_test")
+        .await
+        .expect("a fresh database");
+    let config = ManagerConfig {
+        listen_addr: "127.0.0.1:0".parse().unwrap(),
+        database_url: Some(database_url.clone()),
+        db_max_connections: 8,
+        operator_token: Some(SecretString::from(OPERATOR_TOKEN.to_owned())),
+        league_id: "test_league".into(),
+        game_type: "even_odd".into(),
+        auto_start_players: auto_start,
+        timing: TimingConfig {
+            lease_duration: Duration::from_secs(30),
+            ..TimingConfig::default()
+        },
+    };
+    let app = ManagerApp::build(&config).await.expect("manager builds");
+    let (addr, pool) = (app.local_addr(), app.pool().clone());
+    let shutdown = Shutdown::new();
+    tokio::spawn(app.run(shutdown.signal()));
+    TestManager {
+        addr,
+        pool,
+        shutdown,
+        database_url,
+    }
+}
+
+impl TestManager {
+    pub fn client(&self) -> ManagerServiceClient<Channel> {
+        ManagerServiceClient::new(league_runtime::grpc::channel(&format!("http://{}", self.addr)).unwrap())
+    }
+
+    pub fn operator<T>(&self, message: T) -> tonic::Request<T> {
+        league_runtime::credentials::operator_request(&SecretString::from(OPERATOR_TOKEN.to_owned()), message)
+    }
+}
+
+pub fn meta(name: &str) -> AgentMeta {
+    AgentMeta {
+        display_name: name.to_owned(),
+        version: "1.0.0".into(),
+        game_types: vec!["even_odd".into()],
+        contact_endpoint: format!("http://127.0.0.1:9/{name}"),
+        // Nothing listens here: deliveries fail and are retried, which these tests do not need.
+        service_endpoint: "http://127.0.0.1:9".into(),
+        ..AgentMeta::default()
+    }
+}
+
+pub async fn register_player(client: &mut ManagerServiceClient<Channel>, name: &str) -> Credentials {
+    let response = client
+        .register_player(RegisterPlayerRequest {
+            meta: Some(meta(name)),
+            league_id: String::new(),
+        })
+        .await
+        .expect("player registers")
+        .into_inner();
+    Credentials::new(response.player_id, response.auth_token)
+}
+
+pub async fn register_referee(client: &mut ManagerServiceClient<Channel>, name: &str) -> Credentials {
+    let response = client
+        .register_referee(RegisterRefereeRequest {
+            meta: Some(meta(name)),
+            max_concurrent_matches: 4,
+        })
+        .await
+        .expect("referee registers")
+        .into_inner();
+    Credentials::new(response.referee_id, response.auth_token)
+}
+
+/// A well-formed result of `assignment` in which player A wins.
+pub fn a_wins(assignment: &MatchAssignment) -> MatchResult {
+    let scheduled = assignment.r#match.as_ref().unwrap();
+    MatchResult {
+        match_id: scheduled.match_id.clone(),
+        status: ResultStatus::Win as i32,
+        winner_player_id: scheduled.player_a_id.clone(),
+        scores: vec![
+            PlayerScore {
+                player_id: scheduled.player_a_id.clone(),
+                points: 3,
+            },
+            PlayerScore {
+                player_id: scheduled.player_b_id.clone(),
+                points: 0,
+            },
+        ],
+        reason: "test".into(),
+        ..MatchResult::default()
+    }
+}
+
+pub fn report_of(assignment: &MatchAssignment, result: MatchResult) -> ReportMatchResultRequest {
+    let scheduled = assignment.r#match.as_ref().unwrap();
+    ReportMatchResultRequest {
+        league_id: scheduled.league_id.clone(),
+        match_id: scheduled.match_id.clone(),
+        lease_id: assignment.lease_id.clone(),
+        result: Some(result),
+        transcript: Some(MatchTranscript {
+            match_id: scheduled.match_id.clone(),
+            entries: vec![],
+        }),
+    }
+}
+
+pub fn code(status: &tonic::Status) -> Option<&'static str> {
+    league_proto::error_code::code_of(status).map(|code| code.code())
+}

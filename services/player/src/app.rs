@@ -1,0 +1,127 @@
+//! Running the player host as a service: bind, serve `PlayerService`, register the configured bots with
+//! the manager (each served the moment its registration returns), and serve until shutdown.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use league_proto::v2::manager_service_client::ManagerServiceClient;
+use league_proto::v2::player_service_server::PlayerServiceServer;
+use league_runtime::{ShutdownSignal, grpc};
+use serde::Deserialize;
+use tokio::net::TcpListener;
+
+use crate::{Behaviour, BotSpec, PlayerHost, RegisteredBot, register_bots};
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct PlayerConfig {
+    /// `LEAGUE_LISTEN_ADDR`.
+    pub listen_addr: SocketAddr,
+    /// `LEAGUE_MANAGER_URL`.
+    pub manager_url: String,
+    /// `LEAGUE_ADVERTISE_URL`: how referees and the manager reach this host (default: the bound address).
+    pub advertise_url: Option<String>,
+    /// `LEAGUE_PLAYERS`: how many bots to host.
+    pub players: u32,
+    /// `LEAGUE_STRATEGIES`: behaviours assigned to the bots in turn.
+    pub strategies: String,
+    /// `LEAGUE_ID`: the league to join (empty: the one open for registration).
+    #[serde(rename = "id")]
+    pub league_id: String,
+}
+
+impl Default for PlayerConfig {
+    fn default() -> Self {
+        Self {
+            listen_addr: SocketAddr::from(([0, 0, 0, 0], 50053)),
+            manager_url: "http://127.0.0.1:50051".to_owned(),
+            advertise_url: None,
+            players: 4,
+            strategies: "random,adaptive,alternating,always_even,always_odd".to_owned(),
+            league_id: String::new(),
+        }
+    }
+}
+
+impl PlayerConfig {
+    pub fn load() -> anyhow::Result<Self> {
+        let config: Self = league_runtime::config::load()?;
+        config.specs()?;
+        Ok(config)
+    }
+
+    /// One bot per player, behaviours taken from the list in turn; names say which is which.
+    pub fn specs(&self) -> anyhow::Result<Vec<BotSpec>> {
+        let behaviours = Behaviour::parse_list(&self.strategies).context("LEAGUE_STRATEGIES")?;
+        anyhow::ensure!(!behaviours.is_empty(), "LEAGUE_STRATEGIES names no behaviour");
+        Ok((0..self.players as usize)
+            .map(|i| {
+                let behaviour = behaviours[i % behaviours.len()];
+                BotSpec {
+                    display_name: format!("bot-{:02}-{behaviour}", i + 1),
+                    behaviour,
+                }
+            })
+            .collect())
+    }
+}
+
+#[derive(Debug)]
+pub struct PlayerApp {
+    config: PlayerConfig,
+    listener: TcpListener,
+    local_addr: SocketAddr,
+    host: Arc<PlayerHost>,
+}
+
+impl PlayerApp {
+    pub async fn build(config: PlayerConfig) -> anyhow::Result<Self> {
+        let (listener, local_addr) = grpc::bind(config.listen_addr).await?;
+        Ok(Self {
+            config,
+            listener,
+            local_addr,
+            host: Arc::new(PlayerHost::new()),
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The bots, for tests that look at what each one saw.
+    pub fn host(&self) -> Arc<PlayerHost> {
+        self.host.clone()
+    }
+
+    /// Serves, registers the bots, and runs until shutdown. `registered` receives the bots once all
+    /// are registered.
+    pub async fn run(
+        self,
+        shutdown: ShutdownSignal,
+        registered: Option<tokio::sync::oneshot::Sender<Vec<RegisteredBot>>>,
+    ) -> anyhow::Result<()> {
+        let endpoint = self
+            .config
+            .advertise_url
+            .clone()
+            .unwrap_or_else(|| grpc::local_url(self.local_addr));
+        let routes = tonic::service::Routes::new(self.host.service());
+        let routes = grpc::with_health_and_reflection::<PlayerServiceServer<PlayerHost>>(routes).await?;
+        let server = tokio::spawn(grpc::serve(self.listener, routes, shutdown.clone()));
+
+        let specs = self.config.specs()?;
+        // The manager may still be starting (compose starts everything at once).
+        let channel =
+            grpc::connect_with_retry(&self.config.manager_url, Duration::from_secs(60), &shutdown).await?;
+        let mut client = ManagerServiceClient::new(channel);
+        let bots = register_bots(&mut client, &self.host, &specs, &endpoint, &self.config.league_id).await?;
+        tracing::info!(players = bots.len(), %endpoint, "bots registered");
+        if let Some(sender) = registered {
+            let _ = sender.send(bots);
+        }
+        server.await.context("player server task")?
+    }
+}

@@ -1,0 +1,212 @@
+//! The player host: one `PlayerService` serving many bots, each addressed by the `player_id` of a request.
+//!
+//! The bots live behind one mutex that is held only while a bot decides or remembers — never while a
+//! reply waits (see [`Reply::deliver`]) — so a silent or late bot delays nobody else.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use league_proto::v2::player_service_server::{PlayerService, PlayerServiceServer};
+use league_proto::v2::{
+    InviteToMatchRequest, InviteToMatchResponse, NotifyGameErrorRequest, NotifyGameErrorResponse,
+    NotifyGameOverRequest, NotifyGameOverResponse, NotifyLeagueEventRequest, NotifyLeagueEventResponse,
+    RequestMoveRequest, RequestMoveResponse,
+};
+use league_proto::{ErrorCode, error_code};
+use rand::TryRngCore;
+use rand::rngs::OsRng;
+use tonic::{Request, Response, Status};
+
+use crate::behaviour::Behaviour;
+use crate::bot::{Bot, Reply};
+use crate::memory::{EventKind, GameErrorRecord, GameRecord};
+
+/// A hosted bot as listed by [`PlayerHost::bots`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BotInfo {
+    pub player_id: String,
+    pub display_name: String,
+    pub behaviour: Behaviour,
+}
+
+/// Many bot players behind one `PlayerService`.
+#[derive(Debug, Default)]
+pub struct PlayerHost {
+    bots: Mutex<BTreeMap<String, Bot>>,
+    /// Counts league notifications taken (first deliveries only), so a watcher can wait for one
+    /// instead of polling.
+    events_seen: tokio::sync::watch::Sender<u64>,
+}
+
+impl PlayerHost {
+    pub fn new() -> PlayerHost {
+        PlayerHost::default()
+    }
+
+    /// Returns once every hosted bot has been told LEAGUE_COMPLETED (at once if they all have).
+    pub async fn league_completed_for_all(&self) {
+        let mut seen = self.events_seen.subscribe();
+        loop {
+            let done = {
+                let bots = self.lock();
+                !bots.is_empty()
+                    && bots.values().all(|bot| {
+                        bot.memory
+                            .events()
+                            .iter()
+                            .any(|(_, kind)| *kind == EventKind::LeagueCompleted)
+                    })
+            };
+            if done || seen.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Hosts a bot under the id the manager gave it. Adding an id again replaces that bot, memory and all.
+    pub fn add_bot(
+        &self,
+        player_id: impl Into<String>,
+        display_name: impl Into<String>,
+        behaviour: Behaviour,
+    ) {
+        self.lock()
+            .insert(player_id.into(), Bot::new(display_name, behaviour));
+    }
+
+    /// Every hosted bot, by player id.
+    pub fn bots(&self) -> Vec<BotInfo> {
+        self.lock()
+            .iter()
+            .map(|(player_id, bot)| BotInfo {
+                player_id: player_id.clone(),
+                display_name: bot.display_name.clone(),
+                behaviour: bot.behaviour,
+            })
+            .collect()
+    }
+
+    /// The bot's finished matches, in arrival order; `None` for an id this host does not serve.
+    pub fn history(&self, player_id: &str) -> Option<Vec<GameRecord>> {
+        self.lock()
+            .get(player_id)
+            .map(|bot| bot.memory.history().to_vec())
+    }
+
+    /// The league events the bot took, first deliveries only: `(event_id, kind)`.
+    pub fn events(&self, player_id: &str) -> Option<Vec<(String, EventKind)>> {
+        self.lock().get(player_id).map(|bot| bot.memory.events().to_vec())
+    }
+
+    pub fn game_errors(&self, player_id: &str) -> Option<Vec<GameErrorRecord>> {
+        self.lock()
+            .get(player_id)
+            .map(|bot| bot.memory.game_errors().to_vec())
+    }
+
+    /// The gRPC service, owning the host.
+    pub fn into_service(self) -> PlayerServiceServer<PlayerHost> {
+        PlayerServiceServer::new(self)
+    }
+
+    /// The gRPC service, sharing the host with the caller (who can keep adding bots and reading memory).
+    pub fn service(self: &Arc<Self>) -> PlayerServiceServer<PlayerHost> {
+        PlayerServiceServer::from_arc(Arc::clone(self))
+    }
+
+    /// A poisoned lock still guards consistent data: every critical section is a single insert or push.
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Bot>> {
+        self.bots.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `work` on the bot `player_id` under the lock; E005 when this host does not serve that id.
+    fn with_bot<R>(&self, player_id: &str, work: impl FnOnce(&mut Bot) -> R) -> Result<R, Status> {
+        let mut bots = self.lock();
+        let bot = bots.get_mut(player_id).ok_or_else(|| {
+            error_code::status(
+                ErrorCode::PlayerNotRegistered,
+                format!("player {player_id:?} is not hosted here"),
+            )
+        })?;
+        Ok(work(bot))
+    }
+}
+
+#[tonic::async_trait]
+impl PlayerService for PlayerHost {
+    async fn invite_to_match(
+        &self,
+        request: Request<InviteToMatchRequest>,
+    ) -> Result<Response<InviteToMatchResponse>, Status> {
+        let request = request.into_inner();
+        tracing::debug!(player_id = %request.player_id, opponent_id = %request.opponent_id, "invitation");
+        let reply = self.with_bot(&request.player_id, |bot| bot.invitation())?;
+        reply.deliver().await
+    }
+
+    async fn request_move(
+        &self,
+        request: Request<RequestMoveRequest>,
+    ) -> Result<Response<RequestMoveResponse>, Status> {
+        let request = request.into_inner();
+        tracing::debug!(
+            player_id = %request.player_id,
+            step = request.step,
+            attempt = request.attempt,
+            "move request"
+        );
+        // Bots play against the operating system's RNG: nothing to seed, nothing for an opponent to learn.
+        let reply: Reply<_> = self.with_bot(&request.player_id, |bot| {
+            bot.move_for(&request, &mut OsRng.unwrap_err())
+        })?;
+        reply.deliver().await
+    }
+
+    async fn notify_game_over(
+        &self,
+        request: Request<NotifyGameOverRequest>,
+    ) -> Result<Response<NotifyGameOverResponse>, Status> {
+        let request = request.into_inner();
+        let player_id = &request.player_id;
+        self.with_bot(player_id, |bot| match &request.result {
+            Some(result) => {
+                let record = GameRecord::from_result(player_id, request.context.as_ref(), result);
+                if !bot.memory.record_game(record) {
+                    tracing::debug!(%player_id, match_id = %result.match_id, "GAME_OVER redelivered");
+                }
+            }
+            // Nothing to learn from, but nothing the referee can fix either: take it and move on.
+            None => tracing::warn!(%player_id, "GAME_OVER without a result"),
+        })?;
+        Ok(Response::new(NotifyGameOverResponse {}))
+    }
+
+    async fn notify_game_error(
+        &self,
+        request: Request<NotifyGameErrorRequest>,
+    ) -> Result<Response<NotifyGameErrorResponse>, Status> {
+        let request = request.into_inner();
+        tracing::debug!(player_id = %request.player_id, code = %request.error_code, "GAME_ERROR");
+        let error = GameErrorRecord::from(&request);
+        self.with_bot(&request.player_id, |bot| bot.memory.record_game_error(error))?;
+        Ok(Response::new(NotifyGameErrorResponse {}))
+    }
+
+    async fn notify_league_event(
+        &self,
+        request: Request<NotifyLeagueEventRequest>,
+    ) -> Result<Response<NotifyLeagueEventResponse>, Status> {
+        let request = request.into_inner();
+        let kind = EventKind::of(request.event.as_ref());
+        let first = self.with_bot(&request.player_id, |bot| {
+            bot.memory.record_event(&request.event_id, kind)
+        })?;
+        if first {
+            self.events_seen.send_modify(|seen| *seen += 1);
+        } else {
+            // Acknowledged all the same, so the manager stops redelivering it.
+            tracing::debug!(player_id = %request.player_id, event_id = %request.event_id, "event redelivered");
+        }
+        Ok(Response::new(NotifyLeagueEventResponse {}))
+    }
+}

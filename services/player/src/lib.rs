@@ -1,0 +1,24 @@
+//! The player host: one process serving many bot players behind a single `PlayerService`.
+//!
+//! Each bot is registered with the manager under its own player id and plays by its own [`Behaviour`]:
+//! a strategy (random, always_even, always_odd, alternating, adaptive) or, for exercising the referee's
+//! fault handling, a deliberate fault (silent, late, invalid, declines, flaky).
+
+pub mod app;
+pub mod behaviour;
+pub mod bot;
+pub mod fault;
+pub mod host;
+pub mod memory;
+pub mod parity;
+mod payload;
+pub mod registration;
+pub mod strategy;
+
+pub use behaviour::{Behaviour, ParseBehaviourError};
+pub use fault::Fault;
+pub use host::{BotInfo, PlayerHost};
+pub use memory::{EventKind, GameErrorRecord, GameRecord, Memory, Outcome};
+pub use parity::Parity;
+pub use registration::{BotSpec, RegisteredBot, register_bots};
+pub use strategy::StrategyKind;

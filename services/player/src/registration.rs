@@ -1,0 +1,134 @@
+//! Registering the host's bots with the manager (LEAGUE_REGISTER_REQUEST), many at once.
+//!
+//! Every bot is served at the same gRPC address (`service_endpoint`); its `contact_endpoint`, which the
+//! manager requires to be unique, is that address plus `/players/<display name>`.
+
+use std::collections::HashSet;
+
+use anyhow::{Context, bail};
+use futures::StreamExt;
+use league_proto::v2::manager_service_client::ManagerServiceClient;
+use league_proto::v2::{AgentMeta, RegisterPlayerRequest};
+use league_runtime::Credentials;
+use tonic::transport::Channel;
+
+use crate::behaviour::Behaviour;
+use crate::host::PlayerHost;
+use crate::strategy::GAME_TYPES;
+
+/// The league.v2 protocol version the bots speak.
+pub const PROTOCOL_VERSION: &str = "2.1.0";
+/// Registrations in flight at once: enough to register hundreds of bots quickly, few enough not to
+/// flood the manager's connection pool.
+const MAX_IN_FLIGHT: usize = 16;
+
+/// A bot to register.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BotSpec {
+    pub display_name: String,
+    pub behaviour: Behaviour,
+}
+
+/// A bot the manager accepted.
+#[derive(Debug, Clone)]
+pub struct RegisteredBot {
+    pub player_id: String,
+    pub credentials: Credentials,
+    pub display_name: String,
+    pub behaviour: Behaviour,
+    /// The league the bot joined (the open one when none was named).
+    pub league_id: String,
+}
+
+/// Registers every bot of `specs` in `league_id` (empty: the league open for registration), at most
+/// 16 at a time, and returns them in the order of `specs`.
+///
+/// Every registration is waited for, even after one fails, so that no accepted bot is silently dropped;
+/// the error then names each bot that failed. Display names must be unique (they make the contact
+/// endpoints unique), which is checked before anything is sent.
+pub async fn register_bots(
+    client: &mut ManagerServiceClient<Channel>,
+    host: &PlayerHost,
+    specs: &[BotSpec],
+    service_endpoint: &str,
+    league_id: &str,
+) -> anyhow::Result<Vec<RegisteredBot>> {
+    let mut names = HashSet::new();
+    if let Some(duplicate) = specs.iter().find(|spec| !names.insert(&spec.display_name)) {
+        bail!(
+            "display name {:?} is given to more than one bot",
+            duplicate.display_name
+        );
+    }
+    let registrations = specs.iter().enumerate().map(|(index, spec)| {
+        // Clients share one channel; a clone per request lets the requests run concurrently.
+        let mut client = client.clone();
+        async move {
+            let registered = register(&mut client, host, spec, service_endpoint, league_id)
+                .await
+                .with_context(|| format!("registering bot {:?} ({})", spec.display_name, spec.behaviour));
+            (index, registered)
+        }
+    });
+    let mut outcomes: Vec<_> = futures::stream::iter(registrations)
+        .buffer_unordered(MAX_IN_FLIGHT)
+        .collect()
+        .await;
+    outcomes.sort_by_key(|&(index, _)| index);
+    let (registered, failed): (Vec<_>, Vec<_>) = outcomes
+        .into_iter()
+        .map(|(_, outcome)| outcome)
+        .partition(Result::is_ok);
+    let failed: Vec<String> = failed
+        .into_iter()
+        .filter_map(Result::err)
+        .map(|e| format!("{e:#}"))
+        .collect();
+    if !failed.is_empty() {
+        bail!(
+            "{} of {} bots could not be registered ({} were): {}",
+            failed.len(),
+            specs.len(),
+            registered.len(),
+            failed.join("; ")
+        );
+    }
+    Ok(registered.into_iter().filter_map(Result::ok).collect())
+}
+
+async fn register(
+    client: &mut ManagerServiceClient<Channel>,
+    host: &PlayerHost,
+    spec: &BotSpec,
+    service_endpoint: &str,
+    league_id: &str,
+) -> anyhow::Result<RegisteredBot> {
+    let meta = AgentMeta {
+        display_name: spec.display_name.clone(),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        game_types: GAME_TYPES.map(str::to_owned).to_vec(),
+        contact_endpoint: format!("{service_endpoint}/players/{}", spec.display_name),
+        service_endpoint: service_endpoint.to_owned(),
+        protocol_version: PROTOCOL_VERSION.to_owned(),
+        labels: Default::default(),
+    };
+    // Registration is the one unauthenticated call: the credentials come out of it.
+    let request = RegisterPlayerRequest {
+        meta: Some(meta),
+        league_id: league_id.to_owned(),
+    };
+    let response = client.register_player(request).await?.into_inner();
+    if response.player_id.is_empty() || response.auth_token.is_empty() {
+        bail!("the manager answered without a player id or token");
+    }
+    // Served at once: the registration that completes the league can start it, and the first
+    // invitation may follow this answer within microseconds.
+    host.add_bot(&response.player_id, &spec.display_name, spec.behaviour);
+    Ok(RegisteredBot {
+        credentials: Credentials::new(&response.player_id, response.auth_token),
+        player_id: response.player_id,
+        display_name: spec.display_name.clone(),
+        behaviour: spec.behaviour,
+        league_id: response.league_id,
+    })
+}

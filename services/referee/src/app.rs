@@ -1,0 +1,119 @@
+//! Running a referee as a service: register with the manager (getting its id and token), serve the
+//! `RefereeService` debugging API, and run the worker that claims and plays matches until shutdown.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use league_proto::v2::manager_service_client::ManagerServiceClient;
+use league_proto::v2::referee_service_server::RefereeServiceServer;
+use league_proto::v2::{AgentMeta, RegisterRefereeRequest};
+use league_runtime::{Credentials, ShutdownSignal, grpc};
+use serde::Deserialize;
+use tokio::net::TcpListener;
+
+use crate::games::GAME_TYPES;
+use crate::service::RefereeApi;
+use crate::worker::{Worker, WorkerConfig};
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct RefereeConfig {
+    /// `LEAGUE_LISTEN_ADDR`: where the RefereeService (and health) listens.
+    pub listen_addr: SocketAddr,
+    /// `LEAGUE_MANAGER_URL`.
+    pub manager_url: String,
+    /// `LEAGUE_ADVERTISE_URL`: how others reach this referee (default: the bound address).
+    pub advertise_url: Option<String>,
+    /// `LEAGUE_REFEREE_NAME`: the display name it registers with.
+    pub referee_name: String,
+    /// `LEAGUE_REFEREE_CAPACITY`: matches run at once.
+    pub referee_capacity: u32,
+}
+
+impl Default for RefereeConfig {
+    fn default() -> Self {
+        Self {
+            listen_addr: SocketAddr::from(([0, 0, 0, 0], 50052)),
+            manager_url: "http://127.0.0.1:50051".to_owned(),
+            advertise_url: None,
+            referee_name: "referee".to_owned(),
+            referee_capacity: 8,
+        }
+    }
+}
+
+impl RefereeConfig {
+    pub fn load() -> anyhow::Result<Self> {
+        let config: Self = league_runtime::config::load()?;
+        anyhow::ensure!(
+            config.referee_capacity >= 1,
+            "LEAGUE_REFEREE_CAPACITY must be at least 1"
+        );
+        Ok(config)
+    }
+}
+
+#[derive(Debug)]
+pub struct RefereeApp {
+    config: RefereeConfig,
+    listener: TcpListener,
+    local_addr: SocketAddr,
+}
+
+impl RefereeApp {
+    pub async fn build(config: RefereeConfig) -> anyhow::Result<Self> {
+        let (listener, local_addr) = grpc::bind(config.listen_addr).await?;
+        Ok(Self {
+            config,
+            listener,
+            local_addr,
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Registers, then serves and plays until shutdown; running matches finish and report first.
+    pub async fn run(self, shutdown: ShutdownSignal) -> anyhow::Result<()> {
+        let channel =
+            grpc::connect_with_retry(&self.config.manager_url, Duration::from_secs(60), &shutdown).await?;
+        let mut manager = ManagerServiceClient::new(channel);
+        let endpoint = self
+            .config
+            .advertise_url
+            .clone()
+            .unwrap_or_else(|| grpc::local_url(self.local_addr));
+        let registered = manager
+            .register_referee(RegisterRefereeRequest {
+                meta: Some(AgentMeta {
+                    display_name: self.config.referee_name.clone(),
+                    version: env!("CARGO_PKG_VERSION").to_owned(),
+                    game_types: GAME_TYPES.iter().map(|game| (*game).to_owned()).collect(),
+                    contact_endpoint: endpoint.clone(),
+                    service_endpoint: endpoint,
+                    protocol_version: "2.1.0".to_owned(),
+                    labels: Default::default(),
+                }),
+                max_concurrent_matches: self.config.referee_capacity,
+            })
+            .await
+            .map_err(|status| anyhow::anyhow!("registering with the manager: {}", status.message()))?
+            .into_inner();
+        tracing::info!(referee_id = %registered.referee_id, "referee registered");
+        let credentials = Credentials::new(registered.referee_id.clone(), registered.auth_token);
+        let worker = Worker::new(
+            manager,
+            credentials,
+            WorkerConfig::new(self.config.referee_capacity, GAME_TYPES.iter().copied()),
+        );
+        let api = RefereeApi::new(registered.referee_id, worker.running_matches()).into_server();
+        let routes = tonic::service::Routes::new(api);
+        let routes = grpc::with_health_and_reflection::<RefereeServiceServer<RefereeApi>>(routes).await?;
+        let server = tokio::spawn(grpc::serve(self.listener, routes, shutdown.clone()));
+        worker.run(shutdown).await;
+        server
+            .await
+            .map_err(|error| anyhow::anyhow!("referee server task: {error}"))?
+    }
+}

@@ -1,0 +1,640 @@
+//! Runs one match from invitation to GAME_OVER (seed 000 §4–5): pure async logic over the [`Players`]
+//! trait, every wait on `tokio::time` (so tests run on paused time).
+//!
+//! 1. WAITING_FOR_PLAYERS: both players are invited at once. Each invitation is bounded by the join
+//!    timeout; a miss (see [`miss`](self) for what counts and what is retried) is followed by a GAME_ERROR
+//!    and, after the retry delay, another invitation, up to `max_attempts`. A declined invitation loses at
+//!    once. One player failing is a technical loss, both a double forfeit → ABORTED.
+//! 2. COLLECTING_CHOICES: every seat the game awaits is asked at once (both for even_odd, so both
+//!    requests are in flight together; one at a time for a turn-based game), each with its own step
+//!    context only, so no player sees another's choice before GAME_OVER. A refused move uses an attempt
+//!    like a timeout does. A seat failing its step → technical loss (both in the same step → double
+//!    forfeit) → ABORTED.
+//! 3. DRAWING_NUMBER: only now does the game draw (`outcome(chance)`) → EVALUATING → FINISHED.
+//! 4. GAME_OVER goes to both players at once, whatever the result, bounded by the game-over timeout;
+//!    failures are recorded, not fatal.
+//!
+//! A game type without an engine cannot happen in practice (the manager only hands a referee the game
+//! types it registered for); should it, the match is ABORTED at once as a double forfeit with the reason
+//! "unsupported game type …" and no invitation is sent — but GAME_OVER is, so both players learn it.
+
+pub(crate) mod miss;
+pub mod players;
+pub mod transcript;
+
+use std::future::Future;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime};
+
+use futures::future::{join, join_all};
+use league_proto::ErrorCode;
+use league_proto::v2::{
+    Direction, InviteToMatchRequest, MatchAssignment, MatchContext, MatchResult, MatchTranscript,
+    NotifyGameErrorRequest, NotifyGameOverRequest, PlayerRecord, PlayerScore, RequestMoveRequest,
+    ResultStatus, Role,
+};
+use prost_types::Struct;
+use rand::TryRngCore;
+use rand::rngs::OsRng;
+use tonic::Status;
+
+use crate::chance::Chance;
+use crate::game::{Game, GameOutcome, GameResult, Seat};
+use crate::games::new_game;
+use crate::match_state::MatchState;
+use crate::payload::{boolean, nested, number, object, string};
+use crate::timing::Timing;
+use miss::{Miss, failure_reason};
+pub use players::{GrpcPlayers, PlayerChannels, Players};
+pub use transcript::{MatchProgress, message_type};
+
+/// What GAME_ERROR tells a player happens if the exchange fails for good.
+pub const CONSEQUENCE: &str = "TECHNICAL_LOSS";
+/// GAME_ERROR `action_required` when the invitation will be sent again.
+pub const ACTION_ANSWER_INVITATION: &str = "ANSWER_INVITATION";
+/// GAME_ERROR `action_required` when the move will be requested again.
+pub const ACTION_RESEND_MOVE: &str = "RESEND_MOVE";
+/// GAME_ERROR `action_required` when no attempt follows.
+pub const ACTION_NONE: &str = "NONE";
+
+/// Everything a finished match leaves behind: the result to report, the transcript, the last state
+/// (FINISHED or ABORTED).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatchReport {
+    pub result: MatchResult,
+    pub transcript: MatchTranscript,
+    pub final_state: MatchState,
+}
+
+/// Runs the match of `assignment` between `players`, drawing from `chance`, as referee `referee_id`.
+pub async fn run_match(
+    assignment: &MatchAssignment,
+    players: &impl Players,
+    chance: &mut dyn Chance,
+    referee_id: &str,
+) -> MatchReport {
+    run_match_with_progress(assignment, players, chance, referee_id, &MatchProgress::new()).await
+}
+
+/// [`run_match`], writing the match's state and transcript into `progress` as it goes, so others can
+/// watch it (the worker's registry of running matches).
+pub async fn run_match_with_progress(
+    assignment: &MatchAssignment,
+    players: &impl Players,
+    chance: &mut dyn Chance,
+    referee_id: &str,
+    progress: &MatchProgress,
+) -> MatchReport {
+    let runner = Runner::new(assignment, players, referee_id, progress);
+    let result = runner.decide(chance).await;
+    tracing::info!(
+        match_id = %runner.context.match_id,
+        status = result.status().as_str_name(),
+        winner = %result.winner_player_id,
+        reason = %result.reason,
+        "match decided"
+    );
+    runner.game_over(&result).await;
+    MatchReport {
+        transcript: progress.transcript(&runner.context.match_id),
+        final_state: progress.state(),
+        result,
+    }
+}
+
+/// Which exchange a miss belongs to.
+#[derive(Debug, Clone, Copy)]
+enum Exchange {
+    Invitation,
+    Move,
+}
+
+impl Exchange {
+    fn name(self) -> &'static str {
+        match self {
+            Exchange::Invitation => "invitation",
+            Exchange::Move => "move request",
+        }
+    }
+
+    fn retry_action(self) -> &'static str {
+        match self {
+            Exchange::Invitation => ACTION_ANSWER_INVITATION,
+            Exchange::Move => ACTION_RESEND_MOVE,
+        }
+    }
+}
+
+/// A seat that failed an exchange for good.
+#[derive(Debug)]
+struct SeatFailure {
+    seat: Seat,
+    reason: String,
+}
+
+/// One match being run.
+struct Runner<'a, P> {
+    players: &'a P,
+    progress: &'a MatchProgress,
+    timing: Timing,
+    context: MatchContext,
+    /// By seat index.
+    ids: [String; 2],
+    standings: [PlayerRecord; 2],
+    /// The move call and response names (CHOOSE_PARITY_* for even_odd).
+    move_messages: (&'static str, &'static str),
+}
+
+impl<'a, P: Players> Runner<'a, P> {
+    fn new(
+        assignment: &MatchAssignment,
+        players: &'a P,
+        referee_id: &str,
+        progress: &'a MatchProgress,
+    ) -> Runner<'a, P> {
+        let scheduled = assignment.r#match.clone().unwrap_or_default();
+        let seats = [assignment.player_a.as_ref(), assignment.player_b.as_ref()];
+        let ids = seats.map(|player| player.map(|p| p.player_id.clone()).unwrap_or_default());
+        let standings = seats.map(|player| player.and_then(|p| p.record).unwrap_or_default());
+        Runner {
+            players,
+            progress,
+            timing: Timing::from_proto(assignment.timing.as_ref()),
+            move_messages: message_type::move_messages(&scheduled.game_type),
+            context: MatchContext {
+                league_id: scheduled.league_id,
+                round_id: scheduled.round_id,
+                match_id: scheduled.match_id,
+                game_type: scheduled.game_type,
+                conversation_id: conversation_id(),
+                referee_id: referee_id.to_owned(),
+            },
+            ids,
+            standings,
+        }
+    }
+
+    fn id(&self, seat: Seat) -> &str {
+        &self.ids[seat.index()]
+    }
+
+    /// Runs the match up to its result (FINISHED or ABORTED).
+    async fn decide(&self, chance: &mut dyn Chance) -> MatchResult {
+        let [a, b] = &self.ids;
+        let context = &self.context;
+        self.progress.start(format!(
+            "referee {} runs {} ({}): {a} vs {b}",
+            context.referee_id, context.match_id, context.game_type
+        ));
+        let Some(game) = new_game(&context.game_type, self.ids.clone()) else {
+            let reason = format!(
+                "unsupported game type {:?}: this referee has no engine for it ({})",
+                context.game_type,
+                ErrorCode::UnsupportedGameType
+            );
+            tracing::error!(match_id = %context.match_id, %reason, "cannot run match");
+            return self.double_forfeit(reason);
+        };
+
+        let (joined_a, joined_b) = join(self.invite(Seat::A), self.invite(Seat::B)).await;
+        if let Some(result) = self.failed([joined_a.err(), joined_b.err()]) {
+            return result;
+        }
+        self.transition(MatchState::CollectingChoices, "both players joined".to_owned());
+
+        let game = Mutex::new(game);
+        let mut steps = [0u32; 2];
+        while !lock(&game).is_terminal() {
+            let awaiting = lock(&game).awaiting();
+            if awaiting.is_empty() {
+                return self.double_forfeit(format!(
+                    "the {} engine awaits no move before the end (referee bug)",
+                    context.game_type
+                ));
+            }
+            let asks: Vec<_> = awaiting
+                .iter()
+                .map(|&seat| {
+                    steps[seat.index()] += 1;
+                    self.collect_move(&game, seat, steps[seat.index()])
+                })
+                .collect();
+            let mut failures = [None, None];
+            for (&seat, answered) in awaiting.iter().zip(join_all(asks).await) {
+                failures[seat.index()] = answered.err();
+            }
+            if let Some(result) = self.failed(failures) {
+                return result;
+            }
+        }
+        let mut game = game.into_inner().unwrap_or_else(PoisonError::into_inner);
+
+        self.transition(MatchState::DrawingNumber, "every move is in".to_owned());
+        let Some(outcome) = game.outcome(chance) else {
+            return self.double_forfeit(format!(
+                "the {} engine gave no outcome for a finished game (referee bug)",
+                context.game_type
+            ));
+        };
+        let drawn = match outcome
+            .metadata
+            .fields
+            .get("drawn_number")
+            .and_then(|value| value.kind.as_ref())
+        {
+            Some(prost_types::value::Kind::NumberValue(drawn)) => {
+                tracing::info!(
+                    match_id = %context.match_id,
+                    drawn_number = drawn,
+                    source = chance.source(),
+                    "number drawn"
+                );
+                format!("drew {drawn} (source: {})", chance.source())
+            }
+            _ => format!("{} draws no number", context.game_type),
+        };
+        self.transition(MatchState::Evaluating, drawn);
+        let result = self.played(outcome);
+        self.transition(MatchState::Finished, result.reason.clone());
+        result
+    }
+
+    fn transition(&self, to: MatchState, reason: String) {
+        tracing::debug!(match_id = %self.context.match_id, state = %to, %reason, "match state");
+        self.progress.transition(to, reason);
+    }
+
+    /// Invites the player in `seat` until it joins, declines or runs out of attempts.
+    async fn invite(&self, seat: Seat) -> Result<(), SeatFailure> {
+        let timing = self.timing;
+        let id = self.id(seat);
+        let role = Role::from(seat);
+        let opponent = self.id(seat.other()).to_owned();
+        let mut misses = Vec::new();
+        for attempt in 1..=timing.max_attempts {
+            if attempt > 1 {
+                tokio::time::sleep(timing.retry_delay).await;
+            }
+            let request = InviteToMatchRequest {
+                player_id: id.to_owned(),
+                context: Some(self.context.clone()),
+                role_in_match: role.into(),
+                opponent_id: opponent.clone(),
+                deadline: Some(deadline(timing.join_timeout)),
+            };
+            let payload = object([
+                ("role_in_match", string(role.as_str_name())),
+                ("opponent_id", string(opponent.as_str())),
+            ]);
+            self.sent(seat, message_type::GAME_INVITATION, attempt, Some(payload), None);
+            let answer = tokio::time::timeout(timing.join_timeout, self.players.invite(seat, request)).await;
+            let miss = match answer {
+                Ok(Ok(ack)) => {
+                    let payload = object([
+                        ("accept", boolean(ack.accept)),
+                        ("reason", string(ack.reason.as_str())),
+                    ]);
+                    self.received(seat, message_type::GAME_JOIN_ACK, attempt, Some(payload), None);
+                    if ack.accept {
+                        return Ok(());
+                    }
+                    let reason = match ack.reason.as_str() {
+                        "" => format!("{id} declined the invitation"),
+                        why => format!("{id} declined the invitation: {why}"),
+                    };
+                    return Err(SeatFailure { seat, reason });
+                }
+                Ok(Err(status)) => self.call_failed(seat, message_type::GAME_JOIN_ACK, attempt, &status),
+                Err(_) => self.timed_out(seat, message_type::GAME_JOIN_ACK, attempt, timing.join_timeout),
+            };
+            if let Some(failure) = self
+                .missed(seat, Exchange::Invitation, attempt, miss, &mut misses)
+                .await
+            {
+                return Err(failure);
+            }
+        }
+        Err(self.exhausted(seat, Exchange::Invitation, &misses))
+    }
+
+    /// Asks the player in `seat` for its move of `step` until the game takes one or attempts run out.
+    async fn collect_move(
+        &self,
+        game: &Mutex<Box<dyn Game>>,
+        seat: Seat,
+        step: u32,
+    ) -> Result<(), SeatFailure> {
+        let timing = self.timing;
+        let (call, response) = self.move_messages;
+        let mut misses = Vec::new();
+        for attempt in 1..=timing.max_attempts {
+            if attempt > 1 {
+                tokio::time::sleep(timing.retry_delay).await;
+            }
+            let step_context = lock(game).step_context(seat);
+            let payload = object([
+                ("step", number(step)),
+                ("step_context", nested(step_context.clone())),
+            ]);
+            let request = RequestMoveRequest {
+                player_id: self.id(seat).to_owned(),
+                context: Some(self.context.clone()),
+                opponent_id: self.id(seat.other()).to_owned(),
+                step,
+                attempt,
+                deadline: Some(deadline(timing.move_timeout)),
+                your_standings: Some(self.standings[seat.index()]),
+                step_context: Some(step_context),
+            };
+            self.sent(seat, call, attempt, Some(payload), None);
+            let answer =
+                tokio::time::timeout(timing.move_timeout, self.players.request_move(seat, request)).await;
+            let miss = match answer {
+                Ok(Ok(answer)) => {
+                    let payload = answer.move_payload.unwrap_or_default();
+                    self.received(seat, response, attempt, Some(payload.clone()), None);
+                    match lock(game).submit(seat, &payload) {
+                        Ok(()) => return Ok(()),
+                        Err(invalid) => Miss::invalid(invalid),
+                    }
+                }
+                Ok(Err(status)) => self.call_failed(seat, response, attempt, &status),
+                Err(_) => self.timed_out(seat, response, attempt, timing.move_timeout),
+            };
+            if let Some(failure) = self
+                .missed(seat, Exchange::Move, attempt, miss, &mut misses)
+                .await
+            {
+                return Err(failure);
+            }
+        }
+        Err(self.exhausted(seat, Exchange::Move, &misses))
+    }
+
+    /// After a miss: tells the player (GAME_ERROR) and says whether it failed for good.
+    async fn missed(
+        &self,
+        seat: Seat,
+        exchange: Exchange,
+        attempt: u32,
+        miss: Miss,
+        misses: &mut Vec<Miss>,
+    ) -> Option<SeatFailure> {
+        let retry_follows = miss.retryable() && attempt < self.timing.max_attempts;
+        tracing::warn!(
+            match_id = %self.context.match_id,
+            player_id = self.id(seat),
+            exchange = exchange.name(),
+            attempt,
+            code = %miss.code,
+            detail = %miss.detail,
+            retry_follows,
+            "player missed an exchange"
+        );
+        self.game_error(seat, exchange, attempt, &miss, retry_follows)
+            .await;
+        let refused = !miss.retryable();
+        misses.push(miss);
+        refused.then(|| self.exhausted(seat, exchange, misses))
+    }
+
+    fn exhausted(&self, seat: Seat, exchange: Exchange, misses: &[Miss]) -> SeatFailure {
+        SeatFailure {
+            seat,
+            reason: failure_reason(self.id(seat), exchange.name(), misses),
+        }
+    }
+
+    /// GAME_ERROR to the player in `seat` about `miss`: best effort, bounded by the game-over timeout.
+    async fn game_error(
+        &self,
+        seat: Seat,
+        exchange: Exchange,
+        attempt: u32,
+        miss: &Miss,
+        retry_follows: bool,
+    ) {
+        let action = if retry_follows {
+            exchange.retry_action()
+        } else {
+            ACTION_NONE
+        };
+        let max_attempts = self.timing.max_attempts;
+        let request = NotifyGameErrorRequest {
+            player_id: self.id(seat).to_owned(),
+            context: Some(self.context.clone()),
+            error_code: miss.code.code().to_owned(),
+            error_description: miss.detail.clone(),
+            affected_player: self.id(seat).to_owned(),
+            action_required: action.to_owned(),
+            retry_count: attempt,
+            max_retries: max_attempts,
+            consequence: CONSEQUENCE.to_owned(),
+        };
+        let payload = object([
+            ("error_description", string(miss.detail.as_str())),
+            ("action_required", string(action)),
+            ("retry_count", number(attempt)),
+            ("max_retries", number(max_attempts)),
+            ("consequence", string(CONSEQUENCE)),
+        ]);
+        self.sent(
+            seat,
+            message_type::GAME_ERROR,
+            attempt,
+            Some(payload),
+            Some(miss.code),
+        );
+        self.deliver(
+            seat,
+            message_type::GAME_ERROR,
+            attempt,
+            self.players.game_error(seat, request),
+        )
+        .await;
+    }
+
+    /// GAME_OVER with `result` to both players at once, best effort.
+    async fn game_over(&self, result: &MatchResult) {
+        let status = result.status().as_str_name();
+        let payload = object([
+            (
+                "status",
+                string(status.strip_prefix("RESULT_STATUS_").unwrap_or(status)),
+            ),
+            ("winner_player_id", string(result.winner_player_id.as_str())),
+            ("reason", string(result.reason.as_str())),
+        ]);
+        let notify = |seat: Seat| {
+            let request = NotifyGameOverRequest {
+                player_id: self.id(seat).to_owned(),
+                context: Some(self.context.clone()),
+                result: Some(result.clone()),
+            };
+            self.sent(seat, message_type::GAME_OVER, 1, Some(payload.clone()), None);
+            self.deliver(
+                seat,
+                message_type::GAME_OVER,
+                1,
+                self.players.game_over(seat, request),
+            )
+        };
+        join(notify(Seat::A), notify(Seat::B)).await;
+    }
+
+    /// Waits up to the game-over timeout for a notification to be taken; records a failure.
+    async fn deliver<T>(
+        &self,
+        seat: Seat,
+        message_type: &str,
+        attempt: u32,
+        call: impl Future<Output = Result<T, Status>>,
+    ) {
+        let timeout = self.timing.game_over_timeout;
+        match tokio::time::timeout(timeout, call).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(status)) => {
+                self.call_failed(seat, message_type, attempt, &status);
+            }
+            Err(_) => {
+                self.timed_out(seat, message_type, attempt, timeout);
+            }
+        }
+    }
+
+    /// Records that `reply` did not come because the call failed with `status`.
+    fn call_failed(&self, seat: Seat, reply: &str, attempt: u32, status: &Status) -> Miss {
+        let miss = Miss::from_status(reply, status);
+        self.reply_missing(seat, reply, attempt, &miss);
+        miss
+    }
+
+    /// Records that `reply` did not come within `timeout`.
+    fn timed_out(&self, seat: Seat, reply: &str, attempt: u32, timeout: Duration) -> Miss {
+        let miss = Miss::timeout(reply, timeout);
+        self.reply_missing(seat, reply, attempt, &miss);
+        miss
+    }
+
+    fn reply_missing(&self, seat: Seat, reply: &str, attempt: u32, miss: &Miss) {
+        let payload = object([("error", string(miss.detail.as_str()))]);
+        self.received(seat, reply, attempt, Some(payload), Some(miss.code));
+    }
+
+    fn sent(&self, seat: Seat, kind: &str, attempt: u32, payload: Option<Struct>, code: Option<ErrorCode>) {
+        let record = transcript::message(Direction::ToPlayer, self.id(seat), kind, attempt, payload, code);
+        self.progress.message(record);
+    }
+
+    fn received(
+        &self,
+        seat: Seat,
+        kind: &str,
+        attempt: u32,
+        payload: Option<Struct>,
+        code: Option<ErrorCode>,
+    ) {
+        let record = transcript::message(Direction::FromPlayer, self.id(seat), kind, attempt, payload, code);
+        self.progress.message(record);
+    }
+
+    /// The result when one or both seats failed (→ ABORTED), or `None` when neither did.
+    fn failed(&self, failures: [Option<SeatFailure>; 2]) -> Option<MatchResult> {
+        match failures {
+            [None, None] => None,
+            [Some(failure), None] | [None, Some(failure)] => Some(self.technical_loss(failure)),
+            [Some(a), Some(b)] => Some(self.double_forfeit(format!("{}; {}", a.reason, b.reason))),
+        }
+    }
+
+    fn technical_loss(&self, failure: SeatFailure) -> MatchResult {
+        self.transition(MatchState::Aborted, failure.reason.clone());
+        let winner = failure.seat.other();
+        let mut points = [0; 2];
+        points[winner.index()] = 3;
+        self.result(
+            ResultStatus::TechnicalLoss,
+            Some(winner),
+            points,
+            failure.reason,
+            vec![self.id(failure.seat).to_owned()],
+            None,
+        )
+    }
+
+    fn double_forfeit(&self, reason: String) -> MatchResult {
+        self.transition(MatchState::Aborted, reason.clone());
+        self.result(
+            ResultStatus::DoubleForfeit,
+            None,
+            [0, 0],
+            reason,
+            self.ids.to_vec(),
+            None,
+        )
+    }
+
+    fn played(&self, outcome: GameOutcome) -> MatchResult {
+        let winner = match outcome.result {
+            GameResult::Win { winner } => Some(winner),
+            GameResult::Draw => None,
+        };
+        self.result(
+            outcome.result.into(),
+            winner,
+            outcome.points,
+            outcome.reason,
+            Vec::new(),
+            Some(outcome.metadata),
+        )
+    }
+
+    fn result(
+        &self,
+        status: ResultStatus,
+        winner: Option<Seat>,
+        points: [u32; 2],
+        reason: String,
+        at_fault_player_ids: Vec<String>,
+        game_metadata: Option<Struct>,
+    ) -> MatchResult {
+        MatchResult {
+            match_id: self.context.match_id.clone(),
+            status: status.into(),
+            winner_player_id: winner.map(|seat| self.id(seat).to_owned()).unwrap_or_default(),
+            scores: Seat::BOTH
+                .iter()
+                .map(|&seat| PlayerScore {
+                    player_id: self.id(seat).to_owned(),
+                    points: points[seat.index()],
+                })
+                .collect(),
+            reason,
+            at_fault_player_ids,
+            game_metadata,
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// `after` from now on the wall clock, for a request's `deadline`.
+fn deadline(after: Duration) -> prost_types::Timestamp {
+    (SystemTime::now() + after).into()
+}
+
+/// A fresh id for one match's conversation: 128 random bits in hex.
+fn conversation_id() -> String {
+    let mut bytes = [0u8; 16];
+    if OsRng.try_fill_bytes(&mut bytes).is_err() {
+        // Not a secret, only unique: the clock will do if the OS has no randomness to give.
+        let nanos = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|elapsed| elapsed.as_nanos())
+            .unwrap_or_default();
+        bytes = nanos.to_be_bytes();
+    }
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}

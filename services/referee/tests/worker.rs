@@ -1,0 +1,733 @@
+//! The worker against a fake manager and a fake player host, both served over real gRPC on 127.0.0.1.
+//! Real time, short timings (leases of 300 ms, renewed every 100 ms); every wait is bounded.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use league_proto::v2::manager_service_server::{ManagerService, ManagerServiceServer};
+use league_proto::v2::player_service_server::{PlayerService, PlayerServiceServer};
+use league_proto::v2::referee_service_server::RefereeService;
+use league_proto::v2::*;
+use league_proto::{ErrorCode, error_code};
+use league_referee::payload::{object, string};
+use league_referee::{MatchState, RefereeApi, Worker, WorkerConfig};
+use league_runtime::{Credentials, Shutdown};
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
+use tonic::{Request, Response, Status};
+
+const LEASE: Duration = Duration::from_millis(300);
+/// Bound on every wait for the worker to get somewhere.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+// ---------------------------------------------------------------------------------------------------
+// A fake manager: a queue of assignments; records claims, renewals and reports.
+
+#[derive(Debug, Default)]
+struct ManagerState {
+    queue: VecDeque<MatchAssignment>,
+    /// `max_matches` of every claim.
+    claims: Vec<u32>,
+    /// Matches claimed and neither reported nor lost.
+    held: HashSet<String>,
+    most_held: usize,
+    renewals: Vec<Vec<LeaseRef>>,
+    /// Matches whose next renewal is answered `renewed = false`.
+    losing: HashSet<String>,
+    /// Matches whose lease was answered as lost.
+    lost: HashSet<String>,
+    /// Failures to answer report attempts with, per match, before accepting.
+    report_failures: HashMap<String, VecDeque<Status>>,
+    report_attempts: HashMap<String, u32>,
+    reports: Vec<ReportMatchResultRequest>,
+    /// `league-agent-id` and `authorization` of every call.
+    callers: HashSet<(String, String)>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct FakeManager {
+    state: Arc<Mutex<ManagerState>>,
+    changed: Arc<Notify>,
+}
+
+impl FakeManager {
+    fn with_queue(assignments: impl IntoIterator<Item = MatchAssignment>) -> FakeManager {
+        let manager = FakeManager::default();
+        manager.state().queue.extend(assignments);
+        manager
+    }
+
+    fn state(&self) -> MutexGuard<'_, ManagerState> {
+        self.state.lock().expect("manager state")
+    }
+
+    /// Records a call's credentials and applies `change` to the state, waking waiters.
+    fn record<T, R>(&self, request: &Request<T>, change: impl FnOnce(&mut ManagerState) -> R) -> R {
+        let header = |key: &str| {
+            request
+                .metadata()
+                .get(key)
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let mut state = self.state();
+        state
+            .callers
+            .insert((header("league-agent-id"), header("authorization")));
+        let answer = change(&mut state);
+        drop(state);
+        self.changed.notify_waiters();
+        answer
+    }
+
+    /// Waits (bounded) until `done` holds.
+    async fn wait_until(&self, what: &str, done: impl Fn(&ManagerState) -> bool) {
+        let waiting = async {
+            loop {
+                let changed = self.changed.notified();
+                if done(&self.state()) {
+                    return;
+                }
+                changed.await;
+            }
+        };
+        tokio::time::timeout(PATIENCE, waiting)
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting until {what}: {:#?}", self.state()));
+    }
+
+    fn reported(&self) -> Vec<String> {
+        let mut ids: Vec<_> = self.state().reports.iter().map(|r| r.match_id.clone()).collect();
+        ids.sort();
+        ids
+    }
+}
+
+fn lease_expiry() -> Option<prost_types::Timestamp> {
+    Some((SystemTime::now() + LEASE).into())
+}
+
+#[tonic::async_trait]
+impl ManagerService for FakeManager {
+    async fn claim_matches(
+        &self,
+        request: Request<ClaimMatchesRequest>,
+    ) -> Result<Response<ClaimMatchesResponse>, Status> {
+        let max = request.get_ref().max_matches;
+        let assignments = self.record(&request, |state| {
+            state.claims.push(max);
+            let take = state.queue.len().min(max as usize);
+            let assignments: Vec<_> = state.queue.drain(..take).collect();
+            for assignment in &assignments {
+                state.held.insert(match_id(assignment));
+            }
+            state.most_held = state.most_held.max(state.held.len());
+            assignments
+        });
+        if assignments.is_empty() {
+            // The long poll: nothing is added to the queue later in these tests.
+            let wait = request
+                .get_ref()
+                .wait
+                .and_then(|wait| Duration::try_from(wait).ok());
+            tokio::time::sleep(wait.unwrap_or_default().min(Duration::from_secs(1))).await;
+        }
+        Ok(Response::new(ClaimMatchesResponse { assignments }))
+    }
+
+    async fn renew_leases(
+        &self,
+        request: Request<RenewLeasesRequest>,
+    ) -> Result<Response<RenewLeasesResponse>, Status> {
+        let leases = request.get_ref().leases.clone();
+        let renewals = self.record(&request, |state| {
+            state.renewals.push(leases.clone());
+            leases
+                .iter()
+                .map(|lease| {
+                    let renewed = !state.losing.contains(&lease.match_id);
+                    if !renewed {
+                        state.held.remove(&lease.match_id);
+                        state.lost.insert(lease.match_id.clone());
+                    }
+                    LeaseRenewal {
+                        match_id: lease.match_id.clone(),
+                        league_id: lease.league_id.clone(),
+                        renewed,
+                        lease_expires_at: if renewed { lease_expiry() } else { None },
+                    }
+                })
+                .collect()
+        });
+        Ok(Response::new(RenewLeasesResponse { renewals }))
+    }
+
+    async fn report_match_result(
+        &self,
+        request: Request<ReportMatchResultRequest>,
+    ) -> Result<Response<ReportMatchResultResponse>, Status> {
+        let report = request.get_ref().clone();
+        self.record(&request, |state| {
+            *state.report_attempts.entry(report.match_id.clone()).or_default() += 1;
+            if let Some(failure) = state
+                .report_failures
+                .get_mut(&report.match_id)
+                .and_then(VecDeque::pop_front)
+            {
+                return Err(failure);
+            }
+            state.held.remove(&report.match_id);
+            state.reports.push(report.clone());
+            Ok(Response::new(ReportMatchResultResponse {
+                recorded: report.result.clone(),
+                duplicate: false,
+            }))
+        })
+    }
+
+    async fn register_referee(
+        &self,
+        _: Request<RegisterRefereeRequest>,
+    ) -> Result<Response<RegisterRefereeResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn register_player(
+        &self,
+        _: Request<RegisterPlayerRequest>,
+    ) -> Result<Response<RegisterPlayerResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn create_league(
+        &self,
+        _: Request<CreateLeagueRequest>,
+    ) -> Result<Response<CreateLeagueResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn start_league(
+        &self,
+        _: Request<StartLeagueRequest>,
+    ) -> Result<Response<StartLeagueResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn get_standings(
+        &self,
+        _: Request<GetStandingsRequest>,
+    ) -> Result<Response<GetStandingsResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn get_schedule(
+        &self,
+        _: Request<GetScheduleRequest>,
+    ) -> Result<Response<GetScheduleResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn get_next_match(
+        &self,
+        _: Request<GetNextMatchRequest>,
+    ) -> Result<Response<GetNextMatchResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn get_player_stats(
+        &self,
+        _: Request<GetPlayerStatsRequest>,
+    ) -> Result<Response<GetPlayerStatsResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn get_match(&self, _: Request<GetMatchRequest>) -> Result<Response<GetMatchResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn get_league_status(
+        &self,
+        _: Request<GetLeagueStatusRequest>,
+    ) -> Result<Response<GetLeagueStatusResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// A fake player host serving every player: joins, answers "even" after a delay; "SLOW" never moves.
+
+/// (call, player, match) of a call a player host took.
+type Call = (&'static str, String, String);
+
+#[derive(Debug, Clone, Default)]
+struct FakePlayerHost {
+    move_delay: Duration,
+    calls: Arc<Mutex<Vec<Call>>>,
+    called: Arc<Notify>,
+}
+
+impl FakePlayerHost {
+    fn answering_after(move_delay: Duration) -> FakePlayerHost {
+        FakePlayerHost {
+            move_delay,
+            ..FakePlayerHost::default()
+        }
+    }
+
+    fn record(&self, call: &'static str, player_id: &str, context: Option<&MatchContext>) {
+        let match_id = context.map(|c| c.match_id.clone()).unwrap_or_default();
+        self.calls
+            .lock()
+            .expect("calls")
+            .push((call, player_id.to_owned(), match_id));
+        self.called.notify_waiters();
+    }
+
+    /// Waits (bounded) until `player_id` has been called with `call`.
+    async fn wait_for_call(&self, call: &str, player_id: &str) {
+        let waiting = async {
+            loop {
+                let called = self.called.notified();
+                if self
+                    .calls
+                    .lock()
+                    .expect("calls")
+                    .iter()
+                    .any(|(c, p, _)| *c == call && p == player_id)
+                {
+                    return;
+                }
+                called.await;
+            }
+        };
+        tokio::time::timeout(PATIENCE, waiting)
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting for {call} to {player_id}"));
+    }
+
+    fn game_overs(&self, match_id: &str) -> Vec<String> {
+        let calls = self.calls.lock().expect("calls");
+        calls
+            .iter()
+            .filter(|(call, _, id)| *call == "game_over" && id == match_id)
+            .map(|(_, player, _)| player.clone())
+            .collect()
+    }
+}
+
+#[tonic::async_trait]
+impl PlayerService for FakePlayerHost {
+    async fn invite_to_match(
+        &self,
+        request: Request<InviteToMatchRequest>,
+    ) -> Result<Response<InviteToMatchResponse>, Status> {
+        let request = request.into_inner();
+        self.record("invite", &request.player_id, request.context.as_ref());
+        Ok(Response::new(InviteToMatchResponse {
+            accept: true,
+            arrival_timestamp: Some(SystemTime::now().into()),
+            reason: String::new(),
+        }))
+    }
+
+    async fn request_move(
+        &self,
+        request: Request<RequestMoveRequest>,
+    ) -> Result<Response<RequestMoveResponse>, Status> {
+        let request = request.into_inner();
+        self.record("move", &request.player_id, request.context.as_ref());
+        if request.player_id == "SLOW" {
+            std::future::pending::<()>().await;
+        }
+        tokio::time::sleep(self.move_delay).await;
+        Ok(Response::new(RequestMoveResponse {
+            move_payload: Some(object([("parity_choice", string("even"))])),
+        }))
+    }
+
+    async fn notify_game_over(
+        &self,
+        request: Request<NotifyGameOverRequest>,
+    ) -> Result<Response<NotifyGameOverResponse>, Status> {
+        let request = request.into_inner();
+        self.record("game_over", &request.player_id, request.context.as_ref());
+        Ok(Response::new(NotifyGameOverResponse {}))
+    }
+
+    async fn notify_game_error(
+        &self,
+        request: Request<NotifyGameErrorRequest>,
+    ) -> Result<Response<NotifyGameErrorResponse>, Status> {
+        let request = request.into_inner();
+        self.record("game_error", &request.player_id, request.context.as_ref());
+        Ok(Response::new(NotifyGameErrorResponse {}))
+    }
+
+    async fn notify_league_event(
+        &self,
+        _: Request<NotifyLeagueEventRequest>,
+    ) -> Result<Response<NotifyLeagueEventResponse>, Status> {
+        Ok(Response::new(NotifyLeagueEventResponse {}))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Setup
+
+async fn listener() -> (TcpIncoming, String) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let address = listener.local_addr().expect("address");
+    (TcpIncoming::from(listener), format!("http://{address}"))
+}
+
+async fn serve_manager(manager: &FakeManager) -> String {
+    let (incoming, url) = listener().await;
+    let service = ManagerServiceServer::new(manager.clone());
+    tokio::spawn(
+        Server::builder()
+            .add_service(service)
+            .serve_with_incoming(incoming),
+    );
+    url
+}
+
+async fn serve_players(host: &FakePlayerHost) -> String {
+    let (incoming, url) = listener().await;
+    let service = PlayerServiceServer::new(host.clone());
+    tokio::spawn(
+        Server::builder()
+            .add_service(service)
+            .serve_with_incoming(incoming),
+    );
+    url
+}
+
+fn match_id(assignment: &MatchAssignment) -> String {
+    assignment
+        .r#match
+        .as_ref()
+        .map(|m| m.match_id.clone())
+        .unwrap_or_default()
+}
+
+fn assignment(match_id: &str, players: [&str; 2], endpoint: &str) -> MatchAssignment {
+    let seconds = |s: u64| prost_types::Duration::try_from(Duration::from_secs(s)).ok();
+    let player = |id: &str| AssignedPlayer {
+        player_id: id.into(),
+        display_name: id.into(),
+        service_endpoint: endpoint.into(),
+        record: Some(PlayerRecord::default()),
+    };
+    MatchAssignment {
+        r#match: Some(ScheduledMatch {
+            league_id: "L1".into(),
+            round_id: 1,
+            match_id: match_id.into(),
+            game_type: "even_odd".into(),
+            player_a_id: players[0].into(),
+            player_b_id: players[1].into(),
+            status: MatchStatus::Running.into(),
+            referee_id: "REF01".into(),
+        }),
+        lease_id: format!("lease-{match_id}"),
+        lease_expires_at: lease_expiry(),
+        timing: Some(MatchTiming {
+            join_timeout: seconds(2),
+            move_timeout: seconds(5),
+            game_over_timeout: seconds(1),
+            max_attempts: 3,
+            retry_delay: prost_types::Duration::try_from(Duration::from_millis(100)).ok(),
+            lease_duration: prost_types::Duration::try_from(LEASE).ok(),
+        }),
+        player_a: Some(player(players[0])),
+        player_b: Some(player(players[1])),
+    }
+}
+
+struct Running {
+    worker: JoinHandle<()>,
+    shutdown: Shutdown,
+    api: RefereeApi,
+    channels: league_referee::PlayerChannels,
+}
+
+impl Running {
+    /// Triggers shutdown and waits (bounded) for the worker to return.
+    async fn stop(self, within: Duration) -> (RefereeApi, league_referee::PlayerChannels) {
+        self.shutdown.trigger();
+        tokio::time::timeout(within, self.worker)
+            .await
+            .expect("the worker stops in time")
+            .expect("the worker does not panic");
+        (self.api, self.channels)
+    }
+}
+
+async fn start_worker(manager: &FakeManager, config: WorkerConfig) -> Running {
+    let url = serve_manager(manager).await;
+    let client = league_proto::v2::manager_service_client::ManagerServiceClient::new(
+        tonic::transport::Endpoint::from_shared(url)
+            .expect("url")
+            .connect_lazy(),
+    );
+    let worker = Worker::new(client, Credentials::new("REF01", "secret"), config);
+    let api = RefereeApi::new("REF01", worker.running_matches());
+    let channels = worker.player_channels();
+    let shutdown = Shutdown::new();
+    let worker = tokio::spawn(worker.run(shutdown.signal()));
+    Running {
+        worker,
+        shutdown,
+        api,
+        channels,
+    }
+}
+
+fn config(capacity: u32) -> WorkerConfig {
+    WorkerConfig {
+        claim_wait: Duration::from_millis(200),
+        report_backoff: Duration::from_millis(20),
+        ..WorkerConfig::new(capacity, ["even_odd"])
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Tests
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_matches_with_capacity_two_are_each_reported_exactly_once() {
+    // Moves take 250 ms, so every match outlives a renewal interval (100 ms).
+    let host = FakePlayerHost::answering_after(Duration::from_millis(250));
+    let endpoint = serve_players(&host).await;
+    let manager = FakeManager::with_queue([
+        assignment("R1M1", ["P01", "P02"], &endpoint),
+        assignment("R1M2", ["P03", "P04"], &endpoint),
+        assignment("R2M1", ["P01", "P03"], &endpoint),
+    ]);
+    let running = start_worker(&manager, config(2)).await;
+
+    manager
+        .wait_until("all three are reported", |state| state.reports.len() >= 3)
+        .await;
+    let (api, channels) = running.stop(PATIENCE).await;
+
+    assert_eq!(manager.reported(), ["R1M1", "R1M2", "R2M1"], "each exactly once");
+    assert_eq!(channels.len(), 1, "one channel to the one player host");
+    let listed = api
+        .list_running_matches(Request::new(ListRunningMatchesRequest {}))
+        .await
+        .expect("list")
+        .into_inner();
+    assert_eq!(listed.referee_id, "REF01");
+    assert!(listed.matches.is_empty(), "nothing left running");
+
+    let state = manager.state();
+    assert_eq!(state.most_held, 2, "never more than the capacity at once");
+    assert!(
+        state.claims.iter().all(|&max| (1..=2).contains(&max)),
+        "{:?}",
+        state.claims
+    );
+    assert_eq!(state.claims[0], 2, "the first claim asks for every slot");
+    for report in &state.reports {
+        assert_eq!(report.league_id, "L1");
+        assert_eq!(report.lease_id, format!("lease-{}", report.match_id));
+        let result = report.result.as_ref().expect("result");
+        assert_eq!(result.match_id, report.match_id);
+        assert_eq!(result.status(), ResultStatus::Draw, "both always choose even");
+        let transcript = report.transcript.as_ref().expect("transcript");
+        assert_eq!(transcript.match_id, report.match_id);
+        assert!(transcript.entries.len() >= 15, "{}", transcript.entries.len());
+        assert_eq!(host.game_overs(&report.match_id).len(), 2);
+    }
+    assert!(!state.renewals.is_empty(), "leases were renewed");
+    for renewal in &state.renewals {
+        assert!(!renewal.is_empty() && renewal.len() <= 2, "{renewal:?}");
+        for lease in renewal {
+            assert_eq!(
+                (lease.league_id.as_str(), lease.lease_id.clone()),
+                ("L1", format!("lease-{}", lease.match_id))
+            );
+        }
+    }
+    assert_eq!(
+        state.callers,
+        HashSet::from([("REF01".to_owned(), "Bearer secret".to_owned())]),
+        "every manager call carries the referee's credentials"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_match_whose_lease_is_lost_is_stopped_and_never_reported() {
+    let host = FakePlayerHost::answering_after(Duration::from_millis(50));
+    let endpoint = serve_players(&host).await;
+    let manager = FakeManager::with_queue([
+        // SLOW never chooses: left alone, this match would take 3 × 5 s of move timeouts.
+        assignment("R1M1", ["SLOW", "P02"], &endpoint),
+        assignment("R1M2", ["P03", "P04"], &endpoint),
+    ]);
+    let running = start_worker(&manager, config(2)).await;
+
+    // R1M1 runs, waiting for SLOW's choice; RefereeService shows it.
+    host.wait_for_call("move", "SLOW").await;
+    let shown = running
+        .api
+        .get_match_state(Request::new(GetMatchStateRequest {
+            match_id: "R1M1".into(),
+            league_id: "L1".into(),
+        }))
+        .await
+        .expect("R1M1 is running")
+        .into_inner();
+    let running_match = shown.r#match.expect("running match");
+    assert_eq!(
+        running_match.state(),
+        league_proto::v2::MatchState::CollectingChoices
+    );
+    assert!(running_match.started_at.is_some() && running_match.lease_expires_at.is_some());
+    let transcript = shown.transcript.expect("transcript so far");
+    assert!(transcript.entries.iter().any(|entry| matches!(
+        &entry.entry,
+        Some(transcript_entry::Entry::Message(m)) if m.player_id == "SLOW" && m.message_type == "CHOOSE_PARITY_CALL"
+    )));
+
+    // The lease is lost: the next renewal says so.
+    manager.state().losing.insert("R1M1".into());
+    manager
+        .wait_until("R1M1's lease is answered lost", |state| {
+            state.lost.contains("R1M1")
+        })
+        .await;
+    manager
+        .wait_until("R1M2 is reported", |state| !state.reports.is_empty())
+        .await;
+    // R1M1 was aborted: the worker does not wait 15 s for it.
+    let (api, _) = running.stop(Duration::from_secs(3)).await;
+
+    assert_eq!(manager.reported(), ["R1M2"]);
+    assert!(
+        !manager.state().report_attempts.contains_key("R1M1"),
+        "never reported"
+    );
+    assert!(
+        host.game_overs("R1M1").is_empty(),
+        "an aborted match sends nothing more"
+    );
+    let status = api
+        .get_match_state(Request::new(GetMatchStateRequest {
+            match_id: "R1M1".into(),
+            league_id: "L1".into(),
+        }))
+        .await
+        .expect_err("no longer running");
+    assert_eq!(status.code(), tonic::Code::NotFound);
+    assert_eq!(error_code::code_of(&status), Some(ErrorCode::MatchNotFound));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_are_retried_on_transport_errors_and_dropped_without_the_lease() {
+    let host = FakePlayerHost::default();
+    let endpoint = serve_players(&host).await;
+    let manager = FakeManager::with_queue([
+        assignment("R1M1", ["P01", "P02"], &endpoint),
+        assignment("R1M2", ["P03", "P04"], &endpoint),
+    ]);
+    {
+        let mut state = manager.state();
+        let unavailable = || Status::unavailable("manager restarting");
+        state
+            .report_failures
+            .insert("R1M1".into(), VecDeque::from([unavailable(), unavailable()]));
+        state.report_failures.insert(
+            "R1M2".into(),
+            VecDeque::from([error_code::status(
+                ErrorCode::LeaseNotHeld,
+                "another referee holds it",
+            )]),
+        );
+    }
+    let running = start_worker(&manager, config(2)).await;
+
+    manager
+        .wait_until("R1M1 is reported and R1M2 refused", |state| {
+            !state.reports.is_empty() && state.report_attempts.contains_key("R1M2")
+        })
+        .await;
+    running.stop(PATIENCE).await;
+
+    assert_eq!(manager.reported(), ["R1M1"]);
+    let attempts = manager.state().report_attempts.clone();
+    assert_eq!(attempts["R1M1"], 3, "two transient failures, then recorded");
+    assert_eq!(attempts["R1M2"], 1, "a lost lease is not retried");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_stops_claiming_and_lets_the_running_match_finish() {
+    let host = FakePlayerHost::answering_after(Duration::from_millis(300));
+    let endpoint = serve_players(&host).await;
+    let manager = FakeManager::with_queue([
+        assignment("R1M1", ["P01", "P02"], &endpoint),
+        assignment("R1M2", ["P03", "P04"], &endpoint),
+    ]);
+    let running = start_worker(&manager, config(1)).await;
+
+    // Renewed, so the worker runs it (a claim answer still in flight at shutdown would be abandoned).
+    manager
+        .wait_until("R1M1 runs", |state| {
+            state
+                .renewals
+                .iter()
+                .flatten()
+                .any(|lease| lease.match_id == "R1M1")
+        })
+        .await;
+    let (api, _) = running.stop(PATIENCE).await;
+
+    assert_eq!(
+        manager.reported(),
+        ["R1M1"],
+        "the running match finished and was reported"
+    );
+    let listed = api
+        .list_running_matches(Request::new(ListRunningMatchesRequest {}))
+        .await;
+    assert!(listed.expect("list").into_inner().matches.is_empty());
+    let state = manager.state();
+    assert_eq!(state.claims, [1], "no claim after the shutdown");
+    assert_eq!(state.queue.len(), 1, "R1M2 left for another referee");
+    assert_eq!(host.game_overs("R1M1").len(), 2);
+    let report = &state.reports[0];
+    let transcript = report.transcript.as_ref().expect("transcript");
+    let last_state = transcript
+        .entries
+        .iter()
+        .rev()
+        .find_map(|entry| match &entry.entry {
+            Some(transcript_entry::Entry::StateTransition(t)) => Some(t.to()),
+            _ => None,
+        });
+    assert_eq!(
+        last_state,
+        Some(league_proto::v2::MatchState::from(MatchState::Finished))
+    );
+}
+
+/// The worker's `GrpcPlayers` really reach a player host: one match straight through the runner.
+#[tokio::test]
+async fn grpc_players_reach_the_player_host() {
+    let host = FakePlayerHost::default();
+    let endpoint = serve_players(&host).await;
+    let assignment = assignment("R9M9", ["P01", "P02"], &endpoint);
+    let channels = league_referee::PlayerChannels::new();
+    let players = league_referee::GrpcPlayers::for_assignment(&channels, &assignment);
+    let report =
+        league_referee::run_match(&assignment, &players, &mut league_referee::OsChance, "REF01").await;
+    assert_eq!(report.final_state, MatchState::Finished);
+    assert_eq!(report.result.status(), ResultStatus::Draw);
+    assert_eq!(host.game_overs("R9M9").len(), 2);
+}

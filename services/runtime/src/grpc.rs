@@ -1,0 +1,96 @@
+//! Serving and calling gRPC the same way in every service: servers run on a listener the caller already
+//! bound (tests bind port 0 and read the port back; nothing guesses free ports), with the standard health
+//! and reflection services; clients connect lazily with Nagle off, because every message here is small
+//! and latency-bound.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::server::NamedService;
+use tonic::service::Routes;
+use tonic::transport::{Channel, Endpoint};
+
+use crate::ShutdownSignal;
+
+/// Binds `addr` (port 0 picks a free port) and says where it ended up.
+pub async fn bind(addr: SocketAddr) -> anyhow::Result<(TcpListener, SocketAddr)> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|error| anyhow::anyhow!("cannot listen on {addr}: {error}"))?;
+    let local = listener.local_addr()?;
+    Ok((listener, local))
+}
+
+/// Adds the gRPC health service (reporting `S` as serving) and reflection over the league.v2 descriptors.
+pub async fn with_health_and_reflection<S: NamedService>(routes: Routes) -> anyhow::Result<Routes> {
+    let (reporter, health) = tonic_health::server::health_reporter();
+    reporter.set_serving::<S>().await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(league_proto::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    Ok(routes.add_service(health).add_service(reflection))
+}
+
+/// Serves `routes` on `listener` until `shutdown`, then lets in-flight calls finish.
+pub async fn serve(listener: TcpListener, routes: Routes, shutdown: ShutdownSignal) -> anyhow::Result<()> {
+    let incoming = TcpListenerStream::new(listener);
+    tonic::transport::Server::builder()
+        .tcp_nodelay(true)
+        .add_routes(routes)
+        .serve_with_incoming_shutdown(incoming, shutdown.wait())
+        .await
+        .map_err(|error| anyhow::anyhow!("gRPC server failed: {error}"))
+}
+
+/// A channel to `url` that connects on first use and reconnects after failures.
+pub fn channel(url: &str) -> anyhow::Result<Channel> {
+    let endpoint = Endpoint::from_shared(url.to_owned())
+        .map_err(|error| anyhow::anyhow!("invalid gRPC endpoint {url:?}: {error}"))?
+        .tcp_nodelay(true)
+        .connect_timeout(Duration::from_secs(5))
+        .http2_keep_alive_interval(Duration::from_secs(30));
+    Ok(endpoint.connect_lazy())
+}
+
+/// A channel to `url` once a connection succeeds, retrying with backoff for up to `patience` (a service
+/// may start before the one it calls, as in compose).
+pub async fn connect_with_retry(
+    url: &str,
+    patience: Duration,
+    shutdown: &ShutdownSignal,
+) -> anyhow::Result<Channel> {
+    let endpoint = Endpoint::from_shared(url.to_owned())
+        .map_err(|error| anyhow::anyhow!("invalid gRPC endpoint {url:?}: {error}"))?
+        .tcp_nodelay(true)
+        .connect_timeout(Duration::from_secs(5));
+    let deadline = tokio::time::Instant::now() + patience;
+    let mut delay = Duration::from_millis(50);
+    loop {
+        match endpoint.connect().await {
+            Ok(channel) => return Ok(channel),
+            Err(error) if tokio::time::Instant::now() >= deadline || shutdown.is_triggered() => {
+                anyhow::bail!("cannot reach {url}: {error}")
+            }
+            Err(error) => tracing::info!(%url, %error, "not reachable yet; retrying"),
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_secs(2));
+    }
+}
+
+/// The URL other processes use to reach a server bound to `addr` (0.0.0.0 becomes loopback).
+pub fn local_url(addr: SocketAddr) -> String {
+    let host = if addr.ip().is_unspecified() {
+        "127.0.0.1".to_owned()
+    } else {
+        addr.ip().to_string()
+    };
+    format!("http://{host}:{}", addr.port())
+}
+
+/// Printed on stdout once a service listens: the launcher waits for this line instead of sleeping.
+pub fn announce_ready(service: &str, addr: SocketAddr) {
+    println!("LEAGUE_READY {service} {}", local_url(addr));
+}
