@@ -42,6 +42,8 @@ create table leagues (
     auto_start_players integer not null default 0,
     total_rounds integer not null default 0,
     current_round integer not null default 0,
+    -- Kept by the outbox dispatcher, so status queries need not count every delivery.
+    notifications_delivered bigint not null default 0,
     created_at timestamptz not null default now(),
     started_at timestamptz,
     completed_at timestamptz
@@ -92,6 +94,9 @@ create table matches (
 -- The queue: ready matches in play order, and running ones by lease expiry.
 create index matches_ready on matches (round_id, match_number) where status = 'ready';
 create index matches_leased on matches (lease_expires_at) where status = 'running';
+-- A player's finished matches (records in claims, player stats).
+create index matches_player_a on matches (player_a_id) where status = 'finished';
+create index matches_player_b on matches (player_b_id) where status = 'finished';
 
 -- The transactional outbox of lifecycle notifications: written in the same transaction as the change
 -- they announce, delivered afterwards by the dispatcher, in order per recipient.
@@ -115,4 +120,6 @@ create table event_deliveries (
     primary key (event_id, player_id)
 );
 create index event_deliveries_pending on event_deliveries (event_id)
+    where delivered_at is null and gave_up_at is null;
+create index event_deliveries_pending_by_player on event_deliveries (player_id, event_id)
     where delivered_at is null and gave_up_at is null;

@@ -63,6 +63,13 @@ impl Service {
         self.child.id()
     }
 
+    /// The most memory the process has held so far (VmHWM, in KiB; Linux only).
+    pub fn peak_rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()?)).ok()?;
+        let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    }
+
     /// SIGTERM, then up to `grace` for a clean exit, then SIGKILL.
     pub async fn stop(mut self, grace: Duration) {
         if let Some(pid) = self.child.id() {

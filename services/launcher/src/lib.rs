@@ -1,5 +1,6 @@
 //! The `league` command's subcommands: each service, and the local launcher.
 
+pub mod bench;
 pub mod children;
 pub mod run;
 pub mod services;
@@ -17,6 +18,8 @@ pub enum Command {
     Player,
     /// Run a whole league on this machine and print the standings.
     Run(run::RunArgs),
+    /// Run leagues of instant bots and report throughput, latency and memory.
+    Bench(bench::BenchArgs),
 }
 
 pub async fn execute(command: Command) -> anyhow::Result<()> {
@@ -25,5 +28,6 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Referee => services::referee().await,
         Command::Player => services::player().await,
         Command::Run(args) => run::run(args).await,
+        Command::Bench(args) => bench::bench(args).await,
     }
 }

@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::Args;
 use league_manager::postgres;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
-use league_proto::v2::{GetLeagueStatusRequest, GetStandingsRequest, LeagueStatus};
+use league_proto::v2::{GetLeagueStatusRequest, GetLeagueStatusResponse, GetStandingsRequest, LeagueStatus};
 use league_runtime::credentials::operator_request;
 use secrecy::{ExposeSecret, SecretString};
 
@@ -58,6 +58,17 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
+/// A finished league whose services are still up, for whoever wants to look at it before they stop.
+#[derive(Debug)]
+pub struct Finished {
+    pub client: ManagerServiceClient<tonic::transport::Channel>,
+    pub operator_token: SecretString,
+    pub league_id: String,
+    pub status: GetLeagueStatusResponse,
+    /// Peak resident memory of each service process, in KiB.
+    pub peak_rss_kib: Vec<(String, u64)>,
+}
+
 /// What a finished run measured.
 #[derive(Debug)]
 pub struct RunSummary {
@@ -67,7 +78,7 @@ pub struct RunSummary {
 }
 
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
-    let summary = run_league(&args).await?;
+    let (summary, ()) = run_league(&args, async |_: &mut Finished| Ok(())).await?;
     if !args.quiet {
         let per_second = f64::from(summary.total_matches) / summary.elapsed.as_secs_f64();
         println!(
@@ -79,7 +90,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub async fn run_league(args: &RunArgs) -> anyhow::Result<RunSummary> {
+/// Runs a league to its end; `inspect` sees it finished, before the services stop.
+pub async fn run_league<T>(
+    args: &RunArgs,
+    inspect: impl AsyncFnOnce(&mut Finished) -> anyhow::Result<T>,
+) -> anyhow::Result<(RunSummary, T)> {
     anyhow::ensure!(args.players >= 2, "a league needs at least 2 players");
     anyhow::ensure!(args.referees >= 1, "a league needs at least 1 referee");
     let deadline = parse_duration(&args.deadline)?;
@@ -128,7 +143,7 @@ pub async fn run_league(args: &RunArgs) -> anyhow::Result<RunSummary> {
         player_env.push(("LEAGUE_STRATEGIES".to_owned(), args.strategies.clone()));
         let clock = Instant::now();
         services.push(children::start("players", "player", &player_env, ready).await?);
-        follow(
+        let (summary, status, client) = follow(
             &manager.url,
             &operator_token,
             &league_id,
@@ -136,7 +151,22 @@ pub async fn run_league(args: &RunArgs) -> anyhow::Result<RunSummary> {
             args.quiet,
             clock,
         )
-        .await
+        .await?;
+        let mut peak_rss_kib = vec![("manager".to_owned(), manager.peak_rss_kib().unwrap_or(0))];
+        peak_rss_kib.extend(
+            services
+                .iter()
+                .map(|service| (service.name.clone(), service.peak_rss_kib().unwrap_or(0))),
+        );
+        let mut finished = Finished {
+            client,
+            operator_token: operator_token.clone(),
+            league_id: league_id.clone(),
+            status,
+            peak_rss_kib,
+        };
+        let inspected = inspect(&mut finished).await?;
+        anyhow::Ok((summary, inspected))
     }
     .await;
     for service in services {
@@ -154,7 +184,11 @@ async fn follow(
     deadline: Duration,
     quiet: bool,
     clock: Instant,
-) -> anyhow::Result<RunSummary> {
+) -> anyhow::Result<(
+    RunSummary,
+    GetLeagueStatusResponse,
+    ManagerServiceClient<tonic::transport::Channel>,
+)> {
     let mut client = ManagerServiceClient::new(league_runtime::grpc::channel(manager_url)?);
     let mut last_shown = (u32::MAX, u32::MAX);
     loop {
@@ -189,18 +223,21 @@ async fn follow(
                 .context("reading the final standings")?
                 .into_inner()
                 .standings;
-            println!("\nFinal standings of {league_id}\n{}", table::render(&standings));
+            if !quiet || standings.len() <= 64 {
+                println!("\nFinal standings of {league_id}\n{}", table::render(&standings));
+            }
             if let Some(champion) = standings.first() {
                 println!(
                     "Champion: {} ({}) with {} points",
                     champion.player_id, champion.display_name, champion.points
                 );
             }
-            return Ok(RunSummary {
+            let summary = RunSummary {
                 league_id: league_id.to_owned(),
                 total_matches: status.total_matches,
                 elapsed,
-            });
+            };
+            return Ok((summary, status, client));
         }
         anyhow::ensure!(
             clock.elapsed() < deadline,

@@ -65,7 +65,7 @@ impl Dispatcher {
             notified.as_mut().enable();
             let mut more = false;
             if active_lock.is_none() {
-                active_lock = self.tryactive_lock().await;
+                active_lock = self.try_lock().await;
             }
             if active_lock.is_some() {
                 match self.deliver_batch().await {
@@ -84,24 +84,41 @@ impl Dispatcher {
         }
     }
 
-    async fn tryactive_lock(&self) -> Option<PoolConnection<Postgres>> {
-        let mut conn = self.pool.acquire().await.ok()?;
-        let (locked,): (bool,) = sqlx::query_as("select pg_try_advisoryactive_lock($1)")
-            .bind(DISPATCHER_LOCK)
-            .fetch_one(&mut *conn)
-            .await
-            .ok()?;
-        locked.then_some(conn)
+    /// The connection holding the dispatcher lock, if this dispatcher got it. Another manager's
+    /// dispatcher holding it is normal (this one stands by); a failure is logged, never swallowed.
+    async fn try_lock(&self) -> Option<PoolConnection<Postgres>> {
+        let attempt = async {
+            let mut conn = self.pool.acquire().await?;
+            let (locked,): (bool,) = sqlx::query_as("select pg_try_advisory_lock($1)")
+                .bind(DISPATCHER_LOCK)
+                .fetch_one(&mut *conn)
+                .await?;
+            Ok::<_, sqlx::Error>(locked.then_some(conn))
+        };
+        match attempt.await {
+            Ok(lock) => lock,
+            Err(error) => {
+                tracing::warn!(%error, "cannot take the outbox dispatcher lock; retrying");
+                None
+            }
+        }
     }
 
     /// Delivers one batch; returns whether the batch was full (more may be waiting).
     async fn deliver_batch(&mut self) -> anyhow::Result<bool> {
         let rows: Vec<(i64, String, String, Vec<u8>, i32)> = sqlx::query_as(
-            "select d.event_id, d.player_id, a.service_endpoint, e.payload, d.attempts
+            "with blocked as (
+                 -- In order per recipient: a player with a delivery waiting for its retry gets nothing
+                 -- newer until then (a failure pushes back all of that player's pending deliveries).
+                 select distinct player_id from event_deliveries
+                 where delivered_at is null and gave_up_at is null and next_attempt_at > now()
+             )
+             select d.event_id, d.player_id, a.service_endpoint, e.payload, d.attempts
              from event_deliveries d
              join league_events e on e.event_id = d.event_id
              join agents a on a.agent_id = d.player_id
              where d.delivered_at is null and d.gave_up_at is null and d.next_attempt_at <= now()
+               and d.player_id not in (select player_id from blocked)
              order by d.event_id, d.player_id
              limit $1",
         )
@@ -144,6 +161,7 @@ impl Dispatcher {
                 players.push(player_id.clone());
             }
         }
+        let mut tx = self.pool.begin().await?;
         sqlx::query(
             "update event_deliveries d set delivered_at = now(), attempts = d.attempts + 1
              from unnest($1::bigint[], $2::text[]) as r(event_id, player_id)
@@ -151,8 +169,19 @@ impl Dispatcher {
         )
         .bind(&events)
         .bind(&players)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
+        sqlx::query(
+            "update leagues l set notifications_delivered = l.notifications_delivered + c.delivered
+             from (select e.league_id, count(*) as delivered
+                   from unnest($1::bigint[]) as r(event_id) join league_events e using (event_id)
+                   group by e.league_id) c
+             where l.league_id = c.league_id",
+        )
+        .bind(&events)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
         for failed in outcomes.into_iter().filter_map(|(_, failed)| failed) {
             self.record_failure(failed).await?;
         }

@@ -4,7 +4,9 @@
 //! reply waits (see [`Reply::deliver`]) — so a silent or late bot delays nobody else.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use league_proto::v2::player_service_server::{PlayerService, PlayerServiceServer};
 use league_proto::v2::{
@@ -36,11 +38,48 @@ pub struct PlayerHost {
     /// Counts league notifications taken (first deliveries only), so a watcher can wait for one
     /// instead of polling.
     events_seen: tokio::sync::watch::Sender<u64>,
+    /// Registrations still waiting for the manager's answer. The registration that completes a league
+    /// may start it, and the first call for that player can arrive before its answer does: such a call
+    /// waits for the registrations in flight instead of being refused.
+    registering: AtomicUsize,
+    /// Bumped whenever a bot is added or a registration ends.
+    roster: tokio::sync::watch::Sender<u64>,
 }
+
+/// Held while one registration is in flight (see [`PlayerHost::registration`]).
+#[derive(Debug)]
+pub struct Registration<'a>(&'a PlayerHost);
+
+impl Drop for Registration<'_> {
+    fn drop(&mut self) {
+        self.0.registering.fetch_sub(1, Ordering::SeqCst);
+        self.0.roster.send_modify(|generation| *generation += 1);
+    }
+}
+
+/// The longest a call for an unknown player waits for registrations in flight.
+const REGISTRATION_WAIT: Duration = Duration::from_secs(10);
 
 impl PlayerHost {
     pub fn new() -> PlayerHost {
         PlayerHost::default()
+    }
+
+    /// Marks a registration as in flight until the returned guard is dropped (after `add_bot`).
+    pub fn registration(&self) -> Registration<'_> {
+        self.registering.fetch_add(1, Ordering::SeqCst);
+        Registration(self)
+    }
+
+    /// Returns when `player_id` is hosted, or when no registration that could add it is in flight.
+    async fn await_bot(&self, player_id: &str) {
+        let mut roster = self.roster.subscribe();
+        let deadline = tokio::time::Instant::now() + REGISTRATION_WAIT;
+        while !self.lock().contains_key(player_id) && self.registering.load(Ordering::SeqCst) > 0 {
+            if tokio::time::timeout_at(deadline, roster.changed()).await.is_err() {
+                return;
+            }
+        }
     }
 
     /// Returns once every hosted bot has been told LEAGUE_COMPLETED (at once if they all have).
@@ -72,6 +111,7 @@ impl PlayerHost {
     ) {
         self.lock()
             .insert(player_id.into(), Bot::new(display_name, behaviour));
+        self.roster.send_modify(|generation| *generation += 1);
     }
 
     /// Every hosted bot, by player id.
@@ -140,6 +180,7 @@ impl PlayerService for PlayerHost {
     ) -> Result<Response<InviteToMatchResponse>, Status> {
         let request = request.into_inner();
         tracing::debug!(player_id = %request.player_id, opponent_id = %request.opponent_id, "invitation");
+        self.await_bot(&request.player_id).await;
         let reply = self.with_bot(&request.player_id, |bot| bot.invitation())?;
         reply.deliver().await
     }
@@ -155,6 +196,7 @@ impl PlayerService for PlayerHost {
             attempt = request.attempt,
             "move request"
         );
+        self.await_bot(&request.player_id).await;
         // Bots play against the operating system's RNG: nothing to seed, nothing for an opponent to learn.
         let reply: Reply<_> = self.with_bot(&request.player_id, |bot| {
             bot.move_for(&request, &mut OsRng.unwrap_err())
@@ -168,6 +210,7 @@ impl PlayerService for PlayerHost {
     ) -> Result<Response<NotifyGameOverResponse>, Status> {
         let request = request.into_inner();
         let player_id = &request.player_id;
+        self.await_bot(player_id).await;
         self.with_bot(player_id, |bot| match &request.result {
             Some(result) => {
                 let record = GameRecord::from_result(player_id, request.context.as_ref(), result);
@@ -188,6 +231,7 @@ impl PlayerService for PlayerHost {
         let request = request.into_inner();
         tracing::debug!(player_id = %request.player_id, code = %request.error_code, "GAME_ERROR");
         let error = GameErrorRecord::from(&request);
+        self.await_bot(&request.player_id).await;
         self.with_bot(&request.player_id, |bot| bot.memory.record_game_error(error))?;
         Ok(Response::new(NotifyGameErrorResponse {}))
     }
@@ -198,6 +242,7 @@ impl PlayerService for PlayerHost {
     ) -> Result<Response<NotifyLeagueEventResponse>, Status> {
         let request = request.into_inner();
         let kind = EventKind::of(request.event.as_ref());
+        self.await_bot(&request.player_id).await;
         let first = self.with_bot(&request.player_id, |bot| {
             bot.memory.record_event(&request.event_id, kind)
         })?;

@@ -60,16 +60,24 @@ pub async fn register_bots(
             duplicate.display_name
         );
     }
-    let registrations = specs.iter().enumerate().map(|(index, spec)| {
-        // Clients share one channel; a clone per request lets the requests run concurrently.
-        let mut client = client.clone();
-        async move {
-            let registered = register(&mut client, host, spec, service_endpoint, league_id)
-                .await
-                .with_context(|| format!("registering bot {:?} ({})", spec.display_name, spec.behaviour));
-            (index, registered)
-        }
-    });
+    // Calls for these bots that arrive before their registration's answer wait for it (see PlayerHost).
+    let _registering = host.registration();
+    // Collected first: a lazy `map` of futures borrowing `specs` makes the whole future not `Send`
+    // ("FnOnce is not general enough"), and the player service must be spawnable.
+    let registrations: Vec<_> = specs
+        .iter()
+        .enumerate()
+        .map(|(index, spec)| {
+            // Clients share one channel; a clone per request lets the requests run concurrently.
+            let mut client = client.clone();
+            async move {
+                let registered = register(&mut client, host, spec, service_endpoint, league_id)
+                    .await
+                    .with_context(|| format!("registering bot {:?} ({})", spec.display_name, spec.behaviour));
+                (index, registered)
+            }
+        })
+        .collect();
     let mut outcomes: Vec<_> = futures::stream::iter(registrations)
         .buffer_unordered(MAX_IN_FLIGHT)
         .collect()

@@ -7,9 +7,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::server::NamedService;
 use tonic::service::Routes;
+use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::ShutdownSignal;
@@ -35,9 +35,10 @@ pub async fn with_health_and_reflection<S: NamedService>(routes: Routes) -> anyh
 
 /// Serves `routes` on `listener` until `shutdown`, then lets in-flight calls finish.
 pub async fn serve(listener: TcpListener, routes: Routes, shutdown: ShutdownSignal) -> anyhow::Result<()> {
-    let incoming = TcpListenerStream::new(listener);
+    // Nagle off on every accepted connection: `Server::tcp_nodelay` only applies to listeners tonic binds
+    // itself, and with Nagle on, each small reply waits for the peer's delayed ACK (~40 ms).
+    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     tonic::transport::Server::builder()
-        .tcp_nodelay(true)
         .add_routes(routes)
         .serve_with_incoming_shutdown(incoming, shutdown.wait())
         .await

@@ -10,6 +10,7 @@ use prost::Message;
 use sqlx::PgConnection;
 
 use crate::error::{ManagerResult, reject};
+use crate::league::queue::timestamp_from_millis;
 use crate::league::table;
 
 /// The league `league_id` names, or the newest one when it is empty.
@@ -195,20 +196,27 @@ pub async fn match_detail(
     })
 }
 
+type LeagueRow = (String, String, i32, i32, Option<i64>, Option<i64>);
+
 pub async fn league_status(
     conn: &mut PgConnection,
     league_id: &str,
 ) -> ManagerResult<GetLeagueStatusResponse> {
-    let (game_type, status, current_round, total_rounds): (String, String, i32, i32) = sqlx::query_as(
-        "select game_type, status, current_round, total_rounds from leagues where league_id = $1",
+    let (game_type, status, current_round, total_rounds, started_ms, completed_ms): LeagueRow = sqlx::query_as(
+        "select game_type, status, current_round, total_rounds,
+                (extract(epoch from started_at) * 1000)::bigint, (extract(epoch from completed_at) * 1000)::bigint
+         from leagues where league_id = $1",
     )
     .bind(league_id)
     .fetch_one(&mut *conn)
     .await?;
-    let (total, finished, players): (i64, i64, i64) = sqlx::query_as(
+    let (total, finished, players, delivered, pending): (i64, i64, i64, i64, i64) = sqlx::query_as(
         "select (select count(*) from matches where league_id = $1),
                 (select count(*) from matches where league_id = $1 and status = 'finished'),
-                (select count(*) from league_players where league_id = $1)",
+                (select count(*) from league_players where league_id = $1),
+                (select notifications_delivered from leagues where league_id = $1),
+                (select count(*) from event_deliveries d join league_events e using (event_id)
+                 where e.league_id = $1 and d.delivered_at is null and d.gave_up_at is null)",
     )
     .bind(league_id)
     .fetch_one(&mut *conn)
@@ -233,6 +241,10 @@ pub async fn league_status(
         finished_matches: finished as u32,
         registered_players: players as u32,
         champion,
+        started_at: started_ms.map(timestamp_from_millis),
+        completed_at: completed_ms.map(timestamp_from_millis),
+        notifications_delivered: delivered as u32,
+        notifications_pending: pending as u32,
     })
 }
 

@@ -88,6 +88,14 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
     if rows.is_empty() {
         return Ok(Vec::new());
     }
+    let mut players = Vec::with_capacity(rows.len() * 2);
+    for row in &rows {
+        players.push(row.3.clone());
+        players.push(row.4.clone());
+    }
+    // One query for every player of the batch: a claim is on the critical path between two rounds.
+    let assigned = assigned_players(pool, &players).await?;
+    let find = |id: &str| assigned.iter().find(|player| player.player_id == id).cloned();
     let mut assignments = Vec::with_capacity(rows.len());
     for row in rows {
         let (
@@ -106,9 +114,10 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
             retry,
             lease,
         ) = row;
-        let players = assigned_players(pool, &league_id, &a, &b).await?;
         tracing::debug!(%league_id, %match_id, %referee_id, "match claimed");
         assignments.push(MatchAssignment {
+            player_a: find(&a),
+            player_b: find(&b),
             r#match: Some(ScheduledMatch {
                 league_id,
                 round_id: round_id as u32,
@@ -129,54 +138,48 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
                 retry_delay: Some(duration_from_millis(retry)),
                 lease_duration: Some(duration_from_millis(lease)),
             }),
-            player_a: players.0,
-            player_b: players.1,
         });
     }
     Ok(assignments)
 }
 
-/// Both players of a match with where to reach them and their record so far in the league.
-async fn assigned_players(
-    pool: &PgPool,
-    league_id: &str,
-    a: &str,
-    b: &str,
-) -> ManagerResult<(Option<AssignedPlayer>, Option<AssignedPlayer>)> {
+/// Players with where to reach them and their record so far in their league (a player is in one league).
+async fn assigned_players(pool: &PgPool, players: &[String]) -> ManagerResult<Vec<AssignedPlayer>> {
     let rows: Vec<(String, String, String, i64, i64, i64)> = sqlx::query_as(
-        "select a.agent_id, a.display_name, a.service_endpoint,
-                count(m.match_id) filter (where m.winner_player_id = a.agent_id),
-                count(m.match_id) filter (where m.result_status = 'draw'),
-                count(m.match_id) filter (where m.result_status <> 'draw'
-                                            and m.winner_player_id is distinct from a.agent_id)
-         from agents a
-         left join matches m on m.league_id = $1 and m.status = 'finished'
-                            and (m.player_a_id = a.agent_id or m.player_b_id = a.agent_id)
-         where a.agent_id in ($2, $3)
+        "with played as (
+             select player_a_id as player_id, winner_player_id, result_status from matches
+             where status = 'finished' and player_a_id = any($1)
+             union all
+             select player_b_id, winner_player_id, result_status from matches
+             where status = 'finished' and player_b_id = any($1)
+         )
+         select a.agent_id, a.display_name, a.service_endpoint,
+                count(p.player_id) filter (where p.winner_player_id = a.agent_id),
+                count(p.player_id) filter (where p.result_status = 'draw'),
+                count(p.player_id) filter (where p.result_status <> 'draw'
+                                             and p.winner_player_id is distinct from a.agent_id)
+         from agents a left join played p on p.player_id = a.agent_id
+         where a.agent_id = any($1)
          group by a.agent_id, a.display_name, a.service_endpoint",
     )
-    .bind(league_id)
-    .bind(a)
-    .bind(b)
+    .bind(players)
     .fetch_all(pool)
     .await?;
-    let find = |id: &str| {
-        rows.iter()
-            .find(|row| row.0 == id)
-            .map(
-                |(player_id, name, endpoint, wins, draws, losses)| AssignedPlayer {
-                    player_id: player_id.clone(),
-                    display_name: name.clone(),
-                    service_endpoint: endpoint.clone(),
-                    record: Some(PlayerRecord {
-                        wins: *wins as u32,
-                        losses: *losses as u32,
-                        draws: *draws as u32,
-                    }),
-                },
-            )
-    };
-    Ok((find(a), find(b)))
+    Ok(rows
+        .into_iter()
+        .map(
+            |(player_id, display_name, service_endpoint, wins, draws, losses)| AssignedPlayer {
+                player_id,
+                display_name,
+                service_endpoint,
+                record: Some(PlayerRecord {
+                    wins: wins as u32,
+                    losses: losses as u32,
+                    draws: draws as u32,
+                }),
+            },
+        )
+        .collect())
 }
 
 /// Extends every lease in `leases` that `referee_id` still holds; the others come back `renewed: false`.
