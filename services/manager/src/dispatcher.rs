@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use league_proto::v2::NotifyLeagueEventRequest;
 use league_proto::v2::player_service_client::PlayerServiceClient;
+use league_proto::v2::{NotifyLeagueEventRequest, NotifyLeagueEventsRequest};
 use league_runtime::ShutdownSignal;
 use prost::Message;
 use sqlx::PgPool;
@@ -26,8 +26,11 @@ const BATCH: i64 = 1000;
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
 /// After this many failed attempts a delivery is given up (and stays visible in the table).
 const MAX_ATTEMPTS: i32 = 8;
-/// Recipients served at once; each recipient's events still go one after another, in order.
-const PARALLEL_RECIPIENTS: usize = 64;
+/// Calls to player hosts in flight at once.
+const PARALLEL_CALLS: usize = 16;
+/// Notifications per call (each carries at most one standings table; this keeps calls well under
+/// gRPC's 4 MB message limit even with hundreds of players).
+const CHUNK: usize = 100;
 
 #[derive(Debug)]
 pub struct Dispatcher {
@@ -39,7 +42,6 @@ pub struct Dispatcher {
 struct Pending {
     event_id: i64,
     player_id: String,
-    endpoint: String,
     payload: Vec<u8>,
     attempts: i32,
 }
@@ -126,31 +128,31 @@ impl Dispatcher {
         .fetch_all(&self.pool)
         .await?;
         let full = rows.len() as i64 == BATCH;
-        let mut by_player: HashMap<String, Vec<Pending>> = HashMap::new();
+        // One call per player host (and per chunk): a round's notifications to 50 bots on one host are
+        // one or two calls, not 150. Rows stay in event order, so each player's events stay in order.
+        let mut by_host: HashMap<String, Vec<Pending>> = HashMap::new();
         for (event_id, player_id, endpoint, payload, attempts) in rows {
-            by_player.entry(player_id.clone()).or_default().push(Pending {
+            by_host.entry(endpoint).or_default().push(Pending {
                 event_id,
                 player_id,
-                endpoint,
                 payload,
                 attempts,
             });
         }
-        let mut work = Vec::with_capacity(by_player.len());
-        for (_, pending) in by_player {
-            let endpoint = &pending[0].endpoint;
-            let channel = match self.channels.get(endpoint) {
+        let mut work = Vec::new();
+        for (endpoint, pending) in by_host {
+            let channel = match self.channels.get(&endpoint) {
                 Some(channel) => channel.clone(),
                 None => {
-                    let channel = league_runtime::grpc::channel(endpoint)?;
+                    let channel = league_runtime::grpc::channel(&endpoint)?;
                     self.channels.insert(endpoint.clone(), channel.clone());
                     channel
                 }
             };
-            work.push(deliver_in_order(PlayerServiceClient::new(channel), pending));
+            work.push(deliver_to_host(PlayerServiceClient::new(channel), pending));
         }
         let outcomes: Vec<Delivered> = futures::stream::iter(work)
-            .buffer_unordered(PARALLEL_RECIPIENTS)
+            .buffer_unordered(PARALLEL_CALLS)
             .collect()
             .await;
 
@@ -182,7 +184,7 @@ impl Dispatcher {
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
-        for failed in outcomes.into_iter().filter_map(|(_, failed)| failed) {
+        for failed in outcomes.into_iter().flat_map(|(_, failed)| failed) {
             self.record_failure(failed).await?;
         }
         Ok(full)
@@ -211,32 +213,56 @@ impl Dispatcher {
     }
 }
 
-/// What one recipient's deliveries came to: the (event, player) pairs delivered, and the first failure.
-type Delivered = (Vec<(i64, String)>, Option<(Pending, String)>);
+/// What one call's deliveries came to: the (event, player) pairs delivered, and for each player whose
+/// delivery failed, its first failed event and why.
+type Delivered = (Vec<(i64, String)>, Vec<(Pending, String)>);
 
-/// Delivers one recipient's events in order, stopping at the first failure.
-async fn deliver_in_order(mut client: PlayerServiceClient<Channel>, pending: Vec<Pending>) -> Delivered {
+/// Delivers events to one player host, `CHUNK` per call, one call after another so that each player's
+/// events arrive in order; once a player's event fails, its later events stay for the redelivery.
+async fn deliver_to_host(mut client: PlayerServiceClient<Channel>, pending: Vec<Pending>) -> Delivered {
     let mut delivered = Vec::with_capacity(pending.len());
-    for item in pending {
-        let request = match NotifyLeagueEventRequest::decode(item.payload.as_slice()) {
-            Ok(mut request) => {
-                request.player_id = item.player_id.clone();
-                request.event_id = format!("{}/{}", request.league_id, item.event_id);
-                request
+    let mut failed: Vec<(Pending, String)> = Vec::new();
+    let has_failed = |failed: &[(Pending, String)], player_id: &str| {
+        failed.iter().any(|(first, _)| first.player_id == player_id)
+    };
+    let mut pending = pending.into_iter().peekable();
+    while pending.peek().is_some() {
+        let mut events = Vec::with_capacity(CHUNK);
+        let mut sent = Vec::with_capacity(CHUNK);
+        while events.len() < CHUNK {
+            let Some(item) = pending.next() else { break };
+            if has_failed(&failed, &item.player_id) {
+                continue;
             }
-            Err(error) => {
-                return (
-                    delivered,
-                    Some((item, format!("payload does not decode: {error}"))),
-                );
+            match NotifyLeagueEventRequest::decode(item.payload.as_slice()) {
+                Ok(mut request) => {
+                    request.player_id = item.player_id.clone();
+                    request.event_id = format!("{}/{}", request.league_id, item.event_id);
+                    events.push(request);
+                    sent.push(item);
+                }
+                Err(error) => failed.push((item, format!("payload does not decode: {error}"))),
             }
-        };
-        let mut call = tonic::Request::new(request);
+        }
+        if events.is_empty() {
+            continue;
+        }
+        let mut call = tonic::Request::new(NotifyLeagueEventsRequest { events });
         call.set_timeout(DELIVERY_TIMEOUT);
-        match client.notify_league_event(call).await {
-            Ok(_) => delivered.push((item.event_id, item.player_id)),
-            Err(status) => return (delivered, Some((item, status.message().to_owned()))),
+        let (accepted, reason) = match client.notify_league_events(call).await {
+            Ok(response) => (
+                response.into_inner().accepted,
+                "not taken by the player host".to_owned(),
+            ),
+            Err(status) => (Vec::new(), status.message().to_owned()),
+        };
+        for (index, item) in sent.into_iter().enumerate() {
+            if accepted.get(index).copied().unwrap_or(false) {
+                delivered.push((item.event_id, item.player_id));
+            } else if !has_failed(&failed, &item.player_id) {
+                failed.push((item, reason.clone()));
+            }
         }
     }
-    (delivered, None)
+    (delivered, failed)
 }

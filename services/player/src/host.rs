@@ -3,7 +3,7 @@
 //! The bots live behind one mutex that is held only while a bot decides or remembers — never while a
 //! reply waits (see [`Reply::deliver`]) — so a silent or late bot delays nobody else.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -12,7 +12,7 @@ use league_proto::v2::player_service_server::{PlayerService, PlayerServiceServer
 use league_proto::v2::{
     InviteToMatchRequest, InviteToMatchResponse, NotifyGameErrorRequest, NotifyGameErrorResponse,
     NotifyGameOverRequest, NotifyGameOverResponse, NotifyLeagueEventRequest, NotifyLeagueEventResponse,
-    RequestMoveRequest, RequestMoveResponse,
+    NotifyLeagueEventsRequest, NotifyLeagueEventsResponse, RequestMoveRequest, RequestMoveResponse,
 };
 use league_proto::{ErrorCode, error_code};
 use rand::TryRngCore;
@@ -240,7 +240,33 @@ impl PlayerService for PlayerHost {
         &self,
         request: Request<NotifyLeagueEventRequest>,
     ) -> Result<Response<NotifyLeagueEventResponse>, Status> {
-        let request = request.into_inner();
+        self.take_event(request.into_inner()).await?;
+        Ok(Response::new(NotifyLeagueEventResponse {}))
+    }
+
+    async fn notify_league_events(
+        &self,
+        request: Request<NotifyLeagueEventsRequest>,
+    ) -> Result<Response<NotifyLeagueEventsResponse>, Status> {
+        let events = request.into_inner().events;
+        let mut accepted = Vec::with_capacity(events.len());
+        let mut failed: HashSet<String> = HashSet::new();
+        for event in events {
+            let player_id = event.player_id.clone();
+            // After a failure for a player, its later events wait for the redelivery: order holds.
+            let taken = !failed.contains(&player_id) && self.take_event(event).await.is_ok();
+            if !taken {
+                failed.insert(player_id);
+            }
+            accepted.push(taken);
+        }
+        Ok(Response::new(NotifyLeagueEventsResponse { accepted }))
+    }
+}
+
+impl PlayerHost {
+    /// Records one league notification for its bot, once per event id.
+    async fn take_event(&self, request: NotifyLeagueEventRequest) -> Result<(), Status> {
         let kind = EventKind::of(request.event.as_ref());
         self.await_bot(&request.player_id).await;
         let first = self.with_bot(&request.player_id, |bot| {
@@ -252,6 +278,6 @@ impl PlayerService for PlayerHost {
             // Acknowledged all the same, so the manager stops redelivering it.
             tracing::debug!(player_id = %request.player_id, event_id = %request.event_id, "event redelivered");
         }
-        Ok(Response::new(NotifyLeagueEventResponse {}))
+        Ok(())
     }
 }

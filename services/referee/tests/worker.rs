@@ -374,6 +374,14 @@ impl PlayerService for FakePlayerHost {
     ) -> Result<Response<NotifyLeagueEventResponse>, Status> {
         Ok(Response::new(NotifyLeagueEventResponse {}))
     }
+
+    async fn notify_league_events(
+        &self,
+        request: Request<NotifyLeagueEventsRequest>,
+    ) -> Result<Response<NotifyLeagueEventsResponse>, Status> {
+        let accepted = vec![true; request.into_inner().events.len()];
+        Ok(Response::new(NotifyLeagueEventsResponse { accepted }))
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------
