@@ -9,6 +9,8 @@ use league_proto::v2::manager_service_server::ManagerService;
 use league_proto::v2::*;
 use secrecy::ExposeSecret;
 use sqlx::PgPool;
+use sqlx::Postgres;
+use sqlx::pool::PoolConnection;
 use tonic::{Request, Response, Status};
 
 use crate::auth::{AgentKind, Authenticator, Caller};
@@ -51,9 +53,11 @@ impl Manager {
         self.auth.caller(request_metadata).await
     }
 
-    async fn league(&self, league_id: &str) -> ManagerResult<String> {
+    /// A pooled connection and the league `league_id` names (empty: the newest), for a query.
+    async fn league_connection(&self, league_id: &str) -> ManagerResult<(PoolConnection<Postgres>, String)> {
         let mut conn = self.pool.acquire().await?;
-        queries::resolve_league(&mut conn, league_id).await
+        let league_id = queries::resolve_league(&mut conn, league_id).await?;
+        Ok((conn, league_id))
     }
 }
 
@@ -139,7 +143,7 @@ impl ManagerService for Manager {
         request: Request<StartLeagueRequest>,
     ) -> Result<Response<StartLeagueResponse>, Status> {
         self.auth.operator(request.metadata()).await?;
-        let league_id = self.league(&request.get_ref().league_id).await?;
+        let (_, league_id) = self.league_connection(&request.get_ref().league_id).await?;
         let started = start::start(&self.pool, &league_id).await?;
         self.wakeups.matches_ready.notify_waiters();
         self.wakeups.events_pending.notify_one();
@@ -196,23 +200,12 @@ impl ManagerService for Manager {
         request: Request<GetStandingsRequest>,
     ) -> Result<Response<GetStandingsResponse>, Status> {
         self.querier(request.metadata()).await?;
-        let mut conn = self
-            .pool
-            .acquire()
-            .await
-            .map_err(crate::error::ManagerError::from)?;
-        let league_id = queries::resolve_league(&mut conn, &request.get_ref().league_id).await?;
+        let (mut conn, league_id) = self.league_connection(&request.get_ref().league_id).await?;
         let standings = table::standings(&mut conn, &league_id).await?;
-        let (round_id,): (i32,) = sqlx::query_as(
-            "select coalesce(max(round_id), 0) from rounds where league_id = $1 and status = 'completed'",
-        )
-        .bind(&league_id)
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(crate::error::ManagerError::from)?;
+        let round_id = queries::last_completed_round(&mut conn, &league_id).await?;
         Ok(Response::new(GetStandingsResponse {
             league_id,
-            round_id: round_id as u32,
+            round_id,
             standings,
         }))
     }
@@ -222,12 +215,7 @@ impl ManagerService for Manager {
         request: Request<GetScheduleRequest>,
     ) -> Result<Response<GetScheduleResponse>, Status> {
         self.querier(request.metadata()).await?;
-        let mut conn = self
-            .pool
-            .acquire()
-            .await
-            .map_err(crate::error::ManagerError::from)?;
-        let league_id = queries::resolve_league(&mut conn, &request.get_ref().league_id).await?;
+        let (mut conn, league_id) = self.league_connection(&request.get_ref().league_id).await?;
         let rounds = queries::schedule(&mut conn, &league_id).await?;
         Ok(Response::new(GetScheduleResponse { league_id, rounds }))
     }
@@ -239,12 +227,7 @@ impl ManagerService for Manager {
         let caller = self.querier(request.metadata()).await?;
         let request = request.into_inner();
         only_about_self(&caller, &request.player_id)?;
-        let mut conn = self
-            .pool
-            .acquire()
-            .await
-            .map_err(crate::error::ManagerError::from)?;
-        let league_id = queries::resolve_league(&mut conn, &request.league_id).await?;
+        let (mut conn, league_id) = self.league_connection(&request.league_id).await?;
         let found = queries::next_match(&mut conn, &league_id, &request.player_id).await?;
         Ok(Response::new(GetNextMatchResponse { r#match: found }))
     }
@@ -255,12 +238,7 @@ impl ManagerService for Manager {
     ) -> Result<Response<GetPlayerStatsResponse>, Status> {
         self.querier(request.metadata()).await?;
         let request = request.into_inner();
-        let mut conn = self
-            .pool
-            .acquire()
-            .await
-            .map_err(crate::error::ManagerError::from)?;
-        let league_id = queries::resolve_league(&mut conn, &request.league_id).await?;
+        let (mut conn, league_id) = self.league_connection(&request.league_id).await?;
         Ok(Response::new(
             queries::player_stats(&mut conn, &league_id, &request.player_id).await?,
         ))
@@ -272,12 +250,7 @@ impl ManagerService for Manager {
     ) -> Result<Response<GetMatchResponse>, Status> {
         self.querier(request.metadata()).await?;
         let request = request.into_inner();
-        let mut conn = self
-            .pool
-            .acquire()
-            .await
-            .map_err(crate::error::ManagerError::from)?;
-        let league_id = queries::resolve_league(&mut conn, &request.league_id).await?;
+        let (mut conn, league_id) = self.league_connection(&request.league_id).await?;
         Ok(Response::new(
             queries::match_detail(&mut conn, &league_id, &request.match_id).await?,
         ))
@@ -288,12 +261,7 @@ impl ManagerService for Manager {
         request: Request<GetLeagueStatusRequest>,
     ) -> Result<Response<GetLeagueStatusResponse>, Status> {
         self.querier(request.metadata()).await?;
-        let mut conn = self
-            .pool
-            .acquire()
-            .await
-            .map_err(crate::error::ManagerError::from)?;
-        let league_id = queries::resolve_league(&mut conn, &request.get_ref().league_id).await?;
+        let (mut conn, league_id) = self.league_connection(&request.get_ref().league_id).await?;
         Ok(Response::new(
             queries::league_status(&mut conn, &league_id).await?,
         ))

@@ -98,6 +98,17 @@ pub async fn scheduled_matches(
     Ok(rows.into_iter().map(ScheduledMatch::from).collect())
 }
 
+/// The last round whose matches are all final (0 before any).
+pub async fn last_completed_round(conn: &mut PgConnection, league_id: &str) -> ManagerResult<u32> {
+    let (round_id,): (i32,) = sqlx::query_as(
+        "select coalesce(max(round_id), 0) from rounds where league_id = $1 and status = 'completed'",
+    )
+    .bind(league_id)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(round_id as u32)
+}
+
 pub async fn schedule(conn: &mut PgConnection, league_id: &str) -> ManagerResult<Vec<ScheduledRound>> {
     let byes: Vec<(i32, Option<String>)> =
         sqlx::query_as("select round_id, bye_player_id from rounds where league_id = $1 order by round_id")
