@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 const PROTOS: &[&str] = &[
+    "league/v2/agents.proto",
     "league/v2/common.proto",
     "league/v2/manager.proto",
     "league/v2/player.proto",

@@ -41,7 +41,16 @@ fn parse_table(stdout: &str) -> Vec<Row> {
 #[test]
 fn league_run_plays_a_whole_league_across_processes() {
     let output = Command::new(env!("CARGO_BIN_EXE_league"))
-        .args(["run", "--players", "5", "--referees", "2", "--quiet"])
+        .args([
+            "run",
+            "--players",
+            "5",
+            "--referees",
+            "2",
+            "--quiet",
+            "--gateway-addr",
+            "127.0.0.1:0",
+        ])
         .env("RUST_LOG", "warn")
         .output()
         .expect("the league binary runs");

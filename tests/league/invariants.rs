@@ -1,5 +1,7 @@
 //! The design's invariants, checked against what a finished league left in the database (and in the bots'
-//! memory), one function each. Every full-league test runs them all through [`check_all`].
+//! memory), one function each. Every full-league test runs them all through `support::check_all`; the
+//! reliability tests (tests/reliability), whose bots live in another process, include this file too and
+//! run the checks that need only the database and `GetStandings`.
 //!
 //! 1. every scheduled match has exactly one recorded result ([`one_result_per_match`]);
 //! 2. standings equal a recomputation from the recorded results ([`standings_equal_recomputation`]);
@@ -17,13 +19,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use league_player::{EventKind, PlayerHost};
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::{
-    Direction, MatchResult, MatchState, MatchTranscript, MessageRecord, NotifyLeagueEventRequest,
-    ResultStatus, StandingRow, transcript_entry,
+    Direction, GetStandingsResponse, MatchResult, MatchState, MatchTranscript, MessageRecord,
+    NotifyLeagueEventRequest, ResultStatus, StandingRow, transcript_entry,
 };
 use prost::Message;
 use sqlx::PgPool;
-
-use crate::support::{Finished, RunningLeague};
 
 /// A league's rows, read once after it finished.
 #[derive(Debug)]
@@ -258,21 +258,6 @@ pub fn states(transcript: &MatchTranscript) -> Vec<MatchState> {
             _ => None,
         })
         .collect()
-}
-
-/// Every check, as every full-league test runs them; returns the facts for the test's own assertions.
-pub async fn check_all(league: &RunningLeague, finished: &Finished) -> Facts {
-    let facts = Facts::load(&league.pool, &league.league_id).await;
-    assert_eq!(facts.players.len(), league.setup.players as usize);
-    assert_eq!(facts.game, league.setup.game);
-    one_result_per_match(&facts);
-    pairs_meet_once(&facts);
-    standings_equal_recomputation(&facts, finished);
-    rounds_run_in_order(&facts);
-    lifecycle_delivered_once(&facts, &league.host);
-    choices_before_the_draw(&facts);
-    bots_remember_their_results(&facts, &league.host);
-    facts
 }
 
 /// Invariant 1: n(n−1)/2 scheduled matches, each finished with exactly one recorded result whose
@@ -546,7 +531,7 @@ fn assert_table_is(facts: &Facts, rows: &[StandingRow], expected: &BTreeMap<Stri
 /// Invariant 2: GetStandings, the final standings of LEAGUE_COMPLETED and every round's
 /// LEAGUE_STANDINGS_UPDATE equal a recomputation from the recorded results (of the rounds played so far),
 /// ranked by points.
-pub fn standings_equal_recomputation(facts: &Facts, finished: &Finished) {
+pub fn standings_equal_recomputation(facts: &Facts, standings: &GetStandingsResponse) {
     let last = facts.total_rounds;
     let expected = recompute(facts, last);
     let names: HashMap<&str, &str> = facts
@@ -554,7 +539,6 @@ pub fn standings_equal_recomputation(facts: &Facts, finished: &Finished) {
         .iter()
         .map(|p| (p.player_id.as_str(), p.display_name.as_str()))
         .collect();
-    let standings = &finished.standings;
     assert_eq!(standings.league_id, facts.league_id);
     assert_eq!(
         standings.round_id as i32, last,
@@ -664,11 +648,17 @@ fn kind_of(kind: &str) -> EventKind {
     }
 }
 
-/// Invariant 3, second half, and the outbox: the events are ROUND_ANNOUNCEMENT, ROUND_COMPLETED and
-/// LEAGUE_STANDINGS_UPDATE for each round in order, then LEAGUE_COMPLETED exactly once; each payload
-/// says what its row says; every player has exactly one delivery of each, delivered at the first
-/// attempt; and each bot took exactly those events, each id once, in order, the last LEAGUE_COMPLETED.
+/// Invariant 3, second half, and the outbox: [`lifecycle_recorded_once`] in the database, and
+/// [`bots_took_each_event_once`] in the bots' memory.
 pub fn lifecycle_delivered_once(facts: &Facts, host: &PlayerHost) {
+    lifecycle_recorded_once(facts);
+    bots_took_each_event_once(facts, host);
+}
+
+/// The outbox in the database: the events are ROUND_ANNOUNCEMENT, ROUND_COMPLETED and
+/// LEAGUE_STANDINGS_UPDATE for each round in order, then LEAGUE_COMPLETED exactly once; each payload says
+/// what its row says; every player has exactly one delivery of each, delivered at the first attempt.
+pub fn lifecycle_recorded_once(facts: &Facts) {
     let rounds = facts.total_rounds;
     let recorded: Vec<(&str, i32)> = facts
         .events
@@ -791,7 +781,12 @@ pub fn lifecycle_delivered_once(facts: &Facts, host: &PlayerHost) {
             mine, expected,
             "{player}: one delivery of each round's three notifications and one LEAGUE_COMPLETED"
         );
+    }
+}
 
+/// Each bot took exactly the league's events, each id once, in order, the last LEAGUE_COMPLETED.
+pub fn bots_took_each_event_once(facts: &Facts, host: &PlayerHost) {
+    for player in facts.player_ids() {
         let taken = host
             .events(player)
             .unwrap_or_else(|| panic!("{player} is hosted"));

@@ -21,11 +21,13 @@ use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{GetLeagueStatusRequest, GetStandingsRequest, GetStandingsResponse};
 use league_referee::app::{RefereeApp, RefereeConfig};
 use league_runtime::Shutdown;
+use league_runtime::grpc::GrpcChannel;
 use secrecy::{ExposeSecret, SecretString};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::{Connection, PgConnection, PgPool};
 use tokio::task::JoinHandle;
-use tonic::transport::Channel;
+
+use crate::invariants::{self, Facts};
 
 pub const OPERATOR_TOKEN: &str = "operator-token-for-league-tests";
 
@@ -121,7 +123,7 @@ pub struct RunningLeague {
     /// The test's own pool on the league's database (not the manager's).
     pub pool: PgPool,
     pub manager_addr: SocketAddr,
-    pub manager: ManagerServiceClient<Channel>,
+    pub manager: ManagerServiceClient<GrpcChannel>,
     pub host: Arc<PlayerHost>,
     /// The bots as registered, in the order of their behaviours in `setup.strategies`.
     pub bots: Vec<RegisteredBot>,
@@ -259,6 +261,7 @@ impl RunningLeague {
             advertise_url: None,
             referee_name: format!("referee-{}", index + 1),
             referee_capacity: self.setup.capacity,
+            ..RefereeConfig::default()
         })
         .await
         .expect("a referee builds");
@@ -391,4 +394,20 @@ pub async fn finish(league: &mut RunningLeague) -> Finished {
         .into_inner();
     league.stop().await;
     Finished { standings }
+}
+
+/// Every check of [`invariants`](crate::invariants), as every full-league test runs them; returns the
+/// facts for the test's own assertions.
+pub async fn check_all(league: &RunningLeague, finished: &Finished) -> Facts {
+    let facts = Facts::load(&league.pool, &league.league_id).await;
+    assert_eq!(facts.players.len(), league.setup.players as usize);
+    assert_eq!(facts.game, league.setup.game);
+    invariants::one_result_per_match(&facts);
+    invariants::pairs_meet_once(&facts);
+    invariants::standings_equal_recomputation(&facts, &finished.standings);
+    invariants::rounds_run_in_order(&facts);
+    invariants::lifecycle_delivered_once(&facts, &league.host);
+    invariants::choices_before_the_draw(&facts);
+    invariants::bots_remember_their_results(&facts, &league.host);
+    facts
 }

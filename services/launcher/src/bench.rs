@@ -54,6 +54,9 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<()> {
             cluster_dir: ".league/postgres".into(),
             deadline: "30m".to_owned(),
             quiet: true,
+            gateway_addr: "127.0.0.1:0".to_owned(),
+            external_players: 0,
+            gateways: 1,
         };
         eprintln!(
             "bench: {players} players, {} referees × {} matches",

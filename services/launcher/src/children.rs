@@ -1,6 +1,7 @@
 //! Child processes of `league run`: the same binary started as each service, with its configuration in
 //! the environment. A child says it is ready by printing `LEAGUE_READY <service> <url>` on stdout, so
-//! the launcher waits for that line rather than for a guessed amount of time.
+//! the launcher waits for that line rather than for a guessed amount of time. Just before it, a service
+//! with an admin server prints `LEAGUE_ADMIN <service> <url>` (metrics, health, readiness).
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -14,6 +15,8 @@ use tokio::process::{Child, Command};
 pub struct Service {
     pub name: String,
     pub url: String,
+    /// Where its admin server answers `/metrics`, `/healthz` and `/readyz`, if it announced one.
+    pub admin_url: Option<String>,
     child: Child,
 }
 
@@ -25,19 +28,39 @@ pub async fn start(
     ready_within: Duration,
 ) -> anyhow::Result<Service> {
     let exe = std::env::current_exe().context("locating the league binary")?;
-    let mut child = Command::new(exe)
+    start_program(&exe, name, subcommand, env, ready_within, Stdio::inherit()).await
+}
+
+/// [`start`] for a given `league` binary (tests start `CARGO_BIN_EXE_league`), its logs (stderr) going
+/// to `stderr`.
+pub async fn start_program(
+    program: &std::path::Path,
+    name: &str,
+    subcommand: &str,
+    env: &[(String, String)],
+    ready_within: Duration,
+    stderr: Stdio,
+) -> anyhow::Result<Service> {
+    let mut child = Command::new(program)
         .arg(subcommand)
         .envs(env.iter().map(|(key, value)| (key, value)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(stderr)
         .kill_on_drop(true)
         .spawn()
         .with_context(|| format!("starting {name}"))?;
     let stdout = child.stdout.take().context("child stdout")?;
     let mut lines = BufReader::new(stdout).lines();
+    let mut admin_url = None;
     let url = tokio::time::timeout(ready_within, async {
         while let Some(line) = lines.next_line().await? {
+            if let Some((_, url)) = line
+                .strip_prefix("LEAGUE_ADMIN ")
+                .and_then(|rest| rest.split_once(' '))
+            {
+                admin_url = Some(url.to_owned());
+            }
             if let Some((_, url)) = line
                 .strip_prefix("LEAGUE_READY ")
                 .and_then(|rest| rest.split_once(' '))
@@ -54,6 +77,7 @@ pub async fn start(
     Ok(Service {
         name: name.to_owned(),
         url,
+        admin_url,
         child,
     })
 }
@@ -68,6 +92,36 @@ impl Service {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()?)).ok()?;
         let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
         line.split_whitespace().nth(1)?.parse().ok()
+    }
+
+    /// SIGKILL, as a crash would (nothing runs after it), and the exit reaped.
+    pub async fn kill(&mut self) -> anyhow::Result<std::process::ExitStatus> {
+        self.child
+            .start_kill()
+            .with_context(|| format!("killing {}", self.name))?;
+        Ok(self.child.wait().await?)
+    }
+
+    /// SIGTERM, then waits up to `within` for the process to exit on its own (SIGKILL and an error if it
+    /// does not): the exit status of a graceful shutdown.
+    pub async fn terminate(&mut self, within: Duration) -> anyhow::Result<std::process::ExitStatus> {
+        let pid = self
+            .child
+            .id()
+            .with_context(|| format!("{} has already exited", self.name))?;
+        let signalled = Command::new("kill")
+            .arg("-TERM")
+            .arg(pid.to_string())
+            .status()
+            .await?;
+        anyhow::ensure!(signalled.success(), "cannot signal {}", self.name);
+        match tokio::time::timeout(within, self.child.wait()).await {
+            Ok(exited) => Ok(exited?),
+            Err(_) => {
+                let _ = self.child.kill().await;
+                anyhow::bail!("{} did not exit within {within:?} of SIGTERM", self.name)
+            }
+        }
     }
 
     /// SIGTERM, then up to `grace` for a clean exit, then SIGKILL.

@@ -5,6 +5,7 @@ pub mod children;
 pub mod run;
 pub mod services;
 pub mod table;
+pub mod warnings;
 
 use clap::Subcommand;
 
@@ -12,10 +13,16 @@ use clap::Subcommand;
 pub enum Command {
     /// Run the league manager (configured by LEAGUE_* variables and DATABASE_URL).
     Manager,
+    /// Apply the database migrations to DATABASE_URL and exit (before the manager starts; upgrades).
+    Migrate,
     /// Run a referee worker.
     Referee,
     /// Run a player host with bot players.
     Player,
+    /// Run the gateway: league.v2 JSON-RPC and MCP on /mcp for external agents.
+    Gateway,
+    /// List external agents' protocol-compliance warnings (operator; LEAGUE_MANAGER_URL, LEAGUE_OPERATOR_TOKEN).
+    Warnings(warnings::WarningsArgs),
     /// Run a whole league on this machine and print the standings.
     Run(run::RunArgs),
     /// Run leagues of instant bots and report throughput, latency and memory.
@@ -25,8 +32,11 @@ pub enum Command {
 pub async fn execute(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Manager => services::manager().await,
+        Command::Migrate => services::migrate().await,
         Command::Referee => services::referee().await,
         Command::Player => services::player().await,
+        Command::Gateway => services::gateway().await,
+        Command::Warnings(args) => warnings::warnings(args).await,
         Command::Run(args) => run::run(args).await,
         Command::Bench(args) => bench::bench(args).await,
     }

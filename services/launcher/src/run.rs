@@ -56,17 +56,29 @@ pub struct RunArgs {
     /// Print only the final table.
     #[arg(long)]
     pub quiet: bool,
+    /// Where the gateway serves `/mcp` for external agents (`…:0` picks a free port).
+    #[arg(long, default_value = "127.0.0.1:8000")]
+    pub gateway_addr: String,
+    /// External agents the league waits for (they register through the gateway) besides the bots.
+    #[arg(long, default_value_t = 0)]
+    pub external_players: u32,
+    /// Gateway replicas (the first on `--gateway-addr`, the others on free ports), as behind a load
+    /// balancer: a reply may reach a replica other than the one waiting for it.
+    #[arg(long, default_value_t = 1)]
+    pub gateways: u32,
 }
 
 /// A finished league whose services are still up, for whoever wants to look at it before they stop.
 #[derive(Debug)]
 pub struct Finished {
-    pub client: ManagerServiceClient<tonic::transport::Channel>,
+    pub client: ManagerServiceClient<league_runtime::grpc::GrpcChannel>,
     pub operator_token: SecretString,
     pub league_id: String,
     pub status: GetLeagueStatusResponse,
     /// Peak resident memory of each service process, in KiB.
     pub peak_rss_kib: Vec<(String, u64)>,
+    /// Where each service's admin server answers `/metrics`, `/healthz` and `/readyz`.
+    pub admin_urls: Vec<(String, String)>,
 }
 
 /// What a finished run measured.
@@ -106,6 +118,7 @@ pub async fn run_league<T>(
     let common = vec![
         ("RUST_LOG".to_owned(), quiet_logs),
         ("LEAGUE_LISTEN_ADDR".to_owned(), "127.0.0.1:0".to_owned()),
+        ("LEAGUE_ADMIN_ADDR".to_owned(), "127.0.0.1:0".to_owned()),
         ("LEAGUE_ID".to_owned(), league_id.clone()),
     ];
     let mut manager_env = common.clone();
@@ -116,7 +129,10 @@ pub async fn run_league<T>(
             operator_token.expose_secret().to_owned(),
         ),
         ("LEAGUE_GAME_TYPE".to_owned(), args.game.clone()),
-        ("LEAGUE_AUTO_START_PLAYERS".to_owned(), args.players.to_string()),
+        (
+            "LEAGUE_AUTO_START_PLAYERS".to_owned(),
+            (args.players + args.external_players).to_string(),
+        ),
         ("LEAGUE_JOIN_TIMEOUT".to_owned(), args.join_timeout.clone()),
         ("LEAGUE_MOVE_TIMEOUT".to_owned(), args.move_timeout.clone()),
         ("LEAGUE_RETRY_DELAY".to_owned(), args.retry_delay.clone()),
@@ -126,6 +142,32 @@ pub async fn run_league<T>(
     let manager = children::start("manager", "manager", &manager_env, ready).await?;
     let mut services = vec![];
     let started = async {
+        // The gateways first, so external agents can register while the bots do.
+        for replica in 1..=args.gateways.max(1) {
+            let addr = if replica == 1 {
+                args.gateway_addr.clone()
+            } else {
+                "127.0.0.1:0".to_owned()
+            };
+            let mut gateway_env = common.clone();
+            gateway_env.extend([
+                ("LEAGUE_MANAGER_URL".to_owned(), manager.url.clone()),
+                ("LEAGUE_HTTP_ADDR".to_owned(), addr),
+                (
+                    "LEAGUE_OPERATOR_TOKEN".to_owned(),
+                    operator_token.expose_secret().to_owned(),
+                ),
+            ]);
+            let gateway =
+                children::start(&format!("gateway-{replica}"), "gateway", &gateway_env, ready).await?;
+            if !args.quiet {
+                println!(
+                    "gateway: external agents POST league.v2 JSON-RPC to {}/mcp",
+                    gateway.url
+                );
+            }
+            services.push(gateway);
+        }
         let mut referee_env = common.clone();
         referee_env.push(("LEAGUE_MANAGER_URL".to_owned(), manager.url.clone()));
         referee_env.push((
@@ -158,12 +200,17 @@ pub async fn run_league<T>(
                 .iter()
                 .map(|service| (service.name.clone(), service.peak_rss_kib().unwrap_or(0))),
         );
+        let admin_urls = std::iter::once(&manager)
+            .chain(&services)
+            .filter_map(|service| Some((service.name.clone(), service.admin_url.clone()?)))
+            .collect();
         let mut finished = Finished {
             client,
             operator_token: operator_token.clone(),
             league_id: league_id.clone(),
             status,
             peak_rss_kib,
+            admin_urls,
         };
         let inspected = inspect(&mut finished).await?;
         anyhow::Ok((summary, inspected))
@@ -187,7 +234,7 @@ async fn follow(
 ) -> anyhow::Result<(
     RunSummary,
     GetLeagueStatusResponse,
-    ManagerServiceClient<tonic::transport::Channel>,
+    ManagerServiceClient<league_runtime::grpc::GrpcChannel>,
 )> {
     let mut client = ManagerServiceClient::new(league_runtime::grpc::channel(manager_url)?);
     let mut last_shown = (u32::MAX, u32::MAX);

@@ -3,12 +3,16 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
+use league_proto::v2::agents_service_server::AgentsServiceServer;
 use league_proto::v2::manager_service_server::ManagerServiceServer;
+use league_runtime::admin::Readiness;
 use league_runtime::{ShutdownSignal, grpc};
 use sqlx::PgPool;
 use tokio::net::TcpListener;
 
+use crate::agents::Agents;
 use crate::auth::Authenticator;
 use crate::config::ManagerConfig;
 use crate::db;
@@ -17,12 +21,16 @@ use crate::league::start::{self, NewLeague};
 use crate::service::Manager;
 use crate::wakeups::Wakeups;
 
+/// How long a readiness probe waits for the database to answer.
+const READINESS_PING_TIMEOUT: Duration = Duration::from_secs(2);
+
 #[derive(Debug)]
 pub struct ManagerApp {
     listener: TcpListener,
     local_addr: SocketAddr,
     pool: PgPool,
     service: Manager,
+    agents: Agents,
     wakeups: Arc<Wakeups>,
 }
 
@@ -49,6 +57,7 @@ impl ManagerApp {
         }
         let wakeups = Arc::new(Wakeups::default());
         let auth = Arc::new(Authenticator::new(pool.clone(), config.operator_token.as_ref()));
+        let agents = Agents::new(pool.clone(), auth.clone());
         let service = Manager::new(pool.clone(), auth, wakeups.clone(), config.timing);
         let (listener, local_addr) = grpc::bind(config.listen_addr).await?;
         Ok(Self {
@@ -56,6 +65,7 @@ impl ManagerApp {
             local_addr,
             pool,
             service,
+            agents,
             wakeups,
         })
     }
@@ -68,11 +78,30 @@ impl ManagerApp {
         &self.pool
     }
 
+    /// Makes `readiness` ready — `build` has migrated the database — for as long as the database
+    /// answers, asked on every probe: a manager cut off from Postgres can serve nothing.
+    pub fn report_readiness(&self, readiness: &Readiness) {
+        let pool = self.pool.clone();
+        readiness.set_check(move || {
+            let pool = pool.clone();
+            async move {
+                let ping = sqlx::query("select 1").execute(&pool);
+                matches!(
+                    tokio::time::timeout(READINESS_PING_TIMEOUT, ping).await,
+                    Ok(Ok(_))
+                )
+            }
+        });
+        readiness.set_ready(true);
+    }
+
     pub async fn run(self, shutdown: ShutdownSignal) -> anyhow::Result<()> {
         tokio::spawn(self.wakeups.clone().listen(self.pool.clone(), shutdown.clone()));
         let dispatcher =
             tokio::spawn(Dispatcher::new(self.pool.clone(), self.wakeups.clone()).run(shutdown.clone()));
-        let routes = tonic::service::Routes::new(ManagerServiceServer::new(self.service));
+        tokio::spawn(self.agents.clone().listen(shutdown.clone()));
+        let routes = tonic::service::Routes::new(ManagerServiceServer::new(self.service))
+            .add_service(AgentsServiceServer::new(self.agents));
         let routes = grpc::with_health_and_reflection::<ManagerServiceServer<Manager>>(routes).await?;
         tracing::info!(addr = %self.local_addr, "manager listening");
         grpc::serve(self.listener, routes, shutdown).await?;

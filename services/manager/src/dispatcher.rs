@@ -12,16 +12,17 @@ use futures::StreamExt;
 use league_proto::v2::player_service_client::PlayerServiceClient;
 use league_proto::v2::{NotifyLeagueEventRequest, NotifyLeagueEventsRequest};
 use league_runtime::ShutdownSignal;
+use league_runtime::grpc::GrpcChannel;
 use prost::Message;
-use sqlx::PgPool;
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::Postgres;
-use tonic::transport::Channel;
+use sqlx::{Connection, PgPool};
 
 use crate::wakeups::Wakeups;
 
-/// Advisory lock key of the one active dispatcher ("league outbox").
-const DISPATCHER_LOCK: i64 = 0x6c65_6167_7565_6f62;
+/// Advisory lock key of the one active dispatcher ("league outbox"). Public for tests that hold it to
+/// keep notifications waiting.
+pub const DISPATCHER_LOCK: i64 = 0x6c65_6167_7565_6f62;
 const BATCH: i64 = 1000;
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
 /// After this many failed attempts a delivery is given up (and stays visible in the table).
@@ -36,7 +37,7 @@ const CHUNK: usize = 100;
 pub struct Dispatcher {
     pool: PgPool,
     wakeups: Arc<Wakeups>,
-    channels: HashMap<String, Channel>,
+    channels: HashMap<String, GrpcChannel>,
 }
 
 struct Pending {
@@ -66,6 +67,17 @@ impl Dispatcher {
             tokio::pin!(notified);
             notified.as_mut().enable();
             let mut more = false;
+            if let Some(conn) = active_lock.as_mut() {
+                // A session advisory lock lives as long as its connection. After a database restart or
+                // a broken connection the lock is gone — and another manager's dispatcher may hold it
+                // now — yet without this check this one went on delivering as if it were still the only
+                // one. Make sure the connection (hence the lock) is still there before each batch.
+                if let Err(error) = conn.ping().await {
+                    tracing::warn!(%error, "the outbox dispatcher lost its lock's connection; taking the lock again");
+                    conn.close_on_drop();
+                    active_lock = None;
+                }
+            }
             if active_lock.is_none() {
                 active_lock = self.try_lock().await;
             }
@@ -219,7 +231,7 @@ type Delivered = (Vec<(i64, String)>, Vec<(Pending, String)>);
 
 /// Delivers events to one player host, `CHUNK` per call, one call after another so that each player's
 /// events arrive in order; once a player's event fails, its later events stay for the redelivery.
-async fn deliver_to_host(mut client: PlayerServiceClient<Channel>, pending: Vec<Pending>) -> Delivered {
+async fn deliver_to_host(mut client: PlayerServiceClient<GrpcChannel>, pending: Vec<Pending>) -> Delivered {
     let mut delivered = Vec::with_capacity(pending.len());
     let mut failed: Vec<(Pending, String)> = Vec::new();
     let has_failed = |failed: &[(Pending, String)], player_id: &str| {

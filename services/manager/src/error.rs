@@ -32,11 +32,37 @@ impl From<ManagerError> for tonic::Status {
         match error {
             ManagerError::Rejected { code, message } => error_code::status(code, message),
             ManagerError::Status(status) => status,
+            // A lost database (restart, failover) is not a failed request: saying so with the retryable
+            // E009 lets referees retry their reports instead of dropping a finished result, which would
+            // otherwise be replayed from scratch once its lease expired. A retried report is safe: the
+            // holder's repeat is a no-op that returns the stored result.
+            ManagerError::Database(error) if database_unavailable(&error) => {
+                tracing::warn!(%error, "database unavailable");
+                error_code::status(
+                    ErrorCode::ConnectionError,
+                    "the database is unavailable; try again",
+                )
+            }
             other => {
                 tracing::error!(error = %other, "request failed");
                 error_code::status(ErrorCode::InternalError, "internal error")
             }
         }
+    }
+}
+
+/// Whether `error` says the database could not be reached or dropped the connection (SQLSTATE classes
+/// 08 "connection exception" and 57P "operator intervention", e.g. a shutdown or restart), rather than
+/// that a statement failed.
+pub fn database_unavailable(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => {
+            true
+        }
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|code| code.starts_with("08") || code.starts_with("57P")),
+        _ => false,
     }
 }
 

@@ -1,6 +1,7 @@
 //! The league manager: league rules (scheduling, standings) and the service that owns all league state
 //! in Postgres — agents and tokens, leagues, the match queue and leases, results, lifecycle notifications.
 
+pub mod agents;
 pub mod app;
 pub mod auth;
 pub mod config;
@@ -8,6 +9,7 @@ pub mod db;
 pub mod dispatcher;
 pub mod error;
 pub mod league;
+pub mod metrics;
 pub mod postgres;
 pub mod results;
 pub mod schedule;

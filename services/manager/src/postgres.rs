@@ -103,8 +103,9 @@ async fn reachable(url: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Starts (initialising it the first time) a cluster that listens only on a Unix socket in `dir`.
-async fn start_private_cluster(dir: &Path) -> anyhow::Result<PostgresServer> {
+/// Starts (initialising it the first time) a cluster that listens only on a Unix socket in `dir`. Keep
+/// `dir` short: the socket's path must fit in about 100 bytes.
+pub async fn start_private_cluster(dir: &Path) -> anyhow::Result<PostgresServer> {
     let (initdb, pg_ctl) = match (find_binary("initdb"), find_binary("pg_ctl")) {
         (Some(initdb), Some(pg_ctl)) => (initdb, pg_ctl),
         _ => anyhow::bail!(
@@ -153,6 +154,20 @@ async fn start_private_cluster(dir: &Path) -> anyhow::Result<PostgresServer> {
         url: SecretString::from(url),
         origin: Origin::PrivateCluster(dir),
     })
+}
+
+/// Stops the private cluster under `dir` (`pg_ctl stop -m fast`: every connection is cut, as in a
+/// database restart or failover). [`start_private_cluster`] starts it again on the same data.
+pub fn stop_private_cluster(dir: &Path) -> anyhow::Result<()> {
+    let pg_ctl = find_binary("pg_ctl").context("pg_ctl is not installed")?;
+    let data = dir.join("data");
+    run_as_postgres(
+        is_root(),
+        Command::new(&pg_ctl)
+            .args(["stop", "-w", "-m", "fast", "-D"])
+            .arg(&data),
+    )
+    .context("pg_ctl stop")
 }
 
 fn find_binary(name: &str) -> Option<PathBuf> {

@@ -184,6 +184,8 @@ impl ManagerService for Manager {
         request: Request<ReportMatchResultRequest>,
     ) -> Result<Response<ReportMatchResultResponse>, Status> {
         let referee_id = self.auth.referee(request.metadata()).await?;
+        let about = request.get_ref();
+        league_runtime::grpc::record_call_fields(&about.league_id, &about.match_id, "", "");
         let reported = report::report(&self.pool, &referee_id, request.into_inner()).await?;
         if reported.round_completed {
             self.wakeups.matches_ready.notify_waiters();
@@ -265,6 +267,19 @@ impl ManagerService for Manager {
         Ok(Response::new(
             queries::league_status(&mut conn, &league_id).await?,
         ))
+    }
+
+    async fn release_leases(
+        &self,
+        request: Request<ReleaseLeasesRequest>,
+    ) -> Result<Response<ReleaseLeasesResponse>, Status> {
+        let referee_id = self.auth.referee(request.metadata()).await?;
+        let leases = &request.get_ref().leases;
+        let released = crate::league::release::release(&self.pool, &referee_id, leases).await?;
+        if !released.is_empty() {
+            self.wakeups.matches_ready.notify_waiters();
+        }
+        Ok(Response::new(ReleaseLeasesResponse { released }))
     }
 }
 

@@ -289,6 +289,108 @@ async fn an_expired_lease_sends_the_match_back_and_the_old_holder_cannot_report(
 }
 
 #[tokio::test]
+async fn only_the_holder_releases_a_lease_and_the_match_is_ready_again_at_once() {
+    let manager = spawn_manager(2).await;
+    let mut client = manager.client();
+    register_player(&mut client, "alice").await;
+    register_player(&mut client, "bob").await;
+    let leaving = register_referee(&mut client, "leaving").await;
+    let other = register_referee(&mut client, "other").await;
+
+    let claimed = client
+        .claim_matches(leaving.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    let held = &claimed.assignments[0];
+    let lease = LeaseRef {
+        match_id: "R1M1".into(),
+        lease_id: held.lease_id.clone(),
+        league_id: "test_league".into(),
+    };
+    // Another referee, or the holder quoting another lease id, releases nothing.
+    let stranger = client
+        .release_leases(other.request(ReleaseLeasesRequest {
+            leases: vec![lease.clone()],
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(stranger.released.is_empty());
+    let wrong_id = client
+        .release_leases(leaving.request(ReleaseLeasesRequest {
+            leases: vec![LeaseRef {
+                lease_id: "00000000-0000-0000-0000-000000000000".into(),
+                ..lease.clone()
+            }],
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(wrong_id.released.is_empty());
+    let (status,): (String,) = sqlx::query_as("select status from matches where match_id = 'R1M1'")
+        .fetch_one(&manager.pool)
+        .await
+        .unwrap();
+    assert_eq!(status, "running", "still leased to its holder");
+
+    let released = client
+        .release_leases(leaving.request(ReleaseLeasesRequest {
+            leases: vec![lease.clone()],
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(released.released, std::slice::from_ref(&lease));
+    // Ready again at once: the 30 s lease did not have to run out.
+    let retaken = client
+        .claim_matches(other.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    let retaken = &retaken.assignments[0];
+    assert_eq!(retaken.r#match.as_ref().unwrap().match_id, "R1M1");
+    assert_ne!(retaken.lease_id, held.lease_id);
+    // The old holder's lease is gone: no renewal, no report, no second release.
+    let renewal = client
+        .renew_leases(leaving.request(RenewLeasesRequest {
+            leases: vec![lease.clone()],
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!renewal.renewals[0].renewed);
+    let late = client
+        .report_match_result(leaving.request(report_of(held, a_wins(held))))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&late), Some("E015"));
+    let again = client
+        .release_leases(leaving.request(ReleaseLeasesRequest { leases: vec![lease] }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(again.released.is_empty());
+    client
+        .report_match_result(other.request(report_of(retaken, a_wins(retaken))))
+        .await
+        .unwrap();
+    let (finished, claims, referee): (String, i32, String) =
+        sqlx::query_as("select status, claims, referee_id from matches where match_id = 'R1M1'")
+            .fetch_one(&manager.pool)
+            .await
+            .unwrap();
+    assert_eq!((finished.as_str(), claims), ("finished", 2));
+    assert_eq!(referee, other.agent_id);
+}
+
+#[tokio::test]
 async fn rounds_are_released_in_order_and_lifecycle_events_are_queued_once_per_player() {
     let manager = spawn_manager(4).await;
     let mut client = manager.client();

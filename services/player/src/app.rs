@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::player_service_server::PlayerServiceServer;
+use league_runtime::admin::Readiness;
 use league_runtime::{ShutdownSignal, grpc};
 use serde::Deserialize;
 use tokio::net::TcpListener;
@@ -74,6 +75,7 @@ pub struct PlayerApp {
     listener: TcpListener,
     local_addr: SocketAddr,
     host: Arc<PlayerHost>,
+    readiness: Readiness,
 }
 
 impl PlayerApp {
@@ -84,11 +86,17 @@ impl PlayerApp {
             listener,
             local_addr,
             host: Arc::new(PlayerHost::new()),
+            readiness: Readiness::new(),
         })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// Set ready once every bot is registered with the manager (the admin server's `/readyz`).
+    pub fn with_readiness(self, readiness: Readiness) -> Self {
+        Self { readiness, ..self }
     }
 
     /// The bots, for tests that look at what each one saw.
@@ -119,6 +127,7 @@ impl PlayerApp {
         let mut client = ManagerServiceClient::new(channel);
         let bots = register_bots(&mut client, &self.host, &specs, &endpoint, &self.config.league_id).await?;
         tracing::info!(players = bots.len(), %endpoint, "bots registered");
+        self.readiness.set_ready(true);
         if let Some(sender) = registered {
             let _ = sender.send(bots);
         }

@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use league_proto::v2::player_service_server::{PlayerService, PlayerServiceServer};
 use league_proto::v2::{
-    InviteToMatchRequest, InviteToMatchResponse, NotifyGameErrorRequest, NotifyGameErrorResponse,
-    NotifyGameOverRequest, NotifyGameOverResponse, NotifyLeagueEventRequest, NotifyLeagueEventResponse,
-    NotifyLeagueEventsRequest, NotifyLeagueEventsResponse, RequestMoveRequest, RequestMoveResponse,
+    InviteToMatchRequest, InviteToMatchResponse, MatchContext, NotifyGameErrorRequest,
+    NotifyGameErrorResponse, NotifyGameOverRequest, NotifyGameOverResponse, NotifyLeagueEventRequest,
+    NotifyLeagueEventResponse, NotifyLeagueEventsRequest, NotifyLeagueEventsResponse, RequestMoveRequest,
+    RequestMoveResponse,
 };
 use league_proto::{ErrorCode, error_code};
 use rand::TryRngCore;
@@ -179,6 +180,7 @@ impl PlayerService for PlayerHost {
         request: Request<InviteToMatchRequest>,
     ) -> Result<Response<InviteToMatchResponse>, Status> {
         let request = request.into_inner();
+        name_call(&request.player_id, request.context.as_ref());
         tracing::debug!(player_id = %request.player_id, opponent_id = %request.opponent_id, "invitation");
         self.await_bot(&request.player_id).await;
         let reply = self.with_bot(&request.player_id, |bot| bot.invitation())?;
@@ -190,6 +192,7 @@ impl PlayerService for PlayerHost {
         request: Request<RequestMoveRequest>,
     ) -> Result<Response<RequestMoveResponse>, Status> {
         let request = request.into_inner();
+        name_call(&request.player_id, request.context.as_ref());
         tracing::debug!(
             player_id = %request.player_id,
             step = request.step,
@@ -210,6 +213,7 @@ impl PlayerService for PlayerHost {
     ) -> Result<Response<NotifyGameOverResponse>, Status> {
         let request = request.into_inner();
         let player_id = &request.player_id;
+        name_call(player_id, request.context.as_ref());
         self.await_bot(player_id).await;
         self.with_bot(player_id, |bot| match &request.result {
             Some(result) => {
@@ -229,6 +233,7 @@ impl PlayerService for PlayerHost {
         request: Request<NotifyGameErrorRequest>,
     ) -> Result<Response<NotifyGameErrorResponse>, Status> {
         let request = request.into_inner();
+        name_call(&request.player_id, request.context.as_ref());
         tracing::debug!(player_id = %request.player_id, code = %request.error_code, "GAME_ERROR");
         let error = GameErrorRecord::from(&request);
         self.await_bot(&request.player_id).await;
@@ -262,6 +267,18 @@ impl PlayerService for PlayerHost {
         }
         Ok(Response::new(NotifyLeagueEventsResponse { accepted }))
     }
+}
+
+/// Names the player and the match a call is about on the call's span, so its trace and logs say so.
+fn name_call(player_id: &str, context: Option<&MatchContext>) {
+    let (league_id, match_id, conversation_id) = context.map_or(("", "", ""), |context| {
+        (
+            context.league_id.as_str(),
+            context.match_id.as_str(),
+            context.conversation_id.as_str(),
+        )
+    });
+    league_runtime::grpc::record_call_fields(league_id, match_id, conversation_id, player_id);
 }
 
 impl PlayerHost {

@@ -10,7 +10,7 @@ use futures::StreamExt;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest};
 use league_runtime::Credentials;
-use tonic::transport::Channel;
+use league_runtime::grpc::GrpcChannel;
 
 use crate::behaviour::Behaviour;
 use crate::host::PlayerHost;
@@ -47,7 +47,7 @@ pub struct RegisteredBot {
 /// the error then names each bot that failed. Display names must be unique (they make the contact
 /// endpoints unique), which is checked before anything is sent.
 pub async fn register_bots(
-    client: &mut ManagerServiceClient<Channel>,
+    client: &mut ManagerServiceClient<GrpcChannel>,
     host: &PlayerHost,
     specs: &[BotSpec],
     service_endpoint: &str,
@@ -105,7 +105,7 @@ pub async fn register_bots(
 }
 
 async fn register(
-    client: &mut ManagerServiceClient<Channel>,
+    client: &mut ManagerServiceClient<GrpcChannel>,
     host: &PlayerHost,
     spec: &BotSpec,
     service_endpoint: &str,

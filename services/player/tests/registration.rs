@@ -12,8 +12,8 @@ use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::manager_service_server::{ManagerService, ManagerServiceServer};
 use league_proto::v2::*;
 use league_proto::{ErrorCode, error_code};
+use league_runtime::grpc::GrpcChannel;
 use tokio::net::TcpListener;
-use tonic::transport::Channel;
 use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status};
 
@@ -89,9 +89,10 @@ fake_manager! {
     get_player_stats(GetPlayerStatsRequest) -> GetPlayerStatsResponse;
     get_match(GetMatchRequest) -> GetMatchResponse;
     get_league_status(GetLeagueStatusRequest) -> GetLeagueStatusResponse;
+    release_leases(ReleaseLeasesRequest) -> ReleaseLeasesResponse;
 }
 
-async fn serve() -> (Arc<FakeManager>, ManagerServiceClient<Channel>) {
+async fn serve() -> (Arc<FakeManager>, ManagerServiceClient<GrpcChannel>) {
     let manager = Arc::new(FakeManager::default());
     let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
         .await
@@ -101,10 +102,8 @@ async fn serve() -> (Arc<FakeManager>, ManagerServiceClient<Channel>) {
         .add_service(ManagerServiceServer::from_arc(Arc::clone(&manager)))
         .serve_with_incoming(TcpIncoming::from(listener));
     tokio::spawn(server);
-    let client = ManagerServiceClient::connect(format!("http://{address}"))
-        .await
-        .expect("connect");
-    (manager, client)
+    let channel = league_runtime::grpc::channel(&format!("http://{address}")).expect("a channel");
+    (manager, ManagerServiceClient::new(channel))
 }
 
 fn specs(names: &[String]) -> Vec<BotSpec> {

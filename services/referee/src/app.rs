@@ -7,6 +7,7 @@ use std::time::Duration;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::referee_service_server::RefereeServiceServer;
 use league_proto::v2::{AgentMeta, RegisterRefereeRequest};
+use league_runtime::admin::Readiness;
 use league_runtime::{Credentials, ShutdownSignal, grpc};
 use serde::Deserialize;
 use tokio::net::TcpListener;
@@ -28,6 +29,11 @@ pub struct RefereeConfig {
     pub referee_name: String,
     /// `LEAGUE_REFEREE_CAPACITY`: matches run at once.
     pub referee_capacity: u32,
+    /// `LEAGUE_SHUTDOWN_GRACE`: on SIGTERM, how long running matches may take to finish before the
+    /// referee gives them back to the queue (released, not left to expire). Kept under the 30 s a
+    /// container orchestrator waits by default before SIGKILL.
+    #[serde(with = "humantime_serde")]
+    pub shutdown_grace: Duration,
 }
 
 impl Default for RefereeConfig {
@@ -38,6 +44,7 @@ impl Default for RefereeConfig {
             advertise_url: None,
             referee_name: "referee".to_owned(),
             referee_capacity: 8,
+            shutdown_grace: WorkerConfig::default().shutdown_grace,
         }
     }
 }
@@ -58,23 +65,32 @@ pub struct RefereeApp {
     config: RefereeConfig,
     listener: TcpListener,
     local_addr: SocketAddr,
+    readiness: Readiness,
 }
 
 impl RefereeApp {
     pub async fn build(config: RefereeConfig) -> anyhow::Result<Self> {
         let (listener, local_addr) = grpc::bind(config.listen_addr).await?;
+        crate::metrics::register_all();
         Ok(Self {
             config,
             listener,
             local_addr,
+            readiness: Readiness::new(),
         })
+    }
+
+    /// Set ready once this referee is registered with the manager (the admin server's `/readyz`).
+    pub fn with_readiness(self, readiness: Readiness) -> Self {
+        Self { readiness, ..self }
     }
 
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
     }
 
-    /// Registers, then serves and plays until shutdown; running matches finish and report first.
+    /// Registers, then serves and plays until shutdown; running matches finish and report first, or are
+    /// released once the shutdown grace has passed.
     pub async fn run(self, shutdown: ShutdownSignal) -> anyhow::Result<()> {
         let channel =
             grpc::connect_with_retry(&self.config.manager_url, Duration::from_secs(60), &shutdown).await?;
@@ -101,11 +117,15 @@ impl RefereeApp {
             .map_err(|status| anyhow::anyhow!("registering with the manager: {}", status.message()))?
             .into_inner();
         tracing::info!(referee_id = %registered.referee_id, "referee registered");
+        self.readiness.set_ready(true);
         let credentials = Credentials::new(registered.referee_id.clone(), registered.auth_token);
         let worker = Worker::new(
             manager,
             credentials,
-            WorkerConfig::new(self.config.referee_capacity, GAME_TYPES.iter().copied()),
+            WorkerConfig {
+                shutdown_grace: self.config.shutdown_grace,
+                ..WorkerConfig::new(self.config.referee_capacity, GAME_TYPES.iter().copied())
+            },
         );
         let api = RefereeApi::new(registered.referee_id, worker.running_matches()).into_server();
         let routes = tonic::service::Routes::new(api);

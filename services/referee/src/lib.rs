@@ -6,6 +6,7 @@ pub mod chance;
 pub mod game;
 pub mod games;
 pub mod match_state;
+pub mod metrics;
 pub mod payload;
 pub mod runner;
 pub mod service;

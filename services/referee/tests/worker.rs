@@ -44,6 +44,8 @@ struct ManagerState {
     report_failures: HashMap<String, VecDeque<Status>>,
     report_attempts: HashMap<String, u32>,
     reports: Vec<ReportMatchResultRequest>,
+    /// The leases of every `ReleaseLeases` call.
+    releases: Vec<Vec<LeaseRef>>,
     /// `league-agent-id` and `authorization` of every call.
     callers: HashSet<(String, String)>,
 }
@@ -52,6 +54,8 @@ struct ManagerState {
 struct FakeManager {
     state: Arc<Mutex<ManagerState>>,
     changed: Arc<Notify>,
+    /// How long a claim waits after it arrived before it takes matches from the queue.
+    claim_delay: Duration,
 }
 
 impl FakeManager {
@@ -119,8 +123,9 @@ impl ManagerService for FakeManager {
         request: Request<ClaimMatchesRequest>,
     ) -> Result<Response<ClaimMatchesResponse>, Status> {
         let max = request.get_ref().max_matches;
+        self.record(&request, |state| state.claims.push(max));
+        tokio::time::sleep(self.claim_delay).await;
         let assignments = self.record(&request, |state| {
-            state.claims.push(max);
             let take = state.queue.len().min(max as usize);
             let assignments: Vec<_> = state.queue.drain(..take).collect();
             for assignment in &assignments {
@@ -255,6 +260,22 @@ impl ManagerService for FakeManager {
         _: Request<GetLeagueStatusRequest>,
     ) -> Result<Response<GetLeagueStatusResponse>, Status> {
         Err(Status::unimplemented("fake"))
+    }
+
+    async fn release_leases(
+        &self,
+        request: Request<ReleaseLeasesRequest>,
+    ) -> Result<Response<ReleaseLeasesResponse>, Status> {
+        let leases = request.get_ref().leases.clone();
+        let released = self.record(&request, |state| {
+            state.releases.push(leases.clone());
+            leases
+                .iter()
+                .filter(|lease| state.held.remove(&lease.match_id))
+                .cloned()
+                .collect()
+        });
+        Ok(Response::new(ReleaseLeasesResponse { released }))
     }
 }
 
@@ -479,9 +500,7 @@ impl Running {
 async fn start_worker(manager: &FakeManager, config: WorkerConfig) -> Running {
     let url = serve_manager(manager).await;
     let client = league_proto::v2::manager_service_client::ManagerServiceClient::new(
-        tonic::transport::Endpoint::from_shared(url)
-            .expect("url")
-            .connect_lazy(),
+        league_runtime::grpc::channel(&url).expect("url"),
     );
     let worker = Worker::new(client, Credentials::new("REF01", "secret"), config);
     let api = RefereeApi::new("REF01", worker.running_matches());
@@ -738,4 +757,87 @@ async fn grpc_players_reach_the_player_host() {
     assert_eq!(report.final_state, MatchState::Finished);
     assert_eq!(report.result.status(), ResultStatus::Draw);
     assert_eq!(host.game_overs("R9M9").len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_releases_the_matches_still_running_after_the_grace() {
+    let host = FakePlayerHost::answering_after(Duration::from_millis(50));
+    let endpoint = serve_players(&host).await;
+    let manager = FakeManager::with_queue([
+        // SLOW never chooses: R1M1 would run for 3 × 5 s of move timeouts, far past the grace.
+        assignment("R1M1", ["SLOW", "P02"], &endpoint),
+        assignment("R1M2", ["P03", "P04"], &endpoint),
+    ]);
+    let running = start_worker(
+        &manager,
+        WorkerConfig {
+            shutdown_grace: Duration::from_millis(200),
+            ..config(2)
+        },
+    )
+    .await;
+
+    host.wait_for_call("move", "SLOW").await;
+    manager
+        .wait_until("R1M2 is reported", |state| !state.reports.is_empty())
+        .await;
+    // Well under R1M1's move timeouts: the worker does not wait for it past the grace.
+    let (api, _) = running.stop(Duration::from_secs(3)).await;
+
+    assert_eq!(manager.reported(), ["R1M2"]);
+    {
+        let state = manager.state();
+        assert_eq!(
+            state.releases,
+            [vec![LeaseRef {
+                match_id: "R1M1".into(),
+                lease_id: "lease-R1M1".into(),
+                league_id: "L1".into(),
+            }]],
+            "the unfinished match is given back, once"
+        );
+        assert!(state.held.is_empty(), "nothing stays leased: {:?}", state.held);
+        assert!(!state.report_attempts.contains_key("R1M1"), "never reported");
+    }
+    assert!(
+        host.game_overs("R1M1").is_empty(),
+        "a released match sends nothing more"
+    );
+    let listed = api
+        .list_running_matches(Request::new(ListRunningMatchesRequest {}))
+        .await;
+    assert!(listed.expect("list").into_inner().matches.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_answered_after_shutdown_is_released_at_once() {
+    let host = FakePlayerHost::default();
+    let endpoint = serve_players(&host).await;
+    let manager = FakeManager {
+        // The claim's answer comes after the shutdown has begun.
+        claim_delay: Duration::from_millis(300),
+        ..FakeManager::with_queue([assignment("R1M1", ["P01", "P02"], &endpoint)])
+    };
+    let running = start_worker(&manager, config(1)).await;
+
+    manager
+        .wait_until("a claim is in flight", |state| !state.claims.is_empty())
+        .await;
+    running.stop(PATIENCE).await;
+
+    let state = manager.state();
+    assert_eq!(state.claims, [1], "no claim after the shutdown");
+    let released: Vec<&str> = state
+        .releases
+        .iter()
+        .flatten()
+        .map(|lease| lease.match_id.as_str())
+        .collect();
+    assert_eq!(released, ["R1M1"], "what the claim handed out went straight back");
+    assert!(state.held.is_empty() && state.reports.is_empty());
+    drop(state);
+    assert!(
+        host.calls.lock().expect("calls").is_empty(),
+        "the released match was never started"
+    );
 }

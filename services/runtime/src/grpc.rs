@@ -1,7 +1,11 @@
 //! Serving and calling gRPC the same way in every service: servers run on a listener the caller already
 //! bound (tests bind port 0 and read the port back; nothing guesses free ports), with the standard health
-//! and reflection services; clients connect lazily with Nagle off, because every message here is small
-//! and latency-bound.
+//! and reflection services, a span and a latency measurement per call ([`server_calls`]); clients connect
+//! lazily with Nagle off, because every message here is small and latency-bound, and carry the caller's
+//! trace context ([`GrpcChannel`]).
+
+mod server_calls;
+mod traced_channel;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -9,10 +13,13 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tonic::server::NamedService;
 use tonic::service::Routes;
+use tonic::transport::Endpoint;
 use tonic::transport::server::TcpIncoming;
-use tonic::transport::{Channel, Endpoint};
 
 use crate::ShutdownSignal;
+
+pub use server_calls::{ServerCalls, ServerCallsLayer, record_call_fields};
+pub use traced_channel::GrpcChannel;
 
 /// Binds `addr` (port 0 picks a free port) and says where it ended up.
 pub async fn bind(addr: SocketAddr) -> anyhow::Result<(TcpListener, SocketAddr)> {
@@ -39,6 +46,7 @@ pub async fn serve(listener: TcpListener, routes: Routes, shutdown: ShutdownSign
     // itself, and with Nagle on, each small reply waits for the peer's delayed ACK (~40 ms).
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     tonic::transport::Server::builder()
+        .layer(ServerCallsLayer)
         .add_routes(routes)
         .serve_with_incoming_shutdown(incoming, shutdown.wait())
         .await
@@ -46,13 +54,13 @@ pub async fn serve(listener: TcpListener, routes: Routes, shutdown: ShutdownSign
 }
 
 /// A channel to `url` that connects on first use and reconnects after failures.
-pub fn channel(url: &str) -> anyhow::Result<Channel> {
+pub fn channel(url: &str) -> anyhow::Result<GrpcChannel> {
     let endpoint = Endpoint::from_shared(url.to_owned())
         .map_err(|error| anyhow::anyhow!("invalid gRPC endpoint {url:?}: {error}"))?
         .tcp_nodelay(true)
         .connect_timeout(Duration::from_secs(5))
         .http2_keep_alive_interval(Duration::from_secs(30));
-    Ok(endpoint.connect_lazy())
+    Ok(endpoint.connect_lazy().into())
 }
 
 /// A channel to `url` once a connection succeeds, retrying with backoff for up to `patience` (a service
@@ -61,7 +69,7 @@ pub async fn connect_with_retry(
     url: &str,
     patience: Duration,
     shutdown: &ShutdownSignal,
-) -> anyhow::Result<Channel> {
+) -> anyhow::Result<GrpcChannel> {
     let endpoint = Endpoint::from_shared(url.to_owned())
         .map_err(|error| anyhow::anyhow!("invalid gRPC endpoint {url:?}: {error}"))?
         .tcp_nodelay(true)
@@ -70,7 +78,7 @@ pub async fn connect_with_retry(
     let mut delay = Duration::from_millis(50);
     loop {
         match endpoint.connect().await {
-            Ok(channel) => return Ok(channel),
+            Ok(channel) => return Ok(channel.into()),
             Err(error) if tokio::time::Instant::now() >= deadline || shutdown.is_triggered() => {
                 anyhow::bail!("cannot reach {url}: {error}")
             }

@@ -1,9 +1,12 @@
-//! The small runtime every League binary shares: configuration, credentials on gRPC calls, telemetry,
-//! shutdown, and serving gRPC on a bound listener.
+//! The small runtime every League binary shares: configuration, credentials on gRPC calls, telemetry
+//! (logs, traces, metrics, the admin server with health and readiness), shutdown, and serving and
+//! calling gRPC.
 
+pub mod admin;
 pub mod config;
 pub mod credentials;
 pub mod grpc;
+pub mod metrics;
 pub mod shutdown;
 pub mod telemetry;
 

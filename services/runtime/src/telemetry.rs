@@ -1,21 +1,158 @@
-//! Logging for every binary: readable lines locally, JSON lines when `LEAGUE_LOG_FORMAT=json`, filtered
-//! by `RUST_LOG` (default `info`). Logs go to stderr so stdout stays free for the launcher's protocol.
+//! Logs and traces for every binary, set up once by [`init`].
+//!
+//! - Logs go to stderr (stdout is the launcher's `LEAGUE_READY` protocol), filtered by `RUST_LOG`
+//!   (default `info`): compact text for people, or JSON lines with `LEAGUE_LOG_FORMAT=json` (see
+//!   [`json_lines`]).
+//! - Traces: every span of the league's own crates at INFO or above becomes an OpenTelemetry span,
+//!   whatever `RUST_LOG` says. They are exported over OTLP/gRPC only when `OTEL_EXPORTER_OTLP_ENDPOINT`
+//!   or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (Jaeger: `http://jaeger:4317`), unless
+//!   `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`; the other standard `OTEL_*` variables
+//!   (timeout, headers, `OTEL_TRACES_SAMPLER`, `OTEL_BSP_*`, `OTEL_RESOURCE_ATTRIBUTES`) apply as the
+//!   OpenTelemetry SDK reads them. `service.name` is `OTEL_SERVICE_NAME`, else `league-<service>`.
+//! - Without an exporter, spans still get ids, so trace context still crosses every hop ([`propagation`])
+//!   and log lines still carry `trace_id`/`span_id`; only locally started traces are not recorded.
 
+pub mod json_lines;
+pub mod propagation;
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
+use tokio::runtime::{Handle, RuntimeFlavor};
+use tracing::Level;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::fmt::format::JsonFields;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
-/// Installs the global subscriber for `service`. Safe to call twice (tests): the second call is a no-op.
-pub fn init(service: &'static str) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+pub use propagation::{inject_traceparent, set_parent_from_headers};
+
+/// Keeps the tracer provider of [`init`]. Dropping it exports the spans still buffered; [`shutdown`]
+/// also stops the exporter. Keep it until the end of `main`.
+///
+/// Both block until the exporter has answered (bounded by `OTEL_EXPORTER_OTLP_TIMEOUT`): call them
+/// from a multi-threaded tokio runtime or outside any runtime — on a current-thread runtime the export
+/// could not make progress while the thread waits.
+///
+/// [`shutdown`]: TelemetryGuard::shutdown
+#[derive(Debug)]
+pub struct TelemetryGuard {
+    provider: Option<SdkTracerProvider>,
+}
+
+impl TelemetryGuard {
+    /// Exports every span still buffered and stops the exporter.
+    pub fn shutdown(mut self) {
+        if let Some(provider) = self.provider.take()
+            && let Err(error) = blocking(|| provider.shutdown())
+        {
+            eprintln!("telemetry: exporting the last spans failed: {error}");
+        }
+    }
+}
+
+impl Drop for TelemetryGuard {
+    fn drop(&mut self) {
+        if let Some(provider) = &self.provider
+            && let Err(error) = blocking(|| provider.force_flush())
+        {
+            eprintln!("telemetry: exporting the last spans failed: {error}");
+        }
+    }
+}
+
+/// Installs logging and tracing for `service` (`manager`, `referee`, …). Must run inside a tokio runtime
+/// when spans are exported (the OTLP client lives on it). Safe to call twice (tests): the second call
+/// changes nothing and returns a guard that does nothing.
+pub fn init(service: &'static str) -> TelemetryGuard {
+    let export = export_requested();
+    let provider = tracer_provider(service, export);
+    let tracer = provider.tracer(service);
+    // Traces do not follow RUST_LOG: a quiet service still traces its own spans and events, and nothing
+    // from the libraries underneath (h2, hyper, sqlx) floods the trace.
+    let traces = tracing_opentelemetry::layer()
+        .with_tracer(tracer)
+        .with_threads(false)
+        .with_filter(Targets::new().with_target("league", Level::INFO));
     let json = std::env::var("LEAGUE_LOG_FORMAT").is_ok_and(|format| format == "json");
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    let installed = if json {
-        builder.json().flatten_event(true).try_init()
-    } else {
-        builder.compact().try_init()
-    };
-    if installed.is_ok() {
-        tracing::debug!(service, "telemetry initialised");
+    let json_format = json_lines::JsonLines::new(service);
+    let json_logs = json.then(|| {
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .fmt_fields(JsonFields::new())
+            .event_format(json_format.clone())
+            .with_filter(log_filter())
+    });
+    let text_logs = (!json).then(|| {
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .compact()
+            .with_filter(log_filter())
+    });
+    let installed = tracing_subscriber::registry()
+        .with(traces)
+        .with(json_logs)
+        .with(text_logs)
+        .try_init();
+    if installed.is_err() {
+        // Someone installed telemetry already; this provider was never used.
+        let _ = provider.shutdown();
+        return TelemetryGuard { provider: None };
+    }
+    json_format.attach();
+    tracing::debug!(service, export, "telemetry initialised");
+    TelemetryGuard {
+        provider: Some(provider),
+    }
+}
+
+fn log_filter() -> EnvFilter {
+    EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"))
+}
+
+/// Whether the standard variables ask for spans to be exported.
+fn export_requested() -> bool {
+    let set = |name: &str| std::env::var(name).is_ok_and(|value| !value.trim().is_empty());
+    let disabled = std::env::var("OTEL_SDK_DISABLED").is_ok_and(|value| value.eq_ignore_ascii_case("true"))
+        || std::env::var("OTEL_TRACES_EXPORTER").is_ok_and(|value| value.eq_ignore_ascii_case("none"));
+    !disabled && (set("OTEL_EXPORTER_OTLP_ENDPOINT") || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+}
+
+fn tracer_provider(service: &str, export: bool) -> SdkTracerProvider {
+    let mut resource = Resource::builder();
+    let named_by_environment = std::env::var_os("OTEL_SERVICE_NAME").is_some()
+        || std::env::var("OTEL_RESOURCE_ATTRIBUTES")
+            .is_ok_and(|attributes| attributes.contains("service.name="));
+    if !named_by_environment {
+        resource = resource.with_service_name(format!("league-{service}"));
+    }
+    let builder = SdkTracerProvider::builder().with_resource(resource.build());
+    if !export {
+        // Nothing is exported, so record nothing we start; a trace sampled upstream stays sampled, so a
+        // process further down that does export still gets its part.
+        return builder
+            .with_sampler(Sampler::ParentBased(Box::new(Sampler::AlwaysOff)))
+            .build();
+    }
+    match opentelemetry_otlp::SpanExporter::builder().with_tonic().build() {
+        Ok(exporter) => builder.with_batch_exporter(exporter).build(),
+        Err(error) => {
+            eprintln!("telemetry: spans will not be exported: {error}");
+            builder
+                .with_sampler(Sampler::ParentBased(Box::new(Sampler::AlwaysOff)))
+                .build()
+        }
+    }
+}
+
+/// Runs `wait` (which blocks until the exporter answers) without stalling the runtime it may be on.
+fn blocking<T>(wait: impl FnOnce() -> T) -> T {
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(wait)
+        }
+        _ => wait(),
     }
 }

@@ -5,6 +5,7 @@ pub mod events;
 pub mod queries;
 pub mod queue;
 pub mod registration;
+pub mod release;
 pub mod report;
 pub mod start;
 pub mod table;

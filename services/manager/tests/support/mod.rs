@@ -10,10 +10,10 @@ use league_manager::config::TimingConfig;
 use league_manager::{ManagerApp, ManagerConfig, postgres};
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::*;
+use league_runtime::grpc::GrpcChannel;
 use league_runtime::{Credentials, Shutdown};
 use secrecy::SecretString;
 use sqlx::PgPool;
-use tonic::transport::Channel;
 
 pub const OPERATOR_TOKEN: &str = "operator-token-for-tests";
 
@@ -64,7 +64,7 @@ pub async fn spawn_manager(auto_start: u32) -> TestManager {
 }
 
 impl TestManager {
-    pub fn client(&self) -> ManagerServiceClient<Channel> {
+    pub fn client(&self) -> ManagerServiceClient<GrpcChannel> {
         ManagerServiceClient::new(league_runtime::grpc::channel(&format!("http://{}", self.addr)).unwrap())
     }
 
@@ -85,7 +85,7 @@ pub fn meta(name: &str) -> AgentMeta {
     }
 }
 
-pub async fn register_player(client: &mut ManagerServiceClient<Channel>, name: &str) -> Credentials {
+pub async fn register_player(client: &mut ManagerServiceClient<GrpcChannel>, name: &str) -> Credentials {
     let response = client
         .register_player(RegisterPlayerRequest {
             meta: Some(meta(name)),
@@ -97,7 +97,7 @@ pub async fn register_player(client: &mut ManagerServiceClient<Channel>, name: &
     Credentials::new(response.player_id, response.auth_token)
 }
 
-pub async fn register_referee(client: &mut ManagerServiceClient<Channel>, name: &str) -> Credentials {
+pub async fn register_referee(client: &mut ManagerServiceClient<GrpcChannel>, name: &str) -> Credentials {
     let response = client
         .register_referee(RegisterRefereeRequest {
             meta: Some(meta(name)),

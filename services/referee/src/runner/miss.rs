@@ -28,6 +28,18 @@ pub(crate) enum MissKind {
     InvalidMove,
 }
 
+impl MissKind {
+    /// The cause of a technical loss this kind of miss ends in, as metrics name it.
+    pub(crate) fn cause(self) -> &'static str {
+        match self {
+            MissKind::Timeout => "timeout",
+            MissKind::Unreachable => "unreachable",
+            MissKind::Refused => "refused",
+            MissKind::InvalidMove => "invalid_move",
+        }
+    }
+}
+
 /// One failed attempt at an exchange.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Miss {

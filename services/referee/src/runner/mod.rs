@@ -20,6 +20,7 @@
 
 pub(crate) mod miss;
 pub mod players;
+pub mod spans;
 pub mod transcript;
 
 use std::future::Future;
@@ -37,16 +38,31 @@ use prost_types::Struct;
 use rand::TryRngCore;
 use rand::rngs::OsRng;
 use tonic::Status;
+use tracing::field::Empty;
+use tracing::{Instrument, Span};
 
 use crate::chance::Chance;
 use crate::game::{Game, GameOutcome, GameResult, Seat};
 use crate::games::new_game;
 use crate::match_state::MatchState;
+use crate::metrics;
 use crate::payload::{boolean, nested, number, object, string};
 use crate::timing::Timing;
 use miss::{Miss, failure_reason};
 pub use players::{GrpcPlayers, PlayerChannels, Players};
+pub use spans::match_span;
 pub use transcript::{MatchProgress, message_type};
+
+/// A phase of the match (see [`spans`]), failing when a player misses an exchange in it.
+macro_rules! phase_span {
+    ($name:literal) => {
+        tracing::info_span!(
+            $name,
+            otel.status_code = tracing::field::Empty,
+            otel.status_description = tracing::field::Empty
+        )
+    };
+}
 
 /// What GAME_ERROR tells a player happens if the exchange fails for good.
 pub const CONSEQUENCE: &str = "TECHNICAL_LOSS";
@@ -77,7 +93,8 @@ pub async fn run_match(
 }
 
 /// [`run_match`], writing the match's state and transcript into `progress` as it goes, so others can
-/// watch it (the worker's registry of running matches).
+/// watch it (the worker's registry of running matches). Its phases are spans inside the current one,
+/// onto which it records the conversation and the outcome (the worker's `match` span, see [`spans`]).
 pub async fn run_match_with_progress(
     assignment: &MatchAssignment,
     players: &impl Players,
@@ -86,6 +103,8 @@ pub async fn run_match_with_progress(
     progress: &MatchProgress,
 ) -> MatchReport {
     let runner = Runner::new(assignment, players, referee_id, progress);
+    let match_span = Span::current();
+    match_span.record("conversation_id", runner.context.conversation_id.as_str());
     let result = runner.decide(chance).await;
     tracing::info!(
         match_id = %runner.context.match_id,
@@ -94,7 +113,12 @@ pub async fn run_match_with_progress(
         reason = %result.reason,
         "match decided"
     );
-    runner.game_over(&result).await;
+    spans::record_outcome(&match_span, &result);
+    metrics::match_completed(spans::outcome_name(&result));
+    runner
+        .game_over(&result)
+        .instrument(phase_span!("game_over"))
+        .await;
     MatchReport {
         transcript: progress.transcript(&runner.context.match_id),
         final_state: progress.state(),
@@ -130,6 +154,8 @@ impl Exchange {
 struct SeatFailure {
     seat: Seat,
     reason: String,
+    /// Why, as metrics name it (`timeout`, `declined`, …).
+    cause: &'static str,
 }
 
 /// One match being run.
@@ -193,45 +219,27 @@ impl<'a, P: Players> Runner<'a, P> {
                 ErrorCode::UnsupportedGameType
             );
             tracing::error!(match_id = %context.match_id, %reason, "cannot run match");
-            return self.double_forfeit(reason);
+            return self.referee_forfeit(reason);
         };
 
-        let (joined_a, joined_b) = join(self.invite(Seat::A), self.invite(Seat::B)).await;
+        let (joined_a, joined_b) = join(self.invite(Seat::A), self.invite(Seat::B))
+            .instrument(phase_span!("invite"))
+            .await;
         if let Some(result) = self.failed([joined_a.err(), joined_b.err()]) {
             return result;
         }
         self.transition(MatchState::CollectingChoices, "both players joined".to_owned());
 
         let game = Mutex::new(game);
-        let mut steps = [0u32; 2];
-        while !lock(&game).is_terminal() {
-            let awaiting = lock(&game).awaiting();
-            if awaiting.is_empty() {
-                return self.double_forfeit(format!(
-                    "the {} engine awaits no move before the end (referee bug)",
-                    context.game_type
-                ));
-            }
-            let asks: Vec<_> = awaiting
-                .iter()
-                .map(|&seat| {
-                    steps[seat.index()] += 1;
-                    self.collect_move(&game, seat, steps[seat.index()])
-                })
-                .collect();
-            let mut failures = [None, None];
-            for (&seat, answered) in awaiting.iter().zip(join_all(asks).await) {
-                failures[seat.index()] = answered.err();
-            }
-            if let Some(result) = self.failed(failures) {
-                return result;
-            }
+        if let Some(result) = self.collect(&game).instrument(phase_span!("collect")).await {
+            return result;
         }
         let mut game = game.into_inner().unwrap_or_else(PoisonError::into_inner);
 
         self.transition(MatchState::DrawingNumber, "every move is in".to_owned());
-        let Some(outcome) = game.outcome(chance) else {
-            return self.double_forfeit(format!(
+        let draw = tracing::info_span!("draw", drawn_number = Empty, source = chance.source());
+        let Some(outcome) = draw.in_scope(|| game.outcome(chance)) else {
+            return self.referee_forfeit(format!(
                 "the {} engine gave no outcome for a finished game (referee bug)",
                 context.game_type
             ));
@@ -243,12 +251,15 @@ impl<'a, P: Players> Runner<'a, P> {
             .and_then(|value| value.kind.as_ref())
         {
             Some(prost_types::value::Kind::NumberValue(drawn)) => {
-                tracing::info!(
-                    match_id = %context.match_id,
-                    drawn_number = drawn,
-                    source = chance.source(),
-                    "number drawn"
-                );
+                draw.record("drawn_number", drawn);
+                draw.in_scope(|| {
+                    tracing::info!(
+                        match_id = %context.match_id,
+                        drawn_number = drawn,
+                        source = chance.source(),
+                        "number drawn"
+                    );
+                });
                 format!("drew {drawn} (source: {})", chance.source())
             }
             _ => format!("{} draws no number", context.game_type),
@@ -257,6 +268,35 @@ impl<'a, P: Players> Runner<'a, P> {
         let result = self.played(outcome);
         self.transition(MatchState::Finished, result.reason.clone());
         result
+    }
+
+    /// Asks for moves until the game is over; the result if a seat (or the engine) failed on the way.
+    async fn collect(&self, game: &Mutex<Box<dyn Game>>) -> Option<MatchResult> {
+        let mut steps = [0u32; 2];
+        while !lock(game).is_terminal() {
+            let awaiting = lock(game).awaiting();
+            if awaiting.is_empty() {
+                return Some(self.referee_forfeit(format!(
+                    "the {} engine awaits no move before the end (referee bug)",
+                    self.context.game_type
+                )));
+            }
+            let asks: Vec<_> = awaiting
+                .iter()
+                .map(|&seat| {
+                    steps[seat.index()] += 1;
+                    self.collect_move(game, seat, steps[seat.index()])
+                })
+                .collect();
+            let mut failures = [None, None];
+            for (&seat, answered) in awaiting.iter().zip(join_all(asks).await) {
+                failures[seat.index()] = answered.err();
+            }
+            if let Some(result) = self.failed(failures) {
+                return Some(result);
+            }
+        }
+        None
     }
 
     fn transition(&self, to: MatchState, reason: String) {
@@ -302,7 +342,12 @@ impl<'a, P: Players> Runner<'a, P> {
                         "" => format!("{id} declined the invitation"),
                         why => format!("{id} declined the invitation: {why}"),
                     };
-                    return Err(SeatFailure { seat, reason });
+                    spans::record_error(&Span::current(), &reason);
+                    return Err(SeatFailure {
+                        seat,
+                        reason,
+                        cause: "declined",
+                    });
                 }
                 Ok(Err(status)) => self.call_failed(seat, message_type::GAME_JOIN_ACK, attempt, &status),
                 Err(_) => self.timed_out(seat, message_type::GAME_JOIN_ACK, attempt, timing.join_timeout),
@@ -391,6 +436,10 @@ impl<'a, P: Players> Runner<'a, P> {
             retry_follows,
             "player missed an exchange"
         );
+        spans::record_error(&Span::current(), &miss.detail);
+        if retry_follows {
+            metrics::player_retried(exchange.name());
+        }
         self.game_error(seat, exchange, attempt, &miss, retry_follows)
             .await;
         let refused = !miss.retryable();
@@ -402,6 +451,7 @@ impl<'a, P: Players> Runner<'a, P> {
         SeatFailure {
             seat,
             reason: failure_reason(self.id(seat), exchange.name(), misses),
+            cause: misses.last().map_or("refused", |miss| miss.kind.cause()),
         }
     }
 
@@ -494,10 +544,12 @@ impl<'a, P: Players> Runner<'a, P> {
         match tokio::time::timeout(timeout, call).await {
             Ok(Ok(_)) => {}
             Ok(Err(status)) => {
-                self.call_failed(seat, message_type, attempt, &status);
+                let miss = self.call_failed(seat, message_type, attempt, &status);
+                spans::record_error(&Span::current(), &miss.detail);
             }
             Err(_) => {
-                self.timed_out(seat, message_type, attempt, timeout);
+                let miss = self.timed_out(seat, message_type, attempt, timeout);
+                spans::record_error(&Span::current(), &miss.detail);
             }
         }
     }
@@ -517,6 +569,9 @@ impl<'a, P: Players> Runner<'a, P> {
     }
 
     fn reply_missing(&self, seat: Seat, reply: &str, attempt: u32, miss: &Miss) {
+        if miss.code == ErrorCode::Timeout {
+            metrics::player_timed_out(reply);
+        }
         let payload = object([("error", string(miss.detail.as_str()))]);
         self.received(seat, reply, attempt, Some(payload), Some(miss.code));
     }
@@ -543,11 +598,16 @@ impl<'a, P: Players> Runner<'a, P> {
         match failures {
             [None, None] => None,
             [Some(failure), None] | [None, Some(failure)] => Some(self.technical_loss(failure)),
-            [Some(a), Some(b)] => Some(self.double_forfeit(format!("{}; {}", a.reason, b.reason))),
+            [Some(a), Some(b)] => {
+                metrics::player_at_fault(a.cause);
+                metrics::player_at_fault(b.cause);
+                Some(self.double_forfeit(format!("{}; {}", a.reason, b.reason)))
+            }
         }
     }
 
     fn technical_loss(&self, failure: SeatFailure) -> MatchResult {
+        metrics::player_at_fault(failure.cause);
         self.transition(MatchState::Aborted, failure.reason.clone());
         let winner = failure.seat.other();
         let mut points = [0; 2];
@@ -560,6 +620,13 @@ impl<'a, P: Players> Runner<'a, P> {
             vec![self.id(failure.seat).to_owned()],
             None,
         )
+    }
+
+    /// A double forfeit that is the referee's doing, not the players' (no engine, an engine bug).
+    fn referee_forfeit(&self, reason: String) -> MatchResult {
+        metrics::player_at_fault("referee_error");
+        metrics::player_at_fault("referee_error");
+        self.double_forfeit(reason)
     }
 
     fn double_forfeit(&self, reason: String) -> MatchResult {

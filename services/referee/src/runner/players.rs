@@ -12,8 +12,9 @@ use league_proto::v2::{
     RequestMoveResponse,
 };
 use league_proto::{ErrorCode, error_code};
+use league_runtime::grpc::GrpcChannel;
 use tonic::Status;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Endpoint;
 
 use crate::game::Seat;
 
@@ -56,7 +57,7 @@ pub trait Players: Sync {
 /// many players, and a channel multiplexes all their calls over one HTTP/2 connection. Cheap to clone.
 #[derive(Debug, Clone, Default)]
 pub struct PlayerChannels {
-    channels: Arc<Mutex<HashMap<String, Channel>>>,
+    channels: Arc<Mutex<HashMap<String, GrpcChannel>>>,
 }
 
 impl PlayerChannels {
@@ -66,7 +67,7 @@ impl PlayerChannels {
 
     /// The channel to `endpoint`, created lazily (it connects on first use) and cached. An endpoint
     /// without a scheme is taken as `http://`. Must be called inside a tokio runtime.
-    pub fn channel(&self, endpoint: &str) -> Result<Channel, tonic::transport::Error> {
+    pub fn channel(&self, endpoint: &str) -> Result<GrpcChannel, tonic::transport::Error> {
         let url = if endpoint.contains("://") {
             endpoint.to_owned()
         } else {
@@ -76,9 +77,11 @@ impl PlayerChannels {
         if let Some(channel) = channels.get(&url) {
             return Ok(channel.clone());
         }
-        let channel = Endpoint::from_shared(url.clone())?
-            .tcp_nodelay(true)
-            .connect_lazy();
+        let channel = GrpcChannel::from(
+            Endpoint::from_shared(url.clone())?
+                .tcp_nodelay(true)
+                .connect_lazy(),
+        );
         channels.insert(url, channel.clone());
         Ok(channel)
     }
@@ -100,7 +103,7 @@ impl PlayerChannels {
 #[derive(Debug, Clone)]
 pub struct GrpcPlayers {
     /// By seat index; an error when the player's endpoint is not a usable URL.
-    clients: [Result<PlayerServiceClient<Channel>, String>; 2],
+    clients: [Result<PlayerServiceClient<GrpcChannel>, String>; 2],
 }
 
 impl GrpcPlayers {
@@ -124,7 +127,7 @@ impl GrpcPlayers {
         }
     }
 
-    fn client(&self, seat: Seat) -> Result<PlayerServiceClient<Channel>, Status> {
+    fn client(&self, seat: Seat) -> Result<PlayerServiceClient<GrpcChannel>, Status> {
         self.clients[seat.index()]
             .clone()
             .map_err(|reason| error_code::status(ErrorCode::ConnectionError, reason))

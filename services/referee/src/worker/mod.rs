@@ -8,28 +8,42 @@
 //!   so the result is dropped; any other refusal is logged and dropped.
 //! - Leases: one `RenewLeases` for every running match each third of the shortest lease; a match whose
 //!   renewal comes back `renewed = false` is aborted at once and never reported (its new holder runs it).
-//! - Shutdown: claiming stops (a claim in flight is abandoned: its leases expire and the matches go to
-//!   another referee); running matches finish — they are bounded by their timeouts — and are reported,
-//!   with their leases still renewed; then [`Worker::run`] returns.
+//! - Shutdown (SIGTERM): claiming stops at once. A claim already in flight is still answered (within
+//!   the claim wait) and whatever it hands out is released straight back. Running matches get the
+//!   shutdown grace to finish and report, their leases still renewed; the ones still running after it are
+//!   stopped and released with `ReleaseLeases`, so another referee claims them at once instead of after
+//!   their leases expire. Then [`Worker::run`] returns: no match stays leased to a referee that is gone.
 
 mod registry;
 
 use std::time::{Duration, SystemTime};
 
 use league_proto::v2::manager_service_client::ManagerServiceClient;
-use league_proto::v2::{ClaimMatchesRequest, MatchAssignment, RenewLeasesRequest, ReportMatchResultRequest};
+use league_proto::v2::{
+    ClaimMatchesRequest, LeaseRef, MatchAssignment, ReleaseLeasesRequest, RenewLeasesRequest,
+    ReportMatchResultRequest,
+};
 use league_proto::{ErrorCode, error_code};
+use league_runtime::grpc::GrpcChannel;
 use league_runtime::{Credentials, ShutdownSignal};
 use serde::Deserialize;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
-use tonic::transport::Channel;
+use tracing::Instrument;
+use tracing::field::Empty;
 
 pub use registry::RunningMatches;
 
 use crate::chance::OsChance;
-use crate::runner::{GrpcPlayers, MatchProgress, MatchReport, PlayerChannels, miss, run_match_with_progress};
+use crate::metrics;
+use crate::runner::{
+    GrpcPlayers, MatchProgress, MatchReport, PlayerChannels, match_span, miss, run_match_with_progress, spans,
+};
 use crate::timing::Timing;
+
+/// The most a shutdown spends giving leases back, on top of the grace: the default grace (25 s) plus this
+/// stays under the 30 s an orchestrator waits before SIGKILL.
+const RELEASE_WITHIN: Duration = Duration::from_secs(3);
 
 /// How a worker claims, reports and renews. Deserializable (durations in humantime, e.g. `"1s"`); every
 /// field has a default.
@@ -56,6 +70,9 @@ pub struct WorkerConfig {
     /// `lease_expires_at`.
     #[serde(with = "humantime_serde")]
     pub default_lease_duration: Duration,
+    /// After shutdown begins, how long running matches may take to finish before they are released.
+    #[serde(with = "humantime_serde")]
+    pub shutdown_grace: Duration,
 }
 
 impl Default for WorkerConfig {
@@ -68,6 +85,7 @@ impl Default for WorkerConfig {
             report_attempts: 5,
             report_backoff: Duration::from_millis(500),
             default_lease_duration: Duration::from_secs(30),
+            shutdown_grace: Duration::from_secs(25),
         }
     }
 }
@@ -86,7 +104,7 @@ impl WorkerConfig {
 /// One referee's match loop. See the module documentation.
 #[derive(Debug)]
 pub struct Worker {
-    manager: ManagerServiceClient<Channel>,
+    manager: ManagerServiceClient<GrpcChannel>,
     credentials: Credentials,
     config: WorkerConfig,
     channels: PlayerChannels,
@@ -95,7 +113,7 @@ pub struct Worker {
 
 impl Worker {
     pub fn new(
-        manager: ManagerServiceClient<Channel>,
+        manager: ManagerServiceClient<GrpcChannel>,
         credentials: Credentials,
         config: WorkerConfig,
     ) -> Worker {
@@ -118,7 +136,8 @@ impl Worker {
         self.channels.clone()
     }
 
-    /// Claims and runs matches until `shutdown`, then lets the running ones finish and report.
+    /// Claims and runs matches until `shutdown`, then lets the running ones finish and report within the
+    /// shutdown grace, and releases the ones that did not.
     pub async fn run(self, shutdown: ShutdownSignal) {
         let capacity = usize::try_from(self.config.capacity.max(1)).unwrap_or(1);
         tracing::info!(referee_id = %self.credentials.agent_id, capacity, "referee worker started");
@@ -131,6 +150,8 @@ impl Worker {
             self.config.call_timeout,
         )));
         let mut tasks = JoinSet::new();
+        // A claim still waiting for its answer when shutdown began.
+        let mut in_flight = None;
         while !shutdown.is_triggered() {
             while let Some(ended) = tasks.try_join_next() {
                 log_task_end(ended);
@@ -148,9 +169,14 @@ impl Worker {
             }
             let free = capacity - tasks.len();
             let asked_at = Instant::now();
+            let mut claim = Box::pin(self.claim(free));
             let claimed = tokio::select! {
-                claimed = self.claim(free) => claimed,
-                () = shutdown.clone().wait() => break,
+                claimed = &mut claim => Some(claimed),
+                () = shutdown.clone().wait() => None,
+            };
+            let Some(claimed) = claimed else {
+                in_flight = Some(claim);
+                break;
             };
             let assignments = match claimed {
                 Ok(assignments) => assignments,
@@ -177,14 +203,98 @@ impl Worker {
                 self.start(&mut tasks, assignment);
             }
         }
+        let grace = self.config.shutdown_grace;
         tracing::info!(
             running = tasks.len(),
+            ?grace,
             "referee worker stopping: finishing running matches"
         );
-        while let Some(ended) = tasks.join_next().await {
-            log_task_end(ended);
-        }
+        // Both at once, so that the grace counts from the shutdown.
+        let give_back_claim = async {
+            // Dropping a claim in flight could leave matches the manager has just leased to us with
+            // nobody running them until their leases expire: take its answer (it comes within the claim
+            // wait) and give every match in it straight back.
+            if let Some(claim) = in_flight
+                && let Ok(assignments) = claim.await
+            {
+                self.release(assignments.iter().map(lease_of).collect()).await;
+            }
+        };
+        let finish_running = async {
+            let finished = tokio::time::timeout(grace, async {
+                while let Some(ended) = tasks.join_next().await {
+                    log_task_end(ended);
+                }
+            })
+            .await;
+            if finished.is_err() {
+                // Taken before the tasks stop: a stopped match leaves the registry.
+                let leases = self.running.leases();
+                tracing::warn!(
+                    running = leases.len(),
+                    ?grace,
+                    "matches still running after the shutdown grace: stopping and releasing them"
+                );
+                tasks.abort_all();
+                while let Some(ended) = tasks.join_next().await {
+                    log_task_end(ended);
+                }
+                self.release(leases).await;
+            }
+        };
+        tokio::join!(give_back_claim, finish_running);
         tracing::info!("referee worker stopped");
+    }
+
+    /// Gives `leases` back to the manager, so their matches are ready for another referee at once.
+    /// Retried briefly on transient failures, for at most [`RELEASE_WITHIN`]; if it still fails, the
+    /// leases simply expire.
+    async fn release(&self, leases: Vec<LeaseRef>) {
+        if leases.is_empty() {
+            return;
+        }
+        let count = leases.len();
+        if tokio::time::timeout(RELEASE_WITHIN, self.try_release(leases))
+            .await
+            .is_err()
+        {
+            tracing::warn!(leases = count, "releasing leases timed out; they will expire instead");
+        }
+    }
+
+    async fn try_release(&self, leases: Vec<LeaseRef>) {
+        let attempts = self.config.report_attempts.clamp(1, 3);
+        let mut backoff = self.config.report_backoff;
+        for attempt in 1..=attempts {
+            let mut request = self.credentials.request(ReleaseLeasesRequest {
+                leases: leases.clone(),
+            });
+            request.set_timeout(self.config.call_timeout.min(RELEASE_WITHIN));
+            let status = match self.manager.clone().release_leases(request).await {
+                Ok(response) => {
+                    let released = response.into_inner().released;
+                    for lease in &released {
+                        tracing::info!(league_id = %lease.league_id, match_id = %lease.match_id, "lease released");
+                    }
+                    if released.len() < leases.len() {
+                        tracing::info!(
+                            asked = leases.len(),
+                            released = released.len(),
+                            "some leases were no longer ours (finished or taken over)"
+                        );
+                    }
+                    return;
+                }
+                Err(status) => status,
+            };
+            if !miss::is_transient(&status) || attempt == attempts {
+                tracing::warn!(%status, leases = leases.len(), "releasing leases failed; they will expire instead");
+                return;
+            }
+            tracing::warn!(%status, attempt, ?backoff, "releasing leases failed; retrying");
+            tokio::time::sleep(backoff).await;
+            backoff = backoff.saturating_mul(2);
+        }
     }
 
     async fn claim(&self, free: usize) -> Result<Vec<MatchAssignment>, tonic::Status> {
@@ -208,7 +318,6 @@ impl Worker {
                 "assigned a game type this referee did not register for"
             );
         }
-        tracing::info!(league_id = %scheduled.league_id, match_id = %scheduled.match_id, "match claimed");
         let progress = MatchProgress::new();
         let lease_duration = self.lease_duration(&assignment);
         let registration = self
@@ -219,19 +328,31 @@ impl Worker {
         let manager = self.manager.clone();
         let credentials = self.credentials.clone();
         let config = self.config.clone();
-        let abort = tasks.spawn(async move {
-            let _registration = registration;
-            let mut chance = OsChance;
-            let report = run_match_with_progress(
-                &assignment,
-                &players,
-                &mut chance,
-                &credentials.agent_id,
-                &progress,
-            )
-            .await;
-            report_result(manager, &credentials, &config, &assignment, report).await;
-        });
+        // The root of this match's trace: everything below, here and in the services it calls, is in it.
+        let span = match_span(&assignment, &credentials.agent_id);
+        span.in_scope(|| tracing::info!("match claimed"));
+        let abort = tasks.spawn(
+            async move {
+                let _registration = registration;
+                let mut chance = OsChance;
+                let report = run_match_with_progress(
+                    &assignment,
+                    &players,
+                    &mut chance,
+                    &credentials.agent_id,
+                    &progress,
+                )
+                .await;
+                report_result(manager, &credentials, &config, &assignment, report)
+                    .instrument(tracing::info_span!(
+                        "report",
+                        otel.status_code = Empty,
+                        otel.status_description = Empty
+                    ))
+                    .await;
+            }
+            .instrument(span),
+        );
         self.running.set_abort(&key, abort);
     }
 
@@ -250,9 +371,19 @@ impl Worker {
     }
 }
 
+/// The lease an assignment was handed out under.
+fn lease_of(assignment: &MatchAssignment) -> LeaseRef {
+    let scheduled = assignment.r#match.as_ref();
+    LeaseRef {
+        match_id: scheduled.map(|m| m.match_id.clone()).unwrap_or_default(),
+        lease_id: assignment.lease_id.clone(),
+        league_id: scheduled.map(|m| m.league_id.clone()).unwrap_or_default(),
+    }
+}
+
 /// Reports a match's result, retrying transient failures with a doubling backoff.
 async fn report_result(
-    mut manager: ManagerServiceClient<Channel>,
+    mut manager: ManagerServiceClient<GrpcChannel>,
     credentials: &Credentials,
     config: &WorkerConfig,
     assignment: &MatchAssignment,
@@ -280,6 +411,7 @@ async fn report_result(
             }
             Err(status) => status,
         };
+        spans::record_error(&tracing::Span::current(), status.message());
         if error_code::code_of(&status) == Some(ErrorCode::LeaseNotHeld) {
             tracing::warn!(%match_id, %status, "lease lost before the report: another referee owns the match now");
             return;
@@ -288,6 +420,7 @@ async fn report_result(
             tracing::error!(%match_id, attempt, %status, "reporting the result failed; giving up");
             return;
         }
+        metrics::report_retried();
         tracing::warn!(%match_id, attempt, %status, ?backoff, "reporting the result failed; retrying");
         tokio::time::sleep(backoff).await;
         backoff = backoff.saturating_mul(2);
@@ -297,7 +430,7 @@ async fn report_result(
 /// Renews the leases of every running match each third of the shortest lease; stops the matches whose
 /// lease was lost. Runs until aborted.
 async fn renew_leases(
-    mut manager: ManagerServiceClient<Channel>,
+    mut manager: ManagerServiceClient<GrpcChannel>,
     credentials: Credentials,
     running: RunningMatches,
     call_timeout: Duration,

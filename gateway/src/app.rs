@@ -1,0 +1,150 @@
+//! Building and running the gateway: bind the public HTTP port and the internal gRPC bridge, then serve
+//! both, relay separate-call replies and flush compliance warnings until shutdown.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use league_proto::v2::RecordComplianceWarningsRequest;
+use league_proto::v2::player_service_server::PlayerServiceServer;
+use league_runtime::admin::Readiness;
+use league_runtime::{ShutdownSignal, grpc};
+use tokio::net::TcpListener;
+
+use crate::bridge::{PlayerBridge, Replies, Timeouts, client::AgentClient};
+use crate::compliance::{FLUSH_INTERVAL, WarningBuffer};
+use crate::config::GatewayConfig;
+use crate::http::{self, HttpState};
+use crate::inbound::Inbound;
+use crate::league::League;
+use crate::limits::{LimitedListener, Peer, RateLimiter};
+use crate::mcp::McpService;
+
+#[derive(Debug)]
+pub struct GatewayApp {
+    config: Arc<GatewayConfig>,
+    http_listener: TcpListener,
+    http_addr: SocketAddr,
+    grpc_listener: TcpListener,
+    grpc_addr: SocketAddr,
+    readiness: Readiness,
+}
+
+impl GatewayApp {
+    pub async fn build(config: GatewayConfig) -> anyhow::Result<Self> {
+        config.validate()?;
+        let (http_listener, http_addr) = grpc::bind(config.http_addr).await?;
+        let (grpc_listener, grpc_addr) = grpc::bind(config.listen_addr).await?;
+        Ok(Self {
+            config: Arc::new(config),
+            http_listener,
+            http_addr,
+            grpc_listener,
+            grpc_addr,
+            readiness: Readiness::new(),
+        })
+    }
+
+    /// The public HTTP address (`/mcp`).
+    pub fn http_addr(&self) -> SocketAddr {
+        self.http_addr
+    }
+
+    /// The internal gRPC bridge's address.
+    pub fn grpc_addr(&self) -> SocketAddr {
+        self.grpc_addr
+    }
+
+    /// Shares readiness with the admin server (`/readyz` there and on the public port).
+    pub fn with_readiness(mut self, readiness: Readiness) -> Self {
+        self.readiness = readiness;
+        self
+    }
+
+    pub async fn run(self, shutdown: ShutdownSignal) -> anyhow::Result<()> {
+        let config = self.config;
+        let operator = config
+            .operator_token
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("LEAGUE_OPERATOR_TOKEN is required"))?;
+        let league = League::new(grpc::channel(&config.manager_url)?, operator);
+        let replies = Arc::new(Replies::default());
+        let warnings = Arc::new(WarningBuffer::default());
+        let public_url = config
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("{}/mcp", grpc::local_url(self.http_addr)));
+        let bridge_url = config
+            .advertise_url
+            .clone()
+            .unwrap_or_else(|| grpc::local_url(self.grpc_addr));
+        let inbound = Inbound {
+            league: league.clone(),
+            config: config.clone(),
+            warnings: warnings.clone(),
+            replies: replies.clone(),
+            bridge_url,
+            public_url: public_url.clone(),
+        };
+        let bridge = PlayerBridge {
+            league: league.clone(),
+            client: AgentClient::new(),
+            replies: replies.clone(),
+            warnings: warnings.clone(),
+            mode: config.compliance,
+            public_url,
+            timeouts: Timeouts {
+                game_over: std::time::Duration::from_secs(5).min(config.agent_call_timeout),
+                other: config.agent_call_timeout,
+            },
+        };
+        tokio::spawn(replies.clone().watch(league.clone(), shutdown.clone()));
+        let flusher = tokio::spawn(flush_warnings(warnings, league.clone(), shutdown.clone()));
+        let routes = tonic::service::Routes::new(PlayerServiceServer::new(bridge));
+        let routes = grpc::with_health_and_reflection::<PlayerServiceServer<PlayerBridge>>(routes).await?;
+        let grpc_server = tokio::spawn(grpc::serve(self.grpc_listener, routes, shutdown.clone()));
+        let state = HttpState {
+            mcp: McpService::new(inbound.clone()),
+            inbound,
+            limiter: Arc::new(RateLimiter::new(config.agent_rate_limit)),
+            max_body_bytes: config.max_body_bytes,
+            readiness: self.readiness.clone(),
+        };
+        self.readiness.set_ready(true);
+        tracing::info!(http = %self.http_addr, grpc = %self.grpc_addr, "gateway listening");
+        let listener = LimitedListener::new(self.http_listener, config.max_connections);
+        axum::serve(
+            listener,
+            http::router(state).into_make_service_with_connect_info::<Peer>(),
+        )
+        .with_graceful_shutdown(shutdown.clone().wait())
+        .await
+        .map_err(|error| anyhow::anyhow!("gateway HTTP server failed: {error}"))?;
+        grpc_server.await??;
+        flusher.await.ok();
+        Ok(())
+    }
+}
+
+/// Writes buffered compliance warnings to the manager every [`FLUSH_INTERVAL`], and once more at
+/// shutdown; a failed write keeps them for the next try.
+async fn flush_warnings(warnings: Arc<WarningBuffer>, league: League, shutdown: ShutdownSignal) {
+    loop {
+        let stopping = tokio::select! {
+            () = tokio::time::sleep(FLUSH_INTERVAL) => false,
+            () = shutdown.clone().wait() => true,
+        };
+        let pending = warnings.take();
+        if !pending.is_empty() {
+            let request = league.as_operator(RecordComplianceWarningsRequest {
+                warnings: pending.clone(),
+            });
+            if let Err(status) = league.agents.clone().record_compliance_warnings(request).await {
+                tracing::warn!(%status, "cannot record compliance warnings yet");
+                warnings.restore(pending);
+            }
+        }
+        if stopping {
+            return;
+        }
+    }
+}

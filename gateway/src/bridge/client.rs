@@ -1,0 +1,229 @@
+//! Calling an external agent: one JSON-RPC request over HTTP/1.1 (connections kept alive, Nagle off),
+//! bounded by the call's deadline, with the W3C `traceparent` of the current span, and tolerant reading
+//! of whatever comes back — a proper response, a bare result object, `"error": null` beside a result,
+//! errors under HTTP 200, 4xx or 5xx.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use league_proto::ErrorCode;
+use serde_json::Value;
+
+use crate::compliance::{Checker, kinds};
+use crate::jsonrpc::{self, RpcError};
+use crate::league_error::{LeagueError, LeagueResult};
+
+/// The largest answer read from an agent.
+const MAX_ANSWER_BYTES: usize = 1 << 20;
+
+/// What an agent answered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    Result(Value),
+    Error(RpcError),
+}
+
+#[derive(Debug, Clone)]
+pub struct AgentClient {
+    http: Client<HttpConnector, Full<Bytes>>,
+    next_id: std::sync::Arc<AtomicU64>,
+}
+
+impl Default for AgentClient {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AgentClient {
+    pub fn new() -> Self {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        connector.set_connect_timeout(Some(Duration::from_secs(5)));
+        let http = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build(connector);
+        Self {
+            http,
+            next_id: std::sync::Arc::new(AtomicU64::new(1)),
+        }
+    }
+
+    /// Calls `method` on the agent at `endpoint` and waits at most `limit` for the answer. Deviations in
+    /// the answer's framing are noted on `checker` (and are errors in strict mode).
+    pub async fn call(
+        &self,
+        endpoint: &str,
+        method: &str,
+        params: Value,
+        limit: Duration,
+        checker: &mut Checker,
+    ) -> LeagueResult<Answer> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let body = serde_json::to_vec(&jsonrpc::request(method, params, id)).map_err(|error| {
+            LeagueError::new(ErrorCode::InternalError, format!("encoding a call: {error}"))
+        })?;
+        let mut request = http::Request::post(endpoint)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::ACCEPT, "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|error| {
+                LeagueError::new(
+                    ErrorCode::ConnectionError,
+                    format!("bad contact endpoint {endpoint}: {error}"),
+                )
+            })?;
+        league_runtime::telemetry::inject_traceparent(request.headers_mut());
+        let exchange = async {
+            let response = self.http.request(request).await.map_err(|error| {
+                LeagueError::new(
+                    ErrorCode::ConnectionError,
+                    format!("cannot reach {endpoint}: {error}"),
+                )
+            })?;
+            let status = response.status();
+            let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
+                .collect()
+                .await
+                .map_err(|error| {
+                    LeagueError::new(
+                        ErrorCode::ConnectionError,
+                        format!("reading {endpoint}'s answer: {error}"),
+                    )
+                })?
+                .to_bytes();
+            Ok::<_, LeagueError>((status, body))
+        };
+        let (status, body) = tokio::time::timeout(limit, exchange).await.map_err(|_| {
+            LeagueError::new(
+                ErrorCode::Timeout,
+                format!("{endpoint} did not answer {method} within {limit:?}"),
+            )
+        })??;
+        read_answer(status, &body, checker)
+    }
+}
+
+/// Reads an agent's HTTP answer.
+pub fn read_answer(status: http::StatusCode, body: &[u8], checker: &mut Checker) -> LeagueResult<Answer> {
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let Some(Value::Object(mut object)) = parsed else {
+        if status.is_server_error() {
+            return Err(LeagueError::new(
+                ErrorCode::ConnectionError,
+                format!("the agent failed with HTTP {status}"),
+            ));
+        }
+        if status.is_success() && body.iter().all(u8::is_ascii_whitespace) {
+            // An empty 200/204: the agent took the message and had nothing to say.
+            return Ok(Answer::Result(Value::Null));
+        }
+        return Err(LeagueError::new(
+            ErrorCode::InvalidMessageFormat,
+            format!("the agent answered HTTP {status} with a body that is not a JSON object"),
+        ));
+    };
+    let framed =
+        object.contains_key("jsonrpc") && (object.contains_key("result") || object.contains_key("error"));
+    if !framed {
+        checker.deviation(
+            kinds::BARE_RESULT,
+            "answer without the JSON-RPC wrapper",
+            ErrorCode::InvalidMessageFormat,
+        )?;
+        return Ok(Answer::Result(Value::Object(object)));
+    }
+    match (object.remove("result"), object.remove("error")) {
+        (_, Some(Value::Object(error))) => {
+            let code = error
+                .get("code")
+                .and_then(Value::as_i64)
+                .unwrap_or(jsonrpc::INTERNAL_ERROR);
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            Ok(Answer::Error(RpcError {
+                code,
+                message,
+                data: error.get("data").cloned(),
+            }))
+        }
+        (Some(result), Some(Value::Null)) => {
+            checker.deviation(
+                kinds::RESULT_WITH_ERROR_NULL,
+                "\"error\": null beside a result",
+                ErrorCode::InvalidMessageFormat,
+            )?;
+            Ok(Answer::Result(result))
+        }
+        (Some(result), None) => Ok(Answer::Result(result)),
+        _ => Err(LeagueError::new(
+            ErrorCode::InvalidMessageFormat,
+            "the agent's JSON-RPC answer has neither a result nor an error",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compliance::Mode;
+    use serde_json::json;
+
+    fn read(status: u16, body: Value, mode: Mode) -> (LeagueResult<Answer>, usize) {
+        let mut checker = Checker::new(mode);
+        let status = http::StatusCode::from_u16(status).expect("status");
+        let answer = read_answer(status, body.to_string().as_bytes(), &mut checker);
+        (answer, checker.into_deviations().len())
+    }
+
+    #[test]
+    fn answers_as_the_fixtures_show_them() {
+        // peer-a: "error": null next to the result.
+        let (answer, warnings) = read(
+            200,
+            json!({"jsonrpc": "2.0", "result": {"accept": true}, "error": null, "id": 1}),
+            Mode::Lenient,
+        );
+        assert_eq!(answer, Ok(Answer::Result(json!({"accept": true}))));
+        assert_eq!(warnings, 1);
+        // peer-b: a clean response.
+        let (answer, warnings) = read(
+            200,
+            json!({"jsonrpc": "2.0", "result": {"acknowledged": true}, "id": 3}),
+            Mode::Strict,
+        );
+        assert_eq!(answer, Ok(Answer::Result(json!({"acknowledged": true}))));
+        assert_eq!(warnings, 0);
+        // peer-a's probe: method not found under HTTP 404.
+        let (answer, _) = read(
+            404,
+            json!({"jsonrpc": "2.0", "result": null, "error": {"code": -32601, "message": "Method not found"}, "id": 7}),
+            Mode::Lenient,
+        );
+        assert!(matches!(answer, Ok(Answer::Error(RpcError { code: -32601, .. }))));
+    }
+
+    #[test]
+    fn bare_bodies_and_failures() {
+        let (answer, warnings) = read(200, json!({"status": "joined"}), Mode::Lenient);
+        assert_eq!(
+            (answer, warnings),
+            (Ok(Answer::Result(json!({"status": "joined"}))), 1)
+        );
+        let (answer, _) = read(200, json!({"status": "joined"}), Mode::Strict);
+        assert!(answer.is_err());
+        let mut checker = Checker::new(Mode::Lenient);
+        let failed = read_answer(http::StatusCode::BAD_GATEWAY, b"oops", &mut checker);
+        assert_eq!(failed.map_err(|e| e.code), Err(ErrorCode::ConnectionError));
+        let empty = read_answer(http::StatusCode::NO_CONTENT, b"", &mut checker);
+        assert_eq!(empty, Ok(Answer::Result(Value::Null)));
+    }
+}

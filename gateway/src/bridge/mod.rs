@@ -1,0 +1,9 @@
+//! Outbound: the gateway as the `PlayerService` of every external player, calling each agent in its
+//! dialect, and collecting the replies agents send as separate calls.
+
+pub mod client;
+pub mod player;
+pub mod replies;
+
+pub use player::{PlayerBridge, Timeouts};
+pub use replies::Replies;

@@ -1,0 +1,689 @@
+//! The `PlayerService` of every external player: each gRPC call from a referee (or the manager's
+//! dispatcher) becomes a league.v2 JSON-RPC call to the agent, in its dialect, within the call's
+//! deadline. The referee never learns whether a player is a bot or a program across the network.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use futures::future::join_all;
+use league_proto::v2::notify_league_event_request::Event;
+use league_proto::v2::player_service_server::PlayerService;
+use league_proto::v2::*;
+use league_proto::{ErrorCode, error_code};
+use serde_json::{Map, Value, json};
+use tonic::{Request, Response, Status};
+
+use super::client::{AgentClient, Answer};
+use super::replies::{Replies, reply_key};
+use crate::compliance::{Checker, Mode, WarningBuffer, kinds};
+use crate::dialect::{Dialect, MessageType};
+use crate::jsonrpc::{METHOD_NOT_FOUND, RpcError};
+use crate::league::{ExternalAgent, League};
+use crate::league_error::LeagueError;
+use crate::wire::{self, convert, envelope, timestamp};
+
+/// Timeouts for calls that carry no deadline (GAME_OVER: 5 s; anything else: 10 s by default).
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    pub game_over: Duration,
+    pub other: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct PlayerBridge {
+    pub league: League,
+    pub client: AgentClient,
+    pub replies: Arc<Replies>,
+    pub warnings: Arc<WarningBuffer>,
+    pub mode: Mode,
+    /// Where agents send replies meant for the referee (the gateway's `/mcp`).
+    pub public_url: String,
+    pub timeouts: Timeouts,
+}
+
+/// Why a call to an agent did not produce a result.
+#[derive(Debug)]
+enum Failure {
+    /// The agent knows no method for this message in any dialect tried.
+    NotImplemented,
+    /// The agent answered with a JSON-RPC error.
+    Refused(RpcError),
+    /// No usable answer (timeout, connection, malformed answer).
+    League(LeagueError),
+}
+
+impl Failure {
+    fn status(&self, what: &str) -> Status {
+        match self {
+            Failure::NotImplemented => error_code::status(
+                ErrorCode::InvalidMessageFormat,
+                format!("the agent implements no method for {what}"),
+            ),
+            Failure::Refused(error) => {
+                // An agent that names a league.v2 code keeps it; anything else is a refusal.
+                let code = error
+                    .data
+                    .as_ref()
+                    .and_then(|data| data.get("error_code"))
+                    .and_then(Value::as_str)
+                    .and_then(|code| code.parse().ok())
+                    .unwrap_or(ErrorCode::InvalidMessageFormat);
+                error_code::status(
+                    code,
+                    format!("the agent refused {what}: {} {}", error.code, error.message),
+                )
+            }
+            Failure::League(error) => error_code::status(error.code, error.description.clone()),
+        }
+    }
+}
+
+/// The dialects tried, in order, when an agent does not know a method in its own.
+const FALLBACKS: [Dialect; 2] = [Dialect::Canonical, Dialect::MessageType];
+
+impl PlayerBridge {
+    /// Sends `message` to `agent` and returns its result, trying the usual other dialects once if the
+    /// agent does not know the method.
+    async fn call(
+        &self,
+        agent: &ExternalAgent,
+        kind: MessageType,
+        message: Value,
+        limit: Duration,
+    ) -> Result<Value, Failure> {
+        let outcome = self.call_in_dialects(agent, kind, message, limit).await;
+        let label = match &outcome {
+            Ok(_) => "ok".to_owned(),
+            Err(Failure::NotImplemented) => "not_implemented".to_owned(),
+            Err(Failure::Refused(_)) => "refused".to_owned(),
+            Err(Failure::League(error)) => error.code.code().to_owned(),
+        };
+        crate::metrics::OUTBOUND
+            .get_or_create(&crate::metrics::OutboundLabels {
+                message_type: kind.as_str(),
+                outcome: label,
+            })
+            .inc();
+        outcome
+    }
+
+    async fn call_in_dialects(
+        &self,
+        agent: &ExternalAgent,
+        kind: MessageType,
+        message: Value,
+        limit: Duration,
+    ) -> Result<Value, Failure> {
+        let deadline = tokio::time::Instant::now() + limit;
+        let own = agent.dialect();
+        let mut checker = Checker::new(self.mode);
+        let mut tried = Vec::with_capacity(3);
+        for dialect in std::iter::once(own).chain(FALLBACKS.into_iter().filter(|d| *d != own)) {
+            tried.push(dialect);
+            let (method, params) = dialect.frame(kind, message.clone());
+            let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let answer = self
+                .client
+                .call(&agent.contact_endpoint, &method, params, remaining, &mut checker)
+                .await;
+            match answer {
+                Ok(Answer::Result(result)) => {
+                    if dialect != own {
+                        checker
+                            .deviation(
+                                kinds::METHOD_DIALECT,
+                                format!("registered as {}, answers {}", own.as_str(), dialect.as_str()),
+                                ErrorCode::InvalidMessageFormat,
+                            )
+                            .ok();
+                        agent.set_dialect(dialect);
+                    }
+                    self.warnings.record(&agent.agent_id, checker.into_deviations());
+                    return Ok(result);
+                }
+                Ok(Answer::Error(error)) if error.code == METHOD_NOT_FOUND => continue,
+                Ok(Answer::Error(error)) => {
+                    self.warnings.record(&agent.agent_id, checker.into_deviations());
+                    return Err(Failure::Refused(error));
+                }
+                Err(error) => {
+                    self.warnings.record(&agent.agent_id, checker.into_deviations());
+                    return Err(Failure::League(error));
+                }
+            }
+        }
+        tracing::debug!(agent_id = %agent.agent_id, message_type = kind.as_str(), ?tried, "method not implemented");
+        Err(Failure::NotImplemented)
+    }
+
+    /// A notification: delivered, or not implemented by the agent (a warning, never a retry); only a
+    /// failure to reach the agent is worth trying again.
+    async fn notify(
+        &self,
+        agent: &ExternalAgent,
+        kind: MessageType,
+        message: Value,
+        limit: Duration,
+    ) -> Result<(), Status> {
+        match self.call(agent, kind, message, limit).await {
+            Ok(_) => Ok(()),
+            Err(Failure::NotImplemented | Failure::Refused(_)) => {
+                self.warnings.record(
+                    &agent.agent_id,
+                    [crate::compliance::Deviation {
+                        kind: kinds::UNIMPLEMENTED_NOTIFICATION,
+                        detail: format!("{} not implemented or refused", kind.as_str()),
+                        strict_error: ErrorCode::InvalidMessageFormat,
+                    }],
+                );
+                Ok(())
+            }
+            Err(failure @ Failure::League(_)) => Err(failure.status(kind.as_str())),
+        }
+    }
+
+    async fn agent(&self, player_id: &str) -> Result<Arc<ExternalAgent>, Status> {
+        self.league
+            .external_agent(player_id)
+            .await
+            .map_err(|error| error_code::status(error.code, error.description))
+    }
+
+    fn referee_sender(context: &MatchContext) -> String {
+        if context.referee_id.is_empty() {
+            "referee".to_owned()
+        } else {
+            format!("referee:{}", context.referee_id)
+        }
+    }
+
+    /// Waits for a reply sent as a separate call, until `limit`.
+    async fn separate_reply(
+        &self,
+        waiter: super::replies::Waiter,
+        limit: Duration,
+    ) -> Option<Map<String, Value>> {
+        waiter.reply(limit).await
+    }
+}
+
+fn remaining(deadline: Option<&prost_types::Timestamp>, fallback: Duration) -> Duration {
+    deadline
+        .and_then(|deadline| SystemTime::try_from(*deadline).ok())
+        .and_then(|deadline| deadline.duration_since(SystemTime::now()).ok())
+        .unwrap_or(fallback)
+}
+
+fn deadline_text(deadline: Option<&prost_types::Timestamp>) -> Value {
+    deadline
+        .and_then(|deadline| SystemTime::try_from(*deadline).ok())
+        .map_or(Value::Null, |at| timestamp::format(at).into())
+}
+
+fn context_or_default(context: Option<MatchContext>) -> MatchContext {
+    context.unwrap_or_default()
+}
+
+/// Reads a GAME_JOIN_ACK (the call's result or a separate call): `Some(accept)` when it says.
+fn read_accept(reply: &Map<String, Value>, checker: &mut Checker) -> Result<Option<bool>, LeagueError> {
+    match (reply.get("accept"), reply.get("accepted")) {
+        (Some(Value::Bool(accept)), _) => Ok(Some(*accept)),
+        (None, Some(Value::Bool(accept))) => {
+            checker.deviation(
+                kinds::FIELD_ALIAS,
+                "`accepted` for `accept`",
+                ErrorCode::MissingRequiredField,
+            )?;
+            Ok(Some(*accept))
+        }
+        (Some(other), _) | (None, Some(other)) if !other.is_null() => Err(LeagueError::new(
+            ErrorCode::InvalidMessageFormat,
+            format!("accept must be true or false, got {other}"),
+        )),
+        _ => Ok(None),
+    }
+}
+
+/// Reads a parity choice: `Some(value)` as given (the referee's engine judges it).
+fn read_choice(reply: &Map<String, Value>, checker: &mut Checker) -> Result<Option<Value>, LeagueError> {
+    if let Some(choice) = reply.get("parity_choice").filter(|v| !v.is_null()) {
+        return Ok(Some(choice.clone()));
+    }
+    if let Some(choice) = reply.get("choice").filter(|v| !v.is_null()) {
+        checker.deviation(
+            kinds::FIELD_ALIAS,
+            "`choice` for `parity_choice`",
+            ErrorCode::MissingRequiredField,
+        )?;
+        return Ok(Some(choice.clone()));
+    }
+    Ok(None)
+}
+
+/// The reply's own checks: its timestamp, a token that cannot be one we issued (a placeholder such as
+/// `tok_p01_temp`), and a `player_id` that is not the id we assigned.
+fn check_reply(
+    reply: &Map<String, Value>,
+    player_id: &str,
+    checker: &mut Checker,
+) -> Result<(), LeagueError> {
+    if let Some(Value::String(at)) = reply.get("timestamp") {
+        envelope::check_timestamp(at, "timestamp", checker)?;
+    }
+    if let Some(Value::String(token)) = reply.get("auth_token")
+        && !is_issued_form(token)
+    {
+        checker.deviation(
+            kinds::PLACEHOLDER_TOKEN,
+            format!(
+                "reply carries auth_token {:?}, not the agent's token",
+                shorten(token)
+            ),
+            ErrorCode::AuthTokenInvalid,
+        )?;
+    }
+    if let Some(Value::String(claimed)) = reply.get("player_id")
+        && claimed != player_id
+    {
+        checker.deviation(
+            kinds::REPLY_PLAYER_ID,
+            format!("reply names player {claimed:?}, assigned id is {player_id}"),
+            ErrorCode::InvalidMessageFormat,
+        )?;
+    }
+    Ok(())
+}
+
+/// Tokens the league issues are 64 lowercase hex digits (256 random bits).
+fn is_issued_form(token: &str) -> bool {
+    token.len() == 64
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Enough of a value to recognise it in a warning, never a whole secret-looking string.
+fn shorten(token: &str) -> String {
+    token.chars().take(16).collect()
+}
+
+fn as_object(result: Value) -> Map<String, Value> {
+    match result {
+        Value::Object(object) => object,
+        _ => Map::new(),
+    }
+}
+
+#[tonic::async_trait]
+impl PlayerService for PlayerBridge {
+    async fn invite_to_match(
+        &self,
+        request: Request<InviteToMatchRequest>,
+    ) -> Result<Response<InviteToMatchResponse>, Status> {
+        let request = request.into_inner();
+        let agent = self.agent(&request.player_id).await?;
+        let context = context_or_default(request.context);
+        let limit = remaining(request.deadline.as_ref(), self.timeouts.other);
+        let role = match Role::try_from(request.role_in_match).unwrap_or(Role::Unspecified) {
+            Role::PlayerB => "PLAYER_B",
+            _ => "PLAYER_A",
+        };
+        let message = wire::message(
+            MessageType::GameInvitation.as_str(),
+            &Self::referee_sender(&context),
+            &context.conversation_id,
+            json!({
+                "league_id": context.league_id,
+                "round_id": context.round_id,
+                "match_id": context.match_id,
+                "game_type": context.game_type,
+                "role_in_match": role,
+                "player_id": request.player_id,
+                "opponent_id": request.opponent_id,
+                "referee_endpoint": self.public_url,
+                "deadline": deadline_text(request.deadline.as_ref()),
+            }),
+        );
+        let started = tokio::time::Instant::now();
+        let waiter = self.replies.wait(reply_key(
+            MessageType::GameJoinAck,
+            &context.match_id,
+            &request.player_id,
+        ));
+        let result = self
+            .call(&agent, MessageType::GameInvitation, message, limit)
+            .await
+            .map_err(|failure| failure.status(MessageType::GameInvitation.as_str()))?;
+        let mut checker = Checker::new(self.mode);
+        let mut reply = as_object(result);
+        let mut accept =
+            read_accept(&reply, &mut checker).map_err(|e| error_code::status(e.code, e.description))?;
+        if accept.is_none() {
+            // A bare acknowledgement: the GAME_JOIN_ACK comes as a separate call.
+            let left = limit.saturating_sub(started.elapsed());
+            match self.separate_reply(waiter, left).await {
+                Some(separate) => {
+                    accept = read_accept(&separate, &mut checker)
+                        .map_err(|e| error_code::status(e.code, e.description))?;
+                    reply = separate;
+                }
+                None => {
+                    let joined = reply.get("status").and_then(Value::as_str).is_some_and(|s| {
+                        matches!(s.to_ascii_lowercase().as_str(), "joined" | "accepted" | "ok")
+                    });
+                    if !joined {
+                        return Err(error_code::status(
+                            ErrorCode::Timeout,
+                            "no GAME_JOIN_ACK within the deadline",
+                        ));
+                    }
+                    checker
+                        .deviation(
+                            kinds::FIELD_ALIAS,
+                            "joined without a GAME_JOIN_ACK",
+                            ErrorCode::MissingRequiredField,
+                        )
+                        .map_err(|e| error_code::status(e.code, e.description))?;
+                    accept = Some(true);
+                }
+            }
+        }
+        check_reply(&reply, &request.player_id, &mut checker)
+            .map_err(|e| error_code::status(e.code, e.description))?;
+        self.warnings.record(&agent.agent_id, checker.into_deviations());
+        let accept = accept.unwrap_or(false);
+        Ok(Response::new(InviteToMatchResponse {
+            accept,
+            arrival_timestamp: Some(prost_types::Timestamp::from(SystemTime::now())),
+            reason: if accept {
+                String::new()
+            } else {
+                "the agent declined".to_owned()
+            },
+        }))
+    }
+
+    async fn request_move(
+        &self,
+        request: Request<RequestMoveRequest>,
+    ) -> Result<Response<RequestMoveResponse>, Status> {
+        let request = request.into_inner();
+        let agent = self.agent(&request.player_id).await?;
+        let context = context_or_default(request.context);
+        let limit = remaining(request.deadline.as_ref(), self.timeouts.other);
+        let standings = request.your_standings.unwrap_or_default();
+        let even_odd = context.game_type == "even_odd";
+        let (kind, reply_kind) = if even_odd {
+            (MessageType::ChooseParityCall, MessageType::ChooseParityResponse)
+        } else {
+            (MessageType::GameMoveCall, MessageType::GameMoveResponse)
+        };
+        let mut fields = json!({
+            "league_id": context.league_id,
+            "round_id": context.round_id,
+            "match_id": context.match_id,
+            "player_id": request.player_id,
+            "game_type": context.game_type,
+            "context": {
+                "opponent_id": request.opponent_id,
+                "round_id": context.round_id,
+                "your_standings": {"wins": standings.wins, "losses": standings.losses, "draws": standings.draws},
+            },
+            "deadline": deadline_text(request.deadline.as_ref()),
+            "attempt": request.attempt,
+            "referee_endpoint": self.public_url,
+        });
+        if !even_odd {
+            fields["step"] = request.step.into();
+            fields["step_context"] = request
+                .step_context
+                .as_ref()
+                .map_or(Value::Null, convert::from_struct);
+        }
+        let message = wire::message(
+            kind.as_str(),
+            &Self::referee_sender(&context),
+            &context.conversation_id,
+            fields,
+        );
+        let started = tokio::time::Instant::now();
+        let waiter = self
+            .replies
+            .wait(reply_key(reply_kind, &context.match_id, &request.player_id));
+        let result = self
+            .call(&agent, kind, message, limit)
+            .await
+            .map_err(|failure| failure.status(kind.as_str()))?;
+        let mut checker = Checker::new(self.mode);
+        let read =
+            |reply: &Map<String, Value>, checker: &mut Checker| -> Result<Option<Value>, LeagueError> {
+                if even_odd {
+                    read_choice(reply, checker)
+                } else {
+                    Ok(reply.get("move_payload").filter(|v| v.is_object()).cloned())
+                }
+            };
+        let mut reply = as_object(result);
+        let mut answer = read(&reply, &mut checker).map_err(|e| error_code::status(e.code, e.description))?;
+        if answer.is_none() {
+            let left = limit.saturating_sub(started.elapsed());
+            let separate = self.separate_reply(waiter, left).await.ok_or_else(|| {
+                error_code::status(
+                    ErrorCode::Timeout,
+                    format!("no {} within the deadline", reply_kind.as_str()),
+                )
+            })?;
+            answer = read(&separate, &mut checker).map_err(|e| error_code::status(e.code, e.description))?;
+            reply = separate;
+        }
+        check_reply(&reply, &request.player_id, &mut checker)
+            .map_err(|e| error_code::status(e.code, e.description))?;
+        self.warnings.record(&agent.agent_id, checker.into_deviations());
+        let move_payload = match answer {
+            Some(choice) if even_odd => {
+                let mut payload = Map::new();
+                payload.insert("parity_choice".into(), choice);
+                convert::to_struct(&payload)
+            }
+            Some(Value::Object(payload)) => convert::to_struct(&payload),
+            // No choice at all: an empty move, which the game refuses with its own code (E004/E010).
+            _ => prost_types::Struct::default(),
+        };
+        Ok(Response::new(RequestMoveResponse {
+            move_payload: Some(move_payload),
+        }))
+    }
+
+    async fn notify_game_over(
+        &self,
+        request: Request<NotifyGameOverRequest>,
+    ) -> Result<Response<NotifyGameOverResponse>, Status> {
+        let request = request.into_inner();
+        let agent = self.agent(&request.player_id).await?;
+        let context = context_or_default(request.context);
+        let result = request.result.unwrap_or_default();
+        let message = wire::message(
+            MessageType::GameOver.as_str(),
+            &Self::referee_sender(&context),
+            &context.conversation_id,
+            json!({
+                "league_id": context.league_id,
+                "round_id": context.round_id,
+                "match_id": context.match_id,
+                "game_type": context.game_type,
+                "player_id": request.player_id,
+                "game_result": convert::game_result(&result),
+            }),
+        );
+        self.notify(&agent, MessageType::GameOver, message, self.timeouts.game_over)
+            .await?;
+        Ok(Response::new(NotifyGameOverResponse {}))
+    }
+
+    async fn notify_game_error(
+        &self,
+        request: Request<NotifyGameErrorRequest>,
+    ) -> Result<Response<NotifyGameErrorResponse>, Status> {
+        let request = request.into_inner();
+        let agent = self.agent(&request.player_id).await?;
+        let context = context_or_default(request.context);
+        let message = wire::message(
+            MessageType::GameError.as_str(),
+            &Self::referee_sender(&context),
+            &context.conversation_id,
+            json!({
+                "league_id": context.league_id,
+                "round_id": context.round_id,
+                "match_id": context.match_id,
+                "player_id": request.player_id,
+                "error_code": request.error_code,
+                "error_description": request.error_description,
+                "affected_player": request.affected_player,
+                "action_required": request.action_required,
+                "retry_count": request.retry_count,
+                "max_retries": request.max_retries,
+                "consequence": request.consequence,
+            }),
+        );
+        self.notify(&agent, MessageType::GameError, message, self.timeouts.other)
+            .await?;
+        Ok(Response::new(NotifyGameErrorResponse {}))
+    }
+
+    async fn notify_league_event(
+        &self,
+        request: Request<NotifyLeagueEventRequest>,
+    ) -> Result<Response<NotifyLeagueEventResponse>, Status> {
+        self.league_event(request.into_inner()).await?;
+        Ok(Response::new(NotifyLeagueEventResponse {}))
+    }
+
+    async fn notify_league_events(
+        &self,
+        request: Request<NotifyLeagueEventsRequest>,
+    ) -> Result<Response<NotifyLeagueEventsResponse>, Status> {
+        // Different agents are called at once; one agent's events stay in order.
+        let mut by_player: Vec<(String, Vec<(usize, NotifyLeagueEventRequest)>)> = Vec::new();
+        for (index, event) in request.into_inner().events.into_iter().enumerate() {
+            match by_player
+                .iter_mut()
+                .find(|(player, _)| *player == event.player_id)
+            {
+                Some((_, events)) => events.push((index, event)),
+                None => by_player.push((event.player_id.clone(), vec![(index, event)])),
+            }
+        }
+        let total = by_player.iter().map(|(_, events)| events.len()).sum();
+        let outcomes = join_all(by_player.into_iter().map(|(_, events)| async move {
+            let mut delivered = Vec::with_capacity(events.len());
+            let mut failed = false;
+            for (index, event) in events {
+                // After a failure the rest of this agent's events wait for the next attempt, in order.
+                let ok = !failed && self.league_event(event).await.is_ok();
+                failed |= !ok;
+                delivered.push((index, ok));
+            }
+            delivered
+        }))
+        .await;
+        let mut accepted = vec![false; total];
+        for (index, ok) in outcomes.into_iter().flatten() {
+            accepted[index] = ok;
+        }
+        Ok(Response::new(NotifyLeagueEventsResponse { accepted }))
+    }
+}
+
+impl PlayerBridge {
+    async fn league_event(&self, event: NotifyLeagueEventRequest) -> Result<(), Status> {
+        let agent = self.agent(&event.player_id).await?;
+        let Some(body) = event.event else {
+            return Err(error_code::status(
+                ErrorCode::MissingRequiredField,
+                "event missing",
+            ));
+        };
+        let (kind, fields) = match body {
+            Event::RoundAnnouncement(round) => (
+                MessageType::RoundAnnouncement,
+                json!({
+                    "round_id": round.round_id,
+                    "matches": round.matches.iter().map(|m| convert::scheduled_match(m, &self.public_url)).collect::<Vec<_>>(),
+                }),
+            ),
+            Event::StandingsUpdate(update) => (
+                MessageType::LeagueStandingsUpdate,
+                json!({"round_id": update.round_id, "standings": convert::standings(&update.standings)}),
+            ),
+            Event::RoundCompleted(done) => (
+                MessageType::RoundCompleted,
+                json!({
+                    "round_id": done.round_id,
+                    "matches_completed": done.matches_completed,
+                    "next_round_id": if done.next_round_id == 0 { Value::Null } else { done.next_round_id.into() },
+                    "summary": done.summary.map(|s| json!({
+                        "total_matches": s.total_matches, "wins": s.wins, "draws": s.draws,
+                        "technical_losses": s.technical_losses,
+                    })),
+                }),
+            ),
+            Event::LeagueCompleted(done) => (
+                MessageType::LeagueCompleted,
+                json!({
+                    "total_rounds": done.total_rounds,
+                    "total_matches": done.total_matches,
+                    "champion": done.champion.as_ref().map(|c| json!({
+                        "player_id": c.player_id, "display_name": c.display_name, "points": c.points,
+                    })),
+                    "final_standings": convert::standings(&done.final_standings),
+                }),
+            ),
+        };
+        let mut message = wire::message(kind.as_str(), "league_manager", &event.event_id, fields);
+        message["league_id"] = event.league_id.into();
+        self.notify(&agent, kind, message, self.timeouts.other).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_acks_in_both_spellings() {
+        let mut lenient = Checker::new(Mode::Lenient);
+        let reply = json!({"accept": true});
+        assert_eq!(
+            read_accept(reply.as_object().expect("object"), &mut lenient).ok(),
+            Some(Some(true))
+        );
+        let alias = json!({"accepted": false});
+        assert_eq!(
+            read_accept(alias.as_object().expect("object"), &mut lenient).ok(),
+            Some(Some(false))
+        );
+        assert_eq!(lenient.into_deviations().len(), 1);
+        let mut strict = Checker::new(Mode::Strict);
+        assert!(read_accept(alias.as_object().expect("object"), &mut strict).is_err());
+        let bare = json!({"status": "joined"});
+        assert_eq!(
+            read_accept(bare.as_object().expect("object"), &mut Checker::new(Mode::Strict)).ok(),
+            Some(None)
+        );
+    }
+
+    #[test]
+    fn choices_pass_through_for_the_engine_to_judge() {
+        let mut lenient = Checker::new(Mode::Lenient);
+        let reply = json!({"choice": "maybe"});
+        assert_eq!(
+            read_choice(reply.as_object().expect("object"), &mut lenient).ok(),
+            Some(Some(json!("maybe")))
+        );
+        let reply = json!({"parity_choice": 3});
+        assert_eq!(
+            read_choice(reply.as_object().expect("object"), &mut lenient).ok(),
+            Some(Some(json!(3)))
+        );
+    }
+}

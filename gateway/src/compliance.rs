@@ -1,0 +1,219 @@
+//! Strict and lenient mode. A deviation from league.v2 whose meaning is still clear (a timestamp variant,
+//! a missing envelope field, `accepted` for `accept`…) is refused in strict mode and, in lenient mode,
+//! accepted and counted against the agent as a compliance warning the operator can list. Deviations that
+//! change the meaning are errors in both modes and never reach this module.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use league_proto::ErrorCode;
+use league_proto::v2::ComplianceWarning;
+use serde::Deserialize;
+
+use crate::league_error::LeagueError;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// The specification to the letter.
+    Strict,
+    /// Unambiguous deviations accepted, and recorded.
+    #[default]
+    Lenient,
+}
+
+/// One deviation: what kind, an example, and the error strict mode answers with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deviation {
+    pub kind: &'static str,
+    pub detail: String,
+    pub strict_error: ErrorCode,
+}
+
+/// The deviations seen while handling one message.
+#[derive(Debug)]
+pub struct Checker {
+    mode: Mode,
+    seen: Vec<Deviation>,
+}
+
+impl Checker {
+    pub fn new(mode: Mode) -> Self {
+        Self {
+            mode,
+            seen: Vec::new(),
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Notes a deviation; in strict mode it is the error to answer with.
+    pub fn deviation(
+        &mut self,
+        kind: &'static str,
+        detail: impl Into<String>,
+        strict_error: ErrorCode,
+    ) -> Result<(), LeagueError> {
+        let deviation = Deviation {
+            kind,
+            detail: detail.into(),
+            strict_error,
+        };
+        if self.mode == Mode::Strict {
+            return Err(LeagueError::new(
+                strict_error,
+                format!("{} ({}); this gateway is in strict mode", deviation.detail, kind),
+            ));
+        }
+        self.seen.push(deviation);
+        Ok(())
+    }
+
+    pub fn into_deviations(self) -> Vec<Deviation> {
+        self.seen
+    }
+}
+
+/// Warnings waiting to be written to the manager, merged per agent and kind so a chatty agent costs one
+/// row update per flush, not one per message.
+#[derive(Debug, Default)]
+pub struct WarningBuffer {
+    /// (agent, kind) → (latest example, count).
+    pending: Mutex<HashMap<(String, &'static str), Pending>>,
+}
+
+type Pending = (String, u64);
+
+impl WarningBuffer {
+    pub fn record(&self, agent_id: &str, deviations: impl IntoIterator<Item = Deviation>) {
+        let Ok(mut pending) = self.pending.lock() else {
+            return;
+        };
+        for deviation in deviations {
+            tracing::debug!(agent_id, kind = deviation.kind, detail = %deviation.detail, "compliance warning");
+            let entry = pending
+                .entry((agent_id.to_owned(), deviation.kind))
+                .or_insert_with(|| (String::new(), 0));
+            entry.0 = deviation.detail;
+            entry.1 += 1;
+        }
+    }
+
+    /// Everything recorded since the last call.
+    pub fn take(&self) -> Vec<ComplianceWarning> {
+        let Ok(mut pending) = self.pending.lock() else {
+            return Vec::new();
+        };
+        pending
+            .drain()
+            .map(|((agent_id, kind), (detail, count))| ComplianceWarning {
+                agent_id,
+                kind: kind.to_owned(),
+                detail,
+                count,
+                ..ComplianceWarning::default()
+            })
+            .collect()
+    }
+
+    /// Puts back warnings a flush could not deliver.
+    pub fn restore(&self, warnings: Vec<ComplianceWarning>) {
+        let Ok(mut pending) = self.pending.lock() else {
+            return;
+        };
+        for warning in warnings {
+            let Some(kind) = KINDS.iter().find(|k| **k == warning.kind) else {
+                continue;
+            };
+            let entry = pending
+                .entry((warning.agent_id, kind))
+                .or_insert_with(|| (warning.detail, 0));
+            entry.1 += warning.count;
+        }
+    }
+}
+
+/// How often buffered warnings go to the manager.
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Every kind of deviation, named once.
+pub const KINDS: &[&str] = &[
+    kinds::TIMESTAMP_FORMAT,
+    kinds::TIMESTAMP_NOT_UTC,
+    kinds::MISSING_ENVELOPE_FIELD,
+    kinds::WRONG_PROTOCOL_FIELD,
+    kinds::SENDER_NOT_ID,
+    kinds::PLACEHOLDER_TOKEN,
+    kinds::FIELD_ALIAS,
+    kinds::BARE_RESULT,
+    kinds::RESULT_WITH_ERROR_NULL,
+    kinds::UNIMPLEMENTED_NOTIFICATION,
+    kinds::METHOD_DIALECT,
+    kinds::CONVERSATION_MISMATCH,
+    kinds::REPLY_PLAYER_ID,
+];
+
+pub mod kinds {
+    pub const TIMESTAMP_FORMAT: &str = "timestamp_format";
+    pub const TIMESTAMP_NOT_UTC: &str = "timestamp_not_utc";
+    pub const MISSING_ENVELOPE_FIELD: &str = "missing_envelope_field";
+    pub const WRONG_PROTOCOL_FIELD: &str = "wrong_protocol_field";
+    pub const SENDER_NOT_ID: &str = "sender_not_assigned_id";
+    pub const PLACEHOLDER_TOKEN: &str = "placeholder_token_in_reply";
+    pub const FIELD_ALIAS: &str = "field_alias";
+    pub const BARE_RESULT: &str = "bare_result";
+    pub const RESULT_WITH_ERROR_NULL: &str = "result_with_error_null";
+    pub const UNIMPLEMENTED_NOTIFICATION: &str = "unimplemented_notification";
+    pub const METHOD_DIALECT: &str = "method_dialect_fallback";
+    pub const CONVERSATION_MISMATCH: &str = "conversation_id_mismatch";
+    pub const REPLY_PLAYER_ID: &str = "reply_player_id_not_assigned";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strict_refuses_and_lenient_records() {
+        let mut strict = Checker::new(Mode::Strict);
+        let error = strict
+            .deviation(
+                kinds::TIMESTAMP_FORMAT,
+                "20261121T090456Z",
+                ErrorCode::InvalidTimestamp,
+            )
+            .expect_err("strict refuses");
+        assert_eq!(error.code, ErrorCode::InvalidTimestamp);
+        let mut lenient = Checker::new(Mode::Lenient);
+        lenient
+            .deviation(
+                kinds::TIMESTAMP_FORMAT,
+                "20261121T090456Z",
+                ErrorCode::InvalidTimestamp,
+            )
+            .expect("lenient accepts");
+        assert_eq!(lenient.into_deviations().len(), 1);
+    }
+
+    #[test]
+    fn the_buffer_merges_per_agent_and_kind() {
+        let buffer = WarningBuffer::default();
+        let deviation = |detail: &str| Deviation {
+            kind: kinds::FIELD_ALIAS,
+            detail: detail.into(),
+            strict_error: ErrorCode::MissingRequiredField,
+        };
+        buffer.record("P01", [deviation("a"), deviation("b")]);
+        buffer.record("P02", [deviation("c")]);
+        let mut taken = buffer.take();
+        taken.sort_by(|a, b| a.agent_id.cmp(&b.agent_id));
+        assert_eq!(taken.len(), 2);
+        assert_eq!((taken[0].count, taken[0].detail.as_str()), (2, "b"));
+        assert!(buffer.take().is_empty());
+        buffer.restore(taken);
+        assert_eq!(buffer.take().len(), 2);
+    }
+}

@@ -1,0 +1,92 @@
+//! The gateway's configuration (`LEAGUE_*` variables, see docs/architecture.md).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use secrecy::SecretString;
+use serde::Deserialize;
+
+use crate::compliance::Mode;
+use crate::dialect::Dialect;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct GatewayConfig {
+    /// `LEAGUE_HTTP_ADDR`: the public endpoint (`POST /mcp`, `/healthz`, `/readyz`).
+    pub http_addr: SocketAddr,
+    /// `LEAGUE_LISTEN_ADDR`: the internal gRPC bridge (the `PlayerService` of every external player).
+    pub listen_addr: SocketAddr,
+    /// `LEAGUE_ADVERTISE_URL`: how referees reach the bridge (default: the bound address).
+    pub advertise_url: Option<String>,
+    /// `LEAGUE_PUBLIC_URL`: how agents reach `/mcp` (default: the bound HTTP address).
+    pub public_url: Option<String>,
+    /// `LEAGUE_MANAGER_URL`.
+    pub manager_url: String,
+    /// `LEAGUE_OPERATOR_TOKEN`: the gateway looks agents up and records warnings with it; operator calls
+    /// through the gateway (`start_league`) must present it too.
+    pub operator_token: Option<SecretString>,
+    /// `LEAGUE_COMPLIANCE`: `lenient` (default) or `strict`.
+    pub compliance: Mode,
+    /// `LEAGUE_MAX_BODY_BYTES`: the largest request body accepted.
+    pub max_body_bytes: usize,
+    /// `LEAGUE_AGENT_RATE_LIMIT`: requests per second one agent (or one address, before it registered)
+    /// may make, with bursts of the same size.
+    pub agent_rate_limit: u32,
+    /// `LEAGUE_MAX_CONNECTIONS`: open HTTP connections at once.
+    pub max_connections: usize,
+    /// `LEAGUE_DIALECTS`: per agent (contact endpoint or display name), the dialect to call it in,
+    /// overriding what its registration suggested, e.g. `{"http://host:8102/mcp"="message_type"}`.
+    pub dialects: HashMap<String, Dialect>,
+    /// `LEAGUE_AGENT_CALL_TIMEOUT`: the longest wait for an agent's answer when a call has no deadline
+    /// of its own (the specification's "anything else": 10 s).
+    #[serde(with = "humantime_serde")]
+    pub agent_call_timeout: Duration,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        Self {
+            http_addr: SocketAddr::from(([0, 0, 0, 0], 8000)),
+            listen_addr: SocketAddr::from(([0, 0, 0, 0], 50054)),
+            advertise_url: None,
+            public_url: None,
+            manager_url: "http://127.0.0.1:50051".to_owned(),
+            operator_token: None,
+            compliance: Mode::Lenient,
+            max_body_bytes: 64 * 1024,
+            agent_rate_limit: 200,
+            max_connections: 1024,
+            dialects: HashMap::new(),
+            agent_call_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl GatewayConfig {
+    pub fn load() -> anyhow::Result<Self> {
+        let config: Self = league_runtime::config::load()?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn validate(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.max_body_bytes >= 1024,
+            "LEAGUE_MAX_BODY_BYTES must be at least 1024"
+        );
+        anyhow::ensure!(
+            self.agent_rate_limit >= 1,
+            "LEAGUE_AGENT_RATE_LIMIT must be at least 1"
+        );
+        anyhow::ensure!(
+            self.max_connections >= 1,
+            "LEAGUE_MAX_CONNECTIONS must be at least 1"
+        );
+        anyhow::ensure!(
+            self.operator_token.is_some(),
+            "LEAGUE_OPERATOR_TOKEN is required: the gateway looks up external agents with it"
+        );
+        Ok(())
+    }
+}

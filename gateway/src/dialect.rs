@@ -1,0 +1,464 @@
+//! Method-name dialects. Inbound, every way real agents name a call is resolved to one league.v2 message
+//! type or gateway action (`params.message_type` wins when present). Outbound, each external agent is
+//! called in the dialect it registered with, unless configuration says otherwise.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::jsonrpc::{INVALID_PARAMS, METHOD_NOT_FOUND, RpcError};
+
+/// The league.v2 message types the gateway handles or sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MessageType {
+    RefereeRegisterRequest,
+    LeagueRegisterRequest,
+    RoundAnnouncement,
+    GameInvitation,
+    GameJoinAck,
+    ChooseParityCall,
+    ChooseParityResponse,
+    GameOver,
+    MatchResultReport,
+    LeagueStandingsUpdate,
+    RoundCompleted,
+    LeagueCompleted,
+    GameError,
+    LeagueQuery,
+    GameMoveCall,
+    GameMoveResponse,
+}
+
+impl MessageType {
+    const ALL: [MessageType; 16] = [
+        Self::RefereeRegisterRequest,
+        Self::LeagueRegisterRequest,
+        Self::RoundAnnouncement,
+        Self::GameInvitation,
+        Self::GameJoinAck,
+        Self::ChooseParityCall,
+        Self::ChooseParityResponse,
+        Self::GameOver,
+        Self::MatchResultReport,
+        Self::LeagueStandingsUpdate,
+        Self::RoundCompleted,
+        Self::LeagueCompleted,
+        Self::GameError,
+        Self::LeagueQuery,
+        Self::GameMoveCall,
+        Self::GameMoveResponse,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::RefereeRegisterRequest => "REFEREE_REGISTER_REQUEST",
+            Self::LeagueRegisterRequest => "LEAGUE_REGISTER_REQUEST",
+            Self::RoundAnnouncement => "ROUND_ANNOUNCEMENT",
+            Self::GameInvitation => "GAME_INVITATION",
+            Self::GameJoinAck => "GAME_JOIN_ACK",
+            Self::ChooseParityCall => "CHOOSE_PARITY_CALL",
+            Self::ChooseParityResponse => "CHOOSE_PARITY_RESPONSE",
+            Self::GameOver => "GAME_OVER",
+            Self::MatchResultReport => "MATCH_RESULT_REPORT",
+            Self::LeagueStandingsUpdate => "LEAGUE_STANDINGS_UPDATE",
+            Self::RoundCompleted => "ROUND_COMPLETED",
+            Self::LeagueCompleted => "LEAGUE_COMPLETED",
+            Self::GameError => "GAME_ERROR",
+            Self::LeagueQuery => "LEAGUE_QUERY",
+            Self::GameMoveCall => "GAME_MOVE_CALL",
+            Self::GameMoveResponse => "GAME_MOVE_RESPONSE",
+        }
+    }
+
+    /// The specification's method name for this message (LEAGUE_V2.md's table).
+    pub fn canonical_method(self) -> &'static str {
+        match self {
+            Self::RefereeRegisterRequest => "register_referee",
+            Self::LeagueRegisterRequest => "register_player",
+            Self::RoundAnnouncement => "notify_round",
+            Self::GameInvitation => "handle_game_invitation",
+            Self::GameJoinAck => "game_join_ack",
+            Self::ChooseParityCall => "choose_parity",
+            Self::ChooseParityResponse => "choose_parity_response",
+            Self::GameOver => "notify_match_result",
+            Self::MatchResultReport => "report_match_result",
+            Self::LeagueStandingsUpdate => "update_standings",
+            Self::RoundCompleted => "notify_round_completed",
+            Self::LeagueCompleted => "notify_league_completed",
+            Self::GameError => "notify_game_error",
+            Self::LeagueQuery => "league_query",
+            Self::GameMoveCall => "request_move",
+            Self::GameMoveResponse => "game_move_response",
+        }
+    }
+
+    /// A message type from its name (any case) or an alias real agents use.
+    pub fn parse(name: &str) -> Option<MessageType> {
+        let upper = name.to_ascii_uppercase();
+        if let Some(found) = Self::ALL.iter().find(|t| t.as_str() == upper) {
+            return Some(*found);
+        }
+        match upper.as_str() {
+            // The older revision of the specification (`parity_choose`).
+            "RESPONSE_PARITY_CHOOSE" | "PARITY_CHOOSE_RESPONSE" => Some(Self::ChooseParityResponse),
+            "PARITY_CHOOSE" => Some(Self::ChooseParityCall),
+            "STANDINGS_UPDATE" => Some(Self::LeagueStandingsUpdate),
+            _ => None,
+        }
+    }
+}
+
+/// What a call asks the gateway to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Handle a league.v2 message.
+    Message(MessageType),
+    Ping,
+    /// Operator: start the league.
+    StartLeague,
+    /// A debug tool named for one LEAGUE_QUERY (`get_standings`…): the query type.
+    Query(&'static str),
+    /// Operator: every agent's compliance warnings.
+    ComplianceWarnings,
+}
+
+/// How an agent names calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dialect {
+    /// The specification's method names (`handle_game_invitation`, `choose_parity`…).
+    Canonical,
+    /// The message type as the method (`GAME_INVITATION`).
+    MessageType,
+    /// `receive_<message type>` in lower case.
+    Receive,
+    /// One method `handle_message` with the message in `params.message`.
+    HandleMessage,
+    /// One method `mcp_message` with the message as params.
+    McpMessage,
+    /// MCP framing: `tools/call {name: <canonical>, arguments: <message>}`.
+    ToolsCall,
+    /// The older revision: canonical names, but `parity_choose` for the parity call.
+    Legacy,
+}
+
+impl Dialect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Canonical => "canonical",
+            Dialect::MessageType => "message_type",
+            Dialect::Receive => "receive",
+            Dialect::HandleMessage => "handle_message",
+            Dialect::McpMessage => "mcp_message",
+            Dialect::ToolsCall => "tools_call",
+            Dialect::Legacy => "legacy",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Dialect> {
+        [
+            Dialect::Canonical,
+            Dialect::MessageType,
+            Dialect::Receive,
+            Dialect::HandleMessage,
+            Dialect::McpMessage,
+            Dialect::ToolsCall,
+            Dialect::Legacy,
+        ]
+        .into_iter()
+        .find(|d| d.as_str() == text)
+    }
+
+    /// The method and params to send `message` (a league.v2 message of type `kind`) in this dialect.
+    pub fn frame(self, kind: MessageType, message: Value) -> (String, Value) {
+        match self {
+            Dialect::Canonical => (kind.canonical_method().to_owned(), message),
+            Dialect::MessageType => (kind.as_str().to_owned(), message),
+            Dialect::Receive => (format!("receive_{}", kind.as_str().to_ascii_lowercase()), message),
+            Dialect::HandleMessage => ("handle_message".to_owned(), wrap("message", message)),
+            Dialect::McpMessage => ("mcp_message".to_owned(), message),
+            Dialect::ToolsCall => {
+                let mut params = Map::new();
+                params.insert("name".into(), kind.canonical_method().into());
+                params.insert("arguments".into(), message);
+                ("tools/call".to_owned(), Value::Object(params))
+            }
+            Dialect::Legacy if kind == MessageType::ChooseParityCall => ("parity_choose".to_owned(), message),
+            Dialect::Legacy => (kind.canonical_method().to_owned(), message),
+        }
+    }
+}
+
+fn wrap(field: &str, value: Value) -> Value {
+    let mut object = Map::new();
+    object.insert(field.into(), value);
+    Value::Object(object)
+}
+
+/// A call resolved: what to do, the league.v2 message it carries, and the dialect it was sent in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    pub action: Action,
+    pub message: Map<String, Value>,
+    pub dialect: Dialect,
+}
+
+/// Resolves a call's method and params.
+pub fn resolve(method: &str, params: Value) -> Result<Resolved, RpcError> {
+    let message = match params {
+        Value::Object(object) => object,
+        Value::Null => Map::new(),
+        _ => {
+            return Err(RpcError::new(
+                INVALID_PARAMS,
+                "Invalid params: params must be an object",
+            ));
+        }
+    };
+    resolve_in(method, message, 0)
+}
+
+fn resolve_in(method: &str, mut message: Map<String, Value>, depth: u8) -> Result<Resolved, RpcError> {
+    let not_found = || RpcError::new(METHOD_NOT_FOUND, format!("Method not found: {method}"));
+    let lower = method.to_ascii_lowercase();
+    // Envelopes that carry another call.
+    match lower.as_str() {
+        "handle_message" | "mcp_message" if depth == 0 => {
+            let dialect = if lower == "handle_message" {
+                Dialect::HandleMessage
+            } else {
+                Dialect::McpMessage
+            };
+            let inner = match message.remove("message") {
+                Some(Value::Object(inner)) => inner,
+                Some(_) => {
+                    return Err(RpcError::new(
+                        INVALID_PARAMS,
+                        "Invalid params: `message` must be an object",
+                    ));
+                }
+                None if lower == "mcp_message" => message,
+                None => {
+                    return Err(RpcError::new(
+                        INVALID_PARAMS,
+                        "Invalid params: `message` is required",
+                    ));
+                }
+            };
+            let Some(kind) = inner
+                .get("message_type")
+                .and_then(Value::as_str)
+                .and_then(MessageType::parse)
+            else {
+                return Err(RpcError::new(
+                    INVALID_PARAMS,
+                    "Invalid params: the nested message needs a known `message_type`",
+                ));
+            };
+            return Ok(Resolved {
+                action: Action::Message(kind),
+                message: inner,
+                dialect,
+            });
+        }
+        "tools/call" if depth == 0 => {
+            let Some(Value::String(name)) = message.remove("name") else {
+                return Err(RpcError::new(
+                    INVALID_PARAMS,
+                    "Invalid params: tools/call needs a `name`",
+                ));
+            };
+            let arguments = match message.remove("arguments") {
+                Some(Value::Object(arguments)) => arguments,
+                None | Some(Value::Null) => Map::new(),
+                Some(_) => {
+                    return Err(RpcError::new(
+                        INVALID_PARAMS,
+                        "Invalid params: `arguments` must be an object",
+                    ));
+                }
+            };
+            let mut resolved = resolve_in(&name, arguments, depth + 1)?;
+            resolved.dialect = Dialect::ToolsCall;
+            return Ok(resolved);
+        }
+        _ => {}
+    }
+    let by_method = by_method(&lower);
+    // `params.message_type` decides when present and known.
+    if let Some(kind) = message
+        .get("message_type")
+        .and_then(Value::as_str)
+        .and_then(MessageType::parse)
+    {
+        let dialect = match by_method {
+            Some((_, dialect)) => dialect,
+            None => return Err(not_found()),
+        };
+        return Ok(Resolved {
+            action: Action::Message(kind),
+            message,
+            dialect,
+        });
+    }
+    let (action, dialect) = by_method.ok_or_else(not_found)?;
+    Ok(Resolved {
+        action,
+        message,
+        dialect,
+    })
+}
+
+/// The action and dialect a method name stands for.
+fn by_method(lower: &str) -> Option<(Action, Dialect)> {
+    let action = match lower {
+        "ping" => Action::Ping,
+        "start_league" => Action::StartLeague,
+        "get_standings" => Action::Query("GET_STANDINGS"),
+        "get_schedule" => Action::Query("GET_SCHEDULE"),
+        "get_next_match" => Action::Query("GET_NEXT_MATCH"),
+        "get_player_stats" | "get_player_state" => Action::Query("GET_PLAYER_STATS"),
+        "get_match" | "get_match_state" => Action::Query("GET_MATCH"),
+        "get_league_status" => Action::Query("GET_LEAGUE_STATUS"),
+        "get_compliance_warnings" => Action::ComplianceWarnings,
+        _ => {
+            let (kind, dialect) = message_method(lower)?;
+            return Some((Action::Message(kind), dialect));
+        }
+    };
+    Some((action, Dialect::Canonical))
+}
+
+fn message_method(lower: &str) -> Option<(MessageType, Dialect)> {
+    if let Some(kind) = MessageType::ALL.iter().find(|t| t.canonical_method() == lower) {
+        return Some((*kind, Dialect::Canonical));
+    }
+    let aliases = [
+        (
+            "league_register",
+            MessageType::LeagueRegisterRequest,
+            Dialect::Legacy,
+        ),
+        (
+            "referee_register",
+            MessageType::RefereeRegisterRequest,
+            Dialect::Legacy,
+        ),
+        ("parity_choose", MessageType::ChooseParityCall, Dialect::Legacy),
+        (
+            "response_parity_choose",
+            MessageType::ChooseParityResponse,
+            Dialect::Legacy,
+        ),
+        (
+            "choose_parity_reply",
+            MessageType::ChooseParityResponse,
+            Dialect::Canonical,
+        ),
+        ("join_ack", MessageType::GameJoinAck, Dialect::Canonical),
+    ];
+    if let Some((_, kind, dialect)) = aliases.iter().find(|(name, ..)| *name == lower) {
+        return Some((*kind, *dialect));
+    }
+    if let Some(rest) = lower.strip_prefix("receive_") {
+        let (kind, _) =
+            message_method(rest).or_else(|| MessageType::parse(rest).map(|k| (k, Dialect::Receive)))?;
+        return Some((kind, Dialect::Receive));
+    }
+    MessageType::parse(lower).map(|kind| (kind, Dialect::MessageType))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn action(method: &str, params: Value) -> (Action, Dialect) {
+        let resolved = resolve(method, params).unwrap_or_else(|e| panic!("{method}: {e:?}"));
+        (resolved.action, resolved.dialect)
+    }
+
+    #[test]
+    fn every_dialect_of_registration_resolves() {
+        let register = Action::Message(MessageType::LeagueRegisterRequest);
+        let message = json!({"message_type": "LEAGUE_REGISTER_REQUEST"});
+        assert_eq!(
+            action("register_player", message.clone()),
+            (register, Dialect::Canonical)
+        );
+        assert_eq!(
+            action("LEAGUE_REGISTER_REQUEST", message.clone()),
+            (register, Dialect::MessageType)
+        );
+        assert_eq!(
+            action("league_register_request", json!({})),
+            (register, Dialect::MessageType)
+        );
+        assert_eq!(action("league_register", json!({})), (register, Dialect::Legacy));
+        assert_eq!(
+            action("receive_league_register_request", json!({})),
+            (register, Dialect::Receive)
+        );
+        assert_eq!(
+            action("handle_message", json!({"message": message.clone()})),
+            (register, Dialect::HandleMessage)
+        );
+        assert_eq!(
+            action("mcp_message", message.clone()),
+            (register, Dialect::McpMessage)
+        );
+        assert_eq!(
+            action(
+                "tools/call",
+                json!({"name": "register_player", "arguments": message})
+            ),
+            (register, Dialect::ToolsCall)
+        );
+    }
+
+    #[test]
+    fn message_type_in_params_wins() {
+        let (action, _) = action("report_match_result", json!({"message_type": "GAME_JOIN_ACK"}));
+        assert_eq!(action, Action::Message(MessageType::GameJoinAck));
+    }
+
+    #[test]
+    fn unknown_methods_and_bad_nesting() {
+        assert_eq!(
+            resolve("fly", json!({})).map_err(|e| e.code),
+            Err(METHOD_NOT_FOUND)
+        );
+        assert_eq!(
+            resolve("handle_message", json!({})).map_err(|e| e.code),
+            Err(INVALID_PARAMS)
+        );
+        assert_eq!(
+            resolve("tools/call", json!({"arguments": {}})).map_err(|e| e.code),
+            Err(INVALID_PARAMS)
+        );
+        assert_eq!(
+            resolve("ping", json!([1])).map_err(|e| e.code),
+            Err(INVALID_PARAMS)
+        );
+    }
+
+    #[test]
+    fn outbound_framing() {
+        let message = json!({"message_type": "CHOOSE_PARITY_CALL"});
+        let call = MessageType::ChooseParityCall;
+        assert_eq!(Dialect::Canonical.frame(call, message.clone()).0, "choose_parity");
+        assert_eq!(
+            Dialect::MessageType.frame(call, message.clone()).0,
+            "CHOOSE_PARITY_CALL"
+        );
+        assert_eq!(Dialect::Legacy.frame(call, message.clone()).0, "parity_choose");
+        let (method, params) = Dialect::ToolsCall.frame(call, message.clone());
+        assert_eq!(
+            (method.as_str(), &params["name"]),
+            ("tools/call", &json!("choose_parity"))
+        );
+        assert_eq!(
+            Dialect::HandleMessage.frame(call, message.clone()).1["message"],
+            message
+        );
+    }
+}

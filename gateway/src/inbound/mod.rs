@@ -1,0 +1,220 @@
+//! Calls agents make to the gateway: resolve the dialect, check the envelope in the configured mode,
+//! authenticate, hand the message to the league over gRPC, and answer in league.v2.
+
+mod operator;
+pub mod queries;
+mod registration;
+mod replies;
+
+use std::sync::Arc;
+
+use league_proto::ErrorCode;
+use league_proto::v2::AgentKind;
+use serde_json::{Map, Value, json};
+
+use crate::bridge::Replies;
+use crate::compliance::{Checker, Mode, WarningBuffer};
+use crate::config::GatewayConfig;
+use crate::dialect::{self, Action, MessageType};
+use crate::jsonrpc::{self, Call, RpcError};
+use crate::league::League;
+use crate::league_error::{LeagueError, LeagueResult};
+use crate::wire::envelope::{self, Envelope};
+
+/// Everything the inbound side needs, shared by every request.
+#[derive(Debug, Clone)]
+pub struct Inbound {
+    pub league: League,
+    pub config: Arc<GatewayConfig>,
+    pub warnings: Arc<WarningBuffer>,
+    pub replies: Arc<Replies>,
+    /// Where referees reach the gateway's `PlayerService` bridge (registered as external players'
+    /// service endpoint).
+    pub bridge_url: String,
+    /// Where agents reach `/mcp`.
+    pub public_url: String,
+}
+
+/// Credentials that came with the HTTP request rather than in the message (`Authorization: Bearer`).
+#[derive(Debug, Clone, Default)]
+pub struct HttpCredentials {
+    pub bearer: Option<String>,
+}
+
+/// A handled message: its result, and the agent it came from when known (for compliance warnings).
+#[derive(Debug)]
+pub struct Handled {
+    pub result: Value,
+    pub agent_id: Option<String>,
+}
+
+impl Handled {
+    fn anonymous(result: Value) -> Self {
+        Self {
+            result,
+            agent_id: None,
+        }
+    }
+}
+
+/// The metrics label of an action: the message type or action name, never the raw method (which
+/// agents choose, so it would let them grow the label set without bound).
+fn action_label(action: Action) -> &'static str {
+    match action {
+        Action::Message(kind) => kind.as_str(),
+        Action::Ping => "ping",
+        Action::StartLeague => "start_league",
+        Action::Query(query_type) => query_type,
+        Action::ComplianceWarnings => "get_compliance_warnings",
+    }
+}
+
+fn count(method: &str, status: &str) {
+    crate::metrics::REQUESTS
+        .get_or_create(&crate::metrics::RequestLabels {
+            method: method.to_owned(),
+            status: status.to_owned(),
+        })
+        .inc();
+}
+
+/// An authenticated agent.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    pub agent_id: String,
+    pub kind: AgentKind,
+    pub token: String,
+}
+
+impl Inbound {
+    pub fn mode(&self) -> Mode {
+        self.config.compliance
+    }
+
+    /// One call: its response, or `None` for a notification.
+    pub async fn handle(&self, call: Call, http: &HttpCredentials) -> Option<Value> {
+        let Call { method, params, id } = call;
+        let outcome = self.dispatch(&method, params, http).await;
+        let id = id?;
+        Some(match outcome {
+            Ok(result) => jsonrpc::success(id, result),
+            Err(error) => jsonrpc::failure(id, &error),
+        })
+    }
+
+    async fn dispatch(&self, method: &str, params: Value, http: &HttpCredentials) -> Result<Value, RpcError> {
+        let resolved = dialect::resolve(method, params).inspect_err(|error| {
+            count("unresolved", &error.code.to_string());
+        })?;
+        let conversation_id = resolved
+            .message
+            .get("conversation_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let mut checker = Checker::new(self.mode());
+        let outcome = self
+            .message(
+                resolved.action,
+                resolved.dialect,
+                &resolved.message,
+                &mut checker,
+                http,
+            )
+            .await;
+        let label = action_label(resolved.action);
+        match outcome {
+            Ok(handled) => {
+                count(label, "ok");
+                if let Some(agent_id) = handled.agent_id {
+                    self.warnings.record(&agent_id, checker.into_deviations());
+                }
+                Ok(handled.result)
+            }
+            Err(error) => {
+                count(label, error.code.code());
+                tracing::debug!(method, code = %error.code, error = %error.description, "call refused");
+                Err(error.to_rpc(conversation_id.as_deref()))
+            }
+        }
+    }
+
+    async fn message(
+        &self,
+        action: Action,
+        dialect: dialect::Dialect,
+        message: &Map<String, Value>,
+        checker: &mut Checker,
+        http: &HttpCredentials,
+    ) -> LeagueResult<Handled> {
+        match action {
+            Action::Ping => Ok(Handled::anonymous(json!({
+                "status": "ok",
+                "protocol": envelope::PROTOCOL,
+                "timestamp": crate::wire::timestamp::now(),
+            }))),
+            Action::StartLeague => operator::start_league(self, message, http)
+                .await
+                .map(Handled::anonymous),
+            Action::ComplianceWarnings => operator::compliance_warnings(self, message, http)
+                .await
+                .map(Handled::anonymous),
+            Action::Query(query_type) => queries::shorthand(self, query_type, message, checker, http).await,
+            Action::Message(kind) => match kind {
+                MessageType::LeagueRegisterRequest => {
+                    registration::player(self, dialect, message, checker).await
+                }
+                MessageType::RefereeRegisterRequest => {
+                    registration::referee(self, dialect, message, checker).await
+                }
+                MessageType::LeagueQuery => queries::league_query(self, message, checker, http).await,
+                MessageType::GameJoinAck
+                | MessageType::ChooseParityResponse
+                | MessageType::GameMoveResponse => replies::deliver(self, kind, message, checker).await,
+                other => Err(LeagueError::new(
+                    ErrorCode::InvalidMessageFormat,
+                    format!(
+                        "{} is not a message the league accepts from an agent",
+                        other.as_str()
+                    ),
+                )),
+            },
+        }
+    }
+
+    /// Checks the envelope of a message from a registered agent and authenticates it. The token comes
+    /// from the message, or else from the HTTP `Authorization` header.
+    pub async fn authenticated(
+        &self,
+        message: &Map<String, Value>,
+        checker: &mut Checker,
+        http: &HttpCredentials,
+    ) -> LeagueResult<(Agent, Envelope)> {
+        let mut envelope = envelope::check(message, checker, http.bearer.is_none())?;
+        let token = envelope
+            .auth_token
+            .clone()
+            .or_else(|| http.bearer.clone())
+            .ok_or_else(|| LeagueError::new(ErrorCode::AuthTokenMissing, "auth_token is required"))?;
+        let claimed = envelope.sender.as_ref().and_then(|sender| sender.id());
+        let (agent_id, kind) = self.league.authenticate(claimed, &token).await?;
+        envelope.auth_token = Some(token.clone());
+        Ok((
+            Agent {
+                agent_id,
+                kind,
+                token,
+            },
+            envelope,
+        ))
+    }
+
+    /// Whether this token is the operator's.
+    pub fn is_operator(&self, token: &str) -> bool {
+        use secrecy::ExposeSecret;
+        use subtle::ConstantTimeEq;
+        token
+            .as_bytes()
+            .ct_eq(self.league.operator_token().expose_secret().as_bytes())
+            .into()
+    }
+}

@@ -1,0 +1,277 @@
+//! LEAGUE_QUERY (GET_STANDINGS, GET_SCHEDULE, GET_NEXT_MATCH, GET_PLAYER_STATS, and our GET_MATCH and
+//! GET_LEAGUE_STATUS), and the debug shorthands (`get_standings`…) that ask the same with fewer words.
+//! Every query is authenticated, by an agent's token or the operator's.
+
+use league_proto::ErrorCode;
+use league_proto::v2::*;
+use league_runtime::Credentials;
+use serde_json::{Map, Value, json};
+
+use super::{Handled, HttpCredentials, Inbound};
+use crate::compliance::Checker;
+use crate::league_error::{LeagueError, LeagueResult};
+use crate::wire::convert;
+use crate::wire::envelope::text;
+
+pub const QUERY_TYPES: &[&str] = &[
+    "GET_STANDINGS",
+    "GET_SCHEDULE",
+    "GET_NEXT_MATCH",
+    "GET_PLAYER_STATS",
+    "GET_MATCH",
+    "GET_LEAGUE_STATUS",
+];
+
+/// Who asks: an agent (and which), or the operator.
+enum Asker {
+    Agent { agent_id: String, token: String },
+    Operator,
+}
+
+/// LEAGUE_QUERY with its full envelope.
+pub async fn league_query(
+    inbound: &Inbound,
+    message: &Map<String, Value>,
+    checker: &mut Checker,
+    http: &HttpCredentials,
+) -> LeagueResult<Handled> {
+    let query_type = match message.get("query_type") {
+        Some(Value::String(query_type)) => query_type.to_ascii_uppercase(),
+        None | Some(Value::Null) => {
+            return Err(LeagueError::new(
+                ErrorCode::MissingRequiredField,
+                "query_type is required",
+            ));
+        }
+        Some(_) => {
+            return Err(LeagueError::new(
+                ErrorCode::InvalidMessageFormat,
+                "query_type must be a string",
+            ));
+        }
+    };
+    let query_type = QUERY_TYPES
+        .iter()
+        .find(|known| **known == query_type)
+        .ok_or_else(|| {
+            LeagueError::new(
+                ErrorCode::InvalidMessageFormat,
+                format!(
+                    "unknown query_type {query_type:?}; one of {}",
+                    QUERY_TYPES.join(", ")
+                ),
+            )
+        })?;
+    run(inbound, query_type, message, checker, http, true).await
+}
+
+/// `get_standings` and friends: the same queries, envelope optional.
+pub async fn shorthand(
+    inbound: &Inbound,
+    query_type: &'static str,
+    message: &Map<String, Value>,
+    checker: &mut Checker,
+    http: &HttpCredentials,
+) -> LeagueResult<Handled> {
+    run(inbound, query_type, message, checker, http, false).await
+}
+
+async fn run(
+    inbound: &Inbound,
+    query_type: &str,
+    message: &Map<String, Value>,
+    checker: &mut Checker,
+    http: &HttpCredentials,
+    full_envelope: bool,
+) -> LeagueResult<Handled> {
+    // The operator may ask anything; an agent proves who it is like for any other message.
+    let token = text(message, "auth_token")
+        .filter(|t| !t.is_empty())
+        .or(http.bearer.as_deref());
+    let (asker, agent_id, conversation_id) = match token {
+        Some(token) if inbound.is_operator(token) => (Asker::Operator, None, conversation(message)),
+        None if !full_envelope => {
+            return Err(LeagueError::new(
+                ErrorCode::AuthTokenMissing,
+                "auth_token is required",
+            ));
+        }
+        _ => {
+            let (agent, envelope) = inbound.authenticated(message, checker, http).await?;
+            let asker = Asker::Agent {
+                agent_id: agent.agent_id.clone(),
+                token: agent.token,
+            };
+            (asker, Some(agent.agent_id), envelope.conversation_id)
+        }
+    };
+    let params = match message.get("query_params") {
+        Some(Value::Object(params)) => params.clone(),
+        None | Some(Value::Null) => Map::new(),
+        Some(_) => {
+            return Err(LeagueError::new(
+                ErrorCode::InvalidMessageFormat,
+                "query_params must be an object",
+            ));
+        }
+    };
+    let league_id = text(message, "league_id").unwrap_or_default().to_owned();
+    let param = |name: &str| {
+        text(&params, name)
+            .or_else(|| text(message, name))
+            .map(str::to_owned)
+    };
+    let outcome = answer(
+        inbound,
+        &asker,
+        query_type,
+        league_id,
+        param("player_id").or_else(|| agent_id.clone()),
+        param("match_id"),
+    )
+    .await;
+    let (success, data, error) = match outcome {
+        Ok(data) => (true, data, Value::Null),
+        Err(error)
+            if matches!(
+                error.code,
+                ErrorCode::ConnectionError
+                    | ErrorCode::Timeout
+                    | ErrorCode::InternalError
+                    | ErrorCode::AuthTokenInvalid
+                    | ErrorCode::AuthTokenMissing
+                    | ErrorCode::PermissionDenied
+            ) =>
+        {
+            return Err(error);
+        }
+        Err(error) => (
+            false,
+            Value::Null,
+            json!({"error_code": error.code.code(), "error_description": error.description}),
+        ),
+    };
+    Ok(Handled {
+        result: crate::wire::message(
+            "LEAGUE_QUERY_RESPONSE",
+            "league_manager",
+            conversation_id.as_deref().unwrap_or_default(),
+            json!({"query_type": query_type, "success": success, "data": data, "error": error}),
+        ),
+        agent_id,
+    })
+}
+
+fn conversation(message: &Map<String, Value>) -> Option<String> {
+    text(message, "conversation_id").map(str::to_owned)
+}
+
+async fn answer(
+    inbound: &Inbound,
+    asker: &Asker,
+    query_type: &str,
+    league_id: String,
+    player_id: Option<String>,
+    match_id: Option<String>,
+) -> LeagueResult<Value> {
+    let mut manager = inbound.league.manager.clone();
+    match query_type {
+        "GET_STANDINGS" => {
+            let r = manager
+                .get_standings(with(asker, inbound, GetStandingsRequest { league_id }))
+                .await?
+                .into_inner();
+            Ok(
+                json!({"league_id": r.league_id, "round_id": r.round_id, "standings": convert::standings(&r.standings)}),
+            )
+        }
+        "GET_SCHEDULE" => {
+            let r = manager
+                .get_schedule(with(asker, inbound, GetScheduleRequest { league_id }))
+                .await?
+                .into_inner();
+            let rounds: Vec<Value> = r
+                .rounds
+                .iter()
+                .map(|round| {
+                    json!({
+                        "round_id": round.round_id,
+                        "matches": round.matches.iter().map(|m| convert::scheduled_match(m, &inbound.public_url)).collect::<Vec<_>>(),
+                        "bye_player_ids": round.bye_player_ids,
+                    })
+                })
+                .collect();
+            Ok(json!({"league_id": r.league_id, "rounds": rounds}))
+        }
+        "GET_NEXT_MATCH" => {
+            let player_id = player_id.ok_or_else(|| missing("player_id"))?;
+            let r = manager
+                .get_next_match(with(asker, inbound, GetNextMatchRequest { league_id, player_id }))
+                .await?
+                .into_inner();
+            Ok(json!({"match": r.r#match.as_ref().map(|m| convert::scheduled_match(m, &inbound.public_url))}))
+        }
+        "GET_PLAYER_STATS" => {
+            let player_id = player_id.ok_or_else(|| missing("player_id"))?;
+            let r = manager
+                .get_player_stats(with(
+                    asker,
+                    inbound,
+                    GetPlayerStatsRequest { league_id, player_id },
+                ))
+                .await?
+                .into_inner();
+            Ok(json!({
+                "standing": r.standing.as_ref().map(convert::standing),
+                "results": r.results.iter().map(convert::match_result).collect::<Vec<_>>(),
+            }))
+        }
+        "GET_MATCH" => {
+            let match_id = match_id.ok_or_else(|| missing("match_id"))?;
+            let r = manager
+                .get_match(with(asker, inbound, GetMatchRequest { league_id, match_id }))
+                .await?
+                .into_inner();
+            Ok(json!({
+                "match": r.r#match.as_ref().map(|m| convert::scheduled_match(m, &inbound.public_url)),
+                "result": r.result.as_ref().map(convert::match_result),
+            }))
+        }
+        _ => {
+            let r = manager
+                .get_league_status(with(asker, inbound, GetLeagueStatusRequest { league_id }))
+                .await?
+                .into_inner();
+            let status = match LeagueStatus::try_from(r.status).unwrap_or(LeagueStatus::Unspecified) {
+                LeagueStatus::Registering => "REGISTERING",
+                LeagueStatus::Running => "RUNNING",
+                LeagueStatus::Completed => "COMPLETED",
+                LeagueStatus::Unspecified => "UNKNOWN",
+            };
+            Ok(json!({
+                "league_id": r.league_id,
+                "game_type": r.game_type,
+                "status": status,
+                "current_round_id": r.current_round_id,
+                "total_rounds": r.total_rounds,
+                "total_matches": r.total_matches,
+                "finished_matches": r.finished_matches,
+                "registered_players": r.registered_players,
+                "champion": r.champion.as_ref().map(convert::standing),
+            }))
+        }
+    }
+}
+
+fn with<T>(asker: &Asker, inbound: &Inbound, message: T) -> tonic::Request<T> {
+    match asker {
+        Asker::Operator => inbound.league.as_operator(message),
+        Asker::Agent { agent_id, token } => {
+            Credentials::new(agent_id.clone(), token.clone()).request(message)
+        }
+    }
+}
+
+fn missing(field: &str) -> LeagueError {
+    LeagueError::new(ErrorCode::MissingRequiredField, format!("{field} is required"))
+}

@@ -1,0 +1,99 @@
+//! GAME_JOIN_ACK, CHOOSE_PARITY_RESPONSE and GAME_MOVE_RESPONSE sent as separate calls: authenticated,
+//! then handed to the bridge call waiting for them — on this replica, or through the manager's relay on
+//! whichever replica made the call. A reply nobody can be waiting for (unknown match, not the sender's
+//! match, match not running) is refused and changes nothing.
+
+use league_proto::ErrorCode;
+use league_proto::v2::{GetMatchRequest, MatchStatus, RelayReplyRequest, RelayedReply};
+use serde_json::{Map, Value, json};
+
+use super::{Handled, HttpCredentials, Inbound};
+use crate::bridge::replies::reply_key;
+use crate::compliance::Checker;
+use crate::dialect::MessageType;
+use crate::league_error::{LeagueError, LeagueResult};
+use crate::wire::envelope::text;
+
+pub async fn deliver(
+    inbound: &Inbound,
+    kind: MessageType,
+    message: &Map<String, Value>,
+    checker: &mut Checker,
+) -> LeagueResult<Handled> {
+    let (agent, envelope) = inbound
+        .authenticated(message, checker, &HttpCredentials::default())
+        .await?;
+    let match_id = text(message, "match_id")
+        .filter(|id| !id.is_empty() && id.len() <= 128)
+        .ok_or_else(|| LeagueError::new(ErrorCode::MissingRequiredField, "match_id is required"))?;
+    let key = reply_key(kind, match_id, &agent.agent_id);
+    let mut reply = message.clone();
+    // What the bridge needs to know about the sender travels with the reply; the token does not.
+    reply.remove("auth_token");
+    reply.insert(
+        "conversation_id".into(),
+        envelope
+            .conversation_id
+            .clone()
+            .map_or(Value::Null, Value::String),
+    );
+    if !inbound.replies.deliver(&key, reply.clone()) {
+        check_match(inbound, match_id, &agent.agent_id).await?;
+        let relayed = RelayedReply {
+            key,
+            message_json: Value::Object(reply).to_string(),
+        };
+        inbound
+            .league
+            .agents
+            .clone()
+            .relay_reply(
+                inbound
+                    .league
+                    .as_operator(RelayReplyRequest { reply: Some(relayed) }),
+            )
+            .await?;
+    }
+    Ok(Handled {
+        result: crate::wire::message(
+            &format!("{}_RECEIVED", kind.as_str()),
+            "league_manager",
+            envelope.conversation_id.as_deref().unwrap_or_default(),
+            json!({"status": "received", "match_id": match_id}),
+        ),
+        agent_id: Some(agent.agent_id),
+    })
+}
+
+/// The match must exist, be running, and be the sender's.
+async fn check_match(inbound: &Inbound, match_id: &str, agent_id: &str) -> LeagueResult<()> {
+    let found = inbound
+        .league
+        .manager
+        .clone()
+        .get_match(inbound.league.as_operator(GetMatchRequest {
+            league_id: String::new(),
+            match_id: match_id.to_owned(),
+        }))
+        .await?
+        .into_inner();
+    let Some(scheduled) = found.r#match else {
+        return Err(LeagueError::new(
+            ErrorCode::MatchNotFound,
+            format!("no match {match_id}"),
+        ));
+    };
+    if scheduled.player_a_id != agent_id && scheduled.player_b_id != agent_id {
+        return Err(LeagueError::new(
+            ErrorCode::PermissionDenied,
+            format!("{agent_id} does not play in match {match_id}"),
+        ));
+    }
+    if scheduled.status != MatchStatus::Running as i32 {
+        return Err(LeagueError::new(
+            ErrorCode::InvalidLeagueState,
+            format!("match {match_id} is not waiting for replies"),
+        ));
+    }
+    Ok(())
+}

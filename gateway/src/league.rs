@@ -1,0 +1,162 @@
+//! The gateway's link to the manager: gRPC clients, the operator credential, and two caches that keep
+//! the manager off the hot path — verified credentials, and the registrations of external agents
+//! (contact endpoint and dialect never change after registering).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use league_proto::ErrorCode;
+use league_proto::v2::agents_service_client::AgentsServiceClient;
+use league_proto::v2::manager_service_client::ManagerServiceClient;
+use league_proto::v2::{AgentKind, AuthenticateRequest, GetAgentRequest};
+use league_runtime::credentials::operator_request;
+use league_runtime::grpc::GrpcChannel;
+use secrecy::SecretString;
+use sha2::{Digest, Sha256};
+
+use crate::dialect::Dialect;
+use crate::league_error::{LeagueError, LeagueResult};
+
+/// How long a verified credential is trusted without asking the manager again.
+const CREDENTIAL_TTL: Duration = Duration::from_secs(60);
+/// The label an external agent's dialect is stored under in its registration.
+pub const DIALECT_LABEL: &str = "league.dialect";
+/// The label that marks an agent as reached through the gateway.
+pub const EXTERNAL_LABEL: &str = "league.external";
+
+/// An external agent, as the gateway calls it.
+#[derive(Debug)]
+pub struct ExternalAgent {
+    pub agent_id: String,
+    pub contact_endpoint: String,
+    /// Learned at registration; switched when the agent turns out to answer another dialect.
+    pub dialect: Mutex<Dialect>,
+}
+
+impl ExternalAgent {
+    pub fn dialect(&self) -> Dialect {
+        self.dialect.lock().map(|d| *d).unwrap_or(Dialect::Canonical)
+    }
+
+    pub fn set_dialect(&self, dialect: Dialect) {
+        if let Ok(mut current) = self.dialect.lock() {
+            *current = dialect;
+        }
+    }
+}
+
+type Verified = (String, AgentKind, Instant);
+
+#[derive(Debug, Clone)]
+pub struct League {
+    pub manager: ManagerServiceClient<GrpcChannel>,
+    pub agents: AgentsServiceClient<GrpcChannel>,
+    operator: SecretString,
+    /// SHA-256 of a token → whose it is and when that was checked.
+    verified: Arc<RwLock<HashMap<[u8; 32], Verified>>>,
+    external: Arc<RwLock<HashMap<String, Arc<ExternalAgent>>>>,
+}
+
+impl League {
+    pub fn new(channel: GrpcChannel, operator: SecretString) -> Self {
+        Self {
+            manager: ManagerServiceClient::new(channel.clone()),
+            agents: AgentsServiceClient::new(channel),
+            operator,
+            verified: Arc::default(),
+            external: Arc::default(),
+        }
+    }
+
+    /// A request carrying the operator credential.
+    pub fn as_operator<T>(&self, message: T) -> tonic::Request<T> {
+        operator_request(&self.operator, message)
+    }
+
+    pub fn operator_token(&self) -> &SecretString {
+        &self.operator
+    }
+
+    /// Whose token this is. `claimed`: the id the message's sender names, if it names a registered id;
+    /// the token must then be that agent's (E012 otherwise, also for another agent's valid token).
+    pub async fn authenticate(
+        &self,
+        claimed: Option<&str>,
+        token: &str,
+    ) -> LeagueResult<(String, AgentKind)> {
+        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let cached = self
+            .verified
+            .read()
+            .ok()
+            .and_then(|verified| verified.get(&key).cloned())
+            .filter(|(_, _, at)| at.elapsed() < CREDENTIAL_TTL);
+        let (agent_id, kind) = match cached {
+            Some((agent_id, kind, _)) => (agent_id, kind),
+            None => {
+                // The token alone: the manager says whose it is.
+                let request = operator_request(&SecretString::from(token.to_owned()), AuthenticateRequest {});
+                let response = self.agents.clone().authenticate(request).await?.into_inner();
+                let kind = AgentKind::try_from(response.kind).unwrap_or(AgentKind::Unspecified);
+                if let Ok(mut verified) = self.verified.write() {
+                    if verified.len() > 100_000 {
+                        verified.clear();
+                    }
+                    verified.insert(key, (response.agent_id.clone(), kind, Instant::now()));
+                }
+                (response.agent_id, kind)
+            }
+        };
+        if let Some(claimed) = claimed
+            && claimed != agent_id
+        {
+            return Err(LeagueError::new(
+                ErrorCode::AuthTokenInvalid,
+                format!("auth token invalid for {claimed}"),
+            ));
+        }
+        Ok((agent_id, kind))
+    }
+
+    /// Remembers an external agent the gateway just registered.
+    pub fn remember(&self, agent: ExternalAgent) -> Arc<ExternalAgent> {
+        let agent = Arc::new(agent);
+        if let Ok(mut external) = self.external.write() {
+            external.insert(agent.agent_id.clone(), agent.clone());
+        }
+        agent
+    }
+
+    /// An external agent by id, from the cache or the manager (it may have registered through another
+    /// gateway replica, or before this one started).
+    pub async fn external_agent(&self, agent_id: &str) -> LeagueResult<Arc<ExternalAgent>> {
+        if let Some(agent) = self
+            .external
+            .read()
+            .ok()
+            .and_then(|external| external.get(agent_id).cloned())
+        {
+            return Ok(agent);
+        }
+        let response = self
+            .agents
+            .clone()
+            .get_agent(self.as_operator(GetAgentRequest {
+                agent_id: agent_id.to_owned(),
+            }))
+            .await?
+            .into_inner();
+        let meta = response.meta.unwrap_or_default();
+        let dialect = meta
+            .labels
+            .get(DIALECT_LABEL)
+            .and_then(|name| Dialect::parse(name))
+            .unwrap_or(Dialect::Canonical);
+        Ok(self.remember(ExternalAgent {
+            agent_id: response.agent_id,
+            contact_endpoint: meta.contact_endpoint,
+            dialect: Mutex::new(dialect),
+        }))
+    }
+}

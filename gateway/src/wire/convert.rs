@@ -1,0 +1,179 @@
+//! Between protobuf and league.v2 JSON: the league's records (standings rows, scheduled matches,
+//! results) in the field names agents read, and `google.protobuf.Struct` game payloads both ways.
+
+use league_proto::v2::{MatchResult, MatchStatus, ResultStatus, ScheduledMatch, StandingRow};
+use prost_types::value::Kind;
+use serde_json::{Map, Number, Value, json};
+
+pub fn standing(row: &StandingRow) -> Value {
+    json!({
+        "rank": row.rank,
+        "player_id": row.player_id,
+        "display_name": row.display_name,
+        "played": row.played,
+        "wins": row.wins,
+        "draws": row.draws,
+        "losses": row.losses,
+        "technical_losses": row.technical_losses,
+        "points": row.points,
+    })
+}
+
+pub fn standings(rows: &[StandingRow]) -> Value {
+    Value::Array(rows.iter().map(standing).collect())
+}
+
+pub fn match_status(status: i32) -> &'static str {
+    match MatchStatus::try_from(status).unwrap_or(MatchStatus::Unspecified) {
+        MatchStatus::Scheduled => "SCHEDULED",
+        MatchStatus::Ready => "PENDING",
+        MatchStatus::Running => "IN_PROGRESS",
+        MatchStatus::Finished => "COMPLETED",
+        MatchStatus::Unspecified => "UNKNOWN",
+    }
+}
+
+/// A scheduled match; `referee_endpoint` is where agents send replies meant for its referee.
+pub fn scheduled_match(m: &ScheduledMatch, referee_endpoint: &str) -> Value {
+    json!({
+        "match_id": m.match_id,
+        "league_id": m.league_id,
+        "round_id": m.round_id,
+        "game_type": m.game_type,
+        "player_A_id": m.player_a_id,
+        "player_B_id": m.player_b_id,
+        "referee_id": if m.referee_id.is_empty() { Value::Null } else { m.referee_id.clone().into() },
+        "referee_endpoint": referee_endpoint,
+        "status": match_status(m.status),
+    })
+}
+
+pub fn result_status(status: i32) -> &'static str {
+    match ResultStatus::try_from(status).unwrap_or(ResultStatus::Unspecified) {
+        ResultStatus::Win => "WIN",
+        ResultStatus::Draw => "DRAW",
+        // league.v2 knows no double forfeit: both players lost technically, and nobody won.
+        ResultStatus::TechnicalLoss | ResultStatus::DoubleForfeit => "TECHNICAL_LOSS",
+        ResultStatus::Unspecified => "UNKNOWN",
+    }
+}
+
+/// GAME_OVER's `game_result`: status, winner, reason, and the game's own metadata (for even/odd:
+/// `drawn_number`, `number_parity`, `choices`).
+pub fn game_result(result: &MatchResult) -> Value {
+    let mut object = Map::new();
+    object.insert("status".into(), result_status(result.status).into());
+    object.insert(
+        "winner_player_id".into(),
+        if result.winner_player_id.is_empty() {
+            Value::Null
+        } else {
+            result.winner_player_id.clone().into()
+        },
+    );
+    object.insert("reason".into(), result.reason.clone().into());
+    if !result.at_fault_player_ids.is_empty() {
+        object.insert("at_fault_player_ids".into(), json!(result.at_fault_player_ids));
+    }
+    if let Some(metadata) = &result.game_metadata {
+        for (name, value) in &metadata.fields {
+            object.insert(name.clone(), from_proto_value(value));
+        }
+    }
+    object.insert(
+        "score".into(),
+        Value::Object(
+            result
+                .scores
+                .iter()
+                .map(|s| (s.player_id.clone(), s.points.into()))
+                .collect(),
+        ),
+    );
+    Value::Object(object)
+}
+
+/// A full match result, as queries return it.
+pub fn match_result(result: &MatchResult) -> Value {
+    let mut value = game_result(result);
+    if let Value::Object(object) = &mut value {
+        object.insert("match_id".into(), result.match_id.clone().into());
+    }
+    value
+}
+
+pub fn from_proto_value(value: &prost_types::Value) -> Value {
+    match &value.kind {
+        None | Some(Kind::NullValue(_)) => Value::Null,
+        Some(Kind::BoolValue(flag)) => Value::Bool(*flag),
+        Some(Kind::NumberValue(number)) => number_value(*number),
+        Some(Kind::StringValue(text)) => Value::String(text.clone()),
+        Some(Kind::ListValue(list)) => Value::Array(list.values.iter().map(from_proto_value).collect()),
+        Some(Kind::StructValue(object)) => from_struct(object),
+    }
+}
+
+pub fn from_struct(object: &prost_types::Struct) -> Value {
+    Value::Object(
+        object
+            .fields
+            .iter()
+            .map(|(k, v)| (k.clone(), from_proto_value(v)))
+            .collect(),
+    )
+}
+
+/// Whole numbers print as integers (`7`, not `7.0`), as agents expect.
+fn number_value(number: f64) -> Value {
+    if number.fract() == 0.0 && number.abs() < 9.0e15 {
+        #[allow(clippy::cast_possible_truncation)]
+        return Value::Number(Number::from(number as i64));
+    }
+    Number::from_f64(number).map_or(Value::Null, Value::Number)
+}
+
+pub fn to_proto_value(value: &Value) -> prost_types::Value {
+    let kind = match value {
+        Value::Null => Kind::NullValue(prost_types::NullValue::NullValue.into()),
+        Value::Bool(flag) => Kind::BoolValue(*flag),
+        Value::Number(number) => Kind::NumberValue(number.as_f64().unwrap_or(0.0)),
+        Value::String(text) => Kind::StringValue(text.clone()),
+        Value::Array(items) => Kind::ListValue(prost_types::ListValue {
+            values: items.iter().map(to_proto_value).collect(),
+        }),
+        Value::Object(object) => Kind::StructValue(to_struct(object)),
+    };
+    prost_types::Value { kind: Some(kind) }
+}
+
+pub fn to_struct(object: &Map<String, Value>) -> prost_types::Struct {
+    prost_types::Struct {
+        fields: object
+            .iter()
+            .map(|(k, v)| (k.clone(), to_proto_value(v)))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn structs_round_trip_and_integers_stay_integers() {
+        let value = json!({"drawn_number": 7, "choices": {"P01": "odd"}, "list": [1.5, null, true]});
+        let object = value.as_object().expect("object");
+        assert_eq!(from_struct(&to_struct(object)), value);
+    }
+
+    #[test]
+    fn a_double_forfeit_reads_as_a_technical_loss() {
+        let result = MatchResult {
+            match_id: "R1M1".into(),
+            status: ResultStatus::DoubleForfeit as i32,
+            ..MatchResult::default()
+        };
+        assert_eq!(game_result(&result)["status"], "TECHNICAL_LOSS");
+        assert_eq!(game_result(&result)["winner_player_id"], Value::Null);
+    }
+}

@@ -1,0 +1,22 @@
+//! league.v2 on the wire: the envelope, timestamps, and conversions from the league's protobuf records.
+
+pub mod convert;
+pub mod envelope;
+pub mod timestamp;
+
+use serde_json::{Map, Value};
+
+/// A message from the league (`sender` = `league_manager` or `referee:<id>`), with its envelope filled
+/// in; `fields` are the message's own.
+pub fn message(message_type: &str, sender: &str, conversation_id: &str, fields: Value) -> Value {
+    let mut object = Map::new();
+    object.insert("protocol".into(), envelope::PROTOCOL.into());
+    object.insert("message_type".into(), message_type.into());
+    object.insert("sender".into(), sender.into());
+    object.insert("timestamp".into(), timestamp::now().into());
+    object.insert("conversation_id".into(), conversation_id.into());
+    if let Value::Object(fields) = fields {
+        object.extend(fields);
+    }
+    Value::Object(object)
+}

@@ -1,0 +1,353 @@
+//! The `AgentsService` gRPC API, for the gateway: whose credentials these are, how to reach an external
+//! agent, each agent's compliance warnings, and relaying replies between gateway replicas.
+//!
+//! Replies are relayed through Postgres NOTIFY rather than stored: a reply is only useful to a replica
+//! waiting for it right now, and NOTIFY reaches the watchers of every manager replica at once.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures::Stream;
+use league_proto::ErrorCode;
+use league_proto::v2::agents_service_server::AgentsService;
+use league_proto::v2::*;
+use league_runtime::{ShutdownSignal, credentials};
+use sqlx::PgPool;
+use sqlx::postgres::PgListener;
+use tokio::sync::broadcast;
+use tonic::{Request, Response, Status};
+
+use crate::auth::{self, Authenticator};
+use crate::error::{ManagerResult, reject};
+use crate::tokens;
+
+/// The Postgres channel relayed replies travel on.
+pub const REPLIES_CHANNEL: &str = "league_agent_replies";
+/// NOTIFY payloads must stay under 8000 bytes; a league.v2 reply is a few hundred.
+const MAX_RELAYED_BYTES: usize = 7000;
+const MAX_WARNINGS_PER_CALL: usize = 1000;
+
+#[derive(Debug, Clone)]
+pub struct Agents {
+    pool: PgPool,
+    auth: Arc<Authenticator>,
+    replies: broadcast::Sender<RelayedReply>,
+}
+
+impl Agents {
+    pub fn new(pool: PgPool, auth: Arc<Authenticator>) -> Self {
+        let (replies, _) = broadcast::channel(1024);
+        Self { pool, auth, replies }
+    }
+
+    /// Forwards relayed replies from Postgres to this manager's watchers until shutdown, reconnecting
+    /// when the listening connection drops.
+    pub async fn listen(self, shutdown: ShutdownSignal) {
+        let mut listener = match PgListener::connect_with(&self.pool).await {
+            Ok(listener) => listener,
+            Err(error) => {
+                tracing::warn!(%error, "cannot LISTEN for relayed replies; only local gateways are served");
+                return;
+            }
+        };
+        if let Err(error) = listener.listen(REPLIES_CHANNEL).await {
+            tracing::warn!(%error, "cannot LISTEN for relayed replies");
+            return;
+        }
+        let stop = shutdown.wait();
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                _ = &mut stop => return,
+                received = listener.recv() => match received {
+                    Ok(notification) => match decode_relayed(notification.payload()) {
+                        Some(reply) => { self.replies.send(reply).ok(); }
+                        None => tracing::warn!("ignoring a malformed relayed reply"),
+                    },
+                    Err(error) => tracing::debug!(%error, "reply listener interrupted; reconnecting"),
+                },
+            }
+        }
+    }
+}
+
+/// `key` and JSON text, separated by a newline (keys never contain one).
+fn encode_relayed(reply: &RelayedReply) -> String {
+    format!("{}\n{}", reply.key, reply.message_json)
+}
+
+fn decode_relayed(payload: &str) -> Option<RelayedReply> {
+    let (key, message_json) = payload.split_once('\n')?;
+    Some(RelayedReply {
+        key: key.to_owned(),
+        message_json: message_json.to_owned(),
+    })
+}
+
+fn proto_kind(kind: auth::AgentKind) -> i32 {
+    match kind {
+        auth::AgentKind::Player => AgentKind::Player as i32,
+        auth::AgentKind::Referee => AgentKind::Referee as i32,
+    }
+}
+
+fn timestamp(at: std::time::SystemTime) -> prost_types::Timestamp {
+    prost_types::Timestamp::from(at)
+}
+
+type ReplyStream = Pin<Box<dyn Stream<Item = Result<RelayedReply, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl AgentsService for Agents {
+    async fn authenticate(
+        &self,
+        request: Request<AuthenticateRequest>,
+    ) -> Result<Response<AuthenticateResponse>, Status> {
+        let metadata = request.metadata();
+        let (agent_id, kind) = if metadata.get(credentials::AGENT_ID_KEY).is_some() {
+            match self.auth.caller(metadata).await? {
+                auth::Caller::Agent { agent_id, kind } => (agent_id, kind),
+                auth::Caller::Operator => unreachable_operator()?,
+            }
+        } else {
+            let token = credentials::bearer_token(metadata)?;
+            by_token(&self.pool, &token).await?
+        };
+        Ok(Response::new(AuthenticateResponse {
+            agent_id,
+            kind: proto_kind(kind),
+        }))
+    }
+
+    async fn get_agent(
+        &self,
+        request: Request<GetAgentRequest>,
+    ) -> Result<Response<GetAgentResponse>, Status> {
+        self.auth.operator(request.metadata()).await?;
+        let agent_id = &request.get_ref().agent_id;
+        type Row = (
+            String,
+            String,
+            String,
+            Vec<String>,
+            String,
+            String,
+            String,
+            Vec<String>,
+            Vec<String>,
+            Option<i32>,
+        );
+        let row: Option<Row> = sqlx::query_as(
+            "select kind, display_name, version, game_types, contact_endpoint, service_endpoint,
+                    protocol_version, label_keys, label_values, max_concurrent_matches
+             from agents where agent_id = $1",
+        )
+        .bind(agent_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(crate::error::ManagerError::from)?;
+        let Some((kind, display_name, version, game_types, contact, service, protocol, keys, values, max)) =
+            row
+        else {
+            return Err(reject(
+                ErrorCode::PlayerNotRegistered,
+                format!("{agent_id} is not registered"),
+            )
+            .into());
+        };
+        Ok(Response::new(GetAgentResponse {
+            agent_id: agent_id.clone(),
+            kind: if kind == "referee" {
+                AgentKind::Referee
+            } else {
+                AgentKind::Player
+            } as i32,
+            meta: Some(AgentMeta {
+                display_name,
+                version,
+                game_types,
+                contact_endpoint: contact,
+                service_endpoint: service,
+                protocol_version: protocol,
+                labels: keys.into_iter().zip(values).collect(),
+            }),
+            max_concurrent_matches: max.and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
+        }))
+    }
+
+    async fn record_compliance_warnings(
+        &self,
+        request: Request<RecordComplianceWarningsRequest>,
+    ) -> Result<Response<RecordComplianceWarningsResponse>, Status> {
+        self.auth.operator(request.metadata()).await?;
+        let warnings = request.into_inner().warnings;
+        if warnings.len() > MAX_WARNINGS_PER_CALL {
+            return Err(reject(ErrorCode::PayloadTooLarge, "too many warnings in one call").into());
+        }
+        let (mut ids, mut kinds, mut details, mut counts) = (vec![], vec![], vec![], vec![]);
+        for warning in warnings {
+            ids.push(warning.agent_id);
+            kinds.push(truncate(warning.kind, 64));
+            details.push(truncate(warning.detail, 512));
+            counts.push(i64::try_from(warning.count.max(1)).unwrap_or(i64::MAX));
+        }
+        // One statement for the whole batch; warnings about agents that do not exist are dropped.
+        sqlx::query(
+            "insert into compliance_warnings (agent_id, kind, detail, count)
+             select w.agent_id, w.kind, w.detail, w.count
+             from unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) as w(agent_id, kind, detail, count)
+             join agents using (agent_id)
+             on conflict (agent_id, kind) do update
+             set count = compliance_warnings.count + excluded.count, detail = excluded.detail, last_seen = now()",
+        )
+        .bind(&ids)
+        .bind(&kinds)
+        .bind(&details)
+        .bind(&counts)
+        .execute(&self.pool)
+        .await
+        .map_err(crate::error::ManagerError::from)?;
+        Ok(Response::new(RecordComplianceWarningsResponse {}))
+    }
+
+    async fn list_compliance_warnings(
+        &self,
+        request: Request<ListComplianceWarningsRequest>,
+    ) -> Result<Response<ListComplianceWarningsResponse>, Status> {
+        self.auth.operator(request.metadata()).await?;
+        let agent_id = &request.get_ref().agent_id;
+        let rows: Vec<(String, String, String, i64, f64, f64)> = sqlx::query_as(
+            "select agent_id, kind, detail, count,
+                    extract(epoch from first_seen)::float8, extract(epoch from last_seen)::float8
+             from compliance_warnings where $1 = '' or agent_id = $1
+             order by agent_id, kind",
+        )
+        .bind(agent_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(crate::error::ManagerError::from)?;
+        let warnings = rows
+            .into_iter()
+            .map(|(agent_id, kind, detail, count, first, last)| ComplianceWarning {
+                agent_id,
+                kind,
+                detail,
+                count: u64::try_from(count).unwrap_or(0),
+                first_seen: Some(timestamp(epoch(first))),
+                last_seen: Some(timestamp(epoch(last))),
+            })
+            .collect();
+        Ok(Response::new(ListComplianceWarningsResponse { warnings }))
+    }
+
+    async fn relay_reply(
+        &self,
+        request: Request<RelayReplyRequest>,
+    ) -> Result<Response<RelayReplyResponse>, Status> {
+        self.auth.operator(request.metadata()).await?;
+        let reply = request
+            .into_inner()
+            .reply
+            .ok_or_else(|| reject(ErrorCode::MissingRequiredField, "reply missing"))?;
+        if reply.key.contains('\n') || reply.key.len() + reply.message_json.len() > MAX_RELAYED_BYTES {
+            return Err(reject(ErrorCode::PayloadTooLarge, "relayed reply too large or malformed").into());
+        }
+        sqlx::query("select pg_notify($1, $2)")
+            .bind(REPLIES_CHANNEL)
+            .bind(encode_relayed(&reply))
+            .execute(&self.pool)
+            .await
+            .map_err(crate::error::ManagerError::from)?;
+        Ok(Response::new(RelayReplyResponse {}))
+    }
+
+    type WatchRepliesStream = ReplyStream;
+
+    async fn watch_replies(
+        &self,
+        request: Request<WatchRepliesRequest>,
+    ) -> Result<Response<Self::WatchRepliesStream>, Status> {
+        self.auth.operator(request.metadata()).await?;
+        let mut receiver = self.replies.subscribe();
+        let stream = async_stream(move |sender| async move {
+            loop {
+                match receiver.recv().await {
+                    Ok(reply) => {
+                        if sender.send(Ok(reply)).await.is_err() {
+                            return;
+                        }
+                    }
+                    // A slow watcher misses replies rather than holding the others back; the waiting
+                    // referee sees a timeout and retries, as with any lost message.
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "a reply watcher fell behind");
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+        Ok(Response::new(stream))
+    }
+}
+
+fn unreachable_operator<T>() -> Result<T, Status> {
+    Err(reject(ErrorCode::AuthTokenInvalid, "auth token invalid").into())
+}
+
+fn epoch(seconds: f64) -> std::time::SystemTime {
+    std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(seconds.max(0.0))
+}
+
+fn truncate(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}
+
+/// The agent whose token this is (E012 when none).
+async fn by_token(pool: &PgPool, token: &secrecy::SecretString) -> ManagerResult<(String, auth::AgentKind)> {
+    let row: Option<(String, String)> =
+        sqlx::query_as("select agent_id, kind from agents where token_hash = $1")
+            .bind(tokens::hash(token).as_slice())
+            .fetch_optional(pool)
+            .await?;
+    let (agent_id, kind) = row.ok_or_else(|| reject(ErrorCode::AuthTokenInvalid, "auth token invalid"))?;
+    let kind = if kind == "referee" {
+        auth::AgentKind::Referee
+    } else {
+        auth::AgentKind::Player
+    };
+    Ok((agent_id, kind))
+}
+
+/// A stream fed by a task: what `f` sends is what the caller receives.
+fn async_stream<F, Fut>(f: F) -> ReplyStream
+where
+    F: FnOnce(tokio::sync::mpsc::Sender<Result<RelayedReply, Status>>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (sender, receiver) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(f(sender));
+    Box::pin(futures::stream::unfold(receiver, |mut receiver| async move {
+        receiver.recv().await.map(|item| (item, receiver))
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relayed_replies_survive_the_notify_payload() {
+        let reply = RelayedReply {
+            key: "GAME_JOIN_ACK|R1M1|P01".into(),
+            message_json: "{\"a\":\"b\\nc\"}\n".into(),
+        };
+        assert_eq!(decode_relayed(&encode_relayed(&reply)), Some(reply));
+    }
+}

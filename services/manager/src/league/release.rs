@@ -1,0 +1,52 @@
+//! Giving matches back: a referee that is shutting down releases the leases of the matches it will not
+//! finish, and each goes back to the queue at once instead of waiting for its lease to expire. Only the
+//! lease holder can release (the same test as a renewal or a report: referee, lease id, still running);
+//! any other lease in the request is left exactly as it is.
+
+use league_proto::v2::LeaseRef;
+use sqlx::PgPool;
+
+use crate::error::ManagerResult;
+use crate::wakeups::Wakeups;
+
+/// Puts every match of `leases` that `referee_id` still holds back to `ready`; returns the leases that
+/// were released, in the order asked. Claimers waiting in any manager are woken when it commits.
+pub async fn release(pool: &PgPool, referee_id: &str, leases: &[LeaseRef]) -> ManagerResult<Vec<LeaseRef>> {
+    if leases.is_empty() {
+        return Ok(Vec::new());
+    }
+    let leagues: Vec<&str> = leases.iter().map(|lease| lease.league_id.as_str()).collect();
+    let matches: Vec<&str> = leases.iter().map(|lease| lease.match_id.as_str()).collect();
+    let ids: Vec<&str> = leases.iter().map(|lease| lease.lease_id.as_str()).collect();
+    let mut tx = pool.begin().await?;
+    // `claims` keeps counting: the next claim of a released match is its second.
+    let released: Vec<(String, String)> = sqlx::query_as(
+        "update matches m set status = 'ready', referee_id = null, lease_id = null, lease_expires_at = null
+         from unnest($2::text[], $3::text[], $4::text[]) as r(league_id, match_id, lease_id)
+         where m.league_id = r.league_id and m.match_id = r.match_id and m.lease_id::text = r.lease_id
+           and m.referee_id = $1 and m.status = 'running'
+         returning m.league_id, m.match_id",
+    )
+    .bind(referee_id)
+    .bind(&leagues)
+    .bind(&matches)
+    .bind(&ids)
+    .fetch_all(&mut *tx)
+    .await?;
+    if !released.is_empty() {
+        Wakeups::matches_ready_on_commit(&mut tx).await?;
+    }
+    tx.commit().await?;
+    for (league_id, match_id) in &released {
+        tracing::info!(%league_id, %match_id, %referee_id, "lease released: the match is ready again");
+    }
+    Ok(leases
+        .iter()
+        .filter(|lease| {
+            released
+                .iter()
+                .any(|(league, id)| *league == lease.league_id && *id == lease.match_id)
+        })
+        .cloned()
+        .collect())
+}

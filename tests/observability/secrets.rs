@@ -1,0 +1,136 @@
+//! No auth token ever appears in what the services print, even at `RUST_LOG=trace` (invariant 6): a
+//! league with misbehaving bots and refused calls is played, and everything every process wrote to
+//! stdout and stderr is searched for the operator token and for every token the manager issued.
+//!
+//! The manager keeps only SHA-256 hashes of the tokens it issued to the referees and the player host's
+//! bots, so the search hashes every 64-hex-digit string in the output and looks it up among them; the
+//! tokens the test knows (the operator's, its own bot's) are also searched for as they are. The search
+//! is checked first on text that does contain a token, so a search that finds nothing cannot pass.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use league_manager::tokens;
+use league_proto::v2::ClaimMatchesRequest;
+use league_runtime::Credentials;
+use league_runtime::credentials::operator_request;
+use secrecy::{ExposeSecret, SecretString};
+
+use crate::harness::{self, OPERATOR_TOKEN, Setup, operator_token, var};
+
+/// The issued tokens (by their hashes) that appear in `text`.
+fn issued_tokens_in(text: &str, issued: &HashSet<[u8; 32]>) -> Vec<String> {
+    let mut found = Vec::new();
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    while start < bytes.len() {
+        if !bytes[start].is_ascii_hexdigit() {
+            start += 1;
+            continue;
+        }
+        let end = start
+            + bytes[start..]
+                .iter()
+                .take_while(|byte| byte.is_ascii_hexdigit())
+                .count();
+        // A token may sit inside a longer run of hex digits: try every window of 64.
+        for window in start..=end.saturating_sub(64) {
+            let candidate = &text[window..window + 64];
+            if issued.contains(&tokens::hash(&SecretString::from(candidate.to_owned()))) {
+                found.push(candidate.to_owned());
+            }
+        }
+        start = end;
+    }
+    found
+}
+
+#[test]
+fn the_search_finds_a_token_wherever_it_hides() {
+    let token = tokens::issue().expect("a token");
+    let issued = HashSet::from([tokens::hash(&token)]);
+    let token = token.expose_secret();
+    for text in [
+        format!("authorization: Bearer {token}\n"),
+        format!("{{\"auth_token\":\"{token}\"}}"),
+        format!("deadbeef{token}cafe"),
+        token.to_owned(),
+    ] {
+        assert_eq!(issued_tokens_in(&text, &issued), vec![token.to_owned()], "{text}");
+    }
+    let other = tokens::issue().expect("a token");
+    assert!(issued_tokens_in(other.expose_secret(), &issued).is_empty());
+    assert!(issued_tokens_in("no secrets here", &issued).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_token_is_printed_even_at_trace_level() {
+    let mut league = harness::start(Setup {
+        players: 3,
+        referees: 1,
+        strategies: "random,silent,invalid",
+        timeout: Duration::from_millis(1000),
+        env: vec![var("RUST_LOG", "trace"), var("LEAGUE_LOG_FORMAT", "json")],
+    })
+    .await;
+    // Calls the manager refuses, with credentials it issued and with ones it did not.
+    let bot = league.bot.credentials.clone();
+    let refused = league
+        .manager
+        .claim_matches(bot.request(ClaimMatchesRequest::default()))
+        .await;
+    assert!(refused.is_err(), "a player may not claim matches");
+    let forged = Credentials::new(bot.agent_id.clone(), "f".repeat(64));
+    assert!(
+        league
+            .manager
+            .claim_matches(forged.request(ClaimMatchesRequest::default()))
+            .await
+            .is_err()
+    );
+    let status = league
+        .manager
+        .get_league_status(operator_request(
+            &operator_token(),
+            league_proto::v2::GetLeagueStatusRequest {
+                league_id: league.league_id.clone(),
+            },
+        ))
+        .await;
+    assert!(status.is_ok(), "the operator token works: {status:?}");
+    league.finished().await;
+
+    let issued: HashSet<[u8; 32]> = sqlx::query_as::<_, (Vec<u8>,)>("select token_hash from agents")
+        .fetch_all(&league.pool)
+        .await
+        .expect("the issued tokens' hashes")
+        .into_iter()
+        .map(|(hash,)| hash.try_into().expect("a SHA-256 hash"))
+        .collect();
+    // A referee, three bots of the player host, the test's bot.
+    assert_eq!(issued.len(), 5);
+    let bot_token = bot.token.expose_secret().to_owned();
+    let stopped = league.stop().await;
+
+    for (process, output) in &stopped.output {
+        let traced = output
+            .lines()
+            .filter(|line| line.contains("\"level\":\"TRACE\""))
+            .count();
+        assert!(
+            traced > 100,
+            "{process} really logged at trace level ({traced} lines)"
+        );
+        assert!(
+            !output.contains(OPERATOR_TOKEN),
+            "{process} printed the operator token"
+        );
+        assert!(!output.contains(&bot_token), "{process} printed a player's token");
+        let leaked = issued_tokens_in(output, &issued);
+        assert!(
+            leaked.is_empty(),
+            "{process} printed {} issued token(s)",
+            leaked.len()
+        );
+    }
+}

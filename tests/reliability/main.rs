@@ -1,0 +1,34 @@
+//! Reliability, as issue 6 asks for it: every service is a separate process of the real `league` binary
+//! (manager, referees, player hosts, each with its own `LEAGUE_*` environment, found through its
+//! `LEAGUE_READY` line), and each scenario breaks something in the middle of a league — kill -9, SIGTERM,
+//! a second manager, a Postgres restart, more referees — then checks the design's invariants against
+//! the database once the league is over.
+//!
+//! - `referee_crash`: kill -9 one of three referees mid-league.
+//! - `manager_restart`: kill -9 the manager mid-delivery and start it again.
+//! - `two_managers`: two managers on one database, referees and players split between them.
+//! - `postgres_restart`: a private Postgres cluster restarted mid-league.
+//! - `scale_referees`: referees scaled from 1 to 4 while a league runs.
+//! - `referee_sigterm`: SIGTERM to a referee mid-match (it finishes, or releases after its grace).
+//!
+//! "Mid-league" is always a point observed in the database (a finished match, a completed round, a
+//! match running on a given referee), never a sleep. The scenarios run one at a time (they measure and
+//! race real processes on a small machine); each has its own database, and its services' logs go to a
+//! directory that is kept when the test fails (its path is in the failure message).
+//!
+//! Run with `cargo test -p league-launcher --test reliability`; `RUST_LOG=debug` makes the logs chattier.
+
+// The league suite's invariant checks, shared: the ones that need only the database and GetStandings
+// are used here (the bots live in another process, so their memory is not).
+#[allow(dead_code)]
+#[path = "../league/invariants.rs"]
+mod invariants;
+
+mod harness;
+
+mod manager_restart;
+mod postgres_restart;
+mod referee_crash;
+mod referee_sigterm;
+mod scale_referees;
+mod two_managers;
