@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
-use league_proto::v2::WatchRepliesRequest;
+use league_proto::v2::{WatchRepliesRequest, WatchRepliesResponse};
 use league_runtime::ShutdownSignal;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
@@ -93,12 +93,17 @@ impl Replies {
                             () = shutdown.clone().wait() => return,
                         };
                         match next {
-                            Some(Ok(relayed)) => match serde_json::from_str(&relayed.message_json) {
-                                Ok(Value::Object(reply)) => {
-                                    self.deliver(&relayed.key, reply);
+                            Some(Ok(WatchRepliesResponse { reply: None })) => {}
+                            Some(Ok(WatchRepliesResponse { reply: Some(relayed) })) => {
+                                match serde_json::from_str(&relayed.message_json) {
+                                    Ok(Value::Object(reply)) => {
+                                        self.deliver(&relayed.key, reply);
+                                    }
+                                    _ => {
+                                        tracing::warn!(key = %relayed.key, "relayed reply is not a JSON object")
+                                    }
                                 }
-                                _ => tracing::warn!(key = %relayed.key, "relayed reply is not a JSON object"),
-                            },
+                            }
                             Some(Err(status)) => {
                                 tracing::debug!(%status, "reply relay interrupted");
                                 break;

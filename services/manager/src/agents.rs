@@ -95,7 +95,7 @@ fn timestamp(at: std::time::SystemTime) -> prost_types::Timestamp {
     prost_types::Timestamp::from(at)
 }
 
-type ReplyStream = Pin<Box<dyn Stream<Item = Result<RelayedReply, Status>> + Send>>;
+type ReplyStream = Pin<Box<dyn Stream<Item = Result<WatchRepliesResponse, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl AgentsService for Agents {
@@ -273,7 +273,11 @@ impl AgentsService for Agents {
             loop {
                 match receiver.recv().await {
                     Ok(reply) => {
-                        if sender.send(Ok(reply)).await.is_err() {
+                        if sender
+                            .send(Ok(WatchRepliesResponse { reply: Some(reply) }))
+                            .await
+                            .is_err()
+                        {
                             return;
                         }
                     }
@@ -328,7 +332,7 @@ async fn by_token(pool: &PgPool, token: &secrecy::SecretString) -> ManagerResult
 /// A stream fed by a task: what `f` sends is what the caller receives.
 fn async_stream<F, Fut>(f: F) -> ReplyStream
 where
-    F: FnOnce(tokio::sync::mpsc::Sender<Result<RelayedReply, Status>>) -> Fut,
+    F: FnOnce(tokio::sync::mpsc::Sender<Result<WatchRepliesResponse, Status>>) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
     let (sender, receiver) = tokio::sync::mpsc::channel(64);

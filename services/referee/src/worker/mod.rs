@@ -258,7 +258,10 @@ impl Worker {
             .await
             .is_err()
         {
-            tracing::warn!(leases = count, "releasing leases timed out; they will expire instead");
+            tracing::warn!(
+                leases = count,
+                "releasing leases timed out; they will expire instead"
+            );
         }
     }
 
