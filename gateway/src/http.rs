@@ -14,6 +14,7 @@ use axum::routing::{get, post};
 use futures::future::join_all;
 use league_proto::ErrorCode;
 use serde_json::Value;
+use tracing::Instrument;
 
 use crate::inbound::{HttpCredentials, Inbound};
 use crate::jsonrpc::{self, Body as RpcBody, Call};
@@ -66,6 +67,13 @@ async fn mcp_post(
     ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
     request: Request<Body>,
 ) -> Response {
+    // One server span per request, continuing the caller's trace when it sent `traceparent`.
+    let span = tracing::info_span!("POST /mcp", otel.kind = "server");
+    league_runtime::telemetry::set_parent_from_headers(&span, request.headers());
+    handle_post(state, peer, request).instrument(span).await
+}
+
+async fn handle_post(state: Arc<HttpState>, peer: SocketAddr, request: Request<Body>) -> Response {
     if is_mcp(request.headers()) {
         // MCP spends the same allowance as league.v2, one bucket per address (the body, and the sender in
         // it, is rmcp's to read), so the MCP headers are no way around the rate limit.

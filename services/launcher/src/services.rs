@@ -88,8 +88,8 @@ pub async fn gateway() -> anyhow::Result<()> {
     let app = league_gateway::GatewayApp::build(config)
         .await?
         .with_readiness(readiness);
-    announce_ready("gateway", app.http_addr());
     admin.announce("gateway");
+    announce_ready("gateway", app.http_addr());
     tokio::spawn(shutdown.clone().trigger_on_os_signal());
     app.run(shutdown.signal()).await
 }
