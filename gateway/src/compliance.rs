@@ -46,10 +46,6 @@ impl Checker {
         }
     }
 
-    pub fn mode(&self) -> Mode {
-        self.mode
-    }
-
     /// Notes a deviation; in strict mode it is the error to answer with.
     pub fn deviation(
         &mut self,

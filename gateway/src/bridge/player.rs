@@ -196,15 +196,6 @@ impl PlayerBridge {
             format!("referee:{}", context.referee_id)
         }
     }
-
-    /// Waits for a reply sent as a separate call, until `limit`.
-    async fn separate_reply(
-        &self,
-        waiter: super::replies::Waiter,
-        limit: Duration,
-    ) -> Option<Map<String, Value>> {
-        waiter.reply(limit).await
-    }
 }
 
 fn remaining(deadline: Option<&prost_types::Timestamp>, fallback: Duration) -> Duration {
@@ -218,10 +209,6 @@ fn deadline_text(deadline: Option<&prost_types::Timestamp>) -> Value {
     deadline
         .and_then(|deadline| SystemTime::try_from(*deadline).ok())
         .map_or(Value::Null, |at| timestamp::format(at).into())
-}
-
-fn context_or_default(context: Option<MatchContext>) -> MatchContext {
-    context.unwrap_or_default()
 }
 
 /// Reads a GAME_JOIN_ACK (the call's result or a separate call): `Some(accept)` when it says.
@@ -322,7 +309,7 @@ impl PlayerService for PlayerBridge {
     ) -> Result<Response<InviteToMatchResponse>, Status> {
         let request = request.into_inner();
         let agent = self.agent(&request.player_id).await?;
-        let context = context_or_default(request.context);
+        let context = request.context.unwrap_or_default();
         let limit = remaining(request.deadline.as_ref(), self.timeouts.other);
         let role = match Role::try_from(request.role_in_match).unwrap_or(Role::Unspecified) {
             Role::PlayerB => "PLAYER_B",
@@ -361,7 +348,7 @@ impl PlayerService for PlayerBridge {
         if accept.is_none() {
             // A bare acknowledgement: the GAME_JOIN_ACK comes as a separate call.
             let left = limit.saturating_sub(started.elapsed());
-            match self.separate_reply(waiter, left).await {
+            match waiter.reply(left).await {
                 Some(separate) => {
                     accept = read_accept(&separate, &mut checker)
                         .map_err(|e| error_code::status(e.code, e.description))?;
@@ -409,7 +396,7 @@ impl PlayerService for PlayerBridge {
     ) -> Result<Response<RequestMoveResponse>, Status> {
         let request = request.into_inner();
         let agent = self.agent(&request.player_id).await?;
-        let context = context_or_default(request.context);
+        let context = request.context.unwrap_or_default();
         let limit = remaining(request.deadline.as_ref(), self.timeouts.other);
         let standings = request.your_standings.unwrap_or_default();
         let even_odd = context.game_type == "even_odd";
@@ -467,7 +454,7 @@ impl PlayerService for PlayerBridge {
         let mut answer = read(&reply, &mut checker).map_err(|e| error_code::status(e.code, e.description))?;
         if answer.is_none() {
             let left = limit.saturating_sub(started.elapsed());
-            let separate = self.separate_reply(waiter, left).await.ok_or_else(|| {
+            let separate = waiter.reply(left).await.ok_or_else(|| {
                 error_code::status(
                     ErrorCode::Timeout,
                     format!("no {} within the deadline", reply_kind.as_str()),
@@ -500,7 +487,7 @@ impl PlayerService for PlayerBridge {
     ) -> Result<Response<NotifyGameOverResponse>, Status> {
         let request = request.into_inner();
         let agent = self.agent(&request.player_id).await?;
-        let context = context_or_default(request.context);
+        let context = request.context.unwrap_or_default();
         let result = request.result.unwrap_or_default();
         let message = wire::message(
             MessageType::GameOver.as_str(),
@@ -526,7 +513,7 @@ impl PlayerService for PlayerBridge {
     ) -> Result<Response<NotifyGameErrorResponse>, Status> {
         let request = request.into_inner();
         let agent = self.agent(&request.player_id).await?;
-        let context = context_or_default(request.context);
+        let context = request.context.unwrap_or_default();
         let message = wire::message(
             MessageType::GameError.as_str(),
             &Self::referee_sender(&context),

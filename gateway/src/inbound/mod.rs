@@ -9,7 +9,6 @@ mod replies;
 use std::sync::Arc;
 
 use league_proto::ErrorCode;
-use league_proto::v2::AgentKind;
 use serde_json::{Map, Value, json};
 
 use crate::bridge::Replies;
@@ -82,7 +81,6 @@ fn count(method: &str, status: &str) {
 #[derive(Debug, Clone)]
 pub struct Agent {
     pub agent_id: String,
-    pub kind: AgentKind,
     pub token: String,
 }
 
@@ -196,16 +194,9 @@ impl Inbound {
             .or_else(|| http.bearer.clone())
             .ok_or_else(|| LeagueError::new(ErrorCode::AuthTokenMissing, "auth_token is required"))?;
         let claimed = envelope.sender.as_ref().and_then(|sender| sender.id());
-        let (agent_id, kind) = self.league.authenticate(claimed, &token).await?;
+        let (agent_id, _) = self.league.authenticate(claimed, &token).await?;
         envelope.auth_token = Some(token.clone());
-        Ok((
-            Agent {
-                agent_id,
-                kind,
-                token,
-            },
-            envelope,
-        ))
+        Ok((Agent { agent_id, token }, envelope))
     }
 
     /// Whether this token is the operator's.

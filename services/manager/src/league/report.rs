@@ -57,10 +57,8 @@ pub async fn report(
             format!("no match {} in league {}", request.match_id, request.league_id),
         ));
     };
-    // An external referee reports through the gateway without a lease id (league.v2 has none): being the
-    // holder is then enough. A stale holder still cannot report once another referee took the match.
-    let holds_lease = holder.as_deref() == Some(referee_id)
-        && (request.lease_id.is_empty() || lease_id.as_deref() == Some(request.lease_id.as_str()));
+    let holds_lease =
+        holder.as_deref() == Some(referee_id) && lease_id.as_deref() == Some(request.lease_id.as_str());
     if status == "finished" && holds_lease {
         let recorded = stored
             .as_deref()
