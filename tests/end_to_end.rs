@@ -91,3 +91,44 @@ fn league_run_plays_a_whole_league_across_processes() {
         .expect("a champion line");
     assert!(champion.contains(&rows[0].player), "{champion}");
 }
+
+/// `league bench --external`: fake external agents (one HTTP server, one path per player) register
+/// through the real gateway and play a whole league; the bench checks they saw every call of every
+/// match and reads the gateway's overhead per match.
+#[test]
+fn league_bench_plays_fake_external_agents_through_the_gateway() {
+    let output = Command::new(env!("CARGO_BIN_EXE_league"))
+        .args([
+            "bench",
+            "--players",
+            "4",
+            "--external",
+            "--referees",
+            "1",
+            "--referee-capacity",
+            "4",
+        ])
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("the league binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "league bench failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    // Four players: six matches, each six calls to players, all measured by the gateway.
+    assert!(stdout.contains("\n| 4 | 6 | "), "a row for the league:\n{stdout}");
+    assert!(
+        stdout.contains("| per match | 6 | "),
+        "six matches measured:\n{stdout}"
+    );
+    assert!(stdout.contains("| per GAME_INVITATION | 12 | "), "{stdout}");
+    let rows = parse_table(&stdout);
+    assert_eq!(rows.len(), 4, "one row per player:\n{stdout}");
+    assert!(
+        rows.iter()
+            .all(|row| row.played == 3 && row.technical_losses == 0),
+        "{stdout}"
+    );
+}

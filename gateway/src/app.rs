@@ -10,6 +10,7 @@ use league_runtime::admin::Readiness;
 use league_runtime::{ShutdownSignal, grpc};
 use tokio::net::TcpListener;
 
+use crate::bridge::overhead::MeasuredBridge;
 use crate::bridge::{PlayerBridge, Replies, Timeouts, client::AgentClient};
 use crate::compliance::{FLUSH_INTERVAL, WarningBuffer};
 use crate::config::GatewayConfig;
@@ -18,6 +19,7 @@ use crate::inbound::Inbound;
 use crate::league::League;
 use crate::limits::{LimitedListener, Peer, RateLimiter};
 use crate::mcp::McpService;
+use crate::referee::Referees;
 
 #[derive(Debug)]
 pub struct GatewayApp {
@@ -77,30 +79,33 @@ impl GatewayApp {
             .advertise_url
             .clone()
             .unwrap_or_else(|| grpc::local_url(self.grpc_addr));
-        let inbound = Inbound {
-            league: league.clone(),
-            config: config.clone(),
-            warnings: warnings.clone(),
-            replies: replies.clone(),
-            bridge_url,
-            public_url: public_url.clone(),
-        };
         let bridge = PlayerBridge {
             league: league.clone(),
             client: AgentClient::new(),
             replies: replies.clone(),
             warnings: warnings.clone(),
             mode: config.compliance,
-            public_url,
+            public_url: public_url.clone(),
             timeouts: Timeouts {
                 game_over: std::time::Duration::from_secs(5).min(config.agent_call_timeout),
                 other: config.agent_call_timeout,
             },
         };
+        let referees = Arc::new(Referees::new(league.clone(), bridge.clone(), public_url.clone()));
+        let inbound = Inbound {
+            league: league.clone(),
+            config: config.clone(),
+            warnings: warnings.clone(),
+            replies: replies.clone(),
+            referees: referees.clone(),
+            bridge_url,
+            public_url: public_url.clone(),
+        };
         tokio::spawn(replies.clone().watch(league.clone(), shutdown.clone()));
+        tokio::spawn(referees.run_claimers(shutdown.clone()));
         let flusher = tokio::spawn(flush_warnings(warnings, league.clone(), shutdown.clone()));
-        let routes = tonic::service::Routes::new(PlayerServiceServer::new(bridge));
-        let routes = grpc::with_health_and_reflection::<PlayerServiceServer<PlayerBridge>>(routes).await?;
+        let routes = tonic::service::Routes::new(PlayerServiceServer::new(MeasuredBridge(bridge)));
+        let routes = grpc::with_health_and_reflection::<PlayerServiceServer<MeasuredBridge>>(routes).await?;
         let grpc_server = tokio::spawn(grpc::serve(self.grpc_listener, routes, shutdown.clone()));
         let state = HttpState {
             mcp: McpService::new(inbound.clone()),

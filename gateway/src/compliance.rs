@@ -147,6 +147,7 @@ pub const KINDS: &[&str] = &[
     kinds::BARE_RESULT,
     kinds::RESULT_WITH_ERROR_NULL,
     kinds::UNIMPLEMENTED_NOTIFICATION,
+    kinds::REFUSED_NOTIFICATION_ANSWER,
     kinds::METHOD_DIALECT,
     kinds::CONVERSATION_MISMATCH,
     kinds::REPLY_PLAYER_ID,
@@ -163,6 +164,8 @@ pub mod kinds {
     pub const BARE_RESULT: &str = "bare_result";
     pub const RESULT_WITH_ERROR_NULL: &str = "result_with_error_null";
     pub const UNIMPLEMENTED_NOTIFICATION: &str = "unimplemented_notification";
+    /// A notification's answer the mode refused (delivered all the same: it is not sent again).
+    pub const REFUSED_NOTIFICATION_ANSWER: &str = "refused_notification_answer";
     pub const METHOD_DIALECT: &str = "method_dialect_fallback";
     pub const CONVERSATION_MISMATCH: &str = "conversation_id_mismatch";
     pub const REPLY_PLAYER_ID: &str = "reply_player_id_not_assigned";

@@ -26,10 +26,13 @@ pub enum MessageType {
     LeagueQuery,
     GameMoveCall,
     GameMoveResponse,
+    /// Manager → external referee: run this match (not in the specification's table; peer-a's manager
+    /// sends it, and it is how the gateway hands matches to external referees).
+    StartMatch,
 }
 
 impl MessageType {
-    const ALL: [MessageType; 16] = [
+    const ALL: [MessageType; 17] = [
         Self::RefereeRegisterRequest,
         Self::LeagueRegisterRequest,
         Self::RoundAnnouncement,
@@ -46,6 +49,7 @@ impl MessageType {
         Self::LeagueQuery,
         Self::GameMoveCall,
         Self::GameMoveResponse,
+        Self::StartMatch,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -66,6 +70,7 @@ impl MessageType {
             Self::LeagueQuery => "LEAGUE_QUERY",
             Self::GameMoveCall => "GAME_MOVE_CALL",
             Self::GameMoveResponse => "GAME_MOVE_RESPONSE",
+            Self::StartMatch => "START_MATCH",
         }
     }
 
@@ -88,6 +93,7 @@ impl MessageType {
             Self::LeagueQuery => "league_query",
             Self::GameMoveCall => "request_move",
             Self::GameMoveResponse => "game_move_response",
+            Self::StartMatch => "start_match",
         }
     }
 

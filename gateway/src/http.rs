@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -21,6 +21,7 @@ use crate::jsonrpc::{self, Body as RpcBody, Call};
 use crate::league_error::LeagueError;
 use crate::limits::{Peer, RateLimiter};
 use crate::mcp::McpService;
+use crate::shared_json;
 
 #[derive(Debug, Clone)]
 pub struct HttpState {
@@ -34,6 +35,8 @@ pub struct HttpState {
 pub fn router(state: HttpState) -> Router {
     Router::new()
         .route("/mcp", post(mcp_post).get(mcp_other).delete(mcp_other))
+        // Where external referees reach a player of their match (the path names the player).
+        .route("/mcp/players/{player_id}", post(player_post))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
         .with_state(Arc::new(state))
@@ -70,11 +73,29 @@ async fn mcp_post(
     // One server span per request, continuing the caller's trace when it sent `traceparent`.
     let span = tracing::info_span!("POST /mcp", otel.kind = "server");
     league_runtime::telemetry::set_parent_from_headers(&span, request.headers());
-    handle_post(state, peer, request).instrument(span).await
+    handle_post(state, peer, request, None).instrument(span).await
 }
 
-async fn handle_post(state: Arc<HttpState>, peer: SocketAddr, request: Request<Body>) -> Response {
-    if is_mcp(request.headers()) {
+async fn player_post(
+    State(state): State<Arc<HttpState>>,
+    ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
+    Path(player_id): Path<String>,
+    request: Request<Body>,
+) -> Response {
+    let span = tracing::info_span!("POST /mcp/players/{player_id}", otel.kind = "server", %player_id);
+    league_runtime::telemetry::set_parent_from_headers(&span, request.headers());
+    handle_post(state, peer, request, Some(player_id))
+        .instrument(span)
+        .await
+}
+
+async fn handle_post(
+    state: Arc<HttpState>,
+    peer: SocketAddr,
+    request: Request<Body>,
+    player_path: Option<String>,
+) -> Response {
+    if player_path.is_none() && is_mcp(request.headers()) {
         // MCP spends the same allowance as league.v2, one bucket per address (the body, and the sender in
         // it, is rmcp's to read), so the MCP headers are no way around the rate limit.
         if !state.limiter.allow(&format!("{}|mcp", peer.ip())) {
@@ -84,7 +105,16 @@ async fn handle_post(state: Arc<HttpState>, peer: SocketAddr, request: Request<B
                 jsonrpc::failure(Value::Null, &error.to_rpc(None)),
             );
         }
-        return state.mcp.handle(request).await;
+        // The body bound is ours to enforce (and to answer in JSON-RPC), before rmcp reads it.
+        let (parts, body) = request.into_parts();
+        let body = match axum::body::to_bytes(body, state.max_body_bytes).await {
+            Ok(body) => body,
+            Err(_) => return too_large(state.max_body_bytes),
+        };
+        return state
+            .mcp
+            .handle(Request::from_parts(parts, Body::from(body)))
+            .await;
     }
     let http = HttpCredentials {
         bearer: request
@@ -93,19 +123,11 @@ async fn handle_post(state: Arc<HttpState>, peer: SocketAddr, request: Request<B
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.strip_prefix("Bearer "))
             .map(|token| token.trim().to_owned()),
+        player_path,
     };
     let body = match axum::body::to_bytes(request.into_body(), state.max_body_bytes).await {
         Ok(body) => body,
-        Err(_) => {
-            let error = LeagueError::new(
-                ErrorCode::PayloadTooLarge,
-                format!("request body larger than {} bytes", state.max_body_bytes),
-            );
-            return json_response(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                jsonrpc::failure(Value::Null, &error.to_rpc(None)),
-            );
-        }
+        Err(_) => return too_large(state.max_body_bytes),
     };
     match jsonrpc::parse(&body) {
         Err(error) => json_response(StatusCode::OK, jsonrpc::failure(Value::Null, &error)),
@@ -116,8 +138,13 @@ async fn handle_post(state: Arc<HttpState>, peer: SocketAddr, request: Request<B
             if !state.limiter.allow(&rate_key(peer, &call)) {
                 return json_response(StatusCode::TOO_MANY_REQUESTS, rate_limited(&call));
             }
-            match state.inbound.handle(call, &http).await {
-                Some(response) => json_response(StatusCode::OK, response),
+            // Shared JSON in the answer (a league's standings) is written in as it is (crate::shared_json).
+            let answer = shared_json::scope(async {
+                Some(shared_json::to_vec(&state.inbound.handle(call, &http).await?))
+            })
+            .await;
+            match answer {
+                Some(bytes) => bytes_response(StatusCode::OK, bytes),
                 None => StatusCode::NO_CONTENT.into_response(),
             }
         }
@@ -165,7 +192,21 @@ fn rate_limited(call: &Call) -> Value {
     jsonrpc::failure(call.id.clone().unwrap_or(Value::Null), &error.to_rpc(None))
 }
 
+fn too_large(max_body_bytes: usize) -> Response {
+    let error = LeagueError::new(
+        ErrorCode::PayloadTooLarge,
+        format!("request body larger than {max_body_bytes} bytes"),
+    );
+    json_response(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        jsonrpc::failure(Value::Null, &error.to_rpc(None)),
+    )
+}
+
 fn json_response(status: StatusCode, body: Value) -> Response {
-    let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    bytes_response(status, serde_json::to_vec(&body).unwrap_or_default())
+}
+
+fn bytes_response(status: StatusCode, bytes: Vec<u8>) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response()
 }

@@ -1,6 +1,7 @@
-//! The gateway's link to the manager: gRPC clients, the operator credential, and two caches that keep
-//! the manager off the hot path — verified credentials, and the registrations of external agents
-//! (contact endpoint and dialect never change after registering).
+//! The gateway's link to the manager: gRPC clients, the operator credential, and three caches that keep
+//! the manager off the hot path — verified credentials, the registrations of external agents (contact
+//! endpoint and dialect never change after registering), and each league's standings for at most
+//! [`STANDINGS_MAX_AGE`](crate::standings::STANDINGS_MAX_AGE) (crate::standings).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -9,14 +10,15 @@ use std::time::{Duration, Instant};
 use league_proto::ErrorCode;
 use league_proto::v2::agents_service_client::AgentsServiceClient;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
-use league_proto::v2::{AgentKind, AuthenticateRequest, GetAgentRequest};
-use league_runtime::credentials::operator_request;
+use league_proto::v2::{AgentKind, AuthenticateRequest, GetAgentRequest, GetStandingsRequest};
+use league_runtime::credentials::{on_behalf_of_request, operator_request};
 use league_runtime::grpc::GrpcChannel;
 use secrecy::SecretString;
 use sha2::{Digest, Sha256};
 
 use crate::dialect::Dialect;
 use crate::league_error::{LeagueError, LeagueResult};
+use crate::standings::{Standings, StandingsCache};
 
 /// How long a verified credential is trusted without asking the manager again.
 const CREDENTIAL_TTL: Duration = Duration::from_secs(60);
@@ -56,6 +58,7 @@ pub struct League {
     /// SHA-256 of a token → whose it is and when that was checked.
     verified: Arc<RwLock<HashMap<[u8; 32], Verified>>>,
     external: Arc<RwLock<HashMap<String, Arc<ExternalAgent>>>>,
+    standings: Arc<StandingsCache<Arc<Standings>>>,
 }
 
 impl League {
@@ -66,12 +69,19 @@ impl League {
             operator,
             verified: Arc::default(),
             external: Arc::default(),
+            standings: Arc::default(),
         }
     }
 
     /// A request carrying the operator credential.
     pub fn as_operator<T>(&self, message: T) -> tonic::Request<T> {
         operator_request(&self.operator, message)
+    }
+
+    /// A request carrying the operator credential, acting for the external referee `referee_id` (its
+    /// claims and lease renewals, which the gateway makes for it).
+    pub fn for_referee<T>(&self, referee_id: &str, message: T) -> tonic::Request<T> {
+        on_behalf_of_request(&self.operator, referee_id, message)
     }
 
     pub fn operator_token(&self) -> &SecretString {
@@ -119,6 +129,28 @@ impl League {
         Ok((agent_id, kind))
     }
 
+    /// The standings of `league_id` (empty: the newest league), at most
+    /// [`STANDINGS_MAX_AGE`](crate::standings::STANDINGS_MAX_AGE) old, fetched with the operator
+    /// credential. The same for every caller the league lets ask: authenticate the caller first.
+    pub async fn standings(&self, league_id: &str) -> LeagueResult<Arc<Standings>> {
+        let fetch = || {
+            let mut manager = self.manager.clone();
+            let request = self.as_operator(GetStandingsRequest {
+                league_id: league_id.to_owned(),
+            });
+            async move {
+                let response = manager.get_standings(request).await?.into_inner();
+                Ok(Arc::new(Standings::new(response)))
+            }
+        };
+        Ok(self.standings.get(league_id, fetch).await?)
+    }
+
+    /// Forgets the cached standings, after a change this gateway made (a registration adds a row).
+    pub fn forget_standings(&self) {
+        self.standings.clear();
+    }
+
     /// Remembers an external agent the gateway just registered.
     pub fn remember(&self, agent: ExternalAgent) -> Arc<ExternalAgent> {
         let agent = Arc::new(agent);
@@ -146,7 +178,9 @@ impl League {
                 agent_id: agent_id.to_owned(),
             }))
             .await?
-            .into_inner();
+            .into_inner()
+            .agent
+            .unwrap_or_default();
         let meta = response.meta.unwrap_or_default();
         let dialect = meta
             .labels

@@ -15,6 +15,9 @@ pub mod league_error;
 pub mod limits;
 pub mod mcp;
 pub mod metrics;
+pub mod referee;
+pub mod shared_json;
+pub mod standings;
 pub mod wire;
 
 pub use app::GatewayApp;

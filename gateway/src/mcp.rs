@@ -113,6 +113,7 @@ impl ServerHandler for LeagueTools {
                 .extensions
                 .get::<http::request::Parts>()
                 .and_then(|parts| bearer(&parts.headers)),
+            player_path: None,
         };
         let arguments = request.arguments.unwrap_or_default();
         let arguments = match SPECS.iter().find(|spec| spec.name == request.name) {

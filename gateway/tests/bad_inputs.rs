@@ -597,25 +597,27 @@ fn registration_and_framing_cases(
         &["sender"],
         format!("referee:{}", referee.id).into(),
     );
+    // peer-a's report names its own league: no such match here.
     cases.push(case(
-        "MATCH_RESULT_REPORT from a referee",
+        "MATCH_RESULT_REPORT of another league's match",
         Lenient,
         body("MATCH_RESULT_REPORT", report.clone()),
-        params("E002"),
+        error(200, -32007, "E007"),
     ));
     cases.push(case(
         "the same result, replayed",
         Lenient,
         body("MATCH_RESULT_REPORT", report),
-        params("E002"),
+        error(200, -32007, "E007"),
     ));
+    // peer-a's referee's token is not one of ours.
     let invitation =
         fixture("peer-a/06_GAME_INVITATION__GAME_INVITATION__to_P.json")["request"]["params"].clone();
     cases.push(case(
-        "GAME_INVITATION sent to the league",
+        "GAME_INVITATION with another league's token",
         Lenient,
         body("GAME_INVITATION", invitation),
-        params("E002"),
+        error(200, -32012, "E012"),
     ));
     // Bounds.
     let mut oversized = call("ping", json!({"sender": "player:big", "pad": ""}));
@@ -647,9 +649,15 @@ fn registration_and_framing_cases(
 }
 
 /// Cases about a match in play: R1M1 between `a` and `b`, `bye` sitting round 1 out.
-fn match_cases(a: &Registered, b: &Registered, bye: &Registered, newcomer: &str) -> Vec<Case> {
+fn match_cases(
+    a: &Registered,
+    b: &Registered,
+    bye: &Registered,
+    referee: &Registered,
+    newcomer: &str,
+) -> Vec<Case> {
     use Via::*;
-    let mut cases = Vec::new();
+    let mut cases = referee_cases(a, b, bye, referee);
     for kind in ["GAME_JOIN_ACK", "CHOOSE_PARITY_RESPONSE"] {
         let short = if kind == "GAME_JOIN_ACK" {
             "join ack"
@@ -688,6 +696,69 @@ fn match_cases(a: &Registered, b: &Registered, bye: &Registered, newcomer: &str)
         Expect::Rejected("E008"),
     ));
     cases
+}
+
+/// An external referee's calls (to a player of R1M1 through `/mcp`, and its report) from the wrong sender
+/// or about a match it does not hold: R1M1 is ready, nobody holds it.
+fn referee_cases(a: &Registered, b: &Registered, bye: &Registered, referee: &Registered) -> Vec<Case> {
+    use Via::*;
+    let envelope = |message_type: &str, sender: String, token: &str, match_id: &str| {
+        json!({
+            "protocol": "league.v2",
+            "message_type": message_type,
+            "sender": sender,
+            "timestamp": "2026-11-21T08:54:00Z",
+            "conversation_id": "conv-referee",
+            "auth_token": token,
+            "league_id": LEAGUE_ID,
+            "round_id": 1,
+            "match_id": match_id,
+            "game_type": "even_odd",
+        })
+    };
+    let as_referee = |message_type: &str, match_id: &str| {
+        envelope(
+            message_type,
+            format!("referee:{}", referee.id),
+            &referee.token,
+            match_id,
+        )
+    };
+    let invitation = with(
+        &as_referee("GAME_INVITATION", "R1M1"),
+        &["player_id"],
+        a.id.clone().into(),
+    );
+    let score = json!({a.id.clone(): 3, b.id.clone(): 0});
+    let report = with(
+        &as_referee("MATCH_RESULT_REPORT", "R1M1"),
+        &["result"],
+        json!({"winner": a.id, "score": score}),
+    );
+    let from_player = with(
+        &with(&invitation, &["sender"], format!("player:{}", bye.id).into()),
+        &["auth_token"],
+        bye.token.clone().into(),
+    );
+    let rows: Vec<(&str, &str, Value, Expect)> = rows![
+        "GAME_INVITATION from a player" => "GAME_INVITATION", from_player, error(200, -32020, "E020");
+        "GAME_INVITATION by a referee not holding the match" => "GAME_INVITATION", invitation.clone(), error(200, -32015, "E015");
+        "GAME_INVITATION for an unknown match" => "GAME_INVITATION", with(&invitation, &["match_id"], "R9M9".into()), error(200, -32007, "E007");
+        "GAME_INVITATION without match_id" => "GAME_INVITATION", without(&invitation, &["match_id"]), params("E003");
+        "GAME_INVITATION without a token" => "GAME_INVITATION", without(&invitation, &["auth_token"]), error(200, -32011, "E011");
+        "CHOOSE_PARITY_CALL with a player's token" => "CHOOSE_PARITY_CALL", with(&invitation, &["auth_token"], a.token.clone().into()), error(200, -32012, "E012");
+        "MATCH_RESULT_REPORT by a referee not holding the match" => "MATCH_RESULT_REPORT", report.clone(), error(200, -32015, "E015");
+        "MATCH_RESULT_REPORT from a player" => "MATCH_RESULT_REPORT", with(&with(&report, &["sender"], format!("player:{}", a.id).into()), &["auth_token"], a.token.clone().into()), error(200, -32020, "E020");
+        "MATCH_RESULT_REPORT without result" => "MATCH_RESULT_REPORT", without(&report, &["result"]), params("E003");
+        "MATCH_RESULT_REPORT naming someone else the winner" => "MATCH_RESULT_REPORT", with(&report, &["result", "winner"], bye.id.clone().into()), params("E002");
+        "MATCH_RESULT_REPORT with 30 points" => "MATCH_RESULT_REPORT", with(&report, &["result", "score", &a.id], 30.into()), params("E002");
+        "MATCH_RESULT_REPORT for an unknown match" => "MATCH_RESULT_REPORT", with(&report, &["match_id"], "R9M9".into()), error(200, -32007, "E007");
+    ];
+    rows.into_iter()
+        .map(|(name, method, message, expect)| {
+            case(format!("referee: {name}"), Lenient, body(method, message), expect)
+        })
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -736,10 +807,16 @@ async fn bad_inputs_get_their_error_and_change_nothing() {
         player_registration("carol", &agents.endpoint("carol")),
     )
     .await;
+    // The referee referees tic-tac-toe only: the gateway claims matches for external referees, and an
+    // even/odd match it held would change under the cases below (they need R1M1 ready, not running).
     let referee = register(
         lenient,
         "register_referee",
-        referee_registration("ref", &agents.endpoint("ref")),
+        with(
+            &referee_registration("ref", &agents.endpoint("ref")),
+            &["referee_meta", "game_types"],
+            json!(["tic_tac_toe"]),
+        ),
     )
     .await;
 
@@ -769,7 +846,7 @@ async fn bad_inputs_get_their_error_and_change_nothing() {
     let a = by_id(&first["player_A_id"]).expect("player A");
     let b = by_id(&first["player_B_id"]).expect("player B");
     let bye = by_id(&round["bye_player_ids"][0]).unwrap_or_else(|| panic!("a bye in round 1: {schedule}"));
-    let cases_in_play = match_cases(&a, &b, &bye, &agents.endpoint("latecomer"));
+    let cases_in_play = match_cases(&a, &b, &bye, &referee, &agents.endpoint("latecomer"));
     run_cases(&gateways, &manager, &cases_in_play, &mut table, &mut failures).await;
 
     // No refused call left a warning waiting for the next flush: a deviation sent now (lenient mode) is

@@ -308,6 +308,22 @@ async fn mcp_requests_spend_the_rate_limit() {
     assert!(statuses.contains(&429), "{statuses:?}");
 }
 
+#[tokio::test]
+async fn an_oversized_mcp_body_gets_the_gateways_json_error() {
+    let league = League::start_with(|config| config.max_body_bytes = 1024).await;
+    let headers = [("accept", MCP_ACCEPT), ("mcp-protocol-version", VERSION)];
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "ping", "arguments": {"padding": "x".repeat(4096)}}});
+    let reply = post(league.http, &headers, &big).await;
+    assert_eq!(reply.status, 413);
+    let response = reply.json();
+    assert_eq!(
+        response["error"]["data"]["error_code"],
+        json!("E017"),
+        "{response}"
+    );
+}
+
 /// The acceptance test: the official MCP Python SDK connects, lists the tools and reads the
 /// standings, both with the `initialize` handshake and with its default (`server/discover` first).
 #[tokio::test]

@@ -1,13 +1,15 @@
--- wrk script: POST one league.v2 JSON-RPC call to /mcp. The method and the bearer token come from the
--- environment: BENCH_METHOD (default "ping") and BENCH_TOKEN (the operator token, for queries).
+-- wrk script: POST one league.v2 JSON-RPC call to /mcp. The call comes from the environment:
+-- BENCH_METHOD (default "ping"), BENCH_PARAMS (the params object as JSON, default {}) and BENCH_TOKEN
+-- (sent as `Authorization: Bearer`, e.g. the operator token for queries; none when unset).
 local method = os.getenv("BENCH_METHOD") or "ping"
+local params = os.getenv("BENCH_PARAMS") or "{}"
 local token = os.getenv("BENCH_TOKEN")
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 if token then
   wrk.headers["Authorization"] = "Bearer " .. token
 end
-wrk.body = '{"jsonrpc":"2.0","method":"' .. method .. '","params":{},"id":1}'
+wrk.body = '{"jsonrpc":"2.0","method":"' .. method .. '","params":' .. params .. ',"id":1}'
 
 function done(summary, latency, requests)
   local errors = summary.errors.status + summary.errors.connect + summary.errors.read

@@ -1,7 +1,7 @@
 //! A league played by the real `league` binaries — a manager on a fresh database, referees and a player
-//! host, each a separate process — plus one bot hosted in the test process. Everything each process
-//! prints (stdout and stderr) is kept, and each announces its admin server, so a test can read logs,
-//! scrape `/metrics` and receive spans.
+//! host, each a separate process, and a gateway when external players are to join — plus one bot hosted
+//! in the test process. Everything each process prints (stdout and stderr) is kept, and each announces
+//! its admin server, so a test can read logs, scrape `/metrics` and receive spans.
 //!
 //! The end of the league is awaited, not guessed: the test's own bot is told LEAGUE_COMPLETED (the
 //! manager sends it once the last result is recorded), and [`League::stop`] waits for every process to
@@ -42,6 +42,9 @@ pub struct Setup {
     pub referees: u32,
     /// Behaviours of the player host's bots, in turn.
     pub strategies: &'static str,
+    /// External players the league also waits for; when not 0, a `league gateway` process (named
+    /// `gateway`, its `url` the public HTTP base) runs for them to register through.
+    pub external_players: u32,
     /// Join, move and game-over timeouts.
     pub timeout: Duration,
     /// Variables every process gets on top (`OTEL_*`, `RUST_LOG`, `LEAGUE_LOG_FORMAT`).
@@ -113,7 +116,10 @@ pub async fn start(setup: Setup) -> League {
         var("DATABASE_URL", database_url.expose_secret()),
         var("LEAGUE_OPERATOR_TOKEN", OPERATOR_TOKEN),
         var("LEAGUE_GAME_TYPE", "even_odd"),
-        var("LEAGUE_AUTO_START_PLAYERS", (setup.players + 1).to_string()),
+        var(
+            "LEAGUE_AUTO_START_PLAYERS",
+            (setup.players + 1 + setup.external_players).to_string(),
+        ),
         var("LEAGUE_JOIN_TIMEOUT", timeout.as_str()),
         var("LEAGUE_MOVE_TIMEOUT", timeout.as_str()),
         var("LEAGUE_GAME_OVER_TIMEOUT", timeout.as_str()),
@@ -123,6 +129,16 @@ pub async fn start(setup: Setup) -> League {
     let manager = Process::start("manager", "manager", &manager_env).await;
     let manager_url = manager.url.clone();
     let mut processes = vec![manager];
+    if setup.external_players > 0 {
+        // Started before the referees, as `league run` does; stopped after them.
+        let mut env = common.clone();
+        env.extend([
+            var("LEAGUE_MANAGER_URL", manager_url.as_str()),
+            var("LEAGUE_HTTP_ADDR", "127.0.0.1:0"),
+            var("LEAGUE_OPERATOR_TOKEN", OPERATOR_TOKEN),
+        ]);
+        processes.push(Process::start("gateway", "gateway", &env).await);
+    }
     for n in 1..=setup.referees {
         let mut env = common.clone();
         env.extend([
@@ -170,6 +186,63 @@ pub async fn start(setup: Setup) -> League {
         host,
         shutdown,
         bot_run,
+    }
+}
+
+/// A manager alone on a fresh database, whose database a test can take away.
+#[derive(Debug)]
+pub struct LoneManager {
+    pub process: Process,
+    server_url: SecretString,
+    database_url: SecretString,
+}
+
+/// Starts a manager on a fresh database; no league is played.
+pub async fn start_manager() -> LoneManager {
+    let cluster = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.league/postgres");
+    let server = postgres::resolve(&cluster).await.expect("a Postgres server");
+    let database_url = postgres::create_database(&server, "league_observability")
+        .await
+        .expect("a fresh database");
+    let env = [
+        var("RUST_LOG", "warn"),
+        var("NO_COLOR", "1"),
+        var("LEAGUE_LISTEN_ADDR", "127.0.0.1:0"),
+        var("LEAGUE_ADMIN_ADDR", "127.0.0.1:0"),
+        var("LEAGUE_ID", "league_alone"),
+        var("DATABASE_URL", database_url.expose_secret()),
+        var("LEAGUE_OPERATOR_TOKEN", OPERATOR_TOKEN),
+    ];
+    LoneManager {
+        process: Process::start("manager", "manager", &env).await,
+        server_url: server.url,
+        database_url,
+    }
+}
+
+impl LoneManager {
+    /// Drops the manager's database under it, its connections closed.
+    pub async fn drop_database(&self) {
+        use sqlx::Connection;
+        let url = self.database_url.expose_secret();
+        let name = url
+            .rsplit('/')
+            .next()
+            .and_then(|rest| rest.split('?').next())
+            .expect("a database name");
+        let mut admin = sqlx::PgConnection::connect(self.server_url.expose_secret())
+            .await
+            .expect("an admin connection");
+        sqlx::query(&format!("drop database \"{name}\" with (force)"))
+            .execute(&mut admin)
+            .await
+            .expect("the database is dropped");
+        admin.close().await.expect("the admin connection closes");
+    }
+
+    /// SIGTERM, the exit awaited, and everything the manager printed.
+    pub async fn stop(self) -> (String, String) {
+        self.process.stop().await
     }
 }
 
@@ -291,12 +364,38 @@ async fn keep(
 
 /// `GET {url}{path}` over plain HTTP/1.1: the status code and the body.
 pub async fn http_get(url: &str, path: &str) -> (u16, String) {
+    http_request(url, "GET", path, &[], "").await
+}
+
+/// `POST {url}{path}` of a JSON body with extra `headers`, over plain HTTP/1.1: the status code and the
+/// body.
+pub async fn http_post_json(url: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    let mut all = vec![("Content-Type", "application/json")];
+    all.extend_from_slice(headers);
+    http_request(url, "POST", path, &all, body).await
+}
+
+async fn http_request(
+    url: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let authority = url.strip_prefix("http://").expect("an http URL");
     let mut stream = tokio::net::TcpStream::connect(authority)
         .await
-        .expect("the admin server accepts");
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
+        .expect("the server accepts");
+    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if method != "GET" {
+        request.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
     stream.write_all(request.as_bytes()).await.expect("request sent");
     let mut response = Vec::new();
     stream.read_to_end(&mut response).await.expect("response read");

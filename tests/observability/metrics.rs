@@ -61,6 +61,7 @@ async fn metrics_add_up_to_the_league_that_was_played() {
         players: 5,
         referees: 2,
         strategies: "random,silent,invalid,declines,flaky:1",
+        external_players: 0,
         timeout: Duration::from_millis(500),
         env: Vec::new(),
     })
@@ -91,9 +92,23 @@ async fn metrics_add_up_to_the_league_that_was_played() {
         assert_eq!(status, 200);
         referees.push(samples(&text));
     }
-    let (status, text) = http_get(&league.process("manager").admin_url, "/metrics").await;
-    assert_eq!(status, 200);
-    let manager = vec![samples(&text)];
+    // The manager's gRPC layer times a call once its answer is sent, a moment after the last report's
+    // commit completed the league: scrape until that last report is counted (or give up and let the
+    // assertions below say what is missing).
+    let reports = [("method", "/league.v2.ManagerService/ReportMatchResult")];
+    let patience = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let manager = loop {
+        let (status, text) = http_get(&league.process("manager").admin_url, "/metrics").await;
+        assert_eq!(status, 200);
+        let manager = vec![samples(&text)];
+        let expected = 15 + sum(&referees, "league_referee_report_retries_total", &[]);
+        if sum(&manager, "league_rpc_server_duration_seconds_count", &reports) >= expected
+            || tokio::time::Instant::now() > patience
+        {
+            break manager;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
     let (_, text) = http_get(&league.process("players").admin_url, "/metrics").await;
     let players = vec![samples(&text)];
 

@@ -69,6 +69,7 @@ async fn no_token_is_printed_even_at_trace_level() {
         players: 3,
         referees: 1,
         strategies: "random,silent,invalid",
+        external_players: 0,
         timeout: Duration::from_millis(1000),
         env: vec![var("RUST_LOG", "trace"), var("LEAGUE_LOG_FORMAT", "json")],
     })

@@ -17,6 +17,7 @@ async fn every_match_is_one_trace_across_referee_manager_and_player_host() {
         players: 4,
         referees: 2,
         strategies: "random,silent,alternating,always_odd",
+        external_players: 0,
         timeout: Duration::from_millis(500),
         env: vec![var("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint.as_str())],
     })

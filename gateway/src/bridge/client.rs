@@ -1,7 +1,10 @@
 //! Calling an external agent: one JSON-RPC request over HTTP/1.1 (connections kept alive, Nagle off),
-//! bounded by the call's deadline, with the W3C `traceparent` of the current span, and tolerant reading
-//! of whatever comes back — a proper response, a bare result object, `"error": null` beside a result,
-//! errors under HTTP 200, 4xx or 5xx.
+//! bounded by the call's deadline, and tolerant reading of whatever comes back — a proper response, a
+//! bare result object, `"error": null` beside a result, errors under HTTP 200, 4xx or 5xx.
+//!
+//! Each call is a client span (named after the JSON-RPC method, `rpc.system = jsonrpc`), a child of the
+//! span current when it is made (the bridge's `PlayerService` server span), and the request's W3C
+//! `traceparent` names that client span: the agent's own work joins the match's trace under it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -13,6 +16,8 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use league_proto::ErrorCode;
 use serde_json::Value;
+use tracing::Instrument;
+use tracing::field::Empty;
 
 use crate::compliance::{Checker, kinds};
 use crate::jsonrpc::{self, RpcError};
@@ -65,9 +70,8 @@ impl AgentClient {
         checker: &mut Checker,
     ) -> LeagueResult<Answer> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let body = serde_json::to_vec(&jsonrpc::request(method, params, id)).map_err(|error| {
-            LeagueError::new(ErrorCode::InternalError, format!("encoding a call: {error}"))
-        })?;
+        // Shared JSON in the message (a round's table, sent to every player) is written in as it is.
+        let body = crate::shared_json::to_vec(&jsonrpc::request(method, params, id));
         let mut request = http::Request::post(endpoint)
             .header(http::header::CONTENT_TYPE, "application/json")
             .header(http::header::ACCEPT, "application/json")
@@ -78,7 +82,49 @@ impl AgentClient {
                     format!("bad contact endpoint {endpoint}: {error}"),
                 )
             })?;
-        league_runtime::telemetry::inject_traceparent(request.headers_mut());
+        let span = tracing::info_span!(
+            "agent_call",
+            otel.name = method,
+            otel.kind = "client",
+            otel.status_code = Empty,
+            otel.status_description = Empty,
+            rpc.system = "jsonrpc",
+            rpc.method = method,
+            rpc.jsonrpc.version = "2.0",
+            rpc.jsonrpc.request_id = id,
+            rpc.jsonrpc.error_code = Empty,
+            url.full = endpoint,
+            http.response.status_code = Empty,
+        );
+        span.in_scope(|| league_runtime::telemetry::inject_traceparent(request.headers_mut()));
+        let answer = self
+            .exchange(request, endpoint, method, limit, checker)
+            .instrument(span.clone())
+            .await;
+        match &answer {
+            Ok(Answer::Result(_)) => {}
+            Ok(Answer::Error(error)) => {
+                span.record("rpc.jsonrpc.error_code", error.code);
+                span.record("otel.status_code", "ERROR");
+                span.record("otel.status_description", error.message.as_str());
+            }
+            Err(error) => {
+                span.record("otel.status_code", "ERROR");
+                span.record("otel.status_description", error.description.as_str());
+            }
+        }
+        answer
+    }
+
+    /// Sends `request` and reads the answer, within `limit`.
+    async fn exchange(
+        &self,
+        request: http::Request<Full<Bytes>>,
+        endpoint: &str,
+        method: &str,
+        limit: Duration,
+        checker: &mut Checker,
+    ) -> LeagueResult<Answer> {
         let exchange = async {
             let response = self.http.request(request).await.map_err(|error| {
                 LeagueError::new(
@@ -87,6 +133,7 @@ impl AgentClient {
                 )
             })?;
             let status = response.status();
+            tracing::Span::current().record("http.response.status_code", status.as_u16());
             let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
                 .collect()
                 .await
@@ -99,7 +146,10 @@ impl AgentClient {
                 .to_bytes();
             Ok::<_, LeagueError>((status, body))
         };
-        let (status, body) = tokio::time::timeout(limit, exchange).await.map_err(|_| {
+        let sent = tokio::time::Instant::now();
+        let exchanged = tokio::time::timeout(limit, exchange).await;
+        super::overhead::agent_time(sent.elapsed());
+        let (status, body) = exchanged.map_err(|_| {
             LeagueError::new(
                 ErrorCode::Timeout,
                 format!("{endpoint} did not answer {method} within {limit:?}"),

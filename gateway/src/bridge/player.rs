@@ -17,7 +17,7 @@ use super::client::{AgentClient, Answer};
 use super::replies::{Replies, reply_key};
 use crate::compliance::{Checker, Mode, WarningBuffer, kinds};
 use crate::dialect::{Dialect, MessageType};
-use crate::jsonrpc::{METHOD_NOT_FOUND, RpcError};
+use crate::jsonrpc::{self, METHOD_NOT_FOUND, RpcError};
 use crate::league::{ExternalAgent, League};
 use crate::league_error::LeagueError;
 use crate::wire::{self, convert, envelope, timestamp};
@@ -43,7 +43,7 @@ pub struct PlayerBridge {
 
 /// Why a call to an agent did not produce a result.
 #[derive(Debug)]
-enum Failure {
+pub(crate) enum Failure {
     /// The agent knows no method for this message in any dialect tried.
     NotImplemented,
     /// The agent answered with a JSON-RPC error.
@@ -53,7 +53,7 @@ enum Failure {
 }
 
 impl Failure {
-    fn status(&self, what: &str) -> Status {
+    pub(crate) fn status(&self, what: &str) -> Status {
         match self {
             Failure::NotImplemented => error_code::status(
                 ErrorCode::InvalidMessageFormat,
@@ -84,7 +84,7 @@ const FALLBACKS: [Dialect; 2] = [Dialect::Canonical, Dialect::MessageType];
 impl PlayerBridge {
     /// Sends `message` to `agent` and returns its result, trying the usual other dialects once if the
     /// agent does not know the method.
-    async fn call(
+    pub(crate) async fn call(
         &self,
         agent: &ExternalAgent,
         kind: MessageType,
@@ -157,7 +157,9 @@ impl PlayerBridge {
     }
 
     /// A notification: delivered, or not implemented by the agent (a warning, never a retry); only a
-    /// failure to reach the agent is worth trying again.
+    /// failure to reach the agent (E001/E009) is worth trying again. An answer that breaks the
+    /// specification (strict mode refuses peer-a's `"error": null`, say) still means the agent got the
+    /// message: a warning too, since sending it again would get the same answer.
     async fn notify(
         &self,
         agent: &ExternalAgent,
@@ -174,6 +176,17 @@ impl PlayerBridge {
                         kind: kinds::UNIMPLEMENTED_NOTIFICATION,
                         detail: format!("{} not implemented or refused", kind.as_str()),
                         strict_error: ErrorCode::InvalidMessageFormat,
+                    }],
+                );
+                Ok(())
+            }
+            Err(Failure::League(error)) if !error.code.is_retryable() => {
+                self.warnings.record(
+                    &agent.agent_id,
+                    [crate::compliance::Deviation {
+                        kind: kinds::REFUSED_NOTIFICATION_ANSWER,
+                        detail: format!("{}: {}", kind.as_str(), error.description),
+                        strict_error: error.code,
                     }],
                 );
                 Ok(())
@@ -196,6 +209,16 @@ impl PlayerBridge {
             format!("referee:{}", context.referee_id)
         }
     }
+}
+
+/// Names the match and the player on the call's server span (and every log line inside it).
+fn record_call_fields(context: &MatchContext, player_id: &str) {
+    league_runtime::grpc::record_call_fields(
+        &context.league_id,
+        &context.match_id,
+        &context.conversation_id,
+        player_id,
+    );
 }
 
 fn remaining(deadline: Option<&prost_types::Timestamp>, fallback: Duration) -> Duration {
@@ -308,8 +331,9 @@ impl PlayerService for PlayerBridge {
         request: Request<InviteToMatchRequest>,
     ) -> Result<Response<InviteToMatchResponse>, Status> {
         let request = request.into_inner();
-        let agent = self.agent(&request.player_id).await?;
         let context = request.context.unwrap_or_default();
+        record_call_fields(&context, &request.player_id);
+        let agent = self.agent(&request.player_id).await?;
         let limit = remaining(request.deadline.as_ref(), self.timeouts.other);
         let role = match Role::try_from(request.role_in_match).unwrap_or(Role::Unspecified) {
             Role::PlayerB => "PLAYER_B",
@@ -348,7 +372,7 @@ impl PlayerService for PlayerBridge {
         if accept.is_none() {
             // A bare acknowledgement: the GAME_JOIN_ACK comes as a separate call.
             let left = limit.saturating_sub(started.elapsed());
-            match waiter.reply(left).await {
+            match super::overhead::waiting(waiter.reply(left)).await {
                 Some(separate) => {
                     accept = read_accept(&separate, &mut checker)
                         .map_err(|e| error_code::status(e.code, e.description))?;
@@ -395,8 +419,9 @@ impl PlayerService for PlayerBridge {
         request: Request<RequestMoveRequest>,
     ) -> Result<Response<RequestMoveResponse>, Status> {
         let request = request.into_inner();
-        let agent = self.agent(&request.player_id).await?;
         let context = request.context.unwrap_or_default();
+        record_call_fields(&context, &request.player_id);
+        let agent = self.agent(&request.player_id).await?;
         let limit = remaining(request.deadline.as_ref(), self.timeouts.other);
         let standings = request.your_standings.unwrap_or_default();
         let even_odd = context.game_type == "even_odd";
@@ -454,12 +479,14 @@ impl PlayerService for PlayerBridge {
         let mut answer = read(&reply, &mut checker).map_err(|e| error_code::status(e.code, e.description))?;
         if answer.is_none() {
             let left = limit.saturating_sub(started.elapsed());
-            let separate = waiter.reply(left).await.ok_or_else(|| {
-                error_code::status(
-                    ErrorCode::Timeout,
-                    format!("no {} within the deadline", reply_kind.as_str()),
-                )
-            })?;
+            let separate = super::overhead::waiting(waiter.reply(left))
+                .await
+                .ok_or_else(|| {
+                    error_code::status(
+                        ErrorCode::Timeout,
+                        format!("no {} within the deadline", reply_kind.as_str()),
+                    )
+                })?;
             answer = read(&separate, &mut checker).map_err(|e| error_code::status(e.code, e.description))?;
             reply = separate;
         }
@@ -486,8 +513,9 @@ impl PlayerService for PlayerBridge {
         request: Request<NotifyGameOverRequest>,
     ) -> Result<Response<NotifyGameOverResponse>, Status> {
         let request = request.into_inner();
-        let agent = self.agent(&request.player_id).await?;
         let context = request.context.unwrap_or_default();
+        record_call_fields(&context, &request.player_id);
+        let agent = self.agent(&request.player_id).await?;
         let result = request.result.unwrap_or_default();
         let message = wire::message(
             MessageType::GameOver.as_str(),
@@ -512,8 +540,9 @@ impl PlayerService for PlayerBridge {
         request: Request<NotifyGameErrorRequest>,
     ) -> Result<Response<NotifyGameErrorResponse>, Status> {
         let request = request.into_inner();
-        let agent = self.agent(&request.player_id).await?;
         let context = request.context.unwrap_or_default();
+        record_call_fields(&context, &request.player_id);
+        let agent = self.agent(&request.player_id).await?;
         let message = wire::message(
             MessageType::GameError.as_str(),
             &Self::referee_sender(&context),
@@ -590,17 +619,22 @@ impl PlayerBridge {
                 "event missing",
             ));
         };
+        // Every player gets the same schedule and table: converted once, written into each message as they
+        // are (convert::shared_*, crate::shared_json), and moved in rather than copied by `json!`.
         let (kind, fields) = match body {
             Event::RoundAnnouncement(round) => (
                 MessageType::RoundAnnouncement,
-                json!({
-                    "round_id": round.round_id,
-                    "matches": round.matches.iter().map(|m| convert::scheduled_match(m, &self.public_url)).collect::<Vec<_>>(),
-                }),
+                jsonrpc::object([
+                    ("round_id", round.round_id.into()),
+                    ("matches", convert::shared_matches(&round.matches, &self.public_url)),
+                ]),
             ),
             Event::StandingsUpdate(update) => (
                 MessageType::LeagueStandingsUpdate,
-                json!({"round_id": update.round_id, "standings": convert::standings(&update.standings)}),
+                jsonrpc::object([
+                    ("round_id", update.round_id.into()),
+                    ("standings", convert::shared_standings(&update.standings)),
+                ]),
             ),
             Event::RoundCompleted(done) => (
                 MessageType::RoundCompleted,
@@ -616,14 +650,17 @@ impl PlayerBridge {
             ),
             Event::LeagueCompleted(done) => (
                 MessageType::LeagueCompleted,
-                json!({
-                    "total_rounds": done.total_rounds,
-                    "total_matches": done.total_matches,
-                    "champion": done.champion.as_ref().map(|c| json!({
-                        "player_id": c.player_id, "display_name": c.display_name, "points": c.points,
-                    })),
-                    "final_standings": convert::standings(&done.final_standings),
-                }),
+                jsonrpc::object([
+                    ("total_rounds", done.total_rounds.into()),
+                    ("total_matches", done.total_matches.into()),
+                    (
+                        "champion",
+                        done.champion.as_ref().map_or(Value::Null, |c| {
+                            json!({"player_id": c.player_id, "display_name": c.display_name, "points": c.points})
+                        }),
+                    ),
+                    ("final_standings", convert::shared_standings(&done.final_standings)),
+                ]),
             ),
         };
         let mut message = wire::message(kind.as_str(), "league_manager", &event.event_id, fields);

@@ -9,6 +9,7 @@ mod replies;
 use std::sync::Arc;
 
 use league_proto::ErrorCode;
+use league_proto::v2::AgentKind;
 use serde_json::{Map, Value, json};
 
 use crate::bridge::Replies;
@@ -18,6 +19,7 @@ use crate::dialect::{self, Action, MessageType};
 use crate::jsonrpc::{self, Call, RpcError};
 use crate::league::League;
 use crate::league_error::{LeagueError, LeagueResult};
+use crate::referee::{self, Referees};
 use crate::wire::envelope::{self, Envelope};
 
 /// Everything the inbound side needs, shared by every request.
@@ -27,6 +29,7 @@ pub struct Inbound {
     pub config: Arc<GatewayConfig>,
     pub warnings: Arc<WarningBuffer>,
     pub replies: Arc<Replies>,
+    pub referees: Arc<Referees>,
     /// Where referees reach the gateway's `PlayerService` bridge (registered as external players'
     /// service endpoint).
     pub bridge_url: String,
@@ -34,10 +37,13 @@ pub struct Inbound {
     pub public_url: String,
 }
 
-/// Credentials that came with the HTTP request rather than in the message (`Authorization: Bearer`).
+/// What the HTTP request says beside the message: credentials (`Authorization: Bearer`), and the player
+/// a call is for when it came to a player's path (`/mcp/players/<id>`, where external referees reach
+/// players).
 #[derive(Debug, Clone, Default)]
 pub struct HttpCredentials {
     pub bearer: Option<String>,
+    pub player_path: Option<String>,
 }
 
 /// A handled message: its result, and the agent it came from when known (for compliance warnings).
@@ -81,6 +87,7 @@ fn count(method: &str, status: &str) {
 #[derive(Debug, Clone)]
 pub struct Agent {
     pub agent_id: String,
+    pub kind: AgentKind,
     pub token: String,
 }
 
@@ -168,6 +175,15 @@ impl Inbound {
                 MessageType::GameJoinAck
                 | MessageType::ChooseParityResponse
                 | MessageType::GameMoveResponse => replies::deliver(self, kind, message, checker).await,
+                // An external referee running a match.
+                MessageType::GameInvitation
+                | MessageType::ChooseParityCall
+                | MessageType::GameMoveCall
+                | MessageType::GameOver
+                | MessageType::GameError => {
+                    referee::to_player::call(self, kind, message, checker, http).await
+                }
+                MessageType::MatchResultReport => referee::report::report(self, message, checker, http).await,
                 other => Err(LeagueError::new(
                     ErrorCode::InvalidMessageFormat,
                     format!(
@@ -194,9 +210,16 @@ impl Inbound {
             .or_else(|| http.bearer.clone())
             .ok_or_else(|| LeagueError::new(ErrorCode::AuthTokenMissing, "auth_token is required"))?;
         let claimed = envelope.sender.as_ref().and_then(|sender| sender.id());
-        let (agent_id, _) = self.league.authenticate(claimed, &token).await?;
+        let (agent_id, kind) = self.league.authenticate(claimed, &token).await?;
         envelope.auth_token = Some(token.clone());
-        Ok((Agent { agent_id, token }, envelope))
+        Ok((
+            Agent {
+                agent_id,
+                kind,
+                token,
+            },
+            envelope,
+        ))
     }
 
     /// Whether this token is the operator's.

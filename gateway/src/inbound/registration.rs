@@ -42,6 +42,8 @@ pub async fn player(
                 contact_endpoint,
                 dialect: Mutex::new(dialect),
             });
+            // The standings have a row more: whoever asks this gateway next sees it.
+            inbound.league.forget_standings();
             tracing::info!(player_id = %response.player_id, dialect = dialect.as_str(), "external player registered");
             Ok(Handled {
                 result: crate::wire::message(
@@ -114,6 +116,7 @@ pub async fn referee(
                 dialect: Mutex::new(dialect),
             });
             tracing::info!(referee_id = %response.referee_id, "external referee registered");
+            inbound.referees.referee_registered();
             Ok(Handled {
                 result: crate::wire::message(
                     "REFEREE_REGISTER_RESPONSE",
@@ -123,7 +126,7 @@ pub async fn referee(
                         "status": "ACCEPTED",
                         "referee_id": response.referee_id,
                         "auth_token": response.auth_token,
-                        "league_id": null,
+                        "league_id": (!response.league_id.is_empty()).then_some(response.league_id),
                         "reason": null,
                     }),
                 ),

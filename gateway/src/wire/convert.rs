@@ -1,9 +1,13 @@
 //! Between protobuf and league.v2 JSON: the league's records (standings rows, scheduled matches,
 //! results) in the field names agents read, and `google.protobuf.Struct` game payloads both ways.
 
+use std::sync::LazyLock;
+
 use league_proto::v2::{MatchResult, MatchStatus, ResultStatus, ScheduledMatch, StandingRow};
 use prost_types::value::Kind;
 use serde_json::{Map, Number, Value, json};
+
+use crate::shared_json::Recent;
 
 pub fn standing(row: &StandingRow) -> Value {
     json!({
@@ -21,6 +25,34 @@ pub fn standing(row: &StandingRow) -> Value {
 
 pub fn standings(rows: &[StandingRow]) -> Value {
     Value::Array(rows.iter().map(standing).collect())
+}
+
+/// [`standings`], converted once for the recent tables (every player gets the same one after a round)
+/// and written into each message as it is (crate::shared_json).
+pub fn shared_standings(rows: &[StandingRow]) -> Value {
+    static RECENT: LazyLock<Recent<Vec<StandingRow>>> = LazyLock::new(|| Recent::new(8));
+    RECENT
+        .get(
+            |known| known.as_slice() == rows,
+            || rows.to_vec(),
+            |rows| standings(rows),
+        )
+        .value()
+}
+
+/// A round's matches, converted once for the recent rounds (every player gets the same announcement)
+/// and written into each message as it is (crate::shared_json).
+pub fn shared_matches(matches: &[ScheduledMatch], referee_endpoint: &str) -> Value {
+    static RECENT: LazyLock<Recent<(Vec<ScheduledMatch>, String)>> = LazyLock::new(|| Recent::new(8));
+    RECENT
+        .get(
+            |(known, endpoint)| known.as_slice() == matches && endpoint == referee_endpoint,
+            || (matches.to_vec(), referee_endpoint.to_owned()),
+            |(matches, endpoint)| {
+                Value::Array(matches.iter().map(|m| scheduled_match(m, endpoint)).collect())
+            },
+        )
+        .value()
 }
 
 pub fn match_status(status: i32) -> &'static str {

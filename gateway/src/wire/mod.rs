@@ -2,6 +2,7 @@
 
 pub mod convert;
 pub mod envelope;
+pub mod result;
 pub mod timestamp;
 
 use serde_json::{Map, Value};
@@ -14,7 +15,15 @@ pub fn message(message_type: &str, sender: &str, conversation_id: &str, fields: 
     object.insert("message_type".into(), message_type.into());
     object.insert("sender".into(), sender.into());
     object.insert("timestamp".into(), timestamp::now().into());
-    object.insert("conversation_id".into(), conversation_id.into());
+    // No thread to echo is `null`, not an empty id.
+    object.insert(
+        "conversation_id".into(),
+        if conversation_id.is_empty() {
+            Value::Null
+        } else {
+            conversation_id.into()
+        },
+    );
     if let Value::Object(fields) = fields {
         object.extend(fields);
     }

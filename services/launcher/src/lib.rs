@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod children;
+pub mod fake_agent;
 pub mod run;
 pub mod services;
 pub mod table;
@@ -25,7 +26,7 @@ pub enum Command {
     Warnings(warnings::WarningsArgs),
     /// Run a whole league on this machine and print the standings.
     Run(run::RunArgs),
-    /// Run leagues of instant bots and report throughput, latency and memory.
+    /// Run leagues of instant bots (or fake external agents) and report throughput, latency and memory.
     Bench(bench::BenchArgs),
 }
 

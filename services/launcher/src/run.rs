@@ -22,7 +22,7 @@ pub struct RunArgs {
     /// Bot players in the league.
     #[arg(long, default_value_t = 8)]
     pub players: u32,
-    /// Referee processes.
+    /// Referee processes (0: only external referees, registered through the gateway, run matches).
     #[arg(long, default_value_t = 2)]
     pub referees: u32,
     /// Matches each referee runs at once.
@@ -66,6 +66,10 @@ pub struct RunArgs {
     /// balancer: a reply may reach a replica other than the one waiting for it.
     #[arg(long, default_value_t = 1)]
     pub gateways: u32,
+    /// Requests per second one agent (or address) may make at the gateway (LEAGUE_AGENT_RATE_LIMIT;
+    /// the gateway's default when not given).
+    #[arg(long)]
+    pub agent_rate_limit: Option<u32>,
 }
 
 /// A finished league whose services are still up, for whoever wants to look at it before they stop.
@@ -79,6 +83,8 @@ pub struct Finished {
     pub peak_rss_kib: Vec<(String, u64)>,
     /// Where each service's admin server answers `/metrics`, `/healthz` and `/readyz`.
     pub admin_urls: Vec<(String, String)>,
+    /// Each gateway replica's `/mcp`.
+    pub gateway_urls: Vec<String>,
 }
 
 /// What a finished run measured.
@@ -107,8 +113,30 @@ pub async fn run_league<T>(
     args: &RunArgs,
     inspect: impl AsyncFnOnce(&mut Finished) -> anyhow::Result<T>,
 ) -> anyhow::Result<(RunSummary, T)> {
-    anyhow::ensure!(args.players >= 2, "a league needs at least 2 players");
-    anyhow::ensure!(args.referees >= 1, "a league needs at least 1 referee");
+    run_league_with(
+        args,
+        async |_: &[String]| Ok(()),
+        async |finished: &mut Finished, _: &()| inspect(finished).await,
+    )
+    .await
+}
+
+/// [`run_league`], with `external` started once the gateways and referees are up (given each gateway's
+/// `/mcp`) and before the bots: it registers the league's `--external-players`. What it returns stays
+/// alive until the services stop, and `inspect` sees it too.
+pub async fn run_league_with<G, T>(
+    args: &RunArgs,
+    external: impl AsyncFnOnce(&[String]) -> anyhow::Result<G>,
+    inspect: impl AsyncFnOnce(&mut Finished, &G) -> anyhow::Result<T>,
+) -> anyhow::Result<(RunSummary, T)> {
+    anyhow::ensure!(
+        args.players + args.external_players >= 2,
+        "a league needs at least 2 players"
+    );
+    if args.referees == 0 {
+        // Allowed: external referees registered through the gateway then run every match.
+        eprintln!("no referee processes: matches wait for external referees registered through the gateway");
+    }
     let deadline = parse_duration(&args.deadline)?;
     let server = postgres::resolve(&args.cluster_dir).await?;
     let database_url = postgres::create_database(&server, "league_run").await?;
@@ -141,6 +169,7 @@ pub async fn run_league<T>(
     let ready = Duration::from_secs(60);
     let manager = children::start("manager", "manager", &manager_env, ready).await?;
     let mut services = vec![];
+    let mut gateway_urls = vec![];
     let started = async {
         // The gateways first, so external agents can register while the bots do.
         for replica in 1..=args.gateways.max(1) {
@@ -158,6 +187,9 @@ pub async fn run_league<T>(
                     operator_token.expose_secret().to_owned(),
                 ),
             ]);
+            if let Some(limit) = args.agent_rate_limit {
+                gateway_env.push(("LEAGUE_AGENT_RATE_LIMIT".to_owned(), limit.to_string()));
+            }
             let gateway =
                 children::start(&format!("gateway-{replica}"), "gateway", &gateway_env, ready).await?;
             if !args.quiet {
@@ -166,6 +198,7 @@ pub async fn run_league<T>(
                     gateway.url
                 );
             }
+            gateway_urls.push(format!("{}/mcp", gateway.url));
             services.push(gateway);
         }
         let mut referee_env = common.clone();
@@ -179,12 +212,17 @@ pub async fn run_league<T>(
             env.push(("LEAGUE_REFEREE_NAME".to_owned(), format!("referee-{i}")));
             services.push(children::start(&format!("referee-{i}"), "referee", &env, ready).await?);
         }
+        // External players register once the referees are up, as the bots do: the league may start
+        // as soon as the last player is in.
+        let external = external(&gateway_urls).await?;
         let mut player_env = common.clone();
         player_env.push(("LEAGUE_MANAGER_URL".to_owned(), manager.url.clone()));
         player_env.push(("LEAGUE_PLAYERS".to_owned(), args.players.to_string()));
         player_env.push(("LEAGUE_STRATEGIES".to_owned(), args.strategies.clone()));
         let clock = Instant::now();
-        services.push(children::start("players", "player", &player_env, ready).await?);
+        if args.players > 0 {
+            services.push(children::start("players", "player", &player_env, ready).await?);
+        }
         let (summary, status, client) = follow(
             &manager.url,
             &operator_token,
@@ -211,8 +249,9 @@ pub async fn run_league<T>(
             status,
             peak_rss_kib,
             admin_urls,
+            gateway_urls: gateway_urls.clone(),
         };
-        let inspected = inspect(&mut finished).await?;
+        let inspected = inspect(&mut finished, &external).await?;
         anyhow::Ok((summary, inspected))
     }
     .await;

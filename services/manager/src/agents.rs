@@ -84,6 +84,51 @@ fn decode_relayed(payload: &str) -> Option<RelayedReply> {
     })
 }
 
+/// An agent's registration as stored.
+const AGENT_COLUMNS: &str = "select agent_id, kind, display_name, version, game_types, contact_endpoint,
+    service_endpoint, protocol_version, label_keys, label_values, max_concurrent_matches from agents";
+
+#[derive(Debug, sqlx::FromRow)]
+struct AgentRow {
+    agent_id: String,
+    kind: String,
+    display_name: String,
+    version: String,
+    game_types: Vec<String>,
+    contact_endpoint: String,
+    service_endpoint: String,
+    protocol_version: String,
+    label_keys: Vec<String>,
+    label_values: Vec<String>,
+    max_concurrent_matches: Option<i32>,
+}
+
+impl From<AgentRow> for Agent {
+    fn from(row: AgentRow) -> Self {
+        Agent {
+            agent_id: row.agent_id,
+            kind: if row.kind == "referee" {
+                AgentKind::Referee
+            } else {
+                AgentKind::Player
+            } as i32,
+            meta: Some(AgentMeta {
+                display_name: row.display_name,
+                version: row.version,
+                game_types: row.game_types,
+                contact_endpoint: row.contact_endpoint,
+                service_endpoint: row.service_endpoint,
+                protocol_version: row.protocol_version,
+                labels: row.label_keys.into_iter().zip(row.label_values).collect(),
+            }),
+            max_concurrent_matches: row
+                .max_concurrent_matches
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(0),
+        }
+    }
+}
+
 fn proto_kind(kind: auth::AgentKind) -> i32 {
     match kind {
         auth::AgentKind::Player => AgentKind::Player as i32,
@@ -125,30 +170,12 @@ impl AgentsService for Agents {
     ) -> Result<Response<GetAgentResponse>, Status> {
         self.auth.operator(request.metadata()).await?;
         let agent_id = &request.get_ref().agent_id;
-        type Row = (
-            String,
-            String,
-            String,
-            Vec<String>,
-            String,
-            String,
-            String,
-            Vec<String>,
-            Vec<String>,
-            Option<i32>,
-        );
-        let row: Option<Row> = sqlx::query_as(
-            "select kind, display_name, version, game_types, contact_endpoint, service_endpoint,
-                    protocol_version, label_keys, label_values, max_concurrent_matches
-             from agents where agent_id = $1",
-        )
-        .bind(agent_id)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(crate::error::ManagerError::from)?;
-        let Some((kind, display_name, version, game_types, contact, service, protocol, keys, values, max)) =
-            row
-        else {
+        let row: Option<AgentRow> = sqlx::query_as(&format!("{AGENT_COLUMNS} where agent_id = $1"))
+            .bind(agent_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(crate::error::ManagerError::from)?;
+        let Some(row) = row else {
             return Err(reject(
                 ErrorCode::PlayerNotRegistered,
                 format!("{agent_id} is not registered"),
@@ -156,22 +183,33 @@ impl AgentsService for Agents {
             .into());
         };
         Ok(Response::new(GetAgentResponse {
-            agent_id: agent_id.clone(),
-            kind: if kind == "referee" {
-                AgentKind::Referee
-            } else {
-                AgentKind::Player
-            } as i32,
-            meta: Some(AgentMeta {
-                display_name,
-                version,
-                game_types,
-                contact_endpoint: contact,
-                service_endpoint: service,
-                protocol_version: protocol,
-                labels: keys.into_iter().zip(values).collect(),
-            }),
-            max_concurrent_matches: max.and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
+            agent: Some(row.into()),
+        }))
+    }
+
+    async fn list_agents(
+        &self,
+        request: Request<ListAgentsRequest>,
+    ) -> Result<Response<ListAgentsResponse>, Status> {
+        self.auth.operator(request.metadata()).await?;
+        let request = request.into_inner();
+        let kind = match AgentKind::try_from(request.kind).unwrap_or(AgentKind::Unspecified) {
+            AgentKind::Player => "player",
+            AgentKind::Referee => "referee",
+            AgentKind::Unspecified => {
+                return Err(reject(ErrorCode::MissingRequiredField, "kind is required").into());
+            }
+        };
+        let rows: Vec<AgentRow> = sqlx::query_as(&format!(
+            "{AGENT_COLUMNS} where kind = $1 and ($2 = '' or $2 = any(label_keys)) order by agent_number"
+        ))
+        .bind(kind)
+        .bind(&request.label)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(crate::error::ManagerError::from)?;
+        Ok(Response::new(ListAgentsResponse {
+            agents: rows.into_iter().map(Agent::from).collect(),
         }))
     }
 

@@ -96,13 +96,19 @@ impl ManagerApp {
     }
 
     pub async fn run(self, shutdown: ShutdownSignal) -> anyhow::Result<()> {
+        // The gRPC health status says what `/readyz` says: migrated (`build` did it) and the database
+        // answering, asked on every check.
+        let readiness = Readiness::new();
+        self.report_readiness(&readiness);
         tokio::spawn(self.wakeups.clone().listen(self.pool.clone(), shutdown.clone()));
         let dispatcher =
             tokio::spawn(Dispatcher::new(self.pool.clone(), self.wakeups.clone()).run(shutdown.clone()));
         tokio::spawn(self.agents.clone().listen(shutdown.clone()));
         let routes = tonic::service::Routes::new(ManagerServiceServer::new(self.service))
             .add_service(AgentsServiceServer::new(self.agents));
-        let routes = grpc::with_health_and_reflection::<ManagerServiceServer<Manager>>(routes).await?;
+        let routes =
+            grpc::with_readiness_health_and_reflection::<ManagerServiceServer<Manager>>(routes, readiness)
+                .await?;
         tracing::info!(addr = %self.local_addr, "manager listening");
         grpc::serve(self.listener, routes, shutdown).await?;
         dispatcher.await.ok();

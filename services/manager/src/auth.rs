@@ -82,13 +82,27 @@ impl Authenticator {
         }
     }
 
-    /// The caller, who must be a registered referee; returns its id.
+    /// The caller, who must be a registered referee, or the operator acting for one (the gateway runs
+    /// external referees' claims and renewals); returns the referee's id.
     pub async fn referee(&self, metadata: &MetadataMap) -> ManagerResult<String> {
         match self.caller(metadata).await? {
             Caller::Agent {
                 agent_id,
                 kind: AgentKind::Referee,
             } => Ok(agent_id),
+            Caller::Operator => {
+                let referee_id = metadata
+                    .get(credentials::ON_BEHALF_OF_KEY)
+                    .and_then(|value| value.to_str().ok())
+                    .ok_or_else(|| reject(ErrorCode::PermissionDenied, "only a referee may do this"))?;
+                match self.stored(referee_id).await? {
+                    (AgentKind::Referee, _) => Ok(referee_id.to_owned()),
+                    (AgentKind::Player, _) => Err(reject(
+                        ErrorCode::PermissionDenied,
+                        format!("{referee_id} is not a referee"),
+                    )),
+                }
+            }
             _ => Err(reject(ErrorCode::PermissionDenied, "only a referee may do this")),
         }
     }

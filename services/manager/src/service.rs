@@ -98,6 +98,7 @@ impl ManagerService for Manager {
         Ok(Response::new(RegisterRefereeResponse {
             referee_id: registered.agent_id,
             auth_token: registered.token.expose_secret().to_owned(),
+            league_id: registered.league_id.unwrap_or_default(),
         }))
     }
 

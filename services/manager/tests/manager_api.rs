@@ -6,6 +6,7 @@
 mod support;
 
 use league_proto::v2::*;
+use secrecy::SecretString;
 use support::*;
 
 #[tokio::test]
@@ -459,4 +460,105 @@ async fn rounds_are_released_in_order_and_lifecycle_events_are_queued_once_per_p
     assert_eq!(standings.round_id, 3);
     let total: u32 = standings.standings.iter().map(|row| row.points).sum();
     assert_eq!(total, 6 * 3);
+}
+
+/// What the gateway does for external referees: claims and renewals by the operator acting for the
+/// referee (never for a player), at most the referee's `max_concurrent_matches` running at once, and a
+/// report without a lease id taken from the referee holding the lease, and only from it.
+#[tokio::test]
+async fn the_operator_claims_for_a_referee_within_its_capacity_and_it_reports_without_a_lease_id() {
+    let manager = spawn_manager(0).await;
+    let mut client = manager.client();
+    for name in [
+        "alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy",
+    ] {
+        register_player(&mut client, name).await;
+    }
+    client
+        .start_league(manager.operator(StartLeagueRequest {
+            league_id: "test_league".into(),
+        }))
+        .await
+        .unwrap(); // 10 players: 5 matches a round
+    let external = register_referee(&mut client, "external").await; // max_concurrent_matches 4
+    let other = register_referee(&mut client, "other").await;
+    let operator = SecretString::from(OPERATOR_TOKEN.to_owned());
+    let for_referee = |referee: &str, max_matches: u32| {
+        league_runtime::credentials::on_behalf_of_request(
+            &operator,
+            referee,
+            ClaimMatchesRequest {
+                max_matches,
+                wait: None,
+            },
+        )
+    };
+
+    // Acting for a player is refused.
+    let refused = client.claim_matches(for_referee("P01", 1)).await.unwrap_err();
+    assert_eq!(code(&refused), Some("E020"));
+    // Asked for 5, given its capacity of 4; then none while it holds 4.
+    let claimed = client
+        .claim_matches(for_referee(&external.agent_id, 5))
+        .await
+        .unwrap()
+        .into_inner()
+        .assignments;
+    assert_eq!(claimed.len(), 4);
+    let full = client
+        .claim_matches(for_referee(&external.agent_id, 5))
+        .await
+        .unwrap()
+        .into_inner()
+        .assignments;
+    assert!(full.is_empty(), "a referee at capacity gets nothing");
+    // Renewals for it, too.
+    let first = &claimed[0];
+    let scheduled = first.r#match.as_ref().unwrap();
+    let lease = LeaseRef {
+        match_id: scheduled.match_id.clone(),
+        lease_id: first.lease_id.clone(),
+        league_id: scheduled.league_id.clone(),
+    };
+    let renewed = client
+        .renew_leases(league_runtime::credentials::on_behalf_of_request(
+            &operator,
+            &external.agent_id,
+            RenewLeasesRequest { leases: vec![lease] },
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(renewed.renewals[0].renewed);
+
+    // A report without a lease id: refused from another referee, taken from the holder, once.
+    let without_lease = || ReportMatchResultRequest {
+        lease_id: String::new(),
+        ..report_of(first, a_wins(first))
+    };
+    let intruder = client
+        .report_match_result(other.request(without_lease()))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&intruder), Some("E015"));
+    let recorded = client
+        .report_match_result(external.request(without_lease()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!recorded.duplicate);
+    let repeated = client
+        .report_match_result(external.request(without_lease()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(repeated.duplicate);
+    // One slot free again.
+    let again = client
+        .claim_matches(for_referee(&external.agent_id, 5))
+        .await
+        .unwrap()
+        .into_inner()
+        .assignments;
+    assert_eq!(again.len(), 1);
 }

@@ -10,6 +10,9 @@ use league_proto::{ErrorCode, error_code};
 pub const AGENT_ID_KEY: &str = "league-agent-id";
 /// Standard bearer-token metadata key.
 pub const AUTHORIZATION_KEY: &str = "authorization";
+/// Metadata key naming the external referee an operator-credentialed call acts for: the gateway claims
+/// and renews matches for external referees, whose tokens it never keeps.
+pub const ON_BEHALF_OF_KEY: &str = "league-on-behalf-of";
 
 /// An agent's id and token, as issued at registration. The token never appears in `Debug` output.
 #[derive(Clone, Debug)]
@@ -53,6 +56,15 @@ pub fn operator_request<T>(token: &SecretString, message: T) -> tonic::Request<T
     if let Ok(mut value) = MetadataValue::<Ascii>::try_from(format!("Bearer {}", token.expose_secret())) {
         value.set_sensitive(true);
         request.metadata_mut().insert(AUTHORIZATION_KEY, value);
+    }
+    request
+}
+
+/// A request carrying the operator token, acting for the referee `referee_id` (see [`ON_BEHALF_OF_KEY`]).
+pub fn on_behalf_of_request<T>(token: &SecretString, referee_id: &str, message: T) -> tonic::Request<T> {
+    let mut request = operator_request(token, message);
+    if let Ok(id) = MetadataValue::try_from(referee_id) {
+        request.metadata_mut().insert(ON_BEHALF_OF_KEY, id);
     }
     request
 }

@@ -4,6 +4,7 @@
 //! lazily with Nagle off, because every message here is small and latency-bound, and carry the caller's
 //! trace context ([`GrpcChannel`]).
 
+mod health;
 mod server_calls;
 mod traced_channel;
 
@@ -17,6 +18,7 @@ use tonic::transport::Endpoint;
 use tonic::transport::server::TcpIncoming;
 
 use crate::ShutdownSignal;
+use crate::admin::Readiness;
 
 pub use server_calls::{ServerCalls, ServerCallsLayer, record_call_fields};
 pub use traced_channel::GrpcChannel;
@@ -34,10 +36,27 @@ pub async fn bind(addr: SocketAddr) -> anyhow::Result<(TcpListener, SocketAddr)>
 pub async fn with_health_and_reflection<S: NamedService>(routes: Routes) -> anyhow::Result<Routes> {
     let (reporter, health) = tonic_health::server::health_reporter();
     reporter.set_serving::<S>().await;
+    with_reflection(routes.add_service(health))
+}
+
+/// [`with_health_and_reflection`] for a server whose health status follows `readiness`: SERVING while
+/// `/readyz` would answer 200 (asked on every `Check`), NOT_SERVING otherwise — the manager's while its
+/// migrated database answers.
+pub async fn with_readiness_health_and_reflection<S: NamedService>(
+    routes: Routes,
+    readiness: Readiness,
+) -> anyhow::Result<Routes> {
+    let health = health::ReadinessHealth::new(readiness, S::NAME).await;
+    let health = tonic_health::pb::health_server::HealthServer::new(health);
+    with_reflection(routes.add_service(health))
+}
+
+/// Adds reflection over the league.v2 descriptors.
+fn with_reflection(routes: Routes) -> anyhow::Result<Routes> {
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(league_proto::FILE_DESCRIPTOR_SET)
         .build_v1()?;
-    Ok(routes.add_service(health).add_service(reflection))
+    Ok(routes.add_service(reflection))
 }
 
 /// Serves `routes` on `listener` until `shutdown`, then lets in-flight calls finish.

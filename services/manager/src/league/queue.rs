@@ -34,7 +34,10 @@ type ClaimedRow = (
     i64,
 );
 
-/// Claims up to `max` matches for `referee_id`, waiting up to `wait` for one to become ready.
+/// Claims up to `max` matches for `referee_id`, waiting up to `wait` for one to become ready. Never more
+/// than the referee's free slots: `max_concurrent_matches` minus the live leases it holds. The cap is
+/// counted, not locked: concurrent claims for one referee (one per gateway replica, for an external
+/// referee) can together exceed it by a batch.
 pub async fn claim(
     pool: &PgPool,
     wakeups: &Wakeups,
@@ -62,13 +65,19 @@ pub async fn claim(
 
 async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<Vec<MatchAssignment>> {
     let rows: Vec<ClaimedRow> = sqlx::query_as(
-        "with candidates as (
+        "with free as (
+             select greatest(0, coalesce(a.max_concurrent_matches, $2) - (
+                 select count(*) from matches r
+                 where r.referee_id = $1 and r.status = 'running' and r.lease_expires_at >= now()
+             )) as slots
+             from agents a where a.agent_id = $1
+         ), candidates as (
              select m.league_id, m.match_id
              from matches m join leagues l on l.league_id = m.league_id
              where (m.status = 'ready' or (m.status = 'running' and m.lease_expires_at < now()))
                and l.game_type = any(select unnest(game_types) from agents where agent_id = $1)
              order by m.round_id, m.match_number
-             limit $2
+             limit least($2, (select slots from free))
              for update of m skip locked
          )
          update matches m

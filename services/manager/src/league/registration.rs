@@ -43,10 +43,19 @@ pub async fn register_referee(pool: &PgPool, request: RegisterRefereeRequest) ->
     .await?;
     tx.commit().await?;
     tracing::info!(referee_id = %agent_id, display_name = %meta.display_name, "referee registered");
+    // A referee serves every league of its games; REFEREE_REGISTER_RESPONSE names the current one.
+    let league_id: Option<(String,)> = sqlx::query_as(
+        "select league_id from leagues
+         where status in ('registering', 'running') and game_type = any($1)
+         order by created_at desc limit 1",
+    )
+    .bind(&meta.game_types)
+    .fetch_optional(pool)
+    .await?;
     Ok(Registered {
         agent_id,
         token,
-        league_id: None,
+        league_id: league_id.map(|(id,)| id),
     })
 }
 

@@ -57,8 +57,11 @@ pub async fn report(
             format!("no match {} in league {}", request.match_id, request.league_id),
         ));
     };
-    let holds_lease =
-        holder.as_deref() == Some(referee_id) && lease_id.as_deref() == Some(request.lease_id.as_str());
+    // An empty lease id stands for the referee's current lease: league.v2 reports carry none, so the
+    // gateway reports for external referees this way. Leases are per referee, so this still refuses a
+    // report from a referee whose lease expired and went to another.
+    let holds_lease = holder.as_deref() == Some(referee_id)
+        && (request.lease_id.is_empty() || lease_id.as_deref() == Some(request.lease_id.as_str()));
     if status == "finished" && holds_lease {
         let recorded = stored
             .as_deref()

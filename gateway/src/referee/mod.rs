@@ -1,0 +1,205 @@
+//! External referees. A referee that registered through the gateway runs matches as ours do, but in
+//! league.v2: the gateway claims matches for it and sends each as START_MATCH ([`claims`]), keeps the
+//! match's lease while it plays, lets it reach our players — bots or external — on per-player paths
+//! `/mcp/players/<id>` ([`to_player`]), and takes its MATCH_RESULT_REPORT to the manager ([`report`]).
+//!
+//! Nothing here is kept per replica that another replica needs: any replica can serve a referee's calls
+//! to players and its report (the match and its players come from the manager; the report names no
+//! lease, and the manager takes it from the referee that holds the match's lease).
+
+pub mod claims;
+pub mod report;
+pub mod to_player;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use league_proto::ErrorCode;
+use league_proto::v2::player_service_client::PlayerServiceClient;
+use league_proto::v2::{GetAgentRequest, GetMatchRequest, MatchStatus};
+use league_runtime::grpc::{self, GrpcChannel};
+use tokio::sync::Notify;
+
+use crate::bridge::PlayerBridge;
+use crate::league::League;
+use crate::league_error::{LeagueError, LeagueResult};
+
+/// How long a match's facts (players, referee) are kept without asking the manager again.
+const MATCH_TTL: Duration = Duration::from_secs(30);
+/// Bounds on the caches: an entry is small, but agents choose the ids they ask about.
+const MAX_CACHED: usize = 10_000;
+
+/// A match as an external referee's calls need it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefereedMatch {
+    pub league_id: String,
+    pub match_id: String,
+    pub round_id: u32,
+    pub game_type: String,
+    pub player_a: String,
+    pub player_b: String,
+    /// The referee holding the match's lease; empty when nobody does.
+    pub referee_id: String,
+    pub running: bool,
+}
+
+impl RefereedMatch {
+    /// The other player of the match, when `player` is in it.
+    pub fn opponent(&self, player: &str) -> Option<&str> {
+        if player == self.player_a {
+            Some(&self.player_b)
+        } else if player == self.player_b {
+            Some(&self.player_a)
+        } else {
+            None
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Referees {
+    pub league: League,
+    /// Calls agents in their dialect (START_MATCH to referees), as it calls external players.
+    pub bridge: PlayerBridge,
+    /// This gateway's `/mcp`: players' paths are under it, and reports come to it.
+    pub public_url: String,
+    matches: Mutex<HashMap<(String, String), (RefereedMatch, Instant)>>,
+    /// Player id → its service endpoint and `PlayerService` client.
+    players: Mutex<HashMap<String, (String, PlayerServiceClient<GrpcChannel>)>>,
+    /// Matches whose START_MATCH this replica sent, woken when their report arrives here.
+    reported: Mutex<HashMap<(String, String), Arc<Notify>>>,
+    /// Wakes the claimers' discovery at once (a referee just registered here).
+    discover: Notify,
+    claimers: Mutex<HashMap<String, Arc<claims::Claimer>>>,
+}
+
+impl Referees {
+    pub fn new(league: League, bridge: PlayerBridge, public_url: String) -> Self {
+        Self {
+            league,
+            bridge,
+            public_url,
+            matches: Mutex::default(),
+            players: Mutex::default(),
+            reported: Mutex::default(),
+            discover: Notify::new(),
+            claimers: Mutex::default(),
+        }
+    }
+
+    /// Where an external referee reaches `player_id`.
+    pub fn player_url(&self, player_id: &str) -> String {
+        format!("{}/players/{player_id}", self.public_url)
+    }
+
+    /// A match's players and referee: from the cache while it is fresh and the match was running, else
+    /// from the manager.
+    pub async fn refereed_match(&self, league_id: &str, match_id: &str) -> LeagueResult<RefereedMatch> {
+        let key = (league_id.to_owned(), match_id.to_owned());
+        if let Some((found, _)) = lock(&self.matches)
+            .get(&key)
+            .filter(|(found, at)| found.running && at.elapsed() < MATCH_TTL)
+        {
+            return Ok(found.clone());
+        }
+        let response = self
+            .league
+            .manager
+            .clone()
+            .get_match(self.league.as_operator(GetMatchRequest {
+                league_id: league_id.to_owned(),
+                match_id: match_id.to_owned(),
+            }))
+            .await?
+            .into_inner();
+        let scheduled = response
+            .r#match
+            .ok_or_else(|| LeagueError::new(ErrorCode::MatchNotFound, format!("no match {match_id}")))?;
+        let found = RefereedMatch {
+            league_id: scheduled.league_id,
+            match_id: scheduled.match_id,
+            round_id: scheduled.round_id,
+            game_type: scheduled.game_type,
+            player_a: scheduled.player_a_id,
+            player_b: scheduled.player_b_id,
+            referee_id: scheduled.referee_id,
+            running: scheduled.status == MatchStatus::Running as i32,
+        };
+        self.remember_match(found.clone());
+        Ok(found)
+    }
+
+    fn remember_match(&self, found: RefereedMatch) {
+        let mut matches = lock(&self.matches);
+        if matches.len() >= MAX_CACHED {
+            matches.retain(|_, (_, at)| at.elapsed() < MATCH_TTL);
+            if matches.len() >= MAX_CACHED {
+                matches.clear();
+            }
+        }
+        matches.insert(
+            (found.league_id.clone(), found.match_id.clone()),
+            (found, Instant::now()),
+        );
+    }
+
+    /// The match is over: its facts may change (it is no longer running) and its lease keeper, if here,
+    /// can stop.
+    pub fn match_reported(&self, league_id: &str, match_id: &str) {
+        let key = (league_id.to_owned(), match_id.to_owned());
+        lock(&self.matches).remove(&key);
+        if let Some(notify) = lock(&self.reported).get(&key) {
+            notify.notify_one();
+        }
+    }
+
+    /// The `PlayerService` serving `player_id` (a player host for bots, a gateway for external players).
+    pub async fn player(&self, player_id: &str) -> LeagueResult<PlayerServiceClient<GrpcChannel>> {
+        if let Some((_, client)) = lock(&self.players).get(player_id) {
+            return Ok(client.clone());
+        }
+        let agent = self
+            .league
+            .agents
+            .clone()
+            .get_agent(self.league.as_operator(GetAgentRequest {
+                agent_id: player_id.to_owned(),
+            }))
+            .await?
+            .into_inner()
+            .agent
+            .unwrap_or_default();
+        let endpoint = agent.meta.unwrap_or_default().service_endpoint;
+        // Players served by one host share its channel (one HTTP/2 connection).
+        let shared = lock(&self.players)
+            .values()
+            .find(|(served_at, _)| *served_at == endpoint)
+            .map(|(_, client)| client.clone());
+        let client = match shared {
+            Some(client) => client,
+            None => PlayerServiceClient::new(grpc::channel(&endpoint).map_err(|error| {
+                LeagueError::new(
+                    ErrorCode::ConnectionError,
+                    format!("{player_id} cannot be reached: {error}"),
+                )
+            })?),
+        };
+        let mut players = lock(&self.players);
+        if players.len() >= MAX_CACHED {
+            players.clear();
+        }
+        players.insert(player_id.to_owned(), (endpoint, client.clone()));
+        Ok(client)
+    }
+
+    /// A referee registered through this replica: look for new referees now rather than at the next
+    /// discovery tick.
+    pub fn referee_registered(&self) {
+        self.discover.notify_one();
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

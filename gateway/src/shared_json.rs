@@ -1,0 +1,247 @@
+//! JSON that many messages carry unchanged, serialized once and written into each message's bytes as it
+//! is, instead of being deep-copied into each message's `Value` and serialized again: a league's
+//! standings answered to every query until the cache refreshes them (crate::standings), and the
+//! standings and round schedule the league sends every external player after each round. At thousands
+//! of queries per second, or fifty players per round, that copy (hundreds of small allocations), its
+//! serialization and its drop were most of the work.
+//!
+//! A message is still built as a `Value`. Where shared JSON goes, [`SharedJson::value`] puts a marker
+//! string — but only inside [`scope`], whose messages are written by [`to_vec`], which replaces each
+//! marker by the text it stands for. Outside a scope (MCP, batches, tests) it returns a copy of the value
+//! itself, so every other consumer sees ordinary JSON. A marker is a control character, a random
+//! per-process nonce and an index into the scope's list: no string an agent sends can be one by chance,
+//! and a marker is only ever replaced within the scope that issued it.
+//!
+//! [`Recent`] keeps the shared JSON of the last few distinct inputs (e.g. the standings rows), so the
+//! fifty identical standings updates of a round are converted once.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::{Arc, LazyLock, Mutex};
+
+use serde_json::Value;
+
+/// A JSON value and its serialized text.
+#[derive(Debug, Clone)]
+pub struct SharedJson {
+    value: Value,
+    text: Arc<str>,
+}
+
+tokio::task_local! {
+    /// The texts the markers of the response being built stand for, by index.
+    static SPLICES: RefCell<Vec<Arc<str>>>;
+}
+
+/// Random for each process (std's `RandomState` is seeded from the OS).
+static NONCE: LazyLock<u64> = LazyLock::new(|| {
+    std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish()
+});
+
+/// What a marker looks like once serialized, up to its index: `"\u0001shared-json:<nonce>:`.
+static SERIALIZED_PREFIX: LazyLock<String> =
+    LazyLock::new(|| format!("\"\\u0001shared-json:{:016x}:", *NONCE));
+
+impl SharedJson {
+    pub fn new(value: Value) -> Self {
+        let text = serde_json::to_string(&value).unwrap_or_else(|_| "null".to_owned());
+        Self {
+            value,
+            text: text.into(),
+        }
+    }
+
+    /// The value, to put in a response: a marker within [`scope`], a copy elsewhere.
+    pub fn value(&self) -> Value {
+        SPLICES
+            .try_with(|splices| {
+                let mut splices = splices.borrow_mut();
+                let index = match splices.iter().position(|text| Arc::ptr_eq(text, &self.text)) {
+                    Some(index) => index,
+                    None => {
+                        splices.push(self.text.clone());
+                        splices.len() - 1
+                    }
+                };
+                Value::String(format!("\u{1}shared-json:{:016x}:{index}", *NONCE))
+            })
+            .unwrap_or_else(|_| self.value.clone())
+    }
+
+    pub fn get(&self) -> &Value {
+        &self.value
+    }
+}
+
+/// Runs `build` (which builds a response and writes it with [`to_vec`]) with markers enabled.
+pub async fn scope<F: Future>(build: F) -> F::Output {
+    SPLICES.scope(RefCell::new(Vec::new()), build).await
+}
+
+/// Serializes `message`, the markers of the current scope replaced by their texts.
+pub fn to_vec(message: &Value) -> Vec<u8> {
+    let bytes = serde_json::to_vec(message).unwrap_or_default();
+    SPLICES
+        .try_with(|splices| {
+            let texts = splices.borrow();
+            (!texts.is_empty()).then(|| splice(&bytes, &texts))
+        })
+        .ok()
+        .flatten()
+        .unwrap_or(bytes)
+}
+
+/// The shared JSON of the last few distinct inputs.
+#[derive(Debug)]
+pub struct Recent<K> {
+    entries: Mutex<VecDeque<(K, SharedJson)>>,
+    capacity: usize,
+}
+
+impl<K> Recent<K> {
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            entries: Mutex::new(VecDeque::with_capacity(capacity)),
+            capacity,
+        }
+    }
+
+    /// The shared JSON of the input `is` recognises: remembered, or built from `key()` (and remembered
+    /// under it).
+    pub fn get(
+        &self,
+        is: impl Fn(&K) -> bool,
+        key: impl FnOnce() -> K,
+        build: impl FnOnce(&K) -> Value,
+    ) -> SharedJson {
+        let mut entries = self
+            .entries
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((_, shared)) = entries.iter().find(|(known, _)| is(known)) {
+            return shared.clone();
+        }
+        let key = key();
+        let shared = SharedJson::new(build(&key));
+        if entries.len() >= self.capacity {
+            entries.pop_front();
+        }
+        entries.push_back((key, shared.clone()));
+        shared
+    }
+}
+
+fn splice(bytes: &[u8], texts: &[Arc<str>]) -> Vec<u8> {
+    let prefix = SERIALIZED_PREFIX.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len() + texts.iter().map(|t| t.len()).sum::<usize>());
+    let mut rest = bytes;
+    while let Some(at) = rest.windows(prefix.len()).position(|window| window == prefix) {
+        let after = &rest[at + prefix.len()..];
+        let digits = after.iter().take_while(|b| b.is_ascii_digit()).count();
+        let text = std::str::from_utf8(&after[..digits])
+            .ok()
+            .and_then(|index| index.parse::<usize>().ok())
+            .and_then(|index| texts.get(index))
+            .filter(|_| after.get(digits) == Some(&b'"'));
+        match text {
+            Some(text) => {
+                out.extend_from_slice(&rest[..at]);
+                out.extend_from_slice(text.as_bytes());
+                rest = &after[digits + 1..];
+            }
+            None => {
+                out.extend_from_slice(&rest[..at + prefix.len()]);
+                rest = after;
+            }
+        }
+    }
+    out.extend_from_slice(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn standings() -> SharedJson {
+        SharedJson::new(
+            json!({"round_id": 2, "standings": [{"player_id": "P01", "display_name": "a \"b\""}]}),
+        )
+    }
+
+    #[tokio::test]
+    async fn within_a_scope_the_text_is_spliced_in() {
+        let shared = standings();
+        let written = scope(async {
+            let response = json!({"jsonrpc": "2.0", "result": {"data": shared.value(), "again": shared.value()}, "id": 1});
+            assert!(response["result"]["data"].is_string(), "a marker while building");
+            to_vec(&response)
+        })
+        .await;
+        let read: Value = serde_json::from_slice(&written).expect("valid JSON");
+        assert_eq!(read["result"]["data"], *shared.get());
+        assert_eq!(read["result"]["again"], *shared.get());
+        assert_eq!(read["id"], 1);
+    }
+
+    #[tokio::test]
+    async fn outside_a_scope_it_is_the_value_itself() {
+        let shared = standings();
+        let response = json!({"data": shared.value()});
+        assert_eq!(response["data"], *shared.get());
+        assert_eq!(to_vec(&response), serde_json::to_vec(&response).expect("json"));
+    }
+
+    #[tokio::test]
+    async fn recent_inputs_are_converted_once() {
+        let recent = Recent::new(2);
+        let converted = std::sync::atomic::AtomicU32::new(0);
+        let build = |n: &u32| {
+            converted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            json!({"n": n})
+        };
+        let get = |n: u32| recent.get(|known| *known == n, || n, build);
+        let first = get(1);
+        let again = get(1);
+        assert!(Arc::ptr_eq(&first.text, &again.text));
+        assert_eq!(*again.get(), json!({"n": 1}));
+        get(2);
+        get(3); // 1 is forgotten
+        get(1);
+        assert_eq!(converted.load(std::sync::atomic::Ordering::SeqCst), 4);
+        // The same text twice in one message is listed once.
+        let written = scope(async {
+            let message = json!([first.value(), again.value()]);
+            assert_eq!(SPLICES.with(|splices| splices.borrow().len()), 1);
+            to_vec(&message)
+        })
+        .await;
+        let read: Value = serde_json::from_slice(&written).expect("valid JSON");
+        assert_eq!(read, json!([{"n": 1}, {"n": 1}]));
+    }
+
+    #[tokio::test]
+    async fn look_alike_strings_stay_as_they_are() {
+        let shared = standings();
+        let forged = [
+            // Another process's nonce, an index out of range, a marker with more after it.
+            "\u{1}shared-json:0000000000000000:0".to_owned(),
+            format!("\u{1}shared-json:{:016x}:7", *NONCE),
+            format!("\u{1}shared-json:{:016x}:0 and more", *NONCE),
+        ];
+        let written = scope(async {
+            let response = json!({"forged": forged, "data": shared.value()});
+            to_vec(&response)
+        })
+        .await;
+        let read: Value = serde_json::from_slice(&written).expect("valid JSON");
+        assert_eq!(read["forged"], json!(forged));
+        assert_eq!(read["data"], *shared.get());
+    }
+}

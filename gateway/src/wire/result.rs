@@ -1,0 +1,267 @@
+//! Reading a match result that an external referee sends: MATCH_RESULT_REPORT's `result` (`winner`,
+//! `score{pid: points}`, `details{drawn_number, choices}`) or GAME_OVER's `game_result` (`status`,
+//! `winner_player_id`, `drawn_number`, `choices`…), in the spellings real referees use. The manager
+//! checks that status, winner, scores and players at fault agree; this only reads.
+
+use league_proto::ErrorCode;
+use league_proto::v2::{MatchResult, PlayerScore, ResultStatus};
+use serde_json::{Map, Value};
+
+use crate::compliance::{Checker, kinds};
+use crate::league_error::{LeagueError, LeagueResult};
+use crate::wire::convert;
+
+/// The players of the match the result is about.
+#[derive(Debug, Clone, Copy)]
+pub struct Players<'a> {
+    pub a: &'a str,
+    pub b: &'a str,
+}
+
+impl Players<'_> {
+    fn other(&self, player: &str) -> String {
+        if player == self.a { self.b } else { self.a }.to_owned()
+    }
+
+    fn contains(&self, player: &str) -> bool {
+        player == self.a || player == self.b
+    }
+}
+
+/// Fields that are the game's own account of the result, kept as its metadata.
+const GAME_FIELDS: [&str; 4] = ["drawn_number", "number_parity", "choices", "player_choices"];
+
+pub fn read(
+    match_id: &str,
+    players: Players<'_>,
+    result: &Map<String, Value>,
+    checker: &mut Checker,
+) -> LeagueResult<MatchResult> {
+    let invalid = |why: String| LeagueError::new(ErrorCode::InvalidMessageFormat, why);
+    let winner = match first(result, &["winner", "winner_player_id", "winner_id"]) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) if text.is_empty() || text.eq_ignore_ascii_case("draw") => None,
+        Some(Value::String(text)) if players.contains(text) => Some(text.clone()),
+        Some(other) => {
+            return Err(invalid(format!(
+                "winner must be {} or {} (or DRAW), got {other}",
+                players.a, players.b
+            )));
+        }
+    };
+    let mut scores = read_scores(result, players, checker)?;
+    let status = match first(result, &["status", "result_status", "match_status"])
+        .and_then(Value::as_str)
+        .map(str::to_ascii_uppercase)
+        .as_deref()
+    {
+        Some("WIN") => ResultStatus::Win,
+        Some("DRAW") => ResultStatus::Draw,
+        Some("TECHNICAL_LOSS") => ResultStatus::TechnicalLoss,
+        Some("DOUBLE_FORFEIT") => ResultStatus::DoubleForfeit,
+        // The specification's report has no status (`match_status: COMPLETED` says nothing more): the
+        // winner and the scores say which it was.
+        _ => match (&winner, &scores) {
+            (Some(_), _) => ResultStatus::Win,
+            (None, Some(points)) if points.iter().all(|s| s.points == 0) => ResultStatus::DoubleForfeit,
+            (None, _) => ResultStatus::Draw,
+        },
+    };
+    let at_fault = match first(result, &["at_fault_player_ids", "technical_loss_players"]) {
+        Some(Value::Array(ids)) => ids
+            .iter()
+            .map(|id| {
+                id.as_str()
+                    .filter(|id| players.contains(id))
+                    .map(str::to_owned)
+                    .ok_or_else(|| invalid(format!("at_fault_player_ids names {id}")))
+            })
+            .collect::<LeagueResult<Vec<_>>>()?,
+        _ => match (status, &winner) {
+            (ResultStatus::TechnicalLoss, Some(winner)) => vec![players.other(winner)],
+            (ResultStatus::DoubleForfeit, _) => vec![players.a.to_owned(), players.b.to_owned()],
+            _ => Vec::new(),
+        },
+    };
+    if scores.is_none() {
+        // No scores given: the 3/1/0 rule gives them.
+        let (a, b) = match (status, winner.as_deref()) {
+            (ResultStatus::Win | ResultStatus::TechnicalLoss, Some(w)) if w == players.a => (3, 0),
+            (ResultStatus::Win | ResultStatus::TechnicalLoss, Some(_)) => (0, 3),
+            (ResultStatus::Draw, _) => (1, 1),
+            _ => (0, 0),
+        };
+        scores = Some(vec![score(players.a, a), score(players.b, b)]);
+    }
+    let mut metadata = Map::new();
+    let details = result.get("details").and_then(Value::as_object);
+    for source in details.into_iter().chain(std::iter::once(result)) {
+        for field in GAME_FIELDS {
+            if let Some(value) = source.get(field).filter(|v| !v.is_null()) {
+                let name = if field == "player_choices" {
+                    "choices"
+                } else {
+                    field
+                };
+                metadata.entry(name).or_insert_with(|| value.clone());
+            }
+        }
+    }
+    Ok(MatchResult {
+        match_id: match_id.to_owned(),
+        status: status as i32,
+        winner_player_id: winner.unwrap_or_default(),
+        scores: scores.unwrap_or_default(),
+        reason: result
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        at_fault_player_ids: at_fault,
+        game_metadata: (!metadata.is_empty()).then(|| convert::to_struct(&metadata)),
+    })
+}
+
+fn first<'a>(object: &'a Map<String, Value>, names: &[&str]) -> Option<&'a Value> {
+    names.iter().find_map(|name| object.get(*name))
+}
+
+fn score(player: &str, points: u32) -> PlayerScore {
+    PlayerScore {
+        player_id: player.to_owned(),
+        points,
+    }
+}
+
+/// `score` / `scores` as `{pid: points}`, or peer-b's `players{pid: {result, points}}`.
+fn read_scores(
+    result: &Map<String, Value>,
+    players: Players<'_>,
+    checker: &mut Checker,
+) -> LeagueResult<Option<Vec<PlayerScore>>> {
+    let (map, nested) = match (first(result, &["score", "scores"]), result.get("players")) {
+        (Some(Value::Object(map)), _) => (map, false),
+        (None | Some(Value::Null), Some(Value::Object(map))) => {
+            checker.deviation(
+                kinds::FIELD_ALIAS,
+                "`players{id: {points}}` for `score{id: points}`",
+                ErrorCode::MissingRequiredField,
+            )?;
+            (map, true)
+        }
+        (None | Some(Value::Null), _) => return Ok(None),
+        (Some(other), _) => {
+            return Err(LeagueError::new(
+                ErrorCode::InvalidMessageFormat,
+                format!("score must be an object of points per player, got {other}"),
+            ));
+        }
+    };
+    let mut scores = Vec::with_capacity(2);
+    for (player, value) in map {
+        let points = if nested { value.get("points") } else { Some(value) };
+        let points = points
+            .and_then(Value::as_u64)
+            .and_then(|p| u32::try_from(p).ok())
+            .filter(|p| *p <= 3)
+            .ok_or_else(|| {
+                LeagueError::new(
+                    ErrorCode::InvalidMessageFormat,
+                    format!("points of {player} must be 0, 1 or 3, got {value}"),
+                )
+            })?;
+        if !players.contains(player) {
+            return Err(LeagueError::new(
+                ErrorCode::InvalidMessageFormat,
+                format!(
+                    "score names {player}, who is not in this match ({} v {})",
+                    players.a, players.b
+                ),
+            ));
+        }
+        scores.push(score(player, points));
+    }
+    Ok(Some(scores))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compliance::Mode;
+    use serde_json::json;
+
+    const PLAYERS: Players<'static> = Players { a: "P01", b: "P02" };
+
+    fn read_json(result: Value, mode: Mode) -> LeagueResult<MatchResult> {
+        let mut checker = Checker::new(mode);
+        read("R1M1", PLAYERS, result.as_object().expect("object"), &mut checker)
+    }
+
+    fn points(result: &MatchResult) -> Vec<(String, u32)> {
+        let mut points: Vec<_> = result
+            .scores
+            .iter()
+            .map(|s| (s.player_id.clone(), s.points))
+            .collect();
+        points.sort();
+        points
+    }
+
+    #[test]
+    fn the_specifications_report_reads_as_a_win() {
+        let result = read_json(
+            json!({"winner": "P02", "score": {"P01": 0, "P02": 3}, "details": {"drawn_number": 7, "choices": {"P01": "even", "P02": "odd"}}}),
+            Mode::Strict,
+        )
+        .expect("reads");
+        assert_eq!(result.status, ResultStatus::Win as i32);
+        assert_eq!(result.winner_player_id, "P02");
+        assert_eq!(points(&result), vec![("P01".into(), 0), ("P02".into(), 3)]);
+        let metadata = convert::from_struct(result.game_metadata.as_ref().expect("metadata"));
+        assert_eq!(metadata["drawn_number"], 7);
+        assert_eq!(metadata["choices"]["P02"], "odd");
+    }
+
+    #[test]
+    fn peer_a_draws_and_game_over_results_read() {
+        let draw = read_json(
+            json!({"winner": "DRAW", "score": {"P01": 1, "P02": 1}, "match_status": "COMPLETED"}),
+            Mode::Strict,
+        )
+        .expect("reads");
+        assert_eq!(draw.status, ResultStatus::Draw as i32);
+        assert!(draw.winner_player_id.is_empty());
+        let over = read_json(
+            json!({"status": "TECHNICAL_LOSS", "winner_player_id": "P01", "reason": "P02 timed out", "player_choices": {"P01": "odd"}}),
+            Mode::Strict,
+        )
+        .expect("reads");
+        assert_eq!(over.status, ResultStatus::TechnicalLoss as i32);
+        assert_eq!(over.at_fault_player_ids, vec!["P02".to_owned()]);
+        assert_eq!(points(&over), vec![("P01".into(), 3), ("P02".into(), 0)]);
+        let metadata = convert::from_struct(over.game_metadata.as_ref().expect("metadata"));
+        assert_eq!(metadata["choices"]["P01"], "odd");
+    }
+
+    #[test]
+    fn peer_b_players_form_is_lenient_only() {
+        let sloppy = json!({"players": {"P01": {"result": "WIN", "points": 3}, "P02": {"result": "LOSS", "points": 0}}, "winner": "P01"});
+        let result = read_json(sloppy.clone(), Mode::Lenient).expect("lenient reads it");
+        assert_eq!(points(&result), vec![("P01".into(), 3), ("P02".into(), 0)]);
+        assert!(read_json(sloppy, Mode::Strict).is_err());
+    }
+
+    #[test]
+    fn results_about_someone_else_are_refused() {
+        for bad in [
+            json!({"winner": "P09"}),
+            json!({"winner": "P01", "score": {"P01": 3, "P07": 0}}),
+            json!({"winner": "P01", "score": {"P01": 30, "P02": 0}}),
+            json!({"winner": 1}),
+            json!({"winner": "P01", "score": [3, 0]}),
+        ] {
+            let error = read_json(bad.clone(), Mode::Lenient).expect_err("refused");
+            assert_eq!(error.code, ErrorCode::InvalidMessageFormat, "{bad}");
+        }
+    }
+}
