@@ -16,7 +16,7 @@ use league_proto::ErrorCode;
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::inbound::{HttpCredentials, Inbound};
+use crate::inbound::{HttpContext, Inbound};
 use crate::jsonrpc::{self, Body as RpcBody, Call};
 use crate::league_error::LeagueError;
 use crate::limits::{Peer, RateLimiter};
@@ -116,7 +116,7 @@ async fn handle_post(
             .handle(Request::from_parts(parts, Body::from(body)))
             .await;
     }
-    let http = HttpCredentials {
+    let http = HttpContext {
         bearer: request
             .headers()
             .get(header::AUTHORIZATION)

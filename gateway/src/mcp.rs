@@ -26,7 +26,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
 use crate::dialect::MessageType;
-use crate::inbound::{HttpCredentials, Inbound};
+use crate::inbound::{HttpContext, Inbound};
 use crate::jsonrpc::{Call, METHOD_NOT_FOUND};
 use crate::league_error::LeagueError;
 
@@ -108,7 +108,7 @@ impl ServerHandler for LeagueTools {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let http = HttpCredentials {
+        let http = HttpContext {
             bearer: context
                 .extensions
                 .get::<http::request::Parts>()

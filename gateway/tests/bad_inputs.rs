@@ -545,9 +545,7 @@ fn registration_and_framing_cases(
         ),
         error(200, -32012, "E012"),
     ));
-    // BUG: docs/protocol.md defines E020 PERMISSION_DENIED as "an agent asking for an operator action"
-    // (and the manager answers an agent credential on an operator call with E020); the gateway answers
-    // a registered agent's valid token on start_league / get_compliance_warnings with E012.
+    // An agent's own valid token on an operator action: E020 PERMISSION_DENIED, as the manager answers.
     cases.push(case(
         "start_league with a player's token",
         Lenient,
@@ -581,7 +579,7 @@ fn registration_and_framing_cases(
         ),
         error(200, -32012, "E012"),
     ));
-    // BUG: as above (E020 expected for an agent's own valid token).
+    // As above: E020 for an agent's own valid token.
     cases.push(case(
         "get_compliance_warnings with a player's token",
         Lenient,

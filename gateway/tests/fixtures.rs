@@ -363,7 +363,8 @@ async fn fixture_requests_to_the_manager_get_the_answers_their_agents_read() {
         .iter()
         .find(|w| w["agent_id"] == b_player.as_str() && w["kind"] == "missing_envelope_field")
         .expect("listed");
-    // sender, timestamp and conversation_id; the count also holds what get_standings lacked above.
+    // sender, timestamp and conversation_id (get_standings above is a debug shorthand: no envelope
+    // expected, none counted).
     assert!(missing["count"].as_u64().is_some_and(|n| n >= 3), "{missing}");
     for (peer, id, _) in &registered {
         if *peer == "peer-a" {
@@ -847,9 +848,8 @@ async fn placeholder_tokens_in_replies_are_recorded_in_lenient_mode() {
             has_warning(w, &b.id, "timestamp_format")
         })
         .await;
-    // BUG: peer-b's GAME_JOIN_ACK carries `"auth_token": "tok_p01_temp"`, a placeholder, not the token
-    // it was issued. Issue 4 lists placeholder tokens in replies as a lenient-mode deviation to record
-    // (compliance::kinds::PLACEHOLDER_TOKEN exists), but nothing in gateway/src records it.
+    // peer-b's GAME_JOIN_ACK carries `"auth_token": "tok_p01_temp"`, a placeholder, not the token it was
+    // issued: a lenient-mode deviation, recorded.
     assert!(
         has_warning(&warnings, &b.id, "placeholder_token_in_reply"),
         "no placeholder_token_in_reply warning for {}: {:?}",

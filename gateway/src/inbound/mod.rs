@@ -41,7 +41,7 @@ pub struct Inbound {
 /// a call is for when it came to a player's path (`/mcp/players/<id>`, where external referees reach
 /// players).
 #[derive(Debug, Clone, Default)]
-pub struct HttpCredentials {
+pub struct HttpContext {
     pub bearer: Option<String>,
     pub player_path: Option<String>,
 }
@@ -97,7 +97,7 @@ impl Inbound {
     }
 
     /// One call: its response, or `None` for a notification.
-    pub async fn handle(&self, call: Call, http: &HttpCredentials) -> Option<Value> {
+    pub async fn handle(&self, call: Call, http: &HttpContext) -> Option<Value> {
         let Call { method, params, id } = call;
         let outcome = self.dispatch(&method, params, http).await;
         let id = id?;
@@ -107,7 +107,7 @@ impl Inbound {
         })
     }
 
-    async fn dispatch(&self, method: &str, params: Value, http: &HttpCredentials) -> Result<Value, RpcError> {
+    async fn dispatch(&self, method: &str, params: Value, http: &HttpContext) -> Result<Value, RpcError> {
         let resolved = dialect::resolve(method, params).inspect_err(|error| {
             count("unresolved", &error.code.to_string());
         })?;
@@ -149,7 +149,7 @@ impl Inbound {
         dialect: dialect::Dialect,
         message: &Map<String, Value>,
         checker: &mut Checker,
-        http: &HttpCredentials,
+        http: &HttpContext,
     ) -> LeagueResult<Handled> {
         match action {
             Action::Ping => Ok(Handled::anonymous(json!({
@@ -201,7 +201,7 @@ impl Inbound {
         &self,
         message: &Map<String, Value>,
         checker: &mut Checker,
-        http: &HttpCredentials,
+        http: &HttpContext,
     ) -> LeagueResult<(Agent, Envelope)> {
         let mut envelope = envelope::check(message, checker, http.bearer.is_none())?;
         let token = envelope

@@ -5,7 +5,7 @@ use league_proto::ErrorCode;
 use league_proto::v2::{ListComplianceWarningsRequest, StartLeagueRequest};
 use serde_json::{Map, Value, json};
 
-use super::{HttpCredentials, Inbound};
+use super::{HttpContext, Inbound};
 use crate::league_error::{LeagueError, LeagueResult};
 use crate::wire::envelope::text;
 
@@ -13,7 +13,7 @@ use crate::wire::envelope::text;
 async fn require_operator(
     inbound: &Inbound,
     message: &Map<String, Value>,
-    http: &HttpCredentials,
+    http: &HttpContext,
 ) -> LeagueResult<()> {
     let token = text(message, "auth_token")
         .filter(|t| !t.is_empty())
@@ -40,7 +40,7 @@ async fn require_operator(
 pub async fn start_league(
     inbound: &Inbound,
     message: &Map<String, Value>,
-    http: &HttpCredentials,
+    http: &HttpContext,
 ) -> LeagueResult<Value> {
     require_operator(inbound, message, http).await?;
     let league_id = text(message, "league_id").unwrap_or_default().to_owned();
@@ -68,7 +68,7 @@ pub async fn start_league(
 pub async fn compliance_warnings(
     inbound: &Inbound,
     message: &Map<String, Value>,
-    http: &HttpCredentials,
+    http: &HttpContext,
 ) -> LeagueResult<Value> {
     require_operator(inbound, message, http).await?;
     let agent_id = text(message, "agent_id").unwrap_or_default().to_owned();

@@ -7,7 +7,7 @@ use league_proto::ErrorCode;
 use league_proto::v2::{GetMatchRequest, MatchStatus, RelayReplyRequest, RelayedReply};
 use serde_json::{Map, Value, json};
 
-use super::{Handled, HttpCredentials, Inbound};
+use super::{Handled, HttpContext, Inbound};
 use crate::bridge::replies::reply_key;
 use crate::compliance::Checker;
 use crate::dialect::MessageType;
@@ -21,7 +21,7 @@ pub async fn deliver(
     checker: &mut Checker,
 ) -> LeagueResult<Handled> {
     let (agent, envelope) = inbound
-        .authenticated(message, checker, &HttpCredentials::default())
+        .authenticated(message, checker, &HttpContext::default())
         .await?;
     let match_id = text(message, "match_id")
         .filter(|id| !id.is_empty() && id.len() <= 128)

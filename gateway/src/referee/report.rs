@@ -9,7 +9,7 @@ use league_runtime::credentials::Credentials;
 use serde_json::{Map, Value, json};
 
 use crate::compliance::Checker;
-use crate::inbound::{Handled, HttpCredentials, Inbound};
+use crate::inbound::{Handled, HttpContext, Inbound};
 use crate::league_error::{LeagueError, LeagueResult};
 use crate::wire::{self, convert, envelope::text, result};
 
@@ -17,7 +17,7 @@ pub async fn report(
     inbound: &Inbound,
     message: &Map<String, Value>,
     checker: &mut Checker,
-    http: &HttpCredentials,
+    http: &HttpContext,
 ) -> LeagueResult<Handled> {
     let (referee, envelope) = inbound.authenticated(message, checker, http).await?;
     if referee.kind != AgentKind::Referee {

@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use super::RefereedMatch;
 use crate::compliance::Checker;
 use crate::dialect::MessageType;
-use crate::inbound::{Handled, HttpCredentials, Inbound};
+use crate::inbound::{Handled, HttpContext, Inbound};
 use crate::league_error::{LeagueError, LeagueResult};
 use crate::wire::{self, convert, envelope::text, result, timestamp};
 
@@ -33,7 +33,7 @@ pub async fn call(
     kind: MessageType,
     message: &Map<String, Value>,
     checker: &mut Checker,
-    http: &HttpCredentials,
+    http: &HttpContext,
 ) -> LeagueResult<Handled> {
     let (referee, envelope) = inbound.authenticated(message, checker, http).await?;
     if referee.kind != AgentKind::Referee {
@@ -206,7 +206,7 @@ fn acknowledged(found: &RefereedMatch, player_id: &str, kind: MessageType, refer
 }
 
 /// The player the call is for: its path, or `player_id` in the message; both must agree.
-fn target(message: &Map<String, Value>, http: &HttpCredentials) -> LeagueResult<String> {
+fn target(message: &Map<String, Value>, http: &HttpContext) -> LeagueResult<String> {
     match (http.player_path.as_deref(), text(message, "player_id")) {
         (Some(path), Some(named)) if path != named => Err(LeagueError::new(
             ErrorCode::InvalidMessageFormat,
