@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use league_proto::ErrorCode;
 use league_proto::v2::agents_service_client::AgentsServiceClient;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
-use league_proto::v2::{AgentKind, AuthenticateRequest, GetAgentRequest, GetStandingsRequest};
+use league_proto::v2::{
+    AgentKind, AuthenticateRequest, GetAgentRequest, GetMatchRequest, GetStandingsRequest, ScheduledMatch,
+};
 use league_runtime::credentials::{on_behalf_of_request, operator_request};
 use league_runtime::grpc::GrpcChannel;
 use secrecy::SecretString;
@@ -149,6 +151,20 @@ impl League {
     /// Forgets the cached standings, after a change this gateway made (a registration adds a row).
     pub fn forget_standings(&self) {
         self.standings.clear();
+    }
+
+    /// A match of the schedule, as the manager has it now (`league_id` empty: the current league).
+    pub async fn scheduled_match(&self, league_id: &str, match_id: &str) -> LeagueResult<ScheduledMatch> {
+        self.manager
+            .clone()
+            .get_match(self.as_operator(GetMatchRequest {
+                league_id: league_id.to_owned(),
+                match_id: match_id.to_owned(),
+            }))
+            .await?
+            .into_inner()
+            .r#match
+            .ok_or_else(|| LeagueError::new(ErrorCode::MatchNotFound, format!("no match {match_id}")))
     }
 
     /// Remembers an external agent the gateway just registered.

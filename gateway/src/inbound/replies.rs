@@ -4,7 +4,7 @@
 //! match, match not running) is refused and changes nothing.
 
 use league_proto::ErrorCode;
-use league_proto::v2::{GetMatchRequest, MatchStatus, RelayReplyRequest, RelayedReply};
+use league_proto::v2::{MatchStatus, RelayReplyRequest, RelayedReply};
 use serde_json::{Map, Value, json};
 
 use super::{Handled, HttpContext, Inbound};
@@ -12,7 +12,7 @@ use crate::bridge::replies::reply_key;
 use crate::compliance::Checker;
 use crate::dialect::MessageType;
 use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::envelope::text;
+use crate::wire::envelope::required_id;
 
 pub async fn deliver(
     inbound: &Inbound,
@@ -23,9 +23,7 @@ pub async fn deliver(
     let (agent, envelope) = inbound
         .authenticated(message, checker, &HttpContext::default())
         .await?;
-    let match_id = text(message, "match_id")
-        .filter(|id| !id.is_empty() && id.len() <= 128)
-        .ok_or_else(|| LeagueError::new(ErrorCode::MissingRequiredField, "match_id is required"))?;
+    let match_id = required_id(message, "match_id")?;
     let key = reply_key(kind, match_id, &agent.agent_id);
     let mut reply = message.clone();
     // What the bridge needs to know about the sender travels with the reply; the token does not.
@@ -67,22 +65,7 @@ pub async fn deliver(
 
 /// The match must exist, be running, and be the sender's.
 async fn check_match(inbound: &Inbound, match_id: &str, agent_id: &str) -> LeagueResult<()> {
-    let found = inbound
-        .league
-        .manager
-        .clone()
-        .get_match(inbound.league.as_operator(GetMatchRequest {
-            league_id: String::new(),
-            match_id: match_id.to_owned(),
-        }))
-        .await?
-        .into_inner();
-    let Some(scheduled) = found.r#match else {
-        return Err(LeagueError::new(
-            ErrorCode::MatchNotFound,
-            format!("no match {match_id}"),
-        ));
-    };
+    let scheduled = inbound.league.scheduled_match("", match_id).await?;
     if scheduled.player_a_id != agent_id && scheduled.player_b_id != agent_id {
         return Err(LeagueError::new(
             ErrorCode::PermissionDenied,

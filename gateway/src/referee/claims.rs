@@ -36,7 +36,7 @@ const REPORT_ALLOWANCE: Duration = Duration::from_secs(10);
 
 /// One external referee's claimer on this replica.
 #[derive(Debug)]
-pub struct Claimer {
+struct Claimer {
     referee_id: String,
     slots: Arc<Semaphore>,
     /// When claiming may resume, and the pause to use after the next failure.
@@ -85,19 +85,14 @@ impl Referees {
     }
 
     fn start_claimer(self: &Arc<Self>, referee: Agent, shutdown: &ShutdownSignal) {
-        let claimer = {
-            let mut claimers = lock(&self.claimers);
-            if claimers.contains_key(&referee.agent_id) {
-                return;
-            }
-            let claimer = Arc::new(Claimer {
-                referee_id: referee.agent_id.clone(),
-                slots: Arc::new(Semaphore::new(referee.max_concurrent_matches.max(1) as usize)),
-                paused: Mutex::new((Instant::now(), FIRST_PAUSE)),
-            });
-            claimers.insert(referee.agent_id, claimer.clone());
-            claimer
-        };
+        if !lock(&self.claimers).insert(referee.agent_id.clone()) {
+            return;
+        }
+        let claimer = Arc::new(Claimer {
+            referee_id: referee.agent_id,
+            slots: Arc::new(Semaphore::new(referee.max_concurrent_matches.max(1) as usize)),
+            paused: Mutex::new((Instant::now(), FIRST_PAUSE)),
+        });
         tracing::info!(referee_id = %claimer.referee_id, "claiming matches for an external referee");
         tokio::spawn(self.clone().claim(claimer, shutdown.clone()));
     }

@@ -11,13 +11,13 @@ pub mod claims;
 pub mod report;
 pub mod to_player;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use league_proto::ErrorCode;
 use league_proto::v2::player_service_client::PlayerServiceClient;
-use league_proto::v2::{GetAgentRequest, GetMatchRequest, MatchStatus};
+use league_proto::v2::{GetAgentRequest, MatchStatus};
 use league_runtime::grpc::{self, GrpcChannel};
 use tokio::sync::Notify;
 
@@ -71,7 +71,8 @@ pub struct Referees {
     reported: Mutex<HashMap<(String, String), Arc<Notify>>>,
     /// Wakes the claimers' discovery at once (a referee just registered here).
     discover: Notify,
-    claimers: Mutex<HashMap<String, Arc<claims::Claimer>>>,
+    /// The external referees this replica runs a claimer for.
+    claimers: Mutex<HashSet<String>>,
 }
 
 impl Referees {
@@ -103,19 +104,7 @@ impl Referees {
         {
             return Ok(found.clone());
         }
-        let response = self
-            .league
-            .manager
-            .clone()
-            .get_match(self.league.as_operator(GetMatchRequest {
-                league_id: league_id.to_owned(),
-                match_id: match_id.to_owned(),
-            }))
-            .await?
-            .into_inner();
-        let scheduled = response
-            .r#match
-            .ok_or_else(|| LeagueError::new(ErrorCode::MatchNotFound, format!("no match {match_id}")))?;
+        let scheduled = self.league.scheduled_match(league_id, match_id).await?;
         let found = RefereedMatch {
             league_id: scheduled.league_id,
             match_id: scheduled.match_id,

@@ -11,7 +11,8 @@ use serde_json::{Map, Value, json};
 use crate::compliance::Checker;
 use crate::inbound::{Handled, HttpContext, Inbound};
 use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::{self, convert, envelope::text, result};
+use crate::wire::envelope::required_id;
+use crate::wire::{self, convert, result};
 
 pub async fn report(
     inbound: &Inbound,
@@ -26,13 +27,8 @@ pub async fn report(
             "only a referee reports a match result",
         ));
     }
-    let required = |field: &str| {
-        text(message, field)
-            .filter(|value| !value.is_empty() && value.len() <= 128)
-            .ok_or_else(|| LeagueError::new(ErrorCode::MissingRequiredField, format!("{field} is required")))
-    };
-    let league_id = required("league_id")?;
-    let match_id = required("match_id")?;
+    let league_id = required_id(message, "league_id")?;
+    let match_id = required_id(message, "match_id")?;
     let reported = message
         .get("result")
         .or_else(|| message.get("game_result"))

@@ -20,7 +20,8 @@ use crate::compliance::Checker;
 use crate::dialect::MessageType;
 use crate::inbound::{Handled, HttpContext, Inbound};
 use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::{self, convert, envelope::text, result, timestamp};
+use crate::wire::envelope::{required_id, text};
+use crate::wire::{self, convert, result, timestamp};
 
 /// How long a player has, by the specification's defaults (the referee keeps its own clock).
 const JOIN_WITHIN: Duration = Duration::from_secs(5);
@@ -42,8 +43,8 @@ pub async fn call(
             format!("only a referee sends {}", kind.as_str()),
         ));
     }
-    let league_id = required(message, "league_id")?;
-    let match_id = required(message, "match_id")?;
+    let league_id = required_id(message, "league_id")?;
+    let match_id = required_id(message, "match_id")?;
     let found = inbound.referees.refereed_match(league_id, match_id).await?;
     if !found.running || found.referee_id != referee.agent_id {
         return Err(LeagueError::new(
@@ -218,12 +219,6 @@ fn target(message: &Map<String, Value>, http: &HttpContext) -> LeagueResult<Stri
             "player_id is required (or send to the player's path, /mcp/players/<id>)",
         )),
     }
-}
-
-fn required<'a>(message: &'a Map<String, Value>, field: &str) -> LeagueResult<&'a str> {
-    text(message, field)
-        .filter(|value| !value.is_empty() && value.len() <= 128)
-        .ok_or_else(|| LeagueError::new(ErrorCode::MissingRequiredField, format!("{field} is required")))
 }
 
 fn number(message: &Map<String, Value>, field: &str) -> Option<u32> {

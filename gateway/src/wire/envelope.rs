@@ -56,6 +56,14 @@ pub fn text<'a>(message: &'a Map<String, Value>, field: &str) -> Option<&'a str>
     message.get(field).and_then(Value::as_str)
 }
 
+/// An id field the message must carry (`match_id`, `league_id`…): a non-empty string of at most 128
+/// characters, else E003.
+pub fn required_id<'a>(message: &'a Map<String, Value>, field: &str) -> LeagueResult<&'a str> {
+    text(message, field)
+        .filter(|id| !id.is_empty() && id.len() <= 128)
+        .ok_or_else(|| LeagueError::new(ErrorCode::MissingRequiredField, format!("{field} is required")))
+}
+
 /// Checks the envelope of a message an agent sent. `needs_token`: the agent must be registered and
 /// authenticate (E011 when the token is missing, in both modes).
 pub fn check(
