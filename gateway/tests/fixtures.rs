@@ -1,5 +1,5 @@
 //! The gateway against the real traffic of two independent league.v2 implementations
-//! (../shared/protocol/fixtures): every request their agents sent to the league manager is answered in
+//! (tests/fixtures): every request their agents sent to the league manager is answered in
 //! the shape that agent reads (or with our documented refusal), and every call our bridge makes to a
 //! player is in a dialect and shape that implementation's players accepted in the probes — with the
 //! deviations in their answers accepted and recorded in lenient mode, refused in strict mode.

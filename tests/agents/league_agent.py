@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A league.v2 player written the way other teams write theirs: Python's standard library only, a
 JSON-RPC endpoint on /mcp, registration with the league manager, and one of three styles seen in real
-traffic (../shared/protocol/fixtures):
+traffic (tests/fixtures):
 
   message_type  peer-a: the message type as the method, full envelopes, answers in the JSON-RPC result,
                 with "error": null beside it.

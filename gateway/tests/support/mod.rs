@@ -36,10 +36,10 @@ pub const LEAGUE_ID: &str = "league_2025_even_odd";
 /// The longest wait for something the gateway does in the background (a compliance-warning flush).
 pub const PATIENCE: Duration = Duration::from_secs(20);
 
-/// `../shared/protocol/fixtures` beside the repository (or `LEAGUE_FIXTURES_DIR`).
+/// The captured traffic in `tests/fixtures` (README there), or `LEAGUE_FIXTURES_DIR`.
 pub fn fixtures_dir() -> PathBuf {
     std::env::var_os("LEAGUE_FIXTURES_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/protocol/fixtures"),
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures"),
         PathBuf::from,
     )
 }
