@@ -519,6 +519,7 @@ fn config(capacity: u32) -> WorkerConfig {
     WorkerConfig {
         claim_wait: Duration::from_millis(200),
         report_backoff: Duration::from_millis(20),
+        report_max_backoff: Duration::from_millis(50),
         ..WorkerConfig::new(capacity, ["even_odd"])
     }
 }
@@ -657,7 +658,7 @@ async fn a_match_whose_lease_is_lost_is_stopped_and_never_reported() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reports_are_retried_on_transport_errors_and_dropped_without_the_lease() {
+async fn reports_are_kept_through_an_outage_and_dropped_without_the_lease() {
     let host = FakePlayerHost::default();
     let endpoint = serve_players(&host).await;
     let manager = FakeManager::with_queue([
@@ -666,10 +667,9 @@ async fn reports_are_retried_on_transport_errors_and_dropped_without_the_lease()
     ]);
     {
         let mut state = manager.state();
-        let unavailable = || Status::unavailable("manager restarting");
-        state
-            .report_failures
-            .insert("R1M1".into(), VecDeque::from([unavailable(), unavailable()]));
+        // More failures than any fixed number of attempts a referee used to give a report.
+        let outage = (0..12).map(|_| Status::unavailable("manager restarting"));
+        state.report_failures.insert("R1M1".into(), outage.collect());
         state.report_failures.insert(
             "R1M2".into(),
             VecDeque::from([error_code::status(
@@ -689,7 +689,7 @@ async fn reports_are_retried_on_transport_errors_and_dropped_without_the_lease()
 
     assert_eq!(manager.reported(), ["R1M1"]);
     let attempts = manager.state().report_attempts.clone();
-    assert_eq!(attempts["R1M1"], 3, "two transient failures, then recorded");
+    assert_eq!(attempts["R1M1"], 13, "twelve transient failures, then recorded");
     assert_eq!(attempts["R1M2"], 1, "a lost lease is not retried");
 }
 
