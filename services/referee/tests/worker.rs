@@ -752,8 +752,9 @@ async fn grpc_players_reach_the_player_host() {
     let assignment = assignment("R9M9", ["P01", "P02"], &endpoint);
     let channels = league_referee::PlayerChannels::new();
     let players = league_referee::GrpcPlayers::for_assignment(&channels, &assignment);
-    let report =
-        league_referee::run_match(&assignment, &players, &mut league_referee::OsChance, "REF01").await;
+    let report = league_referee::run_match(&assignment, &players, &mut league_referee::OsChance, "REF01")
+        .await
+        .expect("the player host is up");
     assert_eq!(report.final_state, MatchState::Finished);
     assert_eq!(report.result.status(), ResultStatus::Draw);
     assert_eq!(host.game_overs("R9M9").len(), 2);

@@ -5,7 +5,8 @@
 //!   more than `capacity` matches at once.
 //! - Reporting: `ReportMatchResult` with the transcript, kept and retried until the manager takes it
 //!   (see [`report`]); E015 LEASE_NOT_HELD means another referee owns the match now, so the result is
-//!   dropped.
+//!   dropped. A match interrupted by an outage of the league's own services has no result: its lease is
+//!   given back at once, so that it is played again (see [`crate::runner::outage`]).
 //! - Leases: one `RenewLeases` for every running match each third of the shortest lease; a match whose
 //!   renewal comes back `renewed = false` is aborted at once and never reported (its new holder runs it).
 //! - Shutdown (SIGTERM): claiming stops at once. A claim already in flight is still answered (within
@@ -19,11 +20,9 @@ mod report;
 
 use std::time::{Duration, SystemTime};
 
-use backon::Retryable;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{
-    ClaimMatchesRequest, LeaseRef, MatchAssignment, ReleaseLeasesRequest, RenewLeasesRequest,
-    ReportMatchResultRequest,
+    ClaimMatchesRequest, LeaseRef, MatchAssignment, RenewLeasesRequest, ReportMatchResultRequest,
 };
 use league_runtime::grpc::GrpcChannel;
 use league_runtime::{Credentials, ShutdownSignal};
@@ -36,12 +35,8 @@ use tracing::field::Empty;
 pub use registry::RunningMatches;
 
 use crate::chance::OsChance;
-use crate::runner::{GrpcPlayers, MatchProgress, PlayerChannels, match_span, miss, run_match_with_progress};
+use crate::runner::{GrpcPlayers, MatchProgress, PlayerChannels, match_span, run_match_with_progress};
 use crate::timing::Timing;
-
-/// The most a shutdown spends giving leases back, on top of the grace: the default grace (25 s) plus this
-/// stays under the 30 s an orchestrator waits before SIGKILL.
-const RELEASE_WITHIN: Duration = Duration::from_secs(3);
 
 /// How a worker claims, reports and renews. Deserializable (durations in humantime, e.g. `"1s"`); every
 /// field has a default.
@@ -245,59 +240,9 @@ impl Worker {
         tracing::info!("referee worker stopped");
     }
 
-    /// Gives `leases` back to the manager, so their matches are ready for another referee at once.
-    /// Retried briefly on transient failures, for at most [`RELEASE_WITHIN`]; if it still fails, the
-    /// leases simply expire.
+    /// Gives `leases` back to the manager (see [`report::release`]).
     async fn release(&self, leases: Vec<LeaseRef>) {
-        if leases.is_empty() {
-            return;
-        }
-        let count = leases.len();
-        if tokio::time::timeout(RELEASE_WITHIN, self.try_release(leases))
-            .await
-            .is_err()
-        {
-            tracing::warn!(
-                leases = count,
-                "releasing leases timed out; they will expire instead"
-            );
-        }
-    }
-
-    async fn try_release(&self, leases: Vec<LeaseRef>) {
-        let send = || {
-            let mut manager = self.manager.clone();
-            let mut request = self.credentials.request(ReleaseLeasesRequest {
-                leases: leases.clone(),
-            });
-            request.set_timeout(self.config.call_timeout.min(RELEASE_WITHIN));
-            async move { manager.release_leases(request).await }
-        };
-        let released = send
-            .retry(report::backoff(&self.config).with_max_times(2))
-            .when(miss::is_transient)
-            .notify(|status: &tonic::Status, after| {
-                tracing::warn!(%status, ?after, "releasing leases failed; retrying");
-            })
-            .await;
-        match released {
-            Ok(response) => {
-                let released = response.into_inner().released;
-                for lease in &released {
-                    tracing::info!(league_id = %lease.league_id, match_id = %lease.match_id, "lease released");
-                }
-                if released.len() < leases.len() {
-                    tracing::info!(
-                        asked = leases.len(),
-                        released = released.len(),
-                        "some leases were no longer ours (finished or taken over)"
-                    );
-                }
-            }
-            Err(status) => {
-                tracing::warn!(%status, leases = leases.len(), "releasing leases failed; they will expire instead");
-            }
-        }
+        report::release(&self.manager, &self.credentials, &self.config, leases).await;
     }
 
     async fn claim(&self, free: usize) -> Result<Vec<MatchAssignment>, tonic::Status> {
@@ -338,7 +283,7 @@ impl Worker {
             async move {
                 let _registration = registration;
                 let mut chance = OsChance;
-                let report = run_match_with_progress(
+                let played = run_match_with_progress(
                     &assignment,
                     &players,
                     &mut chance,
@@ -346,6 +291,14 @@ impl Worker {
                     &progress,
                 )
                 .await;
+                let report = match played {
+                    Ok(report) => report,
+                    Err(_interrupted) => {
+                        // No result and nobody charged: the match goes back to the queue at once.
+                        report::release(&manager, &credentials, &config, vec![lease_of(&assignment)]).await;
+                        return;
+                    }
+                };
                 report::report_result(
                     manager,
                     &credentials,

@@ -1,4 +1,5 @@
-//! Reporting a finished match: the referee keeps the result until the manager takes it.
+//! Telling the manager how a match ended: its result, kept until the manager takes it, or, for a match
+//! that could not be played to the end, its lease given back.
 //!
 //! A match already played must not be played again because the manager was away for a while (restarting,
 //! its database restarting, a network hiccup). So a transient failure (UNAVAILABLE and the like, or a
@@ -13,9 +14,11 @@
 //! - any other refusal: logged and dropped — sending the same request again cannot change the answer;
 //! - shutdown: the worker stops the task once its grace has passed.
 
+use std::time::Duration;
+
 use backon::{ExponentialBuilder, Retryable};
-use league_proto::v2::ReportMatchResultRequest;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
+use league_proto::v2::{LeaseRef, ReleaseLeasesRequest, ReportMatchResultRequest};
 use league_proto::{ErrorCode, error_code};
 use league_runtime::Credentials;
 use league_runtime::grpc::GrpcChannel;
@@ -24,6 +27,10 @@ use tonic::Status;
 use super::WorkerConfig;
 use crate::metrics;
 use crate::runner::{MatchReport, miss, spans};
+
+/// The most a release takes, retries included: on shutdown, the default grace (25 s) plus this stays
+/// under the 30 s an orchestrator waits before SIGKILL.
+const RELEASE_WITHIN: Duration = Duration::from_secs(3);
 
 /// The backoff between report attempts: from `report_backoff`, doubling, up to `report_max_backoff`,
 /// with jitter so that referees reporting after the same outage do not all arrive at once.
@@ -80,6 +87,57 @@ pub(super) async fn report_result(
             spans::record_error(&tracing::Span::current(), status.message());
             tracing::error!(%match_id, %status, "the manager refused the result; dropping it");
         }
+    }
+}
+
+/// Gives `leases` back to the manager, so their matches are ready for another referee at once. Retried
+/// briefly on transient failures, for at most [`RELEASE_WITHIN`]; if it still fails, the leases simply
+/// expire.
+pub(super) async fn release(
+    manager: &ManagerServiceClient<GrpcChannel>,
+    credentials: &Credentials,
+    config: &WorkerConfig,
+    leases: Vec<LeaseRef>,
+) {
+    if leases.is_empty() {
+        return;
+    }
+    let asked = leases.len();
+    let send = || {
+        let mut manager = manager.clone();
+        let mut request = credentials.request(ReleaseLeasesRequest {
+            leases: leases.clone(),
+        });
+        request.set_timeout(config.call_timeout.min(RELEASE_WITHIN));
+        async move { manager.release_leases(request).await }
+    };
+    let releasing = send
+        .retry(backoff(config).with_max_times(2))
+        .when(miss::is_transient)
+        .notify(|status: &Status, after| {
+            tracing::warn!(%status, ?after, "releasing leases failed; retrying");
+        });
+    match tokio::time::timeout(RELEASE_WITHIN, releasing).await {
+        Ok(Ok(response)) => {
+            let released = response.into_inner().released;
+            for lease in &released {
+                tracing::info!(league_id = %lease.league_id, match_id = %lease.match_id, "lease released");
+            }
+            if released.len() < asked {
+                tracing::info!(
+                    asked,
+                    released = released.len(),
+                    "some leases were no longer ours (finished or taken over)"
+                );
+            }
+        }
+        Ok(Err(status)) => {
+            tracing::warn!(%status, leases = asked, "releasing leases failed; they will expire instead");
+        }
+        Err(_) => tracing::warn!(
+            leases = asked,
+            "releasing leases timed out; they will expire instead"
+        ),
     }
 }
 
