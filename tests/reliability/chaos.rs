@@ -64,6 +64,64 @@ fn log_mentions(path: &Path, text: &str) -> usize {
         .count()
 }
 
+/// The referees' logs, whichever of them ran.
+const REFEREE_LOGS: [&str; 3] = ["referee-1", "referee-1-again", "referee-2"];
+
+/// How often the referees logged `text`.
+fn referees_logged(logs: &Logs, text: &str) -> usize {
+    REFEREE_LOGS
+        .iter()
+        .map(|name| log_mentions(&logs.path(name), text))
+        .sum()
+}
+
+/// What a referee logs when a call to a player fails because the service in between is down.
+const OUTAGE_WAITED: &str = "not the player's miss";
+/// What a referee logs when a player has missed the last attempt of an exchange: it will be charged.
+const LAST_ATTEMPT_MISSED: &str = "retry_follows=false";
+
+/// Referees' log lines about a dead service so far: (outages waited out, last attempts missed).
+fn failures_logged(logs: &Logs) -> (usize, usize) {
+    (
+        referees_logged(logs, OUTAGE_WAITED),
+        referees_logged(logs, LAST_ATTEMPT_MISSED),
+    )
+}
+
+/// Waits until the referees have run into the dead `service` for longer than a player's attempts
+/// would last: either they waited it out several times (calls to players in flight each tried again),
+/// or a player missed its last attempt — which a referee that mistook our outage for the player's
+/// miss then charges to it, and the test fails on.
+async fn outage_outlasts_the_attempts(logs: &Logs, before: (usize, usize), service: &str) {
+    observe(
+        &format!("referees run into the dead {service}"),
+        OBSERVE_DEADLINE,
+        async || {
+            let (waited, charged) = failures_logged(logs);
+            (waited >= before.0 + 6 || charged > before.1).then_some(())
+        },
+    )
+    .await;
+}
+
+/// Waits until a match with a bot in it is running: a bot answers after 300 ms, so the match is still
+/// running for a while after this returns.
+async fn while_a_bot_plays(db: &Database, league_id: &str, bots_endpoint: &str) {
+    observe("a match of a bot running", OBSERVE_DEADLINE, async || {
+        let (running,): (i64,) = sqlx::query_as(
+            "select count(*) from matches m join agents a on a.agent_id in (m.player_a_id, m.player_b_id)
+             where m.league_id = $1 and m.status = 'running' and a.service_endpoint = $2",
+        )
+        .bind(league_id)
+        .bind(bots_endpoint)
+        .fetch_one(&db.pool)
+        .await
+        .ok()?;
+        (running > 0).then_some(())
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restarts_and_outages_mid_league_cost_nobody_a_match() {
     let _serial = serial().await;
@@ -142,21 +200,34 @@ async fn restarts_and_outages_mid_league_cost_nobody_a_match() {
     ];
     referee = start_referee(&logs, "referee-1-again", &manager.url, 2, &restarted_env).await;
 
-    // 2. The player host: its bots resume and play the rest of their matches.
+    // 2. The player host: referees find it gone in the middle of matches; then it is back on its
+    //    address, and its bots resume and play the rest of their matches.
     after_round(&db, &league_id, 3).await;
+    let before = failures_logged(&logs);
     let players_addr = listen_addr(&players);
     assert!(!players.kill().await.expect("kill -9 the player host").success());
+    outage_outlasts_the_attempts(&logs, before, "player host").await;
     let restarted_env = [players_env[0], ("LEAGUE_LISTEN_ADDR", players_addr.as_str())];
     players = start_players_with(&logs, "players-again", &manager.url, &spec, BOTS, &restarted_env).await;
 
-    // 3. The manager: referees keep the results they could not report, and report them later.
+    // 3. The manager, while bots play: the results finished meanwhile are kept and reported later.
     after_round(&db, &league_id, 5).await;
+    while_a_bot_plays(&db, &league_id, &players.url).await;
+    let kept = referees_logged(&logs, "keeping it and retrying");
     assert!(!manager.kill().await.expect("kill -9 the manager").success());
+    observe(
+        "a referee keeps a result it cannot report",
+        OBSERVE_DEADLINE,
+        async || (referees_logged(&logs, "keeping it and retrying") > kept).then_some(()),
+    )
+    .await;
     manager = start_manager(&logs, "manager-again", &db.url, &spec, &manager_addr).await;
 
-    // 4. The gateway, while external agents play: their matches wait for it.
+    // 4. The gateway: referees find it gone while external agents play; their matches wait for it.
     after_round(&db, &league_id, 7).await;
+    let before = failures_logged(&logs);
     assert!(!gateway.kill().await.expect("kill -9 the gateway").success());
+    outage_outlasts_the_attempts(&logs, before, "gateway").await;
     gateway = start_gateway(&logs, "gateway-again", &manager.url, &gateway_http, &gateway_grpc).await;
 
     wait_for_completion(&db.pool, &league_id, &logs).await;
@@ -240,10 +311,7 @@ async fn restarts_and_outages_mid_league_cost_nobody_a_match() {
         facts.matches.len(),
         claims_histogram(&facts),
         facts.deliveries.len(),
-        ["referee-1", "referee-1-again", "referee-2"]
-            .iter()
-            .map(|name| log_mentions(&logs.path(name), "not the player's miss"))
-            .sum::<usize>(),
+        referees_logged(&logs, OUTAGE_WAITED),
         clock.elapsed().as_secs_f64()
     );
 
