@@ -842,3 +842,29 @@ async fn a_claim_answered_after_shutdown_is_released_at_once() {
         "the released match was never started"
     );
 }
+
+/// The players' service is down for longer than the match can wait: the match ends without a result and
+/// goes straight back to the queue; nobody is reported, so nobody is charged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_match_whose_players_stay_unreachable_through_an_outage_is_given_back_not_charged() {
+    // Nothing listens on port 1: every call is refused, as by a player host or gateway that is down.
+    let manager = FakeManager::with_queue([assignment("R1M1", ["P01", "P02"], "http://127.0.0.1:1")]);
+    let running = start_worker(&manager, config(1)).await;
+
+    manager
+        .wait_until("the interrupted match is released", |state| {
+            !state.releases.is_empty()
+        })
+        .await;
+    running.stop(PATIENCE).await;
+
+    let state = manager.state();
+    let released: Vec<&str> = state
+        .releases
+        .iter()
+        .flatten()
+        .map(|lease| lease.match_id.as_str())
+        .collect();
+    assert_eq!(released, ["R1M1"]);
+    assert!(state.reports.is_empty(), "no result, so nobody charged");
+}
