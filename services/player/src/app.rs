@@ -126,7 +126,7 @@ impl PlayerApp {
         // Until the bots are registered (or resumed), a call for one of them waits instead of being
         // refused: a restarted host may be called at once by a referee that was waiting for it.
         let host = self.host.clone();
-        let _registering = host.registration();
+        let registering = host.registration();
         let routes = tonic::service::Routes::new(self.host.service());
         let routes = grpc::with_health_and_reflection::<PlayerServiceServer<PlayerHost>>(routes).await?;
         let server = tokio::spawn(grpc::serve(self.listener, routes, shutdown.clone()));
@@ -160,7 +160,7 @@ impl PlayerApp {
                     .map(|bot| (bot.contact_endpoint.as_str(), &bot.credentials)),
             )?;
         }
-        drop(_registering);
+        drop(registering);
         tracing::info!(players = bots.len(), %endpoint, "bots registered");
         self.readiness.set_ready(true);
         if let Some(sender) = registered {
