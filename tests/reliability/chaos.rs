@@ -1,6 +1,6 @@
 //! Chaos: a league with bots and external Python agents in which a referee, the player host, the
 //! manager and the gateway are each killed (kill -9) and started again on the same addresses, one after
-//! another, mid-league. Restarts and outages must not cost anyone a match: the league completes, every
+//! another, mid-league, and another referee is stopped cleanly (SIGTERM) and started again. Restarts and outages must not cost anyone a match: the league completes, every
 //! pair meets once, the standings equal the recomputation, nobody registers twice (the referee and the
 //! bots resume their identities from their state directories), and not one technical loss or double
 //! forfeit is recorded — every agent in this league answers in time, so any would be charged for our
@@ -65,7 +65,7 @@ fn log_mentions(path: &Path, text: &str) -> usize {
 }
 
 /// The referees' logs, whichever of them ran.
-const REFEREE_LOGS: [&str; 3] = ["referee-1", "referee-1-again", "referee-2"];
+const REFEREE_LOGS: [&str; 4] = ["referee-1", "referee-1-again", "referee-2", "referee-2-again"];
 
 /// How often the referees logged `text`.
 fn referees_logged(logs: &Logs, text: &str) -> usize {
@@ -134,11 +134,12 @@ async fn restarts_and_outages_mid_league_cost_nobody_a_match() {
     let db = Database::fresh().await;
     let logs = Logs::new("chaos");
     let state = logs.dir.join("state");
-    let (referee_state, players_state) = (state.join("referee-1"), state.join("players"));
-    let (referee_state, players_state) = (
-        referee_state.to_str().expect("a UTF-8 path").to_owned(),
-        players_state.to_str().expect("a UTF-8 path").to_owned(),
-    );
+    let state_of = |service: &str| {
+        let dir = state.join(service);
+        dir.to_str().expect("a UTF-8 path").to_owned()
+    };
+    let (referee_state, other_referee_state, players_state) =
+        (state_of("referee-1"), state_of("referee-2"), state_of("players"));
     // Bots answer each move after 300 ms, so a round lasts long enough for a restart to land in it. A
     // 5 s lease: a match is only handed to another referee if its referee is really gone.
     let spec = Spec::new(
@@ -161,7 +162,11 @@ async fn restarts_and_outages_mid_league_cost_nobody_a_match() {
         ("LEAGUE_REFEREE_NAME", "referee-1"),
     ];
     let mut referee = start_referee(&logs, "referee-1", &manager.url, 2, &referee_env).await;
-    let steady_referee = start_referee(&logs, "referee-2", &manager.url, 2, &[]).await;
+    let other_referee_env = [
+        ("LEAGUE_STATE_DIR", other_referee_state.as_str()),
+        ("LEAGUE_REFEREE_NAME", "referee-2"),
+    ];
+    let mut other_referee = start_referee(&logs, "referee-2", &manager.url, 2, &other_referee_env).await;
     let players_env = [("LEAGUE_STATE_DIR", players_state.as_str())];
     let mut players = start_players_with(&logs, "players", &manager.url, &spec, BOTS, &players_env).await;
     let mcp = format!("{}/mcp", gateway.url);
@@ -205,7 +210,23 @@ async fn restarts_and_outages_mid_league_cost_nobody_a_match() {
     ];
     referee = start_referee(&logs, "referee-1-again", &manager.url, 2, &restarted_env).await;
 
-    // 2. The player host: referees find it gone in the middle of matches; then it is back on its
+    // 2. The other referee, stopped cleanly (SIGTERM): it finishes or releases its matches, exits, and
+    //    resumes its identity when it starts again on its contact endpoint.
+    after_round(&db, &league_id, 2).await;
+    let other_referee_addr = listen_addr(&other_referee);
+    let stopped = other_referee
+        .terminate(EXIT_WITHIN)
+        .await
+        .expect("SIGTERM to the referee");
+    assert!(stopped.success(), "the referee exits cleanly: {stopped}");
+    let restarted_env = [
+        other_referee_env[0],
+        other_referee_env[1],
+        ("LEAGUE_LISTEN_ADDR", other_referee_addr.as_str()),
+    ];
+    other_referee = start_referee(&logs, "referee-2-again", &manager.url, 2, &restarted_env).await;
+
+    // 3. The player host: referees find it gone in the middle of matches; then it is back on its
     //    address, and its bots resume and play the rest of their matches.
     after_round(&db, &league_id, 3).await;
     let before = failures_logged(&logs);
@@ -215,7 +236,7 @@ async fn restarts_and_outages_mid_league_cost_nobody_a_match() {
     let restarted_env = [players_env[0], ("LEAGUE_LISTEN_ADDR", players_addr.as_str())];
     players = start_players_with(&logs, "players-again", &manager.url, &spec, BOTS, &restarted_env).await;
 
-    // 3. The manager, while bots play: the results finished meanwhile are kept and reported later.
+    // 4. The manager, while bots play: the results finished meanwhile are kept and reported later.
     after_round(&db, &league_id, 5).await;
     while_a_bot_plays(&db, &league_id, &players.url).await;
     let (kept, claims_failed) = (
@@ -238,7 +259,7 @@ async fn restarts_and_outages_mid_league_cost_nobody_a_match() {
     .await;
     manager = start_manager(&logs, "manager-again", &db.url, &spec, &manager_addr).await;
 
-    // 4. The gateway: referees find it gone while external agents play; their matches wait for it.
+    // 5. The gateway: referees find it gone while external agents play; their matches wait for it.
     after_round(&db, &league_id, 7).await;
     let before = failures_logged(&logs);
     assert!(!gateway.kill().await.expect("kill -9 the gateway").success());
@@ -297,10 +318,13 @@ async fn restarts_and_outages_mid_league_cost_nobody_a_match() {
         i64::from(spec.players) + 2,
         "the restarted referee and bots resumed; nobody registered twice"
     );
-    assert_eq!(
-        log_mentions(&logs.path("referee-1-again"), "referee resumed its registration"),
-        1
-    );
+    for restarted in ["referee-1-again", "referee-2-again"] {
+        assert_eq!(
+            log_mentions(&logs.path(restarted), "referee resumed its registration"),
+            1,
+            "{restarted}"
+        );
+    }
     assert_eq!(
         log_mentions(&logs.path("players-again"), "bot resumed its registration"),
         BOTS as usize
@@ -320,7 +344,8 @@ async fn restarts_and_outages_mid_league_cost_nobody_a_match() {
         agent.wait().await.expect("the agent exits");
     }
     println!(
-        "chaos: killed and restarted a referee, the player host, the manager and the gateway; {} matches, \
+        "chaos: killed and restarted a referee, the player host, the manager and the gateway, stopped and \
+         restarted another referee; {} matches, \
          0 charged; claims per match {:?}; notifications delivered after a retry {redelivered} of {}; \
          outage retries logged by the referees {}; results kept through the manager's outage {}; {:.1} s",
         facts.matches.len(),
@@ -331,7 +356,7 @@ async fn restarts_and_outages_mid_league_cost_nobody_a_match() {
         clock.elapsed().as_secs_f64()
     );
 
-    stop_all(&mut [referee, steady_referee, players, gateway, manager]).await;
+    stop_all(&mut [referee, other_referee, players, gateway, manager]).await;
     db.drop().await;
     logs.remove();
 }
