@@ -141,25 +141,15 @@ impl PlayerApp {
             .state_dir
             .as_deref()
             .map(|dir| SavedCredentials::new(dir, "players"));
-        let previous = match &saved {
-            Some(saved) => saved.load()?,
-            None => Default::default(),
-        };
         let bots = resume_or_register_bots(
             &mut client,
             &self.host,
             &specs,
             &endpoint,
             &self.config.league_id,
-            &previous,
+            saved.as_ref(),
         )
         .await?;
-        if let Some(saved) = &saved {
-            saved.save(
-                bots.iter()
-                    .map(|bot| (bot.contact_endpoint.as_str(), &bot.credentials)),
-            )?;
-        }
         drop(registering);
         tracing::info!(players = bots.len(), %endpoint, "bots registered");
         self.readiness.set_ready(true);

@@ -14,8 +14,8 @@ use futures::StreamExt;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest};
 use league_proto::{ErrorCode, error_code};
-use league_runtime::Credentials;
 use league_runtime::grpc::GrpcChannel;
+use league_runtime::{Credentials, SavedCredentials};
 
 use crate::behaviour::Behaviour;
 use crate::host::PlayerHost;
@@ -60,18 +60,19 @@ pub async fn register_bots(
     service_endpoint: &str,
     league_id: &str,
 ) -> anyhow::Result<Vec<RegisteredBot>> {
-    resume_or_register_bots(client, host, specs, service_endpoint, league_id, &BTreeMap::new()).await
+    resume_or_register_bots(client, host, specs, service_endpoint, league_id, None).await
 }
 
-/// [`register_bots`], resuming every bot whose contact endpoint has credentials in `saved` (kept from
-/// a previous run of this host) instead of registering it anew.
+/// [`register_bots`], resuming every bot whose credentials `store` kept from a previous run of this host
+/// instead of registering it anew, and keeping the credentials of every bot registered now in `store` —
+/// also when others failed, so that a restart after a partial registration resumes the ones that made it.
 pub async fn resume_or_register_bots(
     client: &mut ManagerServiceClient<GrpcChannel>,
     host: &PlayerHost,
     specs: &[BotSpec],
     service_endpoint: &str,
     league_id: &str,
-    saved: &BTreeMap<String, Credentials>,
+    store: Option<&SavedCredentials>,
 ) -> anyhow::Result<Vec<RegisteredBot>> {
     let mut names = HashSet::new();
     if let Some(duplicate) = specs.iter().find(|spec| !names.insert(&spec.display_name)) {
@@ -80,6 +81,11 @@ pub async fn resume_or_register_bots(
             duplicate.display_name
         );
     }
+    let mut saved = match store {
+        Some(store) => store.load()?,
+        None => BTreeMap::new(),
+    };
+    let previous = &saved.clone();
     // Calls for these bots that arrive before their registration's answer wait for it (see PlayerHost).
     let _registering = host.registration();
     // Collected first: a lazy `map` of futures borrowing `specs` makes the whole future not `Send`
@@ -91,7 +97,7 @@ pub async fn resume_or_register_bots(
             // Clients share one channel; a clone per request lets the requests run concurrently.
             let mut client = client.clone();
             async move {
-                let registered = register(&mut client, host, spec, service_endpoint, league_id, saved)
+                let registered = register(&mut client, host, spec, service_endpoint, league_id, previous)
                     .await
                     .with_context(|| format!("registering bot {:?} ({})", spec.display_name, spec.behaviour));
                 (index, registered)
@@ -107,6 +113,17 @@ pub async fn resume_or_register_bots(
         .into_iter()
         .map(|(_, outcome)| outcome)
         .partition(Result::is_ok);
+    if let Some(store) = store {
+        // A bot that failed keeps whatever was saved for it: its identity may still be resumable.
+        for bot in registered.iter().flatten() {
+            saved.insert(bot.contact_endpoint.clone(), bot.credentials.clone());
+        }
+        store.save(
+            saved
+                .iter()
+                .map(|(endpoint, credentials)| (endpoint.as_str(), credentials)),
+        )?;
+    }
     let failed: Vec<String> = failed
         .into_iter()
         .filter_map(Result::err)
