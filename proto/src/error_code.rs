@@ -110,6 +110,26 @@ pub fn status(code: ErrorCode, message: impl Into<String>) -> tonic::Status {
     status
 }
 
+/// Metadata key marking a failure of the league's own services rather than of the agent a call was
+/// for (a gateway that cannot look the agent up because the manager is away, say). Such a status carries
+/// no league.v2 code: it is no verdict on the agent, and a referee charges no player for it.
+pub const SERVICE_OUTAGE_METADATA_KEY: &str = "league-service-outage";
+
+/// UNAVAILABLE, marked as an outage of the league's own services (see [`SERVICE_OUTAGE_METADATA_KEY`]).
+pub fn service_outage(message: impl Into<String>) -> tonic::Status {
+    let mut status = tonic::Status::unavailable(message);
+    status.metadata_mut().insert(
+        SERVICE_OUTAGE_METADATA_KEY,
+        tonic::metadata::MetadataValue::from_static("true"),
+    );
+    status
+}
+
+/// Whether `status` was marked by [`service_outage`].
+pub fn is_service_outage(status: &tonic::Status) -> bool {
+    status.metadata().contains_key(SERVICE_OUTAGE_METADATA_KEY)
+}
+
 /// The league.v2 error code a failed call carried, if any.
 pub fn code_of(status: &tonic::Status) -> Option<ErrorCode> {
     status

@@ -208,6 +208,7 @@ pub async fn start_league(setup: Setup) -> RunningLeague {
         players: setup.players,
         strategies: setup.strategies.to_owned(),
         league_id,
+        state_dir: None,
     })
     .await
     .expect("the player host builds");

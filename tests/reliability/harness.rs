@@ -251,6 +251,18 @@ pub async fn start_referee(
 /// JSON lines with the host at debug level, so every redelivered league event is in its log
 /// ([`redeliveries`]).
 pub async fn start_players(logs: &Logs, name: &str, manager_url: &str, spec: &Spec, players: u32) -> Service {
+    start_players_with(logs, name, manager_url, spec, players, &[]).await
+}
+
+/// [`start_players`], `extra` adding variables (`LEAGUE_STATE_DIR`, `LEAGUE_LISTEN_ADDR`).
+pub async fn start_players_with(
+    logs: &Logs,
+    name: &str,
+    manager_url: &str,
+    spec: &Spec,
+    players: u32,
+    extra: &[(&str, &str)],
+) -> Service {
     let mut env = common_env(&spec.league_id);
     env.extend([
         var("RUST_LOG", format!("{},league_player::host=debug", log_filter())),
@@ -259,7 +271,27 @@ pub async fn start_players(logs: &Logs, name: &str, manager_url: &str, spec: &Sp
         var("LEAGUE_PLAYERS", players.to_string()),
         var("LEAGUE_STRATEGIES", spec.strategies.as_str()),
     ]);
+    env.extend(extra.iter().map(|(key, value)| var(key, *value)));
     start(logs, name, "player", &env).await
+}
+
+/// A gateway on the manager at `manager_url`: `/mcp` on `http_addr`, the external players' gRPC bridge on
+/// `grpc_addr` (`127.0.0.1:0`, or the addresses of a gateway it replaces).
+pub async fn start_gateway(
+    logs: &Logs,
+    name: &str,
+    manager_url: &str,
+    http_addr: &str,
+    grpc_addr: &str,
+) -> Service {
+    let mut env = common_env("");
+    env.extend([
+        var("LEAGUE_MANAGER_URL", manager_url),
+        var("LEAGUE_HTTP_ADDR", http_addr),
+        var("LEAGUE_LISTEN_ADDR", grpc_addr),
+        var("LEAGUE_OPERATOR_TOKEN", OPERATOR_TOKEN),
+    ]);
+    start(logs, name, "gateway", &env).await
 }
 
 /// `127.0.0.1:<port>` of a service's `http://127.0.0.1:<port>` URL.

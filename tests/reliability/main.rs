@@ -10,6 +10,8 @@
 //! - `postgres_restart`: a private Postgres cluster restarted mid-league.
 //! - `scale_referees`: referees scaled from 1 to 4 while a league runs.
 //! - `referee_sigterm`: SIGTERM to a referee mid-match (it finishes, or releases after its grace).
+//! - `chaos`: a referee, the player host, the manager and the gateway killed and restarted on the same
+//!   addresses mid-league, with external Python agents playing: nobody is charged a match.
 //!
 //! "Mid-league" is always a point observed in the database (a finished match, a completed round, a
 //! match running on a given referee), never a sleep. The scenarios run one at a time (they measure and
@@ -26,6 +28,7 @@ mod invariants;
 
 mod harness;
 
+mod chaos;
 mod manager_restart;
 mod postgres_restart;
 mod referee_crash;

@@ -195,11 +195,20 @@ impl PlayerBridge {
         }
     }
 
+    /// The agent `player_id`. A player the manager does not know is refused with its code (E005); any
+    /// other failure is the league's own (the manager is away or failing): an outage, which a referee
+    /// does not charge to the player.
     async fn agent(&self, player_id: &str) -> Result<Arc<ExternalAgent>, Status> {
         self.league
             .external_agent(player_id)
             .await
-            .map_err(|error| error_code::status(error.code, error.description))
+            .map_err(|error| match error.code {
+                ErrorCode::PlayerNotRegistered => error_code::status(error.code, error.description),
+                _ => error_code::service_outage(format!(
+                    "the gateway could not look up {player_id}: {}",
+                    error.description
+                )),
+            })
     }
 
     fn referee_sender(context: &MatchContext) -> String {

@@ -16,7 +16,7 @@ use tonic::{Request, Response, Status};
 use crate::auth::{AgentKind, Authenticator, Caller};
 use crate::config::TimingConfig;
 use crate::error::{ManagerResult, reject};
-use crate::league::{queries, queue, registration, report, start, table};
+use crate::league::{queries, queue, registration, report, resume, start, table};
 use crate::wakeups::Wakeups;
 
 /// Longest long poll a referee may ask for.
@@ -88,13 +88,45 @@ fn timing_from(proto: Option<MatchTiming>, defaults: TimingConfig) -> ManagerRes
     })
 }
 
+impl Manager {
+    /// A registration that carries an agent's credentials resumes that agent (see [`resume`]): the
+    /// agent's id and its token, once checked; `None` for a first registration (no credentials).
+    async fn resuming(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+        kind: AgentKind,
+    ) -> ManagerResult<Option<(String, secrecy::SecretString)>> {
+        if metadata.get(league_runtime::credentials::AGENT_ID_KEY).is_none() {
+            return Ok(None);
+        }
+        match self.auth.caller(metadata).await? {
+            Caller::Agent {
+                agent_id,
+                kind: found,
+            } if found == kind => {
+                let presented = league_runtime::credentials::from_metadata(metadata)?;
+                Ok(Some((agent_id, presented.token)))
+            }
+            _ => Err(reject(
+                ErrorCode::PermissionDenied,
+                format!("only a {} resumes as a {}", kind.as_str(), kind.as_str()),
+            )),
+        }
+    }
+}
+
 #[tonic::async_trait]
 impl ManagerService for Manager {
     async fn register_referee(
         &self,
         request: Request<RegisterRefereeRequest>,
     ) -> Result<Response<RegisterRefereeResponse>, Status> {
-        let registered = registration::register_referee(&self.pool, request.into_inner()).await?;
+        let registered = match self.resuming(request.metadata(), AgentKind::Referee).await? {
+            Some((referee_id, token)) => {
+                resume::resume_referee(&self.pool, &referee_id, token, request.into_inner()).await?
+            }
+            None => registration::register_referee(&self.pool, request.into_inner()).await?,
+        };
         Ok(Response::new(RegisterRefereeResponse {
             referee_id: registered.agent_id,
             auth_token: registered.token.expose_secret().to_owned(),
@@ -106,7 +138,13 @@ impl ManagerService for Manager {
         &self,
         request: Request<RegisterPlayerRequest>,
     ) -> Result<Response<RegisterPlayerResponse>, Status> {
-        let (registered, started) = registration::register_player(&self.pool, request.into_inner()).await?;
+        let (registered, started) = match self.resuming(request.metadata(), AgentKind::Player).await? {
+            Some((player_id, token)) => (
+                resume::resume_player(&self.pool, &player_id, token, request.into_inner()).await?,
+                false,
+            ),
+            None => registration::register_player(&self.pool, request.into_inner()).await?,
+        };
         if started {
             self.wakeups.matches_ready.notify_waiters();
             self.wakeups.events_pending.notify_one();

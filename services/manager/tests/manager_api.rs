@@ -562,3 +562,163 @@ async fn the_operator_claims_for_a_referee_within_its_capacity_and_it_reports_wi
         .assignments;
     assert_eq!(again.len(), 1);
 }
+
+#[tokio::test]
+async fn a_restarted_agent_resumes_with_its_token_and_nobody_else_takes_its_identity() {
+    let manager = spawn_manager(2).await;
+    let mut client = manager.client();
+    let alice = register_player(&mut client, "alice").await;
+    let bob = register_player(&mut client, "bob").await; // starts the league: 1 match
+    let referee = register_referee(&mut client, "ref-1").await;
+    let claimed = client
+        .claim_matches(referee.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(claimed.assignments.len(), 1);
+    let referee_again = || RegisterRefereeRequest {
+        meta: Some(AgentMeta {
+            service_endpoint: "http://127.0.0.1:10".into(),
+            ..meta("ref-1")
+        }),
+        max_concurrent_matches: 2,
+    };
+    let held = || async {
+        sqlx::query_as::<_, (String, Option<String>)>("select status, referee_id from matches")
+            .fetch_one(&manager.pool)
+            .await
+            .unwrap()
+    };
+
+    // Without credentials, the endpoint is taken; with a wrong token, or a player's, nothing changes.
+    let duplicate = client.register_referee(referee_again()).await.unwrap_err();
+    assert_eq!(code(&duplicate), Some("E014"));
+    let guessed = league_runtime::Credentials::new(referee.agent_id.clone(), "0".repeat(64));
+    let refused = client
+        .register_referee(guessed.request(referee_again()))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&refused), Some("E012"));
+    let borrowed = client
+        .register_referee(alice.request(referee_again()))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&borrowed), Some("E020"));
+    // The right token at another endpoint does not move the identity.
+    let moved = client
+        .register_referee(referee.request(RegisterRefereeRequest {
+            meta: Some(meta("ref-elsewhere")),
+            max_concurrent_matches: 2,
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&moved), Some("E020"));
+    assert_eq!(held().await, ("running".into(), Some(referee.agent_id.clone())));
+
+    // The referee proves its token: same id, same token, new service endpoint; its old lease is freed.
+    let resumed = client
+        .register_referee(referee.request(referee_again()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(resumed.referee_id, referee.agent_id);
+    assert_eq!(
+        resumed.auth_token,
+        secrecy::ExposeSecret::expose_secret(&referee.token)
+    );
+    assert_eq!(resumed.league_id, "test_league");
+    assert_eq!(held().await, ("ready".into(), None));
+    let (endpoint, capacity): (String, i32) =
+        sqlx::query_as("select service_endpoint, max_concurrent_matches from agents where agent_id = $1")
+            .bind(&referee.agent_id)
+            .fetch_one(&manager.pool)
+            .await
+            .unwrap();
+    assert_eq!((endpoint.as_str(), capacity), ("http://127.0.0.1:10", 2));
+
+    // A player of the running league: refused as a newcomer (the league is not registering), resumed
+    // with its token.
+    let newcomer = client
+        .register_player(RegisterPlayerRequest {
+            meta: Some(meta("bob")),
+            league_id: String::new(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(code(&newcomer), Some("E008"));
+    let resumed = client
+        .register_player(bob.request(RegisterPlayerRequest {
+            meta: Some(meta("bob")),
+            league_id: String::new(),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        (resumed.player_id.as_str(), resumed.league_id.as_str()),
+        (bob.agent_id.as_str(), "test_league")
+    );
+    // A player does not resume as a referee, nor as the other player.
+    let crossed = client
+        .register_player(referee.request(RegisterPlayerRequest {
+            meta: Some(meta("bob")),
+            league_id: String::new(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&crossed), Some("E020"));
+    let impostor = client
+        .register_player(alice.request(RegisterPlayerRequest {
+            meta: Some(meta("bob")),
+            league_id: String::new(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&impostor), Some("E020"));
+    let (agents,): (i64,) = sqlx::query_as("select count(*) from agents")
+        .fetch_one(&manager.pool)
+        .await
+        .unwrap();
+    assert_eq!(agents, 3, "no resume registers anyone new");
+}
+
+#[tokio::test]
+async fn a_report_under_an_expired_lease_nobody_claimed_again_is_recorded() {
+    let manager = spawn_manager(2).await;
+    let mut client = manager.client();
+    register_player(&mut client, "alice").await;
+    register_player(&mut client, "bob").await;
+    let referee = register_referee(&mut client, "slow-reporter").await;
+    let claimed = client
+        .claim_matches(referee.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    let assignment = &claimed.assignments[0];
+    // The manager was away longer than the lease: it expired, but nobody claimed the match since.
+    sqlx::query("update matches set lease_expires_at = now() - interval '1 minute'")
+        .execute(&manager.pool)
+        .await
+        .unwrap();
+    let recorded = client
+        .report_match_result(referee.request(report_of(assignment, a_wins(assignment))))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!recorded.duplicate);
+    let (status, claims): (String, i32) = sqlx::query_as("select status, claims from matches")
+        .fetch_one(&manager.pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        (status.as_str(), claims),
+        ("finished", 1),
+        "played once, recorded once"
+    );
+}

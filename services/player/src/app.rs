@@ -2,6 +2,7 @@
 //! the manager (each served the moment its registration returns), and serve until shutdown.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,11 +10,12 @@ use anyhow::Context;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::player_service_server::PlayerServiceServer;
 use league_runtime::admin::Readiness;
-use league_runtime::{ShutdownSignal, grpc};
+use league_runtime::{SavedCredentials, ShutdownSignal, grpc};
 use serde::Deserialize;
 use tokio::net::TcpListener;
 
-use crate::{Behaviour, BotSpec, PlayerHost, RegisteredBot, register_bots};
+use crate::registration::resume_or_register_bots;
+use crate::{Behaviour, BotSpec, PlayerHost, RegisteredBot};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
@@ -31,6 +33,10 @@ pub struct PlayerConfig {
     /// `LEAGUE_ID`: the league to join (empty: the one open for registration).
     #[serde(rename = "id")]
     pub league_id: String,
+    /// `LEAGUE_STATE_DIR`: where the host keeps its bots' ids and tokens (`players.json`), so that after
+    /// a restart on the same address every bot resumes its registration and plays its remaining
+    /// matches. Unset: nothing is kept, and a restarted host cannot rejoin a running league.
+    pub state_dir: Option<PathBuf>,
 }
 
 impl Default for PlayerConfig {
@@ -42,6 +48,7 @@ impl Default for PlayerConfig {
             players: 4,
             strategies: "random,adaptive,alternating,always_even,always_odd".to_owned(),
             league_id: String::new(),
+            state_dir: None,
         }
     }
 }
@@ -116,6 +123,10 @@ impl PlayerApp {
             .advertise_url
             .clone()
             .unwrap_or_else(|| grpc::local_url(self.local_addr));
+        // Until the bots are registered (or resumed), a call for one of them waits instead of being
+        // refused: a restarted host may be called at once by a referee that was waiting for it.
+        let host = self.host.clone();
+        let registering = host.registration();
         let routes = tonic::service::Routes::new(self.host.service());
         let routes = grpc::with_health_and_reflection::<PlayerServiceServer<PlayerHost>>(routes).await?;
         let server = tokio::spawn(grpc::serve(self.listener, routes, shutdown.clone()));
@@ -125,7 +136,21 @@ impl PlayerApp {
         let channel =
             grpc::connect_with_retry(&self.config.manager_url, Duration::from_secs(60), &shutdown).await?;
         let mut client = ManagerServiceClient::new(channel);
-        let bots = register_bots(&mut client, &self.host, &specs, &endpoint, &self.config.league_id).await?;
+        let saved = self
+            .config
+            .state_dir
+            .as_deref()
+            .map(|dir| SavedCredentials::new(dir, "players"));
+        let bots = resume_or_register_bots(
+            &mut client,
+            &self.host,
+            &specs,
+            &endpoint,
+            &self.config.league_id,
+            saved.as_ref(),
+        )
+        .await?;
+        drop(registering);
         tracing::info!(players = bots.len(), %endpoint, "bots registered");
         self.readiness.set_ready(true);
         if let Some(sender) = registered {

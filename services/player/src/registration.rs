@@ -2,15 +2,20 @@
 //!
 //! Every bot is served at the same gRPC address (`service_endpoint`); its `contact_endpoint`, which the
 //! manager requires to be unique, is that address plus `/players/<display name>`.
+//!
+//! A host that restarts on the same address resumes each bot whose credentials it kept (see
+//! [`resume_or_register_bots`]): the registration carries the bot's previous id and token, and the
+//! manager gives the bot its identity back, in its league, even while that league is running.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use anyhow::{Context, bail};
 use futures::StreamExt;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest};
-use league_runtime::Credentials;
+use league_proto::{ErrorCode, error_code};
 use league_runtime::grpc::GrpcChannel;
+use league_runtime::{Credentials, SavedCredentials};
 
 use crate::behaviour::Behaviour;
 use crate::host::PlayerHost;
@@ -38,6 +43,8 @@ pub struct RegisteredBot {
     pub behaviour: Behaviour,
     /// The league the bot joined (the open one when none was named).
     pub league_id: String,
+    /// Its contact endpoint, under which its credentials are kept.
+    pub contact_endpoint: String,
 }
 
 /// Registers every bot of `specs` in `league_id` (empty: the league open for registration), at most
@@ -53,6 +60,20 @@ pub async fn register_bots(
     service_endpoint: &str,
     league_id: &str,
 ) -> anyhow::Result<Vec<RegisteredBot>> {
+    resume_or_register_bots(client, host, specs, service_endpoint, league_id, None).await
+}
+
+/// [`register_bots`], resuming every bot whose credentials `store` kept from a previous run of this host
+/// instead of registering it anew, and keeping the credentials of every bot registered now in `store` —
+/// also when others failed, so that a restart after a partial registration resumes the ones that made it.
+pub async fn resume_or_register_bots(
+    client: &mut ManagerServiceClient<GrpcChannel>,
+    host: &PlayerHost,
+    specs: &[BotSpec],
+    service_endpoint: &str,
+    league_id: &str,
+    store: Option<&SavedCredentials>,
+) -> anyhow::Result<Vec<RegisteredBot>> {
     let mut names = HashSet::new();
     if let Some(duplicate) = specs.iter().find(|spec| !names.insert(&spec.display_name)) {
         bail!(
@@ -60,6 +81,11 @@ pub async fn register_bots(
             duplicate.display_name
         );
     }
+    let mut saved = match store {
+        Some(store) => store.load()?,
+        None => BTreeMap::new(),
+    };
+    let previous = &saved.clone();
     // Calls for these bots that arrive before their registration's answer wait for it (see PlayerHost).
     let _registering = host.registration();
     // Collected first: a lazy `map` of futures borrowing `specs` makes the whole future not `Send`
@@ -71,7 +97,7 @@ pub async fn register_bots(
             // Clients share one channel; a clone per request lets the requests run concurrently.
             let mut client = client.clone();
             async move {
-                let registered = register(&mut client, host, spec, service_endpoint, league_id)
+                let registered = register(&mut client, host, spec, service_endpoint, league_id, previous)
                     .await
                     .with_context(|| format!("registering bot {:?} ({})", spec.display_name, spec.behaviour));
                 (index, registered)
@@ -87,6 +113,17 @@ pub async fn register_bots(
         .into_iter()
         .map(|(_, outcome)| outcome)
         .partition(Result::is_ok);
+    if let Some(store) = store {
+        // A bot that failed keeps whatever was saved for it: its identity may still be resumable.
+        for bot in registered.iter().flatten() {
+            saved.insert(bot.contact_endpoint.clone(), bot.credentials.clone());
+        }
+        store.save(
+            saved
+                .iter()
+                .map(|(endpoint, credentials)| (endpoint.as_str(), credentials)),
+        )?;
+    }
     let failed: Vec<String> = failed
         .into_iter()
         .filter_map(Result::err)
@@ -110,24 +147,49 @@ async fn register(
     spec: &BotSpec,
     service_endpoint: &str,
     league_id: &str,
+    saved: &BTreeMap<String, Credentials>,
 ) -> anyhow::Result<RegisteredBot> {
+    let contact_endpoint = format!("{service_endpoint}/players/{}", spec.display_name);
     let meta = AgentMeta {
         display_name: spec.display_name.clone(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         game_types: GAME_TYPES.map(str::to_owned).to_vec(),
-        contact_endpoint: format!("{service_endpoint}/players/{}", spec.display_name),
+        contact_endpoint: contact_endpoint.clone(),
         service_endpoint: service_endpoint.to_owned(),
         protocol_version: PROTOCOL_VERSION.to_owned(),
         labels: Default::default(),
     };
-    // Registration is the one unauthenticated call: the credentials come out of it.
     let request = RegisterPlayerRequest {
         meta: Some(meta),
         league_id: league_id.to_owned(),
     };
-    let response = client.register_player(request).await?.into_inner();
+    let mut answer = None;
+    if let Some(previous) = saved.get(&contact_endpoint) {
+        match client.register_player(previous.request(request.clone())).await {
+            Ok(response) => {
+                tracing::info!(player_id = %previous.agent_id, "bot resumed its registration");
+                answer = Some((response.into_inner(), Some(previous)));
+            }
+            // The manager forgot it (a new database): register anew.
+            Err(status) if error_code::code_of(&status) == Some(ErrorCode::PlayerNotRegistered) => {
+                tracing::warn!(player_id = %previous.agent_id, %status, "saved registration unknown; registering anew");
+            }
+            Err(status) => return Err(status).context("resuming the registration"),
+        }
+    }
+    let (response, previous) = match answer {
+        Some(answer) => answer,
+        // Registration is the one unauthenticated call: the credentials come out of it.
+        None => (client.register_player(request).await?.into_inner(), None),
+    };
     if response.player_id.is_empty() || response.auth_token.is_empty() {
         bail!("the manager answered without a player id or token");
+    }
+    if previous.is_some_and(|previous| previous.agent_id != response.player_id) {
+        bail!(
+            "the manager resumed the bot under another id ({})",
+            response.player_id
+        );
     }
     // Served at once: the registration that completes the league can start it, and the first
     // invitation may follow this answer within microseconds.
@@ -138,5 +200,6 @@ async fn register(
         display_name: spec.display_name.clone(),
         behaviour: spec.behaviour,
         league_id: response.league_id,
+        contact_endpoint,
     })
 }

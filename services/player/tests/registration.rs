@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use league_player::registration::PROTOCOL_VERSION;
+use league_player::registration::resume_or_register_bots;
 use league_player::{BotSpec, PlayerHost, register_bots};
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::manager_service_server::{ManagerService, ManagerServiceServer};
@@ -21,6 +22,8 @@ use tonic::{Request, Response, Status};
 #[derive(Default)]
 struct FakeManager {
     received: Mutex<Vec<RegisterPlayerRequest>>,
+    /// The `league-agent-id` each registration carried (a resume), or `None`.
+    resuming: Mutex<Vec<Option<String>>>,
     in_flight: AtomicUsize,
     most_in_flight: AtomicUsize,
 }
@@ -67,6 +70,12 @@ macro_rules! fake_manager {
                 &self,
                 request: Request<RegisterPlayerRequest>,
             ) -> Result<Response<RegisterPlayerResponse>, Status> {
+                let resuming = request
+                    .metadata()
+                    .get(league_runtime::credentials::AGENT_ID_KEY)
+                    .and_then(|id| id.to_str().ok())
+                    .map(str::to_owned);
+                self.resuming.lock().expect("lock").push(resuming);
                 self.register(request.into_inner()).await
             }
             $(async fn $method(&self, _: Request<$request>) -> Result<Response<$response>, Status> {
@@ -200,4 +209,53 @@ async fn duplicate_display_names_are_refused_before_anything_is_sent() {
     .expect_err("duplicate");
     assert!(error.to_string().contains("\"same\""), "{error}");
     assert!(manager.received.lock().expect("lock").is_empty());
+}
+
+#[tokio::test]
+async fn bots_registered_before_a_failure_are_kept_and_resumed_by_the_next_run() {
+    let dir = std::env::temp_dir().join(format!("league-player-state-{}", std::process::id()));
+    let store = league_runtime::SavedCredentials::new(&dir, "players");
+    let (manager, mut client) = serve().await;
+    let names = ["alpha", "taken-1", "beta"].map(String::from);
+    let run = |client: &mut ManagerServiceClient<GrpcChannel>| {
+        let mut client = client.clone();
+        let (specs, store) = (specs(&names), store.clone());
+        async move {
+            resume_or_register_bots(
+                &mut client,
+                &PlayerHost::new(),
+                &specs,
+                "http://players:1",
+                "",
+                Some(&store),
+            )
+            .await
+        }
+    };
+
+    run(&mut client).await.expect_err("taken-1 is refused");
+    let saved = store.load().expect("saved");
+    let kept: Vec<(&str, &str)> = saved
+        .iter()
+        .map(|(endpoint, credentials)| (endpoint.as_str(), credentials.agent_id.as_str()))
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            ("http://players:1/players/alpha", "P-alpha"),
+            ("http://players:1/players/beta", "P-beta")
+        ],
+        "the bots that made it are kept although another failed"
+    );
+
+    // The next run (the host restarted) resumes the kept bots with their credentials.
+    manager.resuming.lock().expect("lock").clear();
+    run(&mut client).await.expect_err("taken-1 is still refused");
+    let mut resuming = manager.resuming.lock().expect("lock").clone();
+    resuming.sort();
+    assert_eq!(
+        resuming,
+        [None, Some("P-alpha".to_owned()), Some("P-beta".to_owned())]
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -2,13 +2,16 @@
 //! `RefereeService` debugging API, and run the worker that claims and plays matches until shutdown.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::referee_service_server::RefereeServiceServer;
 use league_proto::v2::{AgentMeta, RegisterRefereeRequest};
+use league_proto::{ErrorCode, error_code};
 use league_runtime::admin::Readiness;
-use league_runtime::{Credentials, ShutdownSignal, grpc};
+use league_runtime::grpc::GrpcChannel;
+use league_runtime::{Credentials, SavedCredentials, ShutdownSignal, grpc};
 use serde::Deserialize;
 use tokio::net::TcpListener;
 
@@ -34,6 +37,10 @@ pub struct RefereeConfig {
     /// container orchestrator waits by default before SIGKILL.
     #[serde(with = "humantime_serde")]
     pub shutdown_grace: Duration,
+    /// `LEAGUE_STATE_DIR`: where the referee keeps its id and token (`referee.json`), so that after a
+    /// restart on the same contact endpoint it resumes its registration instead of being refused as a
+    /// duplicate. Unset: nothing is kept, and a restart on the same endpoint is refused.
+    pub state_dir: Option<PathBuf>,
 }
 
 impl Default for RefereeConfig {
@@ -45,6 +52,7 @@ impl Default for RefereeConfig {
             referee_name: "referee".to_owned(),
             referee_capacity: 8,
             shutdown_grace: WorkerConfig::default().shutdown_grace,
+            state_dir: None,
         }
     }
 }
@@ -100,34 +108,29 @@ impl RefereeApp {
             .advertise_url
             .clone()
             .unwrap_or_else(|| grpc::local_url(self.local_addr));
-        let registered = manager
-            .register_referee(RegisterRefereeRequest {
-                meta: Some(AgentMeta {
-                    display_name: self.config.referee_name.clone(),
-                    version: env!("CARGO_PKG_VERSION").to_owned(),
-                    game_types: GAME_TYPES.iter().map(|game| (*game).to_owned()).collect(),
-                    contact_endpoint: endpoint.clone(),
-                    service_endpoint: endpoint,
-                    protocol_version: "2.1.0".to_owned(),
-                    labels: Default::default(),
-                }),
-                max_concurrent_matches: self.config.referee_capacity,
-            })
-            .await
-            .map_err(|status| anyhow::anyhow!("registering with the manager: {}", status.message()))?
-            .into_inner();
-        tracing::info!(referee_id = %registered.referee_id, "referee registered");
+        let request = RegisterRefereeRequest {
+            meta: Some(AgentMeta {
+                display_name: self.config.referee_name.clone(),
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                game_types: GAME_TYPES.iter().map(|game| (*game).to_owned()).collect(),
+                contact_endpoint: endpoint.clone(),
+                service_endpoint: endpoint.clone(),
+                protocol_version: "2.1.0".to_owned(),
+                labels: Default::default(),
+            }),
+            max_concurrent_matches: self.config.referee_capacity,
+        };
+        let credentials = self.register(&mut manager, &endpoint, request).await?;
         self.readiness.set_ready(true);
-        let credentials = Credentials::new(registered.referee_id.clone(), registered.auth_token);
         let worker = Worker::new(
             manager,
-            credentials,
+            credentials.clone(),
             WorkerConfig {
                 shutdown_grace: self.config.shutdown_grace,
                 ..WorkerConfig::new(self.config.referee_capacity, GAME_TYPES.iter().copied())
             },
         );
-        let api = RefereeApi::new(registered.referee_id, worker.running_matches()).into_server();
+        let api = RefereeApi::new(credentials.agent_id, worker.running_matches()).into_server();
         let routes = tonic::service::Routes::new(api);
         let routes = grpc::with_health_and_reflection::<RefereeServiceServer<RefereeApi>>(routes).await?;
         let server = tokio::spawn(grpc::serve(self.listener, routes, shutdown.clone()));
@@ -135,5 +138,52 @@ impl RefereeApp {
         server
             .await
             .map_err(|error| anyhow::anyhow!("referee server task: {error}"))?
+    }
+
+    /// Registers this referee, or resumes its previous registration when its credentials were kept
+    /// for `endpoint` under the state directory; keeps the credentials it ends up with there.
+    async fn register(
+        &self,
+        manager: &mut ManagerServiceClient<GrpcChannel>,
+        endpoint: &str,
+        request: RegisterRefereeRequest,
+    ) -> anyhow::Result<Credentials> {
+        let saved = self
+            .config
+            .state_dir
+            .as_deref()
+            .map(|dir| SavedCredentials::new(dir, "referee"));
+        let previous = match &saved {
+            Some(saved) => saved.load()?.remove(endpoint),
+            None => None,
+        };
+        if let Some(previous) = previous {
+            match manager.register_referee(previous.request(request.clone())).await {
+                Ok(_) => {
+                    tracing::info!(referee_id = %previous.agent_id, "referee resumed its registration");
+                    return Ok(previous);
+                }
+                // The manager forgot it (a new database): register anew.
+                Err(status) if error_code::code_of(&status) == Some(ErrorCode::RefereeNotRegistered) => {
+                    tracing::warn!(referee_id = %previous.agent_id, %status, "saved registration unknown; registering anew");
+                }
+                Err(status) => anyhow::bail!(
+                    "resuming the registration of {}: {}",
+                    previous.agent_id,
+                    status.message()
+                ),
+            }
+        }
+        let registered = manager
+            .register_referee(request)
+            .await
+            .map_err(|status| anyhow::anyhow!("registering with the manager: {}", status.message()))?
+            .into_inner();
+        tracing::info!(referee_id = %registered.referee_id, "referee registered");
+        let credentials = Credentials::new(registered.referee_id, registered.auth_token);
+        if let Some(saved) = &saved {
+            saved.save([(endpoint, &credentials)])?;
+        }
+        Ok(credentials)
     }
 }

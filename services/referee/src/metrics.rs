@@ -36,6 +36,8 @@ struct RefereeMetrics {
     timeouts: Family<Reply, Counter>,
     retries: Family<Exchange, Counter>,
     report_retries: Counter,
+    outage_retries: Counter,
+    interrupted: Counter,
 }
 
 static METRICS: LazyLock<RefereeMetrics> = LazyLock::new(|| {
@@ -46,6 +48,8 @@ static METRICS: LazyLock<RefereeMetrics> = LazyLock::new(|| {
         timeouts: Family::default(),
         retries: Family::default(),
         report_retries: Counter::default(),
+        outage_retries: Counter::default(),
+        interrupted: Counter::default(),
     };
     register(
         "league_referee_matches_completed",
@@ -76,6 +80,16 @@ static METRICS: LazyLock<RefereeMetrics> = LazyLock::new(|| {
         "league_referee_report_retries",
         "Result reports to the manager sent again after a transient failure",
         metrics.report_retries.clone(),
+    );
+    register(
+        "league_referee_outage_retries",
+        "Calls to players made again because the league's own services in between were down (no attempt used, nobody charged)",
+        metrics.outage_retries.clone(),
+    );
+    register(
+        "league_referee_matches_interrupted",
+        "Matches stopped without a result because the league's own services stayed down; given back to the queue",
+        metrics.interrupted.clone(),
     );
     metrics
 });
@@ -109,4 +123,12 @@ pub(crate) fn player_retried(exchange: &'static str) {
 
 pub(crate) fn report_retried() {
     METRICS.report_retries.inc();
+}
+
+pub(crate) fn outage_waited() {
+    METRICS.outage_retries.inc();
+}
+
+pub(crate) fn match_interrupted() {
+    METRICS.interrupted.inc();
 }

@@ -15,6 +15,7 @@ use league_proto::v2::{
     NotifyGameOverResponse, PlayerRecord, RequestMoveRequest, RequestMoveResponse, ResultStatus, Role,
     ScheduledMatch, transcript_entry,
 };
+use league_proto::{ErrorCode, error_code};
 use league_referee::payload::{number, object, string};
 use league_referee::{Chance, MatchReport, MatchState, Players, Seat, run_match};
 use prost_types::Struct;
@@ -33,6 +34,7 @@ enum Invite {
     Decline(&'static str),
     Silent,
     Fail(Code),
+    Status(Status),
 }
 
 /// What a player does with a move request.
@@ -43,6 +45,8 @@ enum Move {
     Late(Duration, Struct),
     Silent,
     Fail(Code),
+    /// Fails as the gateway does when it cannot reach the agent behind it: E009, the player's miss.
+    Unreachable,
     /// tic_tac_toe: the first legal cell of the step context.
     FirstLegal,
 }
@@ -232,6 +236,7 @@ impl Players for FakePlayers {
             Invite::Decline(reason) => Ok(answer(false, reason)),
             Invite::Silent => std::future::pending().await,
             Invite::Fail(code) => Err(Status::new(code, "scripted failure")),
+            Invite::Status(status) => Err(status),
         }
     }
 
@@ -256,6 +261,12 @@ impl Players for FakePlayers {
             }
             Move::Silent => std::future::pending().await,
             Move::Fail(code) => return Err(Status::new(code, "scripted failure")),
+            Move::Unreachable => {
+                return Err(error_code::status(
+                    ErrorCode::ConnectionError,
+                    "the agent refused the connection",
+                ));
+            }
             Move::FirstLegal => object([("position", number(legal.expect("a legal move")))]),
         };
         self.log.push(Event::MoveAnswered(seat));
@@ -397,7 +408,9 @@ async fn play_game(
     chance: &mut RecordingChance,
 ) -> (MatchReport, Duration) {
     let started = Instant::now();
-    let report = run_match(&assignment(game_type), players, chance, "REF01").await;
+    let report = run_match(&assignment(game_type), players, chance, "REF01")
+        .await
+        .expect("no outage in this match");
     (report, started.elapsed())
 }
 
@@ -898,13 +911,9 @@ async fn always_invalid_choices_are_a_technical_loss_after_three_e004() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_player_unavailable_twice_then_answering_completes_the_match() {
+async fn a_player_unreachable_twice_then_answering_completes_the_match() {
     let log = Log::default();
-    let flaky = odd().moves([
-        Move::Fail(Code::Unavailable),
-        Move::Fail(Code::Unavailable),
-        Move::Play(choice("odd")),
-    ]);
+    let flaky = odd().moves([Move::Unreachable, Move::Unreachable, Move::Play(choice("odd"))]);
     let players = FakePlayers::new(even(), flaky, &log);
     let mut chance = RecordingChance::new([2], &log);
 
@@ -915,6 +924,93 @@ async fn a_player_unavailable_twice_then_answering_completes_the_match() {
     assert_eq!(log.move_requests(Seat::B).len(), 3);
     assert_eq!(report.final_state, MatchState::Finished);
     assert_eq!(report.result.winner_player_id, "P01", "2 is even");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Outages of the league's own services are nobody's miss
+
+#[tokio::test(start_paused = true)]
+async fn an_outage_between_referee_and_player_is_waited_out_without_a_miss() {
+    let log = Log::default();
+    // The service in between (gateway, player host) refuses the connection three times, then is back.
+    let behind_an_outage = odd().moves([
+        Move::Fail(Code::Unavailable),
+        Move::Fail(Code::Unknown),
+        Move::Fail(Code::Unavailable),
+        Move::Play(choice("odd")),
+    ]);
+    let players = FakePlayers::new(even(), behind_an_outage, &log);
+    let mut chance = RecordingChance::new([3], &log);
+
+    let (report, _) = play(&players, &mut chance).await;
+
+    assert_eq!(report.final_state, MatchState::Finished);
+    assert_eq!(report.result.status(), ResultStatus::Win);
+    assert_eq!(report.result.winner_player_id, "P02", "3 is odd");
+    assert!(
+        log.game_errors(Seat::B).is_empty(),
+        "no GAME_ERROR for our outage"
+    );
+    let requests = log.move_requests(Seat::B);
+    assert_eq!(requests.len(), 4);
+    assert!(
+        requests.iter().all(|request| request.attempt == 1),
+        "an outage uses no attempt"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_outage_longer_than_the_patience_interrupts_the_match_and_charges_nobody() {
+    let log = Log::default();
+    let players = FakePlayers::new(
+        even().invites([Invite::Fail(Code::Unavailable)]),
+        odd().invites([Invite::Fail(Code::Unavailable)]),
+        &log,
+    );
+    let mut chance = RecordingChance::new([], &log);
+
+    let started = Instant::now();
+    let interrupted = run_match(&assignment("even_odd"), &players, &mut chance, "REF01")
+        .await
+        .expect_err("no result while the services are down");
+
+    assert!(started.elapsed() >= league_referee::runner::outage::DEFAULT_PATIENCE);
+    assert!(
+        interrupted.reason.contains("could not be reached"),
+        "{interrupted:?}"
+    );
+    for seat in Seat::BOTH {
+        assert!(log.game_errors(seat).is_empty());
+        assert!(log.game_overs(seat).is_empty(), "no result, so no GAME_OVER");
+        assert!(
+            log.invites(seat).len() > 3,
+            "invited again and again, no attempts counted"
+        );
+    }
+    assert!(log.draws().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_agent_the_gateway_cannot_look_up_is_an_outage_but_an_unknown_agent_is_not() {
+    let log = Log::default();
+    let lookup_failed = error_code::service_outage("the gateway could not look up P02: manager away");
+    assert!(error_code::code_of(&lookup_failed).is_none());
+    // Marked as an outage: the same as a refused connection (waited out, see above). Unknown to the
+    // gateway (E005): the player's miss, not retried.
+    let unknown = error_code::status(ErrorCode::PlayerNotRegistered, "no P02");
+    let players = FakePlayers::new(
+        even(),
+        odd().invites([Invite::Status(lookup_failed), Invite::Status(unknown)]),
+        &log,
+    );
+    let mut chance = RecordingChance::new([], &log);
+
+    let (report, _) = play(&players, &mut chance).await;
+
+    assert_eq!(log.invites(Seat::B).len(), 2);
+    assert_eq!(codes(&log.game_errors(Seat::B)), ["E005"]);
+    assert_eq!(report.result.status(), ResultStatus::TechnicalLoss);
+    assert_eq!(report.result.at_fault_player_ids, ["P02"]);
 }
 
 #[tokio::test(start_paused = true)]

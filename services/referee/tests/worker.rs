@@ -519,6 +519,7 @@ fn config(capacity: u32) -> WorkerConfig {
     WorkerConfig {
         claim_wait: Duration::from_millis(200),
         report_backoff: Duration::from_millis(20),
+        report_max_backoff: Duration::from_millis(50),
         ..WorkerConfig::new(capacity, ["even_odd"])
     }
 }
@@ -657,7 +658,7 @@ async fn a_match_whose_lease_is_lost_is_stopped_and_never_reported() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reports_are_retried_on_transport_errors_and_dropped_without_the_lease() {
+async fn reports_are_kept_through_an_outage_and_dropped_without_the_lease() {
     let host = FakePlayerHost::default();
     let endpoint = serve_players(&host).await;
     let manager = FakeManager::with_queue([
@@ -666,10 +667,9 @@ async fn reports_are_retried_on_transport_errors_and_dropped_without_the_lease()
     ]);
     {
         let mut state = manager.state();
-        let unavailable = || Status::unavailable("manager restarting");
-        state
-            .report_failures
-            .insert("R1M1".into(), VecDeque::from([unavailable(), unavailable()]));
+        // More failures than any fixed number of attempts a referee used to give a report.
+        let outage = (0..12).map(|_| Status::unavailable("manager restarting"));
+        state.report_failures.insert("R1M1".into(), outage.collect());
         state.report_failures.insert(
             "R1M2".into(),
             VecDeque::from([error_code::status(
@@ -689,7 +689,7 @@ async fn reports_are_retried_on_transport_errors_and_dropped_without_the_lease()
 
     assert_eq!(manager.reported(), ["R1M1"]);
     let attempts = manager.state().report_attempts.clone();
-    assert_eq!(attempts["R1M1"], 3, "two transient failures, then recorded");
+    assert_eq!(attempts["R1M1"], 13, "twelve transient failures, then recorded");
     assert_eq!(attempts["R1M2"], 1, "a lost lease is not retried");
 }
 
@@ -752,8 +752,9 @@ async fn grpc_players_reach_the_player_host() {
     let assignment = assignment("R9M9", ["P01", "P02"], &endpoint);
     let channels = league_referee::PlayerChannels::new();
     let players = league_referee::GrpcPlayers::for_assignment(&channels, &assignment);
-    let report =
-        league_referee::run_match(&assignment, &players, &mut league_referee::OsChance, "REF01").await;
+    let report = league_referee::run_match(&assignment, &players, &mut league_referee::OsChance, "REF01")
+        .await
+        .expect("the player host is up");
     assert_eq!(report.final_state, MatchState::Finished);
     assert_eq!(report.result.status(), ResultStatus::Draw);
     assert_eq!(host.game_overs("R9M9").len(), 2);
@@ -840,4 +841,30 @@ async fn a_claim_answered_after_shutdown_is_released_at_once() {
         host.calls.lock().expect("calls").is_empty(),
         "the released match was never started"
     );
+}
+
+/// The players' service is down for longer than the match can wait: the match ends without a result and
+/// goes straight back to the queue; nobody is reported, so nobody is charged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_match_whose_players_stay_unreachable_through_an_outage_is_given_back_not_charged() {
+    // Nothing listens on port 1: every call is refused, as by a player host or gateway that is down.
+    let manager = FakeManager::with_queue([assignment("R1M1", ["P01", "P02"], "http://127.0.0.1:1")]);
+    let running = start_worker(&manager, config(1)).await;
+
+    manager
+        .wait_until("the interrupted match is released", |state| {
+            !state.releases.is_empty()
+        })
+        .await;
+    running.stop(PATIENCE).await;
+
+    let state = manager.state();
+    let released: Vec<&str> = state
+        .releases
+        .iter()
+        .flatten()
+        .map(|lease| lease.match_id.as_str())
+        .collect();
+    assert_eq!(released, ["R1M1"]);
+    assert!(state.reports.is_empty(), "no result, so nobody charged");
 }

@@ -7,8 +7,10 @@ pub mod config;
 pub mod credentials;
 pub mod grpc;
 pub mod metrics;
+pub mod saved;
 pub mod shutdown;
 pub mod telemetry;
 
 pub use credentials::Credentials;
+pub use saved::SavedCredentials;
 pub use shutdown::{Shutdown, ShutdownSignal};

@@ -7,5 +7,6 @@ pub mod queue;
 pub mod registration;
 pub mod release;
 pub mod report;
+pub mod resume;
 pub mod start;
 pub mod table;

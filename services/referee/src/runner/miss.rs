@@ -11,6 +11,8 @@
 //! - A move the game refuses: the engine's code (E004 for even_odd, E010 otherwise), retried — it uses
 //!   an attempt (an invalid choice may be corrected within the retry budget), although the code itself is not "retryable" in the error table.
 //! - A declined invitation is not a miss: the player loses at once, without retries or GAME_ERROR.
+//! - Not a miss either: an outage of the league's own services ([`is_outage`]). The player is not charged
+//!   for it; the runner waits for the service to come back (see [`outage`](super::outage)).
 
 use std::time::Duration;
 
@@ -106,6 +108,26 @@ impl Miss {
     }
 }
 
+/// Whether a failed call to a player failed because the league's own services are down, not because of
+/// the player: the status is marked as an outage (a gateway that cannot look the player up), or it is a
+/// transport failure that carries no league.v2 code — the connection to the service endpoint (the
+/// gateway, or the player host) was refused or broken, so nobody has had a chance to ask the player.
+/// When the gateway reaches the service but not the agent behind it, it says so with a code (E009,
+/// E001), and that is the player's miss.
+pub(crate) fn is_outage(status: &Status) -> bool {
+    error_code::is_service_outage(status)
+        || (error_code::code_of(status).is_none()
+            && matches!(
+                status.code(),
+                Code::Unavailable
+                    | Code::Cancelled
+                    | Code::Unknown
+                    | Code::Internal
+                    | Code::Aborted
+                    | Code::DataLoss
+            ))
+}
+
 /// Whether a failed call is worth repeating: a transport failure or a retryable league code (the same
 /// rule as for players; the worker uses it for its calls to the manager).
 pub(crate) fn is_transient(status: &Status) -> bool {
@@ -170,6 +192,28 @@ mod tests {
         let miss = Miss::from_status("GAME_INVITATION", &Status::deadline_exceeded("late"));
         assert_eq!((miss.kind, miss.code), (MissKind::Timeout, ErrorCode::Timeout));
         assert!(miss.retryable());
+    }
+
+    #[test]
+    fn only_failures_of_our_own_services_are_outages() {
+        for status in [
+            Status::unavailable("tcp connect error: connection refused"),
+            Status::unknown("h2 protocol error: connection reset"),
+            Status::cancelled("the gateway went away mid-call"),
+            error_code::service_outage("the gateway could not look up P03"),
+        ] {
+            assert!(is_outage(&status), "{status:?}");
+        }
+        for status in [
+            // The gateway reached, the agent behind it not: the agent's miss.
+            error_code::status(ErrorCode::ConnectionError, "agent refused the connection"),
+            error_code::status(ErrorCode::Timeout, "agent did not answer"),
+            error_code::status(ErrorCode::PlayerNotRegistered, "no P09 here"),
+            Status::deadline_exceeded("late"),
+            Status::unimplemented("no such method"),
+        ] {
+            assert!(!is_outage(&status), "{status:?}");
+        }
     }
 
     #[test]

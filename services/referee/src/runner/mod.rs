@@ -14,11 +14,16 @@
 //! 4. GAME_OVER goes to both players at once, whatever the result, bounded by the game-over timeout;
 //!    failures are recorded, not fatal.
 //!
+//! An outage of the league's own services in between (the gateway or a player host down) is no miss:
+//! the call is made again until the service is back, and a match it outlasts is [`Interrupted`] without a
+//! result (see [`outage`]).
+//!
 //! A game type without an engine cannot happen in practice (the manager only hands a referee the game
 //! types it registered for); should it, the match is ABORTED at once as a double forfeit with the reason
 //! "unsupported game type …" and no invitation is sent — but GAME_OVER is, so both players learn it.
 
 pub(crate) mod miss;
+pub mod outage;
 pub mod players;
 pub mod spans;
 pub mod transcript;
@@ -49,6 +54,7 @@ use crate::metrics;
 use crate::payload::{boolean, nested, number, object, string};
 use crate::timing::Timing;
 use miss::{Miss, failure_reason};
+pub use outage::Interrupted;
 pub use players::{GrpcPlayers, PlayerChannels, Players};
 pub use spans::match_span;
 pub use transcript::{MatchProgress, message_type};
@@ -83,12 +89,13 @@ pub struct MatchReport {
 }
 
 /// Runs the match of `assignment` between `players`, drawing from `chance`, as referee `referee_id`.
+/// [`Interrupted`] when the league's own services stayed down longer than the match can wait.
 pub async fn run_match(
     assignment: &MatchAssignment,
     players: &impl Players,
     chance: &mut dyn Chance,
     referee_id: &str,
-) -> MatchReport {
+) -> Result<MatchReport, Interrupted> {
     run_match_with_progress(assignment, players, chance, referee_id, &MatchProgress::new()).await
 }
 
@@ -101,11 +108,23 @@ pub async fn run_match_with_progress(
     chance: &mut dyn Chance,
     referee_id: &str,
     progress: &MatchProgress,
-) -> MatchReport {
+) -> Result<MatchReport, Interrupted> {
     let runner = Runner::new(assignment, players, referee_id, progress);
     let match_span = Span::current();
     match_span.record("conversation_id", runner.context.conversation_id.as_str());
-    let result = runner.decide(chance).await;
+    let result = match runner.decide(chance).await {
+        Ok(result) => result,
+        Err(interrupted) => {
+            tracing::warn!(
+                match_id = %runner.context.match_id,
+                reason = %interrupted.reason,
+                "match interrupted by an outage of the league's services: no result, nobody charged"
+            );
+            spans::record_error(&match_span, &interrupted.reason);
+            metrics::match_interrupted();
+            return Err(interrupted);
+        }
+    };
     tracing::info!(
         match_id = %runner.context.match_id,
         status = result.status().as_str_name(),
@@ -119,11 +138,11 @@ pub async fn run_match_with_progress(
         .game_over(&result)
         .instrument(phase_span!("game_over"))
         .await;
-    MatchReport {
+    Ok(MatchReport {
         transcript: progress.transcript(&runner.context.match_id),
         final_state: progress.state(),
         result,
-    }
+    })
 }
 
 /// Which exchange a miss belongs to.
@@ -156,6 +175,34 @@ struct SeatFailure {
     reason: String,
     /// Why, as metrics name it (`timeout`, `declined`, …).
     cause: &'static str,
+}
+
+/// Why an exchange ended without its answer.
+#[derive(Debug)]
+enum Stop {
+    /// The seat failed the exchange for good.
+    Seat(SeatFailure),
+    /// The league's own services stayed down.
+    Interrupted(Interrupted),
+}
+
+impl From<Interrupted> for Stop {
+    fn from(interrupted: Interrupted) -> Stop {
+        Stop::Interrupted(interrupted)
+    }
+}
+
+/// The seats' failures of one step, or the interruption if either was interrupted.
+fn seat_failures(stops: [Option<Stop>; 2]) -> Result<[Option<SeatFailure>; 2], Interrupted> {
+    let mut failures = [None, None];
+    for (index, stop) in stops.into_iter().enumerate() {
+        match stop {
+            None => {}
+            Some(Stop::Seat(failure)) => failures[index] = Some(failure),
+            Some(Stop::Interrupted(interrupted)) => return Err(interrupted),
+        }
+    }
+    Ok(failures)
 }
 
 /// One match being run.
@@ -205,7 +252,7 @@ impl<'a, P: Players> Runner<'a, P> {
     }
 
     /// Runs the match up to its result (FINISHED or ABORTED).
-    async fn decide(&self, chance: &mut dyn Chance) -> MatchResult {
+    async fn decide(&self, chance: &mut dyn Chance) -> Result<MatchResult, Interrupted> {
         let [a, b] = &self.ids;
         let context = &self.context;
         self.progress.start(format!(
@@ -219,30 +266,30 @@ impl<'a, P: Players> Runner<'a, P> {
                 ErrorCode::UnsupportedGameType
             );
             tracing::error!(match_id = %context.match_id, %reason, "cannot run match");
-            return self.referee_forfeit(reason);
+            return Ok(self.referee_forfeit(reason));
         };
 
         let (joined_a, joined_b) = join(self.invite(Seat::A), self.invite(Seat::B))
             .instrument(phase_span!("invite"))
             .await;
-        if let Some(result) = self.failed([joined_a.err(), joined_b.err()]) {
-            return result;
+        if let Some(result) = self.failed(seat_failures([joined_a.err(), joined_b.err()])?) {
+            return Ok(result);
         }
         self.transition(MatchState::CollectingChoices, "both players joined".to_owned());
 
         let game = Mutex::new(game);
-        if let Some(result) = self.collect(&game).instrument(phase_span!("collect")).await {
-            return result;
+        if let Some(result) = self.collect(&game).instrument(phase_span!("collect")).await? {
+            return Ok(result);
         }
         let mut game = game.into_inner().unwrap_or_else(PoisonError::into_inner);
 
         self.transition(MatchState::DrawingNumber, "every move is in".to_owned());
         let draw = tracing::info_span!("draw", drawn_number = Empty, source = chance.source());
         let Some(outcome) = draw.in_scope(|| game.outcome(chance)) else {
-            return self.referee_forfeit(format!(
+            return Ok(self.referee_forfeit(format!(
                 "the {} engine gave no outcome for a finished game (referee bug)",
                 context.game_type
-            ));
+            )));
         };
         let drawn = match outcome
             .metadata
@@ -267,19 +314,19 @@ impl<'a, P: Players> Runner<'a, P> {
         self.transition(MatchState::Evaluating, drawn);
         let result = self.played(outcome);
         self.transition(MatchState::Finished, result.reason.clone());
-        result
+        Ok(result)
     }
 
     /// Asks for moves until the game is over; the result if a seat (or the engine) failed on the way.
-    async fn collect(&self, game: &Mutex<Box<dyn Game>>) -> Option<MatchResult> {
+    async fn collect(&self, game: &Mutex<Box<dyn Game>>) -> Result<Option<MatchResult>, Interrupted> {
         let mut steps = [0u32; 2];
         while !lock(game).is_terminal() {
             let awaiting = lock(game).awaiting();
             if awaiting.is_empty() {
-                return Some(self.referee_forfeit(format!(
+                return Ok(Some(self.referee_forfeit(format!(
                     "the {} engine awaits no move before the end (referee bug)",
                     self.context.game_type
-                )));
+                ))));
             }
             let asks: Vec<_> = awaiting
                 .iter()
@@ -292,11 +339,11 @@ impl<'a, P: Players> Runner<'a, P> {
             for (&seat, answered) in awaiting.iter().zip(join_all(asks).await) {
                 failures[seat.index()] = answered.err();
             }
-            if let Some(result) = self.failed(failures) {
-                return Some(result);
+            if let Some(result) = self.failed(seat_failures(failures)?) {
+                return Ok(Some(result));
             }
         }
-        None
+        Ok(None)
     }
 
     fn transition(&self, to: MatchState, reason: String) {
@@ -305,7 +352,7 @@ impl<'a, P: Players> Runner<'a, P> {
     }
 
     /// Invites the player in `seat` until it joins, declines or runs out of attempts.
-    async fn invite(&self, seat: Seat) -> Result<(), SeatFailure> {
+    async fn invite(&self, seat: Seat) -> Result<(), Stop> {
         let timing = self.timing;
         let id = self.id(seat);
         let role = Role::from(seat);
@@ -315,7 +362,7 @@ impl<'a, P: Players> Runner<'a, P> {
             if attempt > 1 {
                 tokio::time::sleep(timing.retry_delay).await;
             }
-            let request = InviteToMatchRequest {
+            let request = || InviteToMatchRequest {
                 player_id: id.to_owned(),
                 context: Some(self.context.clone()),
                 role_in_match: role.into(),
@@ -327,9 +374,17 @@ impl<'a, P: Players> Runner<'a, P> {
                 ("opponent_id", string(opponent.as_str())),
             ]);
             self.sent(seat, message_type::GAME_INVITATION, attempt, Some(payload), None);
-            let answer = tokio::time::timeout(timing.join_timeout, self.players.invite(seat, request)).await;
+            let answer = self
+                .reach(
+                    seat,
+                    message_type::GAME_JOIN_ACK,
+                    attempt,
+                    timing.join_timeout,
+                    || self.players.invite(seat, request()),
+                )
+                .await?;
             let miss = match answer {
-                Ok(Ok(ack)) => {
+                Ok(ack) => {
                     let payload = object([
                         ("accept", boolean(ack.accept)),
                         ("reason", string(ack.reason.as_str())),
@@ -343,32 +398,26 @@ impl<'a, P: Players> Runner<'a, P> {
                         why => format!("{id} declined the invitation: {why}"),
                     };
                     spans::record_error(&Span::current(), &reason);
-                    return Err(SeatFailure {
+                    return Err(Stop::Seat(SeatFailure {
                         seat,
                         reason,
                         cause: "declined",
-                    });
+                    }));
                 }
-                Ok(Err(status)) => self.call_failed(seat, message_type::GAME_JOIN_ACK, attempt, &status),
-                Err(_) => self.timed_out(seat, message_type::GAME_JOIN_ACK, attempt, timing.join_timeout),
+                Err(miss) => miss,
             };
             if let Some(failure) = self
                 .missed(seat, Exchange::Invitation, attempt, miss, &mut misses)
                 .await
             {
-                return Err(failure);
+                return Err(Stop::Seat(failure));
             }
         }
-        Err(self.exhausted(seat, Exchange::Invitation, &misses))
+        Err(Stop::Seat(self.exhausted(seat, Exchange::Invitation, &misses)))
     }
 
     /// Asks the player in `seat` for its move of `step` until the game takes one or attempts run out.
-    async fn collect_move(
-        &self,
-        game: &Mutex<Box<dyn Game>>,
-        seat: Seat,
-        step: u32,
-    ) -> Result<(), SeatFailure> {
+    async fn collect_move(&self, game: &Mutex<Box<dyn Game>>, seat: Seat, step: u32) -> Result<(), Stop> {
         let timing = self.timing;
         let (call, response) = self.move_messages;
         let mut misses = Vec::new();
@@ -381,7 +430,7 @@ impl<'a, P: Players> Runner<'a, P> {
                 ("step", number(step)),
                 ("step_context", nested(step_context.clone())),
             ]);
-            let request = RequestMoveRequest {
+            let request = || RequestMoveRequest {
                 player_id: self.id(seat).to_owned(),
                 context: Some(self.context.clone()),
                 opponent_id: self.id(seat.other()).to_owned(),
@@ -389,13 +438,16 @@ impl<'a, P: Players> Runner<'a, P> {
                 attempt,
                 deadline: Some(deadline(timing.move_timeout)),
                 your_standings: Some(self.standings[seat.index()]),
-                step_context: Some(step_context),
+                step_context: Some(step_context.clone()),
             };
             self.sent(seat, call, attempt, Some(payload), None);
-            let answer =
-                tokio::time::timeout(timing.move_timeout, self.players.request_move(seat, request)).await;
+            let answer = self
+                .reach(seat, response, attempt, timing.move_timeout, || {
+                    self.players.request_move(seat, request())
+                })
+                .await?;
             let miss = match answer {
-                Ok(Ok(answer)) => {
+                Ok(answer) => {
                     let payload = answer.move_payload.unwrap_or_default();
                     self.received(seat, response, attempt, Some(payload.clone()), None);
                     match lock(game).submit(seat, &payload) {
@@ -403,17 +455,64 @@ impl<'a, P: Players> Runner<'a, P> {
                         Err(invalid) => Miss::invalid(invalid),
                     }
                 }
-                Ok(Err(status)) => self.call_failed(seat, response, attempt, &status),
-                Err(_) => self.timed_out(seat, response, attempt, timing.move_timeout),
+                Err(miss) => miss,
             };
             if let Some(failure) = self
                 .missed(seat, Exchange::Move, attempt, miss, &mut misses)
                 .await
             {
-                return Err(failure);
+                return Err(Stop::Seat(failure));
             }
         }
-        Err(self.exhausted(seat, Exchange::Move, &misses))
+        Err(Stop::Seat(self.exhausted(seat, Exchange::Move, &misses)))
+    }
+
+    /// Makes the call `call` builds, bounded by `timeout`, and again after each outage of the league's
+    /// services (see [`outage`]) until it gets through: the answer, or the player's miss (recorded as the
+    /// missing `reply`). [`Interrupted`] when the outage outlasts the match's patience.
+    async fn reach<T, F>(
+        &self,
+        seat: Seat,
+        reply: &str,
+        attempt: u32,
+        timeout: Duration,
+        call: impl Fn() -> F,
+    ) -> Result<Result<T, Miss>, Interrupted>
+    where
+        F: Future<Output = Result<T, Status>>,
+    {
+        let patience = outage::patience(&self.timing);
+        let since = tokio::time::Instant::now();
+        let mut pauses = outage::pauses();
+        loop {
+            let status = match tokio::time::timeout(timeout, call()).await {
+                Ok(Ok(answer)) => return Ok(Ok(answer)),
+                Ok(Err(status)) if miss::is_outage(&status) => status,
+                Ok(Err(status)) => return Ok(Err(self.call_failed(seat, reply, attempt, &status))),
+                Err(_) => return Ok(Err(self.timed_out(seat, reply, attempt, timeout))),
+            };
+            let waited = since.elapsed();
+            if waited >= patience {
+                return Err(Interrupted {
+                    reason: format!(
+                        "{} could not be reached through the league's services for {waited:?}: {:?}: {}",
+                        self.id(seat),
+                        status.code(),
+                        status.message()
+                    ),
+                });
+            }
+            let pause = pauses.next().unwrap_or(outage::MIN_PATIENCE);
+            tracing::warn!(
+                match_id = %self.context.match_id,
+                player_id = self.id(seat),
+                %status,
+                ?pause,
+                "the league's services are down between the referee and the player; not the player's miss, calling again"
+            );
+            metrics::outage_waited();
+            tokio::time::sleep(pause.min(patience - waited)).await;
+        }
     }
 
     /// After a miss: tells the player (GAME_ERROR) and says whether it failed for good.

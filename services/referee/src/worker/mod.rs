@@ -3,9 +3,10 @@
 //!
 //! - Claiming: `ClaimMatches{max_matches: free slots, wait}` (a long poll) whenever a slot is free; never
 //!   more than `capacity` matches at once.
-//! - Reporting: `ReportMatchResult` with the transcript, retried with a doubling backoff on transient
-//!   failures (UNAVAILABLE and the like); E015 LEASE_NOT_HELD means another referee owns the match now,
-//!   so the result is dropped; any other refusal is logged and dropped.
+//! - Reporting: `ReportMatchResult` with the transcript, kept and retried until the manager takes it
+//!   (see [`report`]); E015 LEASE_NOT_HELD means another referee owns the match now, so the result is
+//!   dropped. A match interrupted by an outage of the league's own services has no result: its lease is
+//!   given back at once, so that it is played again (see [`crate::runner::outage`]).
 //! - Leases: one `RenewLeases` for every running match each third of the shortest lease; a match whose
 //!   renewal comes back `renewed = false` is aborted at once and never reported (its new holder runs it).
 //! - Shutdown (SIGTERM): claiming stops at once. A claim already in flight is still answered (within
@@ -15,15 +16,14 @@
 //!   their leases expire. Then [`Worker::run`] returns: no match stays leased to a referee that is gone.
 
 mod registry;
+mod report;
 
 use std::time::{Duration, SystemTime};
 
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{
-    ClaimMatchesRequest, LeaseRef, MatchAssignment, ReleaseLeasesRequest, RenewLeasesRequest,
-    ReportMatchResultRequest,
+    ClaimMatchesRequest, LeaseRef, MatchAssignment, RenewLeasesRequest, ReportMatchResultRequest,
 };
-use league_proto::{ErrorCode, error_code};
 use league_runtime::grpc::GrpcChannel;
 use league_runtime::{Credentials, ShutdownSignal};
 use serde::Deserialize;
@@ -35,15 +35,8 @@ use tracing::field::Empty;
 pub use registry::RunningMatches;
 
 use crate::chance::OsChance;
-use crate::metrics;
-use crate::runner::{
-    GrpcPlayers, MatchProgress, MatchReport, PlayerChannels, match_span, miss, run_match_with_progress, spans,
-};
+use crate::runner::{GrpcPlayers, MatchProgress, PlayerChannels, match_span, run_match_with_progress};
 use crate::timing::Timing;
-
-/// The most a shutdown spends giving leases back, on top of the grace: the default grace (25 s) plus this
-/// stays under the 30 s an orchestrator waits before SIGKILL.
-const RELEASE_WITHIN: Duration = Duration::from_secs(3);
 
 /// How a worker claims, reports and renews. Deserializable (durations in humantime, e.g. `"1s"`); every
 /// field has a default.
@@ -61,11 +54,12 @@ pub struct WorkerConfig {
     /// Bound on a manager call, on top of the claim wait for claims.
     #[serde(with = "humantime_serde")]
     pub call_timeout: Duration,
-    /// Attempts to report one result.
-    pub report_attempts: u32,
-    /// Pause after the first failed report attempt; doubles after each.
+    /// Pause after the first failed report (or release) attempt; doubles after each.
     #[serde(with = "humantime_serde")]
     pub report_backoff: Duration,
+    /// The longest pause between two report attempts. A report is retried until the manager takes it.
+    #[serde(with = "humantime_serde")]
+    pub report_max_backoff: Duration,
     /// The lease length assumed when an assignment gives neither `timing.lease_duration` nor a usable
     /// `lease_expires_at`.
     #[serde(with = "humantime_serde")]
@@ -82,8 +76,8 @@ impl Default for WorkerConfig {
             game_types: Vec::new(),
             claim_wait: Duration::from_secs(1),
             call_timeout: Duration::from_secs(10),
-            report_attempts: 5,
             report_backoff: Duration::from_millis(500),
+            report_max_backoff: Duration::from_secs(5),
             default_lease_duration: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(25),
         }
@@ -246,58 +240,9 @@ impl Worker {
         tracing::info!("referee worker stopped");
     }
 
-    /// Gives `leases` back to the manager, so their matches are ready for another referee at once.
-    /// Retried briefly on transient failures, for at most [`RELEASE_WITHIN`]; if it still fails, the
-    /// leases simply expire.
+    /// Gives `leases` back to the manager (see [`report::release`]).
     async fn release(&self, leases: Vec<LeaseRef>) {
-        if leases.is_empty() {
-            return;
-        }
-        let count = leases.len();
-        if tokio::time::timeout(RELEASE_WITHIN, self.try_release(leases))
-            .await
-            .is_err()
-        {
-            tracing::warn!(
-                leases = count,
-                "releasing leases timed out; they will expire instead"
-            );
-        }
-    }
-
-    async fn try_release(&self, leases: Vec<LeaseRef>) {
-        let attempts = self.config.report_attempts.clamp(1, 3);
-        let mut backoff = self.config.report_backoff;
-        for attempt in 1..=attempts {
-            let mut request = self.credentials.request(ReleaseLeasesRequest {
-                leases: leases.clone(),
-            });
-            request.set_timeout(self.config.call_timeout.min(RELEASE_WITHIN));
-            let status = match self.manager.clone().release_leases(request).await {
-                Ok(response) => {
-                    let released = response.into_inner().released;
-                    for lease in &released {
-                        tracing::info!(league_id = %lease.league_id, match_id = %lease.match_id, "lease released");
-                    }
-                    if released.len() < leases.len() {
-                        tracing::info!(
-                            asked = leases.len(),
-                            released = released.len(),
-                            "some leases were no longer ours (finished or taken over)"
-                        );
-                    }
-                    return;
-                }
-                Err(status) => status,
-            };
-            if !miss::is_transient(&status) || attempt == attempts {
-                tracing::warn!(%status, leases = leases.len(), "releasing leases failed; they will expire instead");
-                return;
-            }
-            tracing::warn!(%status, attempt, ?backoff, "releasing leases failed; retrying");
-            tokio::time::sleep(backoff).await;
-            backoff = backoff.saturating_mul(2);
-        }
+        report::release(&self.manager, &self.credentials, &self.config, leases).await;
     }
 
     async fn claim(&self, free: usize) -> Result<Vec<MatchAssignment>, tonic::Status> {
@@ -338,7 +283,7 @@ impl Worker {
             async move {
                 let _registration = registration;
                 let mut chance = OsChance;
-                let report = run_match_with_progress(
+                let played = run_match_with_progress(
                     &assignment,
                     &players,
                     &mut chance,
@@ -346,13 +291,27 @@ impl Worker {
                     &progress,
                 )
                 .await;
-                report_result(manager, &credentials, &config, &assignment, report)
-                    .instrument(tracing::info_span!(
-                        "report",
-                        otel.status_code = Empty,
-                        otel.status_description = Empty
-                    ))
-                    .await;
+                let report = match played {
+                    Ok(report) => report,
+                    Err(_interrupted) => {
+                        // No result and nobody charged: the match goes back to the queue at once.
+                        report::release(&manager, &credentials, &config, vec![lease_of(&assignment)]).await;
+                        return;
+                    }
+                };
+                report::report_result(
+                    manager,
+                    &credentials,
+                    &config,
+                    report_request(&assignment),
+                    report,
+                )
+                .instrument(tracing::info_span!(
+                    "report",
+                    otel.status_code = Empty,
+                    otel.status_description = Empty
+                ))
+                .await;
             }
             .instrument(span),
         );
@@ -374,6 +333,18 @@ impl Worker {
     }
 }
 
+/// The report of `assignment`'s match, its result and transcript still to be filled in.
+fn report_request(assignment: &MatchAssignment) -> ReportMatchResultRequest {
+    let lease = lease_of(assignment);
+    ReportMatchResultRequest {
+        league_id: lease.league_id,
+        match_id: lease.match_id,
+        lease_id: lease.lease_id,
+        result: None,
+        transcript: None,
+    }
+}
+
 /// The lease an assignment was handed out under.
 fn lease_of(assignment: &MatchAssignment) -> LeaseRef {
     let scheduled = assignment.r#match.as_ref();
@@ -381,52 +352,6 @@ fn lease_of(assignment: &MatchAssignment) -> LeaseRef {
         match_id: scheduled.map(|m| m.match_id.clone()).unwrap_or_default(),
         lease_id: assignment.lease_id.clone(),
         league_id: scheduled.map(|m| m.league_id.clone()).unwrap_or_default(),
-    }
-}
-
-/// Reports a match's result, retrying transient failures with a doubling backoff.
-async fn report_result(
-    mut manager: ManagerServiceClient<GrpcChannel>,
-    credentials: &Credentials,
-    config: &WorkerConfig,
-    assignment: &MatchAssignment,
-    report: MatchReport,
-) {
-    let scheduled = assignment.r#match.clone().unwrap_or_default();
-    let match_id = scheduled.match_id;
-    let message = ReportMatchResultRequest {
-        league_id: scheduled.league_id,
-        match_id: match_id.clone(),
-        lease_id: assignment.lease_id.clone(),
-        result: Some(report.result),
-        transcript: Some(report.transcript),
-    };
-    let attempts = config.report_attempts.max(1);
-    let mut backoff = config.report_backoff;
-    for attempt in 1..=attempts {
-        let mut request = credentials.request(message.clone());
-        request.set_timeout(config.call_timeout);
-        let status = match manager.report_match_result(request).await {
-            Ok(response) => {
-                let duplicate = response.into_inner().duplicate;
-                tracing::info!(%match_id, duplicate, "result reported");
-                return;
-            }
-            Err(status) => status,
-        };
-        spans::record_error(&tracing::Span::current(), status.message());
-        if error_code::code_of(&status) == Some(ErrorCode::LeaseNotHeld) {
-            tracing::warn!(%match_id, %status, "lease lost before the report: another referee owns the match now");
-            return;
-        }
-        if !miss::is_transient(&status) || attempt == attempts {
-            tracing::error!(%match_id, attempt, %status, "reporting the result failed; giving up");
-            return;
-        }
-        metrics::report_retried();
-        tracing::warn!(%match_id, attempt, %status, ?backoff, "reporting the result failed; retrying");
-        tokio::time::sleep(backoff).await;
-        backoff = backoff.saturating_mul(2);
     }
 }
 

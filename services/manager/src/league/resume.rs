@@ -1,0 +1,175 @@
+//! Resuming a registration: an agent that restarts takes its identity back instead of being refused as
+//! a duplicate of itself (ADR 0013).
+//!
+//! A registration that carries credentials (`league-agent-id` and the bearer token issued at the first
+//! registration, checked by the caller before it gets here) is a resume. It must name the same contact
+//! endpoint the agent registered with and be of the same kind (a referee resumes as a referee); it then
+//! keeps its id and token, its metadata is brought up to date (a new service endpoint, version or
+//! capacity), and a player stays in its league whatever the league's status. Without credentials a
+//! registration on an endpoint already taken is still refused (E014): nobody takes over an identity
+//! without its token.
+//!
+//! A referee that resumes is a new process: whatever its previous life held leased, nobody runs now. Those
+//! leases are released at once (the match goes back to `ready`, waiting claims are woken), instead of
+//! making the league wait for them to expire. Should the previous process still be alive after all, its
+//! reports are refused as E015 — a match is still recorded exactly once.
+
+use league_proto::ErrorCode;
+use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
+use secrecy::SecretString;
+use sqlx::{PgConnection, PgPool};
+
+use crate::auth::AgentKind;
+use crate::error::{ManagerResult, reject};
+use crate::league::registration::{Registered, validate};
+use crate::wakeups::Wakeups;
+
+/// Resumes referee `referee_id`, whose `token` the caller has checked.
+pub async fn resume_referee(
+    pool: &PgPool,
+    referee_id: &str,
+    token: SecretString,
+    request: RegisterRefereeRequest,
+) -> ManagerResult<Registered> {
+    let meta = validate(request.meta)?;
+    if request.max_concurrent_matches == 0 {
+        return Err(reject(
+            ErrorCode::MissingRequiredField,
+            "max_concurrent_matches must be at least 1",
+        ));
+    }
+    let mut tx = pool.begin().await?;
+    update_agent(
+        &mut tx,
+        AgentKind::Referee,
+        referee_id,
+        &meta,
+        Some(request.max_concurrent_matches),
+    )
+    .await?;
+    let released: Vec<(String, String)> = sqlx::query_as(
+        "update matches set status = 'ready', referee_id = null, lease_id = null, lease_expires_at = null
+         where referee_id = $1 and status = 'running'
+         returning league_id, match_id",
+    )
+    .bind(referee_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    if !released.is_empty() {
+        Wakeups::matches_ready_on_commit(&mut tx).await?;
+    }
+    let league_id: Option<(String,)> = sqlx::query_as(
+        "select league_id from leagues
+         where status in ('registering', 'running') and game_type = any($1)
+         order by created_at desc limit 1",
+    )
+    .bind(&meta.game_types)
+    .fetch_optional(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    for (league_id, match_id) in &released {
+        tracing::info!(%league_id, %match_id, %referee_id, "lease of a restarted referee released");
+    }
+    tracing::info!(%referee_id, released = released.len(), "referee resumed its registration");
+    Ok(Registered {
+        agent_id: referee_id.to_owned(),
+        token,
+        league_id: league_id.map(|(id,)| id),
+    })
+}
+
+/// Resumes player `player_id`, whose `token` the caller has checked, in the league it joined.
+pub async fn resume_player(
+    pool: &PgPool,
+    player_id: &str,
+    token: SecretString,
+    request: RegisterPlayerRequest,
+) -> ManagerResult<Registered> {
+    let meta = validate(request.meta)?;
+    let mut tx = pool.begin().await?;
+    update_agent(&mut tx, AgentKind::Player, player_id, &meta, None).await?;
+    let joined: Option<(String,)> = sqlx::query_as(
+        "select league_id from league_players where player_id = $1 order by league_id limit 1",
+    )
+    .bind(player_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((league_id,)) = joined else {
+        return Err(reject(
+            ErrorCode::InvalidLeagueState,
+            format!("{player_id} is in no league"),
+        ));
+    };
+    if !request.league_id.is_empty() && request.league_id != league_id {
+        return Err(reject(
+            ErrorCode::InvalidLeagueState,
+            format!(
+                "{player_id} plays in league {league_id}, not {}",
+                request.league_id
+            ),
+        ));
+    }
+    tx.commit().await?;
+    tracing::info!(%player_id, %league_id, "player resumed its registration");
+    Ok(Registered {
+        agent_id: player_id.to_owned(),
+        token,
+        league_id: Some(league_id),
+    })
+}
+
+/// Brings the stored metadata of `agent_id` up to date; refuses an agent of another kind or a contact
+/// endpoint other than the registered one (and changes nothing then).
+async fn update_agent(
+    tx: &mut PgConnection,
+    kind: AgentKind,
+    agent_id: &str,
+    meta: &AgentMeta,
+    max_concurrent_matches: Option<u32>,
+) -> ManagerResult<()> {
+    let stored: Option<(String, String)> =
+        sqlx::query_as("select kind, contact_endpoint from agents where agent_id = $1 for update")
+            .bind(agent_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some((stored_kind, contact_endpoint)) = stored else {
+        return Err(reject(
+            ErrorCode::PermissionDenied,
+            format!("{agent_id} is not registered"),
+        ));
+    };
+    if stored_kind != kind.as_str() {
+        return Err(reject(
+            ErrorCode::PermissionDenied,
+            format!("{agent_id} is a {stored_kind}, not a {}", kind.as_str()),
+        ));
+    }
+    if contact_endpoint != meta.contact_endpoint {
+        return Err(reject(
+            ErrorCode::PermissionDenied,
+            format!(
+                "{agent_id} is registered at {contact_endpoint}; it resumes only there, not at {}",
+                meta.contact_endpoint
+            ),
+        ));
+    }
+    let (label_keys, label_values): (Vec<&String>, Vec<&String>) = meta.labels.iter().unzip();
+    sqlx::query(
+        "update agents set display_name = $2, version = $3, game_types = $4, service_endpoint = $5,
+             protocol_version = $6, label_keys = $7, label_values = $8,
+             max_concurrent_matches = coalesce($9, max_concurrent_matches)
+         where agent_id = $1",
+    )
+    .bind(agent_id)
+    .bind(&meta.display_name)
+    .bind(&meta.version)
+    .bind(&meta.game_types)
+    .bind(&meta.service_endpoint)
+    .bind(&meta.protocol_version)
+    .bind(label_keys)
+    .bind(label_values)
+    .bind(max_concurrent_matches.map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
