@@ -3,8 +3,9 @@
 //! ([`crate::wire::sender`]), and the method its dialect names. What does not work is tried once
 //! another way, and what works is remembered on the agent:
 //!
-//! - `-32601`: the next dialect (the agent's own, canonical, message type, message type in lower case),
-//!   remembered per agent and message type, so the -32601s are paid once.
+//! - `-32601`: the next dialect (the agent's own, canonical, message type, message type in lower case).
+//!   The one that works is remembered per agent and message type (so the -32601s are paid once) and
+//!   becomes the agent's dialect for message types it has not been sent yet.
 //! - refused over the sender: the same dialect once more with the sender in the other form, which is
 //!   then the agent's form.
 //!
@@ -154,6 +155,7 @@ impl PlayerBridge {
                 .await;
             match answer {
                 Ok(Answer::Result(result)) => {
+                    agent.set_dialect_for(kind, dialect);
                     if dialect != first {
                         checker
                             .deviation(
@@ -167,7 +169,8 @@ impl PlayerBridge {
                                 ErrorCode::InvalidMessageFormat,
                             )
                             .ok();
-                        agent.set_dialect_for(kind, dialect);
+                        // Likely the agent's dialect for the messages not sent it yet, too.
+                        agent.set_dialect(dialect);
                     }
                     if form != agent.sender_form() {
                         tracing::info!(agent_id = %agent.agent_id, form = form.as_str(), "agent takes the league's senders in the other form");
