@@ -86,6 +86,7 @@ async fn summaries(agents: Vec<Child>) -> Vec<serde_json::Value> {
         let text = String::from_utf8_lossy(&output.stdout).to_string();
         let summary: serde_json::Value =
             serde_json::from_str(text.trim()).unwrap_or_else(|_| panic!("summary: {text}"));
+        eprintln!("strict player: {summary}");
         assert_eq!(summary["errors"], serde_json::json!([]), "{summary}");
         assert_eq!(summary["completed"], true, "{summary}");
         summaries.push(summary);
@@ -158,4 +159,32 @@ async fn strict_players_of_both_sender_families_finish_a_league() {
         check_received(summary, 5);
     }
     check_table(&output, 6, 5, &summaries);
+}
+
+#[tokio::test]
+async fn strict_players_that_name_methods_in_lower_case_or_nested_finish_a_league() {
+    let (league, stdout, gateway) =
+        start_league(&["--players", "2", "--external-players", "2", "--referees", "2"]).await;
+    let agents = vec![
+        strict_player(&gateway, "typed", "golf", "lower"),
+        strict_player(&gateway, "bare", "hotel", "nested"),
+    ];
+    let output = finish(league, stdout).await;
+    let summaries = summaries(agents).await;
+    for summary in &summaries {
+        // Four players: three rounds, three matches each.
+        check_received(summary, 3);
+    }
+    // The lower-case player registered with the canonical name: each message type costs it the
+    // canonical and the upper-case name once (two -32601s), never again.
+    let lower = &summaries[0];
+    let kinds = lower["received"].as_object().expect("received").len() as u64;
+    let unknown = lower["unknown_methods"].as_u64().expect("a count");
+    assert!(
+        unknown <= 2 * kinds,
+        "{unknown} -32601s for {kinds} message types: {lower}"
+    );
+    // The nested player registered nested: it is called nested from the start.
+    assert_eq!(summaries[1]["unknown_methods"], 0, "{}", summaries[1]);
+    check_table(&output, 4, 3, &summaries);
 }

@@ -12,14 +12,15 @@ Usage: strict_player.py <league /mcp url> <family> <name> [<methods>]
            A registration response that fails the check is discarded and the player registers again
            (at most 3 times), as real agents do.
   methods  both (default): the canonical method names and the message type as the method;
-           lower: only the message type in lower case as the method (`game_invitation`);
+           lower: only the message type in lower case as the method (`game_invitation`); it registers
+                  with the canonical `register_player`, so the league must find that name itself;
            nested: the lower-case message type as the method with the message nested under that name
                    (`{"game_invitation": {...}}`), answers every unknown method 200 {"status": "ok"},
                    and registers the same way.
 
 Prints one JSON line when the league completes (or it gives up):
 {"name", "family", "methods", "player_id", "registrations", "received": {message_type: count},
- "refused": {reason: count}, "errors": [...], "completed"}.
+ "refused": {reason: count}, "unknown_methods": count of -32601 answers, "errors": [...], "completed"}.
 """
 
 import json
@@ -39,7 +40,7 @@ METHODS = sys.argv[4] if len(sys.argv) > 4 else "both"
 assert FAMILY in conformance.FAMILIES, f"family must be one of {conformance.FAMILIES}"
 assert METHODS in ("both", "lower", "nested"), "methods must be both, lower or nested"
 STATE = {"player_id": None, "token": None, "league_token": None, "registrations": 0, "received": {}, "refused": {},
-         "errors": []}
+         "unknown_methods": 0, "errors": []}
 DONE = threading.Event()
 LOCK = threading.Lock()
 
@@ -115,6 +116,8 @@ class Handler(BaseHTTPRequestHandler):
             if result is None and METHODS == "nested":
                 result = {"status": "ok"}
             if result is None:
+                with LOCK:
+                    STATE["unknown_methods"] += 1
                 status = 404
                 body = {"jsonrpc": "2.0", "error": {"code": -32601, "message": "Method not found"}, "id": request_id}
             else:
@@ -151,8 +154,6 @@ def register(port):
                    "conversation_id": f"conv-{NAME}-register-{STATE['registrations']}", "player_meta": meta}
         if METHODS == "nested":
             answer = post("league_register_request", {"league_register_request": request})
-        elif METHODS == "lower":
-            answer = post("league_register_request", request)
         else:
             answer = post("register_player", request)
         result = answer.get("result")
@@ -179,7 +180,8 @@ def main():
     server.shutdown()
     print(json.dumps({"name": NAME, "family": FAMILY, "methods": METHODS, "player_id": STATE["player_id"],
                       "registrations": STATE["registrations"], "received": STATE["received"],
-                      "refused": STATE["refused"], "errors": STATE["errors"], "completed": DONE.is_set()}),
+                      "refused": STATE["refused"], "unknown_methods": STATE["unknown_methods"],
+                      "errors": STATE["errors"], "completed": DONE.is_set()}),
           flush=True)
 
 
