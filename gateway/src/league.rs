@@ -12,6 +12,7 @@ use league_proto::v2::agents_service_client::AgentsServiceClient;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{
     AgentKind, AuthenticateRequest, GetAgentRequest, GetMatchRequest, GetStandingsRequest, ScheduledMatch,
+    SetAgentLabelRequest,
 };
 use league_runtime::credentials::{on_behalf_of_request, operator_request};
 use league_runtime::grpc::GrpcChannel;
@@ -28,6 +29,8 @@ use crate::wire::sender::SenderForm;
 const CREDENTIAL_TTL: Duration = Duration::from_secs(60);
 /// The label an external agent's dialect is stored under in its registration.
 pub const DIALECT_LABEL: &str = "league.dialect";
+/// The label an external agent's sender form ([`SenderForm`]) is stored under, once learned.
+pub const SENDER_FORM_LABEL: &str = "league.sender_form";
 /// The label that marks an agent as reached through the gateway.
 pub const EXTERNAL_LABEL: &str = "league.external";
 
@@ -290,6 +293,24 @@ impl League {
         agent
     }
 
+    /// Sets the sender form learned for `agent`, and stores it with its registration so every replica
+    /// that looks the agent up from now on uses it (in the background: the call in hand goes on).
+    pub fn learned_sender_form(&self, agent: &ExternalAgent, form: SenderForm) {
+        agent.set_sender_form(form);
+        let request = self.as_operator(SetAgentLabelRequest {
+            agent_id: agent.agent_id.clone(),
+            key: SENDER_FORM_LABEL.to_owned(),
+            value: form.as_str().to_owned(),
+        });
+        let mut agents = self.agents.clone();
+        let agent_id = agent.agent_id.clone();
+        tokio::spawn(async move {
+            if let Err(status) = agents.set_agent_label(request).await {
+                tracing::warn!(%agent_id, %status, "cannot store the agent's sender form; other replicas learn it themselves");
+            }
+        });
+    }
+
     /// An external agent this gateway knows already (no manager call).
     pub fn known_agent(&self, agent_id: &str) -> Option<Arc<ExternalAgent>> {
         self.external
@@ -325,12 +346,16 @@ impl League {
             .get(DIALECT_LABEL)
             .and_then(|name| Dialect::parse(name))
             .unwrap_or(Dialect::Canonical);
-        // The sender form is learned again by this replica (a refused call is retried in the other).
+        let form = meta
+            .labels
+            .get(SENDER_FORM_LABEL)
+            .and_then(|name| SenderForm::parse(name))
+            .unwrap_or_default();
         Ok(self.remember(ExternalAgent::new(
             response.agent_id,
             meta.contact_endpoint,
             dialect,
-            SenderForm::default(),
+            form,
         )))
     }
 }

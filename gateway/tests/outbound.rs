@@ -439,3 +439,49 @@ async fn an_agent_that_registers_nested_is_called_nested() {
         "GAME_INVITATION"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sender_form_learned_at_one_replica_is_used_by_the_others() {
+    let manager = spawn_manager().await;
+    let first = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let second = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let agent = PickyAgent::spawn(Picky::TypedSenders).await;
+    let (me, _) = registered(
+        &first,
+        "register_player",
+        player_registration("golf", &agent.endpoint()),
+    )
+    .await;
+    first
+        .players()
+        .notify_league_event(round_announcement(&me.id, "e1"))
+        .await
+        .expect("delivered");
+    // The form is stored with the registration in the background: wait until it is there.
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let (stored,): (Option<String>,) = sqlx::query_as(
+            "select label_values[array_position(label_keys, 'league.sender_form')] from agents where agent_id = $1",
+        )
+        .bind(&me.id)
+        .fetch_one(&manager.pool)
+        .await
+        .expect("the agent's labels");
+        if stored.as_deref() == Some("typed") {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "sender form not stored: {stored:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The other replica had never seen the agent: its first call is in the stored form.
+    second
+        .players()
+        .notify_league_event(round_announcement(&me.id, "e2"))
+        .await
+        .expect("delivered");
+    let statuses: Vec<u16> = agent.calls().into_iter().map(|call| call.status).collect();
+    assert_eq!(statuses, [400, 200, 200]);
+}

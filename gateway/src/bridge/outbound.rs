@@ -174,7 +174,7 @@ impl PlayerBridge {
                     }
                     if form != agent.sender_form() {
                         tracing::info!(agent_id = %agent.agent_id, form = form.as_str(), "agent takes the league's senders in the other form");
-                        agent.set_sender_form(form);
+                        self.league.learned_sender_form(agent, form);
                     }
                     break Ok(result);
                 }

@@ -172,8 +172,10 @@ fn accepted(
     conversation_id: Option<&str>,
 ) -> Handled {
     let form = registration.form;
-    if let Some(agent) = inbound.league.known_agent(&registration.agent_id) {
-        agent.set_sender_form(form);
+    if let Some(agent) = inbound.league.known_agent(&registration.agent_id)
+        && agent.sender_form() != form
+    {
+        inbound.league.learned_sender_form(&agent, form);
     }
     let (message_type, id_field, league_id) = match kind {
         Kind::Player => (
