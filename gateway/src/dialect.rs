@@ -136,6 +136,7 @@ pub enum Dialect {
     /// The message type as the method (`GAME_INVITATION`).
     MessageType,
     /// The message type in lower case as the method (`game_invitation`).
+    #[serde(rename = "message_type_lower")]
     LowerMessageType,
     /// The lower-case message type as the method, with the message nested under that name
     /// (`game_invitation {"game_invitation": {...}}`). Such an agent answers every method it does not
@@ -169,20 +170,20 @@ impl Dialect {
         }
     }
 
+    const ALL: [Dialect; 9] = [
+        Dialect::Canonical,
+        Dialect::MessageType,
+        Dialect::LowerMessageType,
+        Dialect::Nested,
+        Dialect::Receive,
+        Dialect::HandleMessage,
+        Dialect::McpMessage,
+        Dialect::ToolsCall,
+        Dialect::Legacy,
+    ];
+
     pub fn parse(text: &str) -> Option<Dialect> {
-        [
-            Dialect::Canonical,
-            Dialect::MessageType,
-            Dialect::LowerMessageType,
-            Dialect::Nested,
-            Dialect::Receive,
-            Dialect::HandleMessage,
-            Dialect::McpMessage,
-            Dialect::ToolsCall,
-            Dialect::Legacy,
-        ]
-        .into_iter()
-        .find(|d| d.as_str() == text)
+        Self::ALL.into_iter().find(|d| d.as_str() == text)
     }
 
     /// The method and params to send `message` (a league.v2 message of type `kind`) in this dialect.
@@ -497,6 +498,16 @@ mod tests {
             resolve("ping", json!([1])).map_err(|e| e.code),
             Err(INVALID_PARAMS)
         );
+    }
+
+    #[test]
+    fn configuration_and_registration_labels_use_the_same_names() {
+        for dialect in Dialect::ALL {
+            let configured: Dialect = serde_json::from_value(json!(dialect.as_str()))
+                .unwrap_or_else(|e| panic!("{}: {e}", dialect.as_str()));
+            assert_eq!(configured, dialect);
+            assert_eq!(Dialect::parse(dialect.as_str()), Some(dialect));
+        }
     }
 
     #[test]

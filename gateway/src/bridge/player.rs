@@ -132,14 +132,15 @@ fn check_reply(
     if let Some(Value::String(token)) = reply.get("auth_token")
         && !is_issued_form(token)
     {
-        checker.deviation(
-            kinds::PLACEHOLDER_TOKEN,
+        let detail = if crate::wire::outbound_token::is_outbound(token) {
+            "reply echoes the league's outbound token, not the agent's token".to_owned()
+        } else {
             format!(
                 "reply carries auth_token {:?}, not the agent's token",
                 shorten(token)
-            ),
-            ErrorCode::AuthTokenInvalid,
-        )?;
+            )
+        };
+        checker.deviation(kinds::PLACEHOLDER_TOKEN, detail, ErrorCode::AuthTokenInvalid)?;
     }
     if let Some(Value::String(claimed)) = reply.get("player_id")
         && claimed != player_id
