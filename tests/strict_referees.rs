@@ -21,15 +21,28 @@ const REFEREE: &str = concat!(
 /// Starts `league run --referees 0` with two bots and two external players; returns it, its output and
 /// the gateway's `/mcp`.
 async fn start_league() -> (Child, BufReader<ChildStdout>, String) {
+    start_league_with(&[
+        "--players",
+        "2",
+        "--external-players",
+        "2",
+        "--move-timeout",
+        "3s",
+    ])
+    .await
+}
+
+/// `league run --referees 0` with `args` (players and move timeout).
+async fn start_league_with(args: &[&str]) -> (Child, BufReader<ChildStdout>, String) {
     let mut league = Command::new(env!("CARGO_BIN_EXE_league"))
         .arg("run")
-        .args(["--players", "2", "--external-players", "2", "--referees", "0"])
+        .args(args)
         .args([
+            "--referees",
+            "0",
             "--gateway-addr",
             "127.0.0.1:0",
             "--join-timeout",
-            "3s",
-            "--move-timeout",
             "3s",
         ])
         .args(["--retry-delay", "100ms", "--deadline", "120s"])
@@ -158,6 +171,97 @@ async fn a_strict_referee_that_pulls_without_a_token_runs_a_league() {
     league_refereed_in("pull").await;
 }
 
+/// A player that notes how long each CHOOSE_PARITY_CALL gives it (`deadline` minus the moment it
+/// arrives) and prints the list once the league completes.
+const TIMED_PLAYER: &str = r#"
+import json, sys, threading, urllib.request
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+state, done = {"windows": []}, threading.Event()
+
+def stamp():
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        params = request.get("params") or {}
+        kind, result = params.get("message_type"), {"status": "ok"}
+        if kind == "GAME_INVITATION":
+            result = {"message_type": "GAME_JOIN_ACK", "match_id": params["match_id"], "player_id": state["id"],
+                      "arrival_timestamp": stamp(), "accept": True}
+        elif kind == "CHOOSE_PARITY_CALL":
+            deadline = datetime.fromisoformat(params["deadline"].replace("Z", "+00:00"))
+            state["windows"].append((deadline - datetime.now(timezone.utc)).total_seconds())
+            result = {"message_type": "CHOOSE_PARITY_RESPONSE", "match_id": params["match_id"],
+                      "player_id": state["id"], "parity_choice": "even"}
+        elif kind == "LEAGUE_COMPLETED":
+            done.set()
+        body = json.dumps({"jsonrpc": "2.0", "result": result, "id": request.get("id")}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+meta = {"display_name": "timed", "version": "1.0.0", "game_types": ["even_odd"],
+        "contact_endpoint": f"http://127.0.0.1:{server.server_address[1]}/mcp"}
+params = {"protocol": "league.v2", "message_type": "LEAGUE_REGISTER_REQUEST", "sender": "player:timed",
+          "timestamp": stamp(), "conversation_id": "conv-timed", "player_meta": meta}
+body = json.dumps({"jsonrpc": "2.0", "method": "register_player", "params": params, "id": 1}).encode()
+request = urllib.request.Request(sys.argv[1], data=body, headers={"Content-Type": "application/json"})
+state["id"] = json.loads(urllib.request.urlopen(request, timeout=10).read())["result"]["player_id"]
+done.wait(120)
+print(json.dumps(state), flush=True)
+"#;
+
+#[tokio::test]
+async fn an_external_referee_s_players_get_the_league_s_move_timeout() {
+    // The specification's default is 30 s; this league gives 45 s, through the external referee too.
+    let (mut league, mut stdout, gateway) = start_league_with(&[
+        "--players",
+        "1",
+        "--external-players",
+        "1",
+        "--move-timeout",
+        "45s",
+    ])
+    .await;
+    let mut referee = python(REFEREE, &[&gateway, "strict", "--style", "pull"]);
+    let player = Command::new("python3")
+        .args(["-c", TIMED_PLAYER, &gateway])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python3 runs the player");
+    let mut output = String::new();
+    tokio::time::timeout(Duration::from_secs(180), stdout.read_to_string(&mut output))
+        .await
+        .expect("the league finishes")
+        .expect("launcher output");
+    assert!(
+        league.wait().await.expect("league run exits").success(),
+        "{output}"
+    );
+    referee.start_kill().expect("stop the referee");
+    let printed = player.wait_with_output().await.expect("player output");
+    let state: Value = serde_json::from_slice(&printed.stdout).expect("the player's notes");
+    let windows = state["windows"].as_array().expect("windows");
+    assert_eq!(windows.len(), 1, "one match, one parity call: {state}");
+    let window = windows[0].as_f64().expect("seconds");
+    assert!(
+        (40.0..=45.5).contains(&window),
+        "the player had {window} s to choose, not the league's 45 s"
+    );
+}
+
 /// One JSON-RPC call over HTTP/1.1 from the loopback address `from`; the response body.
 async fn call_from(from: [u8; 4], gateway: &str, method: &str, params: Value) -> Value {
     let address = gateway
@@ -252,7 +356,10 @@ async fn a_tokenless_pull_is_answered_only_from_the_referee_s_own_address() {
 /// Stops `league run` the way an operator does (SIGTERM), so it stops its services too.
 async fn stop(league: &mut Child) {
     if let Some(pid) = league.id() {
-        let stopped = Command::new("kill").args(["-TERM", &pid.to_string()]).status().await;
+        let stopped = Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .await;
         assert!(stopped.is_ok_and(|status| status.success()), "kill -TERM {pid}");
     }
     tokio::time::timeout(Duration::from_secs(60), league.wait())
