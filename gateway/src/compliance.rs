@@ -148,6 +148,10 @@ pub const KINDS: &[&str] = &[
     kinds::RESULT_WITH_ERROR_NULL,
     kinds::UNIMPLEMENTED_NOTIFICATION,
     kinds::REFUSED_NOTIFICATION_ANSWER,
+    kinds::REFUSED_SENDER,
+    kinds::REFUSED_AUTH,
+    kinds::REFUSED_PARAMS,
+    kinds::REFUSED_NOTIFICATION,
     kinds::METHOD_DIALECT,
     kinds::CONVERSATION_MISMATCH,
     kinds::REPLY_PLAYER_ID,
@@ -166,6 +170,14 @@ pub mod kinds {
     pub const UNIMPLEMENTED_NOTIFICATION: &str = "unimplemented_notification";
     /// A notification's answer the mode refused (delivered all the same: it is not sent again).
     pub const REFUSED_NOTIFICATION_ANSWER: &str = "refused_notification_answer";
+    /// The agent refused a notification over the league's `sender`, in both forms.
+    pub const REFUSED_SENDER: &str = "refused_sender";
+    /// The agent refused a notification over its `auth_token` (401, -32001, E011/E012).
+    pub const REFUSED_AUTH: &str = "refused_auth";
+    /// The agent refused a notification's params (-32602: a field it wants, a value it rejects).
+    pub const REFUSED_PARAMS: &str = "refused_params";
+    /// The agent answered a notification with any other JSON-RPC error.
+    pub const REFUSED_NOTIFICATION: &str = "refused_notification";
     pub const METHOD_DIALECT: &str = "method_dialect_fallback";
     pub const CONVERSATION_MISMATCH: &str = "conversation_id_mismatch";
     pub const REPLY_PLAYER_ID: &str = "reply_player_id_not_assigned";

@@ -137,6 +137,13 @@ pub enum Dialect {
     Canonical,
     /// The message type as the method (`GAME_INVITATION`).
     MessageType,
+    /// The message type in lower case as the method (`game_invitation`).
+    LowerMessageType,
+    /// The lower-case message type as the method, with the message nested under that name
+    /// (`game_invitation {"game_invitation": {...}}`). Such an agent answers every method it does not
+    /// know `200 {"status": "ok"}`, so its dialect cannot be found by trying: it is learned only from
+    /// an agent that registers this way.
+    Nested,
     /// `receive_<message type>` in lower case.
     Receive,
     /// One method `handle_message` with the message in `params.message`.
@@ -154,6 +161,8 @@ impl Dialect {
         match self {
             Dialect::Canonical => "canonical",
             Dialect::MessageType => "message_type",
+            Dialect::LowerMessageType => "message_type_lower",
+            Dialect::Nested => "nested",
             Dialect::Receive => "receive",
             Dialect::HandleMessage => "handle_message",
             Dialect::McpMessage => "mcp_message",
@@ -166,6 +175,8 @@ impl Dialect {
         [
             Dialect::Canonical,
             Dialect::MessageType,
+            Dialect::LowerMessageType,
+            Dialect::Nested,
             Dialect::Receive,
             Dialect::HandleMessage,
             Dialect::McpMessage,
@@ -181,6 +192,12 @@ impl Dialect {
         match self {
             Dialect::Canonical => (kind.canonical_method().to_owned(), message),
             Dialect::MessageType => (kind.as_str().to_owned(), message),
+            Dialect::LowerMessageType => (kind.as_str().to_ascii_lowercase(), message),
+            Dialect::Nested => {
+                let name = kind.as_str().to_ascii_lowercase();
+                let params = wrap(&name, message);
+                (name, params)
+            }
             Dialect::Receive => (format!("receive_{}", kind.as_str().to_ascii_lowercase()), message),
             Dialect::HandleMessage => ("handle_message".to_owned(), wrap("message", message)),
             Dialect::McpMessage => ("mcp_message".to_owned(), message),
@@ -291,7 +308,18 @@ fn resolve_in(method: &str, mut message: Map<String, Value>, depth: u8) -> Resul
         }
         _ => {}
     }
-    let by_method = by_method(&lower);
+    if let Some(resolved) = nested(method, &mut message) {
+        return Ok(resolved);
+    }
+    let by_method = by_method(&lower).map(|(action, dialect)| {
+        // The message type written in lower case is a dialect of its own (it is how such an agent is
+        // called back).
+        if dialect == Dialect::MessageType && method == lower {
+            (action, Dialect::LowerMessageType)
+        } else {
+            (action, dialect)
+        }
+    });
     // `params.message_type` decides when present and known.
     if let Some(kind) = message
         .get("message_type")
@@ -313,6 +341,23 @@ fn resolve_in(method: &str, mut message: Map<String, Value>, depth: u8) -> Resul
         action,
         message,
         dialect,
+    })
+}
+
+/// A message nested under its own lower-case type name, the method naming the same type:
+/// `league_register_request {"league_register_request": {...}}`.
+fn nested(method: &str, message: &mut Map<String, Value>) -> Option<Resolved> {
+    let kind = MessageType::parse(method).filter(|kind| kind.as_str().to_ascii_lowercase() == method)?;
+    if message.len() != 1 || !matches!(message.get(method), Some(Value::Object(_))) {
+        return None;
+    }
+    let Some(Value::Object(inner)) = message.remove(method) else {
+        return None;
+    };
+    Some(Resolved {
+        action: Action::Message(kind),
+        message: inner,
+        dialect: Dialect::Nested,
     })
 }
 
@@ -400,7 +445,14 @@ mod tests {
         );
         assert_eq!(
             action("league_register_request", json!({})),
-            (register, Dialect::MessageType)
+            (register, Dialect::LowerMessageType)
+        );
+        assert_eq!(
+            action(
+                "league_register_request",
+                json!({"league_register_request": message.clone()})
+            ),
+            (register, Dialect::Nested)
         );
         assert_eq!(action("league_register", json!({})), (register, Dialect::Legacy));
         assert_eq!(
@@ -460,6 +512,15 @@ mod tests {
             "CHOOSE_PARITY_CALL"
         );
         assert_eq!(Dialect::Legacy.frame(call, message.clone()).0, "parity_choose");
+        assert_eq!(
+            Dialect::LowerMessageType.frame(call, message.clone()).0,
+            "choose_parity_call"
+        );
+        let (method, params) = Dialect::Nested.frame(call, message.clone());
+        assert_eq!(
+            (method.as_str(), &params["choose_parity_call"]),
+            ("choose_parity_call", &message)
+        );
         let (method, params) = Dialect::ToolsCall.frame(call, message.clone());
         assert_eq!(
             (method.as_str(), &params["name"]),

@@ -12,20 +12,25 @@ use league_proto::v2::agents_service_client::AgentsServiceClient;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{
     AgentKind, AuthenticateRequest, GetAgentRequest, GetMatchRequest, GetStandingsRequest, ScheduledMatch,
+    SetAgentLabelRequest,
 };
 use league_runtime::credentials::{on_behalf_of_request, operator_request};
 use league_runtime::grpc::GrpcChannel;
 use secrecy::SecretString;
 use sha2::{Digest, Sha256};
 
-use crate::dialect::Dialect;
+use crate::dialect::{Dialect, MessageType};
 use crate::league_error::{LeagueError, LeagueResult};
 use crate::standings::{Standings, StandingsCache};
+use crate::wire::outbound_token;
+use crate::wire::sender::SenderForm;
 
 /// How long a verified credential is trusted without asking the manager again.
 const CREDENTIAL_TTL: Duration = Duration::from_secs(60);
 /// The label an external agent's dialect is stored under in its registration.
 pub const DIALECT_LABEL: &str = "league.dialect";
+/// The label an external agent's sender form ([`SenderForm`]) is stored under, once learned.
+pub const SENDER_FORM_LABEL: &str = "league.sender_form";
 /// The label that marks an agent as reached through the gateway.
 pub const EXTERNAL_LABEL: &str = "league.external";
 
@@ -36,9 +41,24 @@ pub struct ExternalAgent {
     pub contact_endpoint: String,
     /// Learned at registration; switched when the agent turns out to answer another dialect.
     pub dialect: Mutex<Dialect>,
+    /// How the league's senders are written for this agent (learned, see [`crate::wire::sender`]).
+    pub sender_form: Mutex<SenderForm>,
+    /// The dialect that worked for each message type when it was not the agent's own, so a fallback
+    /// costs the agent's -32601s once, not on every message.
+    pub methods: Mutex<HashMap<MessageType, Dialect>>,
 }
 
 impl ExternalAgent {
+    pub fn new(agent_id: String, contact_endpoint: String, dialect: Dialect, form: SenderForm) -> Self {
+        Self {
+            agent_id,
+            contact_endpoint,
+            dialect: Mutex::new(dialect),
+            sender_form: Mutex::new(form),
+            methods: Mutex::default(),
+        }
+    }
+
     pub fn dialect(&self) -> Dialect {
         self.dialect.lock().map(|d| *d).unwrap_or(Dialect::Canonical)
     }
@@ -48,9 +68,91 @@ impl ExternalAgent {
             *current = dialect;
         }
     }
+
+    /// The dialect to try first for `kind`: the one that worked for it before, else the agent's own.
+    pub fn dialect_for(&self, kind: MessageType) -> Dialect {
+        self.methods
+            .lock()
+            .ok()
+            .and_then(|methods| methods.get(&kind).copied())
+            .unwrap_or_else(|| self.dialect())
+    }
+
+    /// Remembers that `kind` reached the agent in `dialect`.
+    pub fn set_dialect_for(&self, kind: MessageType, dialect: Dialect) {
+        if let Ok(mut methods) = self.methods.lock() {
+            methods.insert(kind, dialect);
+        }
+    }
+
+    pub fn sender_form(&self) -> SenderForm {
+        self.sender_form.lock().map(|f| *f).unwrap_or_default()
+    }
+
+    pub fn set_sender_form(&self, form: SenderForm) {
+        if let Ok(mut current) = self.sender_form.lock() {
+            *current = form;
+        }
+    }
 }
 
 type Verified = (String, AgentKind, Instant);
+
+/// How long after registering an agent that registers again from the same endpoint under the same
+/// name is taken to have discarded our answer (it is answered again, with the same id and token).
+pub const PROMPT_REREGISTRATION: Duration = Duration::from_secs(30);
+
+/// A registration this gateway answered, kept [`PROMPT_REREGISTRATION`] in memory only (the token
+/// never leaves this process but in the answer, as the first answer did).
+#[derive(Debug, Clone)]
+pub struct Registration {
+    pub agent_id: String,
+    pub auth_token: SecretString,
+    pub league_id: String,
+    /// The sender form of the last answer.
+    pub form: SenderForm,
+    at: Instant,
+}
+
+/// Recent registrations by (contact endpoint, display name).
+#[derive(Debug, Default)]
+pub struct RecentRegistrations(Mutex<HashMap<(String, String), Registration>>);
+
+impl RecentRegistrations {
+    /// Remembers a registration just answered (in the default sender form); returns it.
+    pub fn record(
+        &self,
+        endpoint: &str,
+        name: &str,
+        agent_id: String,
+        auth_token: SecretString,
+        league_id: String,
+    ) -> Registration {
+        let registration = Registration {
+            agent_id,
+            auth_token,
+            league_id,
+            form: SenderForm::default(),
+            at: Instant::now(),
+        };
+        if let Ok(mut recent) = self.0.lock() {
+            recent.retain(|_, earlier| earlier.at.elapsed() < PROMPT_REREGISTRATION);
+            recent.insert((endpoint.to_owned(), name.to_owned()), registration.clone());
+        }
+        registration
+    }
+
+    /// A prompt repeat of a registration: the first one, its answer's sender form switched.
+    pub fn repeat(&self, endpoint: &str, name: &str) -> Option<Registration> {
+        let mut recent = self.0.lock().ok()?;
+        let key = (endpoint.to_owned(), name.to_owned());
+        let registration = recent
+            .get_mut(&key)
+            .filter(|registration| registration.at.elapsed() < PROMPT_REREGISTRATION)?;
+        registration.form = registration.form.other();
+        Some(registration.clone())
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct League {
@@ -61,6 +163,8 @@ pub struct League {
     verified: Arc<RwLock<HashMap<[u8; 32], Verified>>>,
     external: Arc<RwLock<HashMap<String, Arc<ExternalAgent>>>>,
     standings: Arc<StandingsCache<Arc<Standings>>>,
+    /// Registrations answered lately, for an agent that registers again at once.
+    pub recent: Arc<RecentRegistrations>,
 }
 
 impl League {
@@ -72,6 +176,7 @@ impl League {
             verified: Arc::default(),
             external: Arc::default(),
             standings: Arc::default(),
+            recent: Arc::default(),
         }
     }
 
@@ -90,6 +195,11 @@ impl League {
         &self.operator
     }
 
+    /// The `auth_token` on every message the league sends `agent_id` ([`outbound_token`]).
+    pub fn outbound_token(&self, agent_id: &str) -> String {
+        outbound_token::for_agent(&self.operator, agent_id)
+    }
+
     /// Whose token this is. `claimed`: the id the message's sender names, if it names a registered id;
     /// the token must then be that agent's (E012 otherwise, also for another agent's valid token).
     pub async fn authenticate(
@@ -97,6 +207,13 @@ impl League {
         claimed: Option<&str>,
         token: &str,
     ) -> LeagueResult<(String, AgentKind)> {
+        if outbound_token::is_outbound(token) {
+            // What the league sends an agent proves the league, never the agent.
+            return Err(LeagueError::new(
+                ErrorCode::AuthTokenInvalid,
+                "auth token invalid: that is the token the league's messages carry, not a credential",
+            ));
+        }
         let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         let cached = self
             .verified
@@ -176,6 +293,32 @@ impl League {
         agent
     }
 
+    /// Sets the sender form learned for `agent`, and stores it with its registration so every replica
+    /// that looks the agent up from now on uses it (in the background: the call in hand goes on).
+    pub fn learned_sender_form(&self, agent: &ExternalAgent, form: SenderForm) {
+        agent.set_sender_form(form);
+        let request = self.as_operator(SetAgentLabelRequest {
+            agent_id: agent.agent_id.clone(),
+            key: SENDER_FORM_LABEL.to_owned(),
+            value: form.as_str().to_owned(),
+        });
+        let mut agents = self.agents.clone();
+        let agent_id = agent.agent_id.clone();
+        tokio::spawn(async move {
+            if let Err(status) = agents.set_agent_label(request).await {
+                tracing::warn!(%agent_id, %status, "cannot store the agent's sender form; other replicas learn it themselves");
+            }
+        });
+    }
+
+    /// An external agent this gateway knows already (no manager call).
+    pub fn known_agent(&self, agent_id: &str) -> Option<Arc<ExternalAgent>> {
+        self.external
+            .read()
+            .ok()
+            .and_then(|external| external.get(agent_id).cloned())
+    }
+
     /// An external agent by id, from the cache or the manager (it may have registered through another
     /// gateway replica, or before this one started).
     pub async fn external_agent(&self, agent_id: &str) -> LeagueResult<Arc<ExternalAgent>> {
@@ -203,10 +346,16 @@ impl League {
             .get(DIALECT_LABEL)
             .and_then(|name| Dialect::parse(name))
             .unwrap_or(Dialect::Canonical);
-        Ok(self.remember(ExternalAgent {
-            agent_id: response.agent_id,
-            contact_endpoint: meta.contact_endpoint,
-            dialect: Mutex::new(dialect),
-        }))
+        let form = meta
+            .labels
+            .get(SENDER_FORM_LABEL)
+            .and_then(|name| SenderForm::parse(name))
+            .unwrap_or_default();
+        Ok(self.remember(ExternalAgent::new(
+            response.agent_id,
+            meta.contact_endpoint,
+            dialect,
+            form,
+        )))
     }
 }

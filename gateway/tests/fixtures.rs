@@ -772,7 +772,7 @@ async fn bridge_calls_each_peer_in_a_dialect_its_players_accept() {
 
     // peer-b registered with the canonical names; its players know only the three game methods and
     // answer -32601 to everything else, so each notification is tried canonically, then by message
-    // type, then recorded as not implemented (never retried).
+    // type, then by the message type in lower case, then recorded as not implemented (never retried).
     let (accept, choice, events) = play_everything(&gateway, &b.id, &a.id).await;
     assert!(accept, "peer-b's GAME_JOIN_ACK says accept: true");
     assert_eq!(choice.as_deref(), Some("even"), "peer-b's probe answer");
@@ -790,12 +790,16 @@ async fn bridge_calls_each_peer_in_a_dialect_its_players_accept() {
             "notify_match_result",
             "notify_round",
             "ROUND_ANNOUNCEMENT",
+            "round_announcement",
             "update_standings",
             "LEAGUE_STANDINGS_UPDATE",
+            "league_standings_update",
             "notify_round_completed",
             "ROUND_COMPLETED",
+            "round_completed",
             "notify_league_completed",
-            "LEAGUE_COMPLETED"
+            "LEAGUE_COMPLETED",
+            "league_completed"
         ]
     );
     let game_calls: Vec<Received> = agents_b.received().into_iter().take(3).collect();

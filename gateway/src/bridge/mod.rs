@@ -2,6 +2,7 @@
 //! dialect, and collecting the replies agents send as separate calls.
 
 pub mod client;
+pub mod outbound;
 pub mod overhead;
 pub mod player;
 pub mod replies;

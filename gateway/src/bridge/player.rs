@@ -13,14 +13,16 @@ use league_proto::{ErrorCode, error_code};
 use serde_json::{Map, Value, json};
 use tonic::{Request, Response, Status};
 
-use super::client::{AgentClient, Answer};
+use super::client::AgentClient;
 use super::replies::{Replies, reply_key};
 use crate::compliance::{Checker, Mode, WarningBuffer, kinds};
-use crate::dialect::{Dialect, MessageType};
-use crate::jsonrpc::{self, METHOD_NOT_FOUND, RpcError};
+use crate::dialect::MessageType;
+use crate::jsonrpc;
 use crate::league::{ExternalAgent, League};
 use crate::league_error::LeagueError;
 use crate::wire::{self, convert, envelope, timestamp};
+
+pub(crate) use super::outbound::Failure;
 
 /// Timeouts for calls that carry no deadline (GAME_OVER: 5 s; anything else: 10 s by default).
 #[derive(Debug, Clone, Copy)]
@@ -41,160 +43,7 @@ pub struct PlayerBridge {
     pub timeouts: Timeouts,
 }
 
-/// Why a call to an agent did not produce a result.
-#[derive(Debug)]
-pub(crate) enum Failure {
-    /// The agent knows no method for this message in any dialect tried.
-    NotImplemented,
-    /// The agent answered with a JSON-RPC error.
-    Refused(RpcError),
-    /// No usable answer (timeout, connection, malformed answer).
-    League(LeagueError),
-}
-
-impl Failure {
-    pub(crate) fn status(&self, what: &str) -> Status {
-        match self {
-            Failure::NotImplemented => error_code::status(
-                ErrorCode::InvalidMessageFormat,
-                format!("the agent implements no method for {what}"),
-            ),
-            Failure::Refused(error) => {
-                // An agent that names a league.v2 code keeps it; anything else is a refusal.
-                let code = error
-                    .data
-                    .as_ref()
-                    .and_then(|data| data.get("error_code"))
-                    .and_then(Value::as_str)
-                    .and_then(|code| code.parse().ok())
-                    .unwrap_or(ErrorCode::InvalidMessageFormat);
-                error_code::status(
-                    code,
-                    format!("the agent refused {what}: {} {}", error.code, error.message),
-                )
-            }
-            Failure::League(error) => error_code::status(error.code, error.description.clone()),
-        }
-    }
-}
-
-/// The dialects tried, in order, when an agent does not know a method in its own.
-const FALLBACKS: [Dialect; 2] = [Dialect::Canonical, Dialect::MessageType];
-
 impl PlayerBridge {
-    /// Sends `message` to `agent` and returns its result, trying the usual other dialects once if the
-    /// agent does not know the method.
-    pub(crate) async fn call(
-        &self,
-        agent: &ExternalAgent,
-        kind: MessageType,
-        message: Value,
-        limit: Duration,
-    ) -> Result<Value, Failure> {
-        let outcome = self.call_in_dialects(agent, kind, message, limit).await;
-        let label = match &outcome {
-            Ok(_) => "ok".to_owned(),
-            Err(Failure::NotImplemented) => "not_implemented".to_owned(),
-            Err(Failure::Refused(_)) => "refused".to_owned(),
-            Err(Failure::League(error)) => error.code.code().to_owned(),
-        };
-        crate::metrics::OUTBOUND
-            .get_or_create(&crate::metrics::OutboundLabels {
-                message_type: kind.as_str(),
-                outcome: label,
-            })
-            .inc();
-        outcome
-    }
-
-    async fn call_in_dialects(
-        &self,
-        agent: &ExternalAgent,
-        kind: MessageType,
-        message: Value,
-        limit: Duration,
-    ) -> Result<Value, Failure> {
-        let deadline = tokio::time::Instant::now() + limit;
-        let own = agent.dialect();
-        let mut checker = Checker::new(self.mode);
-        let mut tried = Vec::with_capacity(3);
-        for dialect in std::iter::once(own).chain(FALLBACKS.into_iter().filter(|d| *d != own)) {
-            tried.push(dialect);
-            let (method, params) = dialect.frame(kind, message.clone());
-            let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let answer = self
-                .client
-                .call(&agent.contact_endpoint, &method, params, remaining, &mut checker)
-                .await;
-            match answer {
-                Ok(Answer::Result(result)) => {
-                    if dialect != own {
-                        checker
-                            .deviation(
-                                kinds::METHOD_DIALECT,
-                                format!("registered as {}, answers {}", own.as_str(), dialect.as_str()),
-                                ErrorCode::InvalidMessageFormat,
-                            )
-                            .ok();
-                        agent.set_dialect(dialect);
-                    }
-                    self.warnings.record(&agent.agent_id, checker.into_deviations());
-                    return Ok(result);
-                }
-                Ok(Answer::Error(error)) if error.code == METHOD_NOT_FOUND => continue,
-                Ok(Answer::Error(error)) => {
-                    self.warnings.record(&agent.agent_id, checker.into_deviations());
-                    return Err(Failure::Refused(error));
-                }
-                Err(error) => {
-                    self.warnings.record(&agent.agent_id, checker.into_deviations());
-                    return Err(Failure::League(error));
-                }
-            }
-        }
-        tracing::debug!(agent_id = %agent.agent_id, message_type = kind.as_str(), ?tried, "method not implemented");
-        Err(Failure::NotImplemented)
-    }
-
-    /// A notification: delivered, or not implemented by the agent (a warning, never a retry); only a
-    /// failure to reach the agent (E001/E009) is worth trying again. An answer that breaks the
-    /// specification (strict mode refuses peer-a's `"error": null`, say) still means the agent got the
-    /// message: a warning too, since sending it again would get the same answer.
-    async fn notify(
-        &self,
-        agent: &ExternalAgent,
-        kind: MessageType,
-        message: Value,
-        limit: Duration,
-    ) -> Result<(), Status> {
-        match self.call(agent, kind, message, limit).await {
-            Ok(_) => Ok(()),
-            Err(Failure::NotImplemented | Failure::Refused(_)) => {
-                self.warnings.record(
-                    &agent.agent_id,
-                    [crate::compliance::Deviation {
-                        kind: kinds::UNIMPLEMENTED_NOTIFICATION,
-                        detail: format!("{} not implemented or refused", kind.as_str()),
-                        strict_error: ErrorCode::InvalidMessageFormat,
-                    }],
-                );
-                Ok(())
-            }
-            Err(Failure::League(error)) if !error.code.is_retryable() => {
-                self.warnings.record(
-                    &agent.agent_id,
-                    [crate::compliance::Deviation {
-                        kind: kinds::REFUSED_NOTIFICATION_ANSWER,
-                        detail: format!("{}: {}", kind.as_str(), error.description),
-                        strict_error: error.code,
-                    }],
-                );
-                Ok(())
-            }
-            Err(failure @ Failure::League(_)) => Err(failure.status(kind.as_str())),
-        }
-    }
-
     async fn agent(&self, player_id: &str) -> Result<Arc<ExternalAgent>, Status> {
         self.league
             .external_agent(player_id)
@@ -556,9 +405,11 @@ impl PlayerService for PlayerBridge {
                 "error_description": request.error_description,
                 "affected_player": request.affected_player,
                 "action_required": request.action_required,
+                "retry_info": {"retry_count": request.retry_count, "max_retries": request.max_retries},
+                "consequence": request.consequence,
+                // The same counts flat, as agents written before `retry_info` read them.
                 "retry_count": request.retry_count,
                 "max_retries": request.max_retries,
-                "consequence": request.consequence,
             }),
         );
         self.notify(&agent, MessageType::GameError, message, self.timeouts.other)

@@ -1,19 +1,21 @@
 //! LEAGUE_REGISTER_REQUEST and REFEREE_REGISTER_REQUEST: the agent's metadata becomes a registration at
 //! the manager, with the gateway's bridge as the agent's service endpoint and the dialect it registered
-//! in remembered, so the league can call it back the way it speaks.
-
-use std::sync::Mutex;
+//! in remembered, so the league can call it back the way it speaks. A prompt second registration from
+//! the same endpoint under the same name is answered again (same id and token, the manager's sender in
+//! the other form): the agent refused our first answer's sender.
 
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
 use league_proto::{ErrorCode, ProtocolVersion};
+use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Map, Value, json};
 
 use super::{Handled, Inbound};
 use crate::compliance::{Checker, kinds};
 use crate::dialect::Dialect;
-use crate::league::{DIALECT_LABEL, EXTERNAL_LABEL, ExternalAgent};
+use crate::league::{DIALECT_LABEL, EXTERNAL_LABEL, ExternalAgent, Registration};
 use crate::league_error::{LeagueError, LeagueResult};
 use crate::wire::envelope::{self, text};
+use crate::wire::sender::SenderForm;
 
 const MAX_TEXT: usize = 256;
 
@@ -28,38 +30,46 @@ pub async fn player(
     let dialect = chosen_dialect(inbound, dialect, meta);
     let agent_meta = agent_meta(inbound, meta, dialect, checker)?;
     let contact_endpoint = agent_meta.contact_endpoint.clone();
+    let display_name = agent_meta.display_name.clone();
     let league_id = optional_text(message, "league_id")?.unwrap_or_default();
     let request = RegisterPlayerRequest {
         meta: Some(agent_meta),
         league_id,
     };
     let conversation_id = envelope.conversation_id.clone();
+    if let Some(repeat) = inbound.league.recent.repeat(&contact_endpoint, &display_name) {
+        return Ok(accepted(
+            inbound,
+            Kind::Player,
+            &repeat,
+            conversation_id.as_deref(),
+        ));
+    }
     match inbound.league.manager.clone().register_player(request).await {
         Ok(response) => {
             let response = response.into_inner();
-            inbound.league.remember(ExternalAgent {
-                agent_id: response.player_id.clone(),
-                contact_endpoint,
-                dialect: Mutex::new(dialect),
-            });
+            inbound.league.remember(ExternalAgent::new(
+                response.player_id.clone(),
+                contact_endpoint.clone(),
+                dialect,
+                SenderForm::default(),
+            ));
             // The standings have a row more: whoever asks this gateway next sees it.
             inbound.league.forget_standings();
             tracing::info!(player_id = %response.player_id, dialect = dialect.as_str(), "external player registered");
-            Ok(Handled {
-                result: crate::wire::message(
-                    "LEAGUE_REGISTER_RESPONSE",
-                    "league_manager",
-                    conversation_id.as_deref().unwrap_or_default(),
-                    json!({
-                        "status": "ACCEPTED",
-                        "player_id": response.player_id,
-                        "auth_token": response.auth_token,
-                        "league_id": response.league_id,
-                        "reason": null,
-                    }),
-                ),
-                agent_id: Some(response.player_id),
-            })
+            let registration = inbound.league.recent.record(
+                &contact_endpoint,
+                &display_name,
+                response.player_id,
+                SecretString::from(response.auth_token),
+                response.league_id,
+            );
+            Ok(accepted(
+                inbound,
+                Kind::Player,
+                &registration,
+                conversation_id.as_deref(),
+            ))
         }
         Err(status) => rejected("LEAGUE_REGISTER_RESPONSE", conversation_id.as_deref(), &status),
     }
@@ -103,6 +113,15 @@ pub async fn referee(
     let agent_meta = agent_meta(inbound, meta, dialect, checker)?;
     let contact_endpoint = agent_meta.contact_endpoint.clone();
     let conversation_id = envelope.conversation_id.clone();
+    let display_name = agent_meta.display_name.clone();
+    if let Some(repeat) = inbound.league.recent.repeat(&contact_endpoint, &display_name) {
+        return Ok(accepted(
+            inbound,
+            Kind::Referee,
+            &repeat,
+            conversation_id.as_deref(),
+        ));
+    }
     let request = RegisterRefereeRequest {
         meta: Some(agent_meta),
         max_concurrent_matches,
@@ -110,30 +129,90 @@ pub async fn referee(
     match inbound.league.manager.clone().register_referee(request).await {
         Ok(response) => {
             let response = response.into_inner();
-            inbound.league.remember(ExternalAgent {
-                agent_id: response.referee_id.clone(),
-                contact_endpoint,
-                dialect: Mutex::new(dialect),
-            });
+            inbound.league.remember(ExternalAgent::new(
+                response.referee_id.clone(),
+                contact_endpoint.clone(),
+                dialect,
+                SenderForm::default(),
+            ));
             tracing::info!(referee_id = %response.referee_id, "external referee registered");
             inbound.referees.referee_registered();
-            Ok(Handled {
-                result: crate::wire::message(
-                    "REFEREE_REGISTER_RESPONSE",
-                    "league_manager",
-                    conversation_id.as_deref().unwrap_or_default(),
-                    json!({
-                        "status": "ACCEPTED",
-                        "referee_id": response.referee_id,
-                        "auth_token": response.auth_token,
-                        "league_id": (!response.league_id.is_empty()).then_some(response.league_id),
-                        "reason": null,
-                    }),
-                ),
-                agent_id: Some(response.referee_id),
-            })
+            let registration = inbound.league.recent.record(
+                &contact_endpoint,
+                &display_name,
+                response.referee_id,
+                SecretString::from(response.auth_token),
+                response.league_id,
+            );
+            Ok(accepted(
+                inbound,
+                Kind::Referee,
+                &registration,
+                conversation_id.as_deref(),
+            ))
         }
         Err(status) => rejected("REFEREE_REGISTER_RESPONSE", conversation_id.as_deref(), &status),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Player,
+    Referee,
+}
+
+/// The ACCEPTED answer, with the sender in the form chosen for this answer and the token the league's
+/// messages to the agent will carry (`league_auth_token`). A prompt repeat of a registration (the agent
+/// discarded our answer, as agents do whose validator refuses our sender's form) is answered again
+/// with the same id and token, the sender in the other form, which is then the form the agent gets.
+fn accepted(
+    inbound: &Inbound,
+    kind: Kind,
+    registration: &Registration,
+    conversation_id: Option<&str>,
+) -> Handled {
+    let form = registration.form;
+    if let Some(agent) = inbound.league.known_agent(&registration.agent_id)
+        && agent.sender_form() != form
+    {
+        inbound.league.learned_sender_form(&agent, form);
+    }
+    let (message_type, id_field, league_id) = match kind {
+        Kind::Player => (
+            "LEAGUE_REGISTER_RESPONSE",
+            "player_id",
+            Value::from(registration.league_id.clone()),
+        ),
+        Kind::Referee => (
+            "REFEREE_REGISTER_RESPONSE",
+            "referee_id",
+            // A referee serves every league of its games; it may register before any exists.
+            (!registration.league_id.is_empty())
+                .then(|| registration.league_id.clone())
+                .into(),
+        ),
+    };
+    let mut fields = Map::new();
+    fields.insert("status".into(), "ACCEPTED".into());
+    fields.insert(id_field.into(), registration.agent_id.clone().into());
+    fields.insert(
+        "auth_token".into(),
+        registration.auth_token.expose_secret().into(),
+    );
+    fields.insert(
+        "league_auth_token".into(),
+        inbound.league.outbound_token(&registration.agent_id).into(),
+    );
+    fields.insert("league_id".into(), league_id);
+    fields.insert("reason".into(), Value::Null);
+    Handled {
+        result: crate::wire::message(
+            message_type,
+            &form.manager(),
+            conversation_id.unwrap_or_default(),
+            Value::Object(fields),
+        ),
+        agent_id: Some(registration.agent_id.clone()),
     }
 }
 

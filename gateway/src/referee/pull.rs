@@ -176,6 +176,12 @@ pub async fn registrations(
     // Pulling referees read the lists at the top of the answer.
     result["players"] = result["data"]["players"].clone();
     result["referees"] = result["data"]["referees"].clone();
+    // The manager's sender in the form this referee takes it.
+    if let Puller::Referee(referee_id) = &puller
+        && let Ok(agent) = inbound.league.external_agent(referee_id).await
+    {
+        agent.sender_form().apply(&mut result);
+    }
     Ok(Handled {
         result,
         agent_id: match puller {

@@ -12,10 +12,12 @@ use serde_json::{Map, Value, json};
 
 use super::timing::{Timing, millis};
 use super::{Referees, lock};
+use crate::bridge::client::Answer;
 use crate::bridge::player::Failure;
 use crate::compliance::Checker;
 use crate::dialect::MessageType;
 use crate::jsonrpc::METHOD_NOT_FOUND;
+use crate::wire::sender::refused_over_sender;
 use crate::wire::{self, timestamp};
 
 /// The name some referees know START_MATCH by, beside the dialects' names.
@@ -106,31 +108,46 @@ impl Referees {
                 other => return other,
             }
         }
+        // As the bridge sends any message: the agent's outbound token, the sender in its form (tried once
+        // in the other form when refused over it).
+        let mut message = message;
+        message["auth_token"] = self.league.outbound_token(&agent.agent_id).into();
+        let mut form = agent.sender_form();
         let mut checker = Checker::new(self.bridge.mode);
-        let answer = self
-            .bridge
-            .client
-            .call(
-                &agent.contact_endpoint,
-                ASSIGN_MATCH,
-                message,
-                limit,
-                &mut checker,
-            )
-            .await;
+        let mut answer;
+        let mut retried = false;
+        loop {
+            let mut framed = message.clone();
+            form.apply(&mut framed);
+            answer = self
+                .bridge
+                .client
+                .call(&agent.contact_endpoint, ASSIGN_MATCH, framed, limit, &mut checker)
+                .await;
+            match &answer {
+                Ok(Answer::Error(error)) if !retried && refused_over_sender(error) => {
+                    retried = true;
+                    form = form.other();
+                }
+                _ => break,
+            }
+        }
         self.bridge
             .warnings
             .record(&agent.agent_id, checker.into_deviations());
         match answer {
-            Ok(crate::bridge::client::Answer::Result(result)) => {
+            Ok(Answer::Result(result)) => {
                 lock(&self.assign_match).insert(agent.agent_id.clone());
+                if form != agent.sender_form() {
+                    self.league.learned_sender_form(agent, form);
+                }
                 Ok(result)
             }
-            Ok(crate::bridge::client::Answer::Error(error)) if error.code == METHOD_NOT_FOUND => {
+            Ok(Answer::Error(error)) if error.code == METHOD_NOT_FOUND => {
                 lock(&self.assign_match).remove(&agent.agent_id);
                 Err(Failure::NotImplemented)
             }
-            Ok(crate::bridge::client::Answer::Error(error)) => Err(Failure::Refused(error)),
+            Ok(Answer::Error(error)) => Err(Failure::Refused(error)),
             Err(error) => Err(Failure::League(error)),
         }
     }

@@ -2,13 +2,16 @@
 
 pub mod convert;
 pub mod envelope;
+pub mod outbound_token;
 pub mod result;
+pub mod sender;
 pub mod timestamp;
 
 use serde_json::{Map, Value};
 
 /// A message from the league (`sender` = `league_manager` or `referee:<id>`), with its envelope filled
-/// in; `fields` are the message's own.
+/// in; `fields` are the message's own. The bridge writes the sender in the receiving agent's form
+/// ([`sender::SenderForm`]) and adds its `auth_token` ([`outbound_token`]) when it sends it.
 pub fn message(message_type: &str, sender: &str, conversation_id: &str, fields: Value) -> Value {
     let mut object = Map::new();
     object.insert("protocol".into(), envelope::PROTOCOL.into());

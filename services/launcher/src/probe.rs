@@ -7,7 +7,7 @@
 //! The messages are the gateway's own: the probe calls the agent through the gateway's `PlayerService`
 //! bridge, exactly as a league does, and reads back the compliance warnings the gateway would record.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
@@ -16,6 +16,7 @@ use league_gateway::bridge::{PlayerBridge, Replies, Timeouts};
 use league_gateway::compliance::{Mode, WarningBuffer, kinds};
 use league_gateway::dialect::Dialect;
 use league_gateway::league::{ExternalAgent, League};
+use league_gateway::wire::sender::SenderForm;
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::player_service_server::PlayerService;
 use league_proto::v2::*;
@@ -84,11 +85,12 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
     let mut steps = Vec::new();
     let mut dialect = None;
     for candidate in DIALECTS {
-        let agent = league.remember(ExternalAgent {
-            agent_id: PLAYER.to_owned(),
-            contact_endpoint: args.url.clone(),
-            dialect: Mutex::new(candidate),
-        });
+        let agent = league.remember(ExternalAgent::new(
+            PLAYER.to_owned(),
+            args.url.clone(),
+            candidate,
+            SenderForm::Bare,
+        ));
         let invited = bridge.invite_to_match(tonic::Request::new(invitation(limit)));
         let (step, _) = run("GAME_INVITATION", &warnings, invited).await;
         let last = candidate == DIALECTS[DIALECTS.len() - 1];

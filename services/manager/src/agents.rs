@@ -19,6 +19,7 @@ use tonic::{Request, Response, Status};
 
 use crate::auth::{self, Authenticator};
 use crate::error::{ManagerResult, reject};
+use crate::league::registration::{MAX_LABEL_KEY, MAX_LABEL_VALUE, MAX_LABELS};
 use crate::tokens;
 
 /// The Postgres channel relayed replies travel on.
@@ -211,6 +212,42 @@ impl AgentsService for Agents {
         Ok(Response::new(ListAgentsResponse {
             agents: rows.into_iter().map(Agent::from).collect(),
         }))
+    }
+
+    async fn set_agent_label(
+        &self,
+        request: Request<SetAgentLabelRequest>,
+    ) -> Result<Response<SetAgentLabelResponse>, Status> {
+        self.auth.operator(request.metadata()).await?;
+        let SetAgentLabelRequest { agent_id, key, value } = request.into_inner();
+        if key.is_empty() || key.len() > MAX_LABEL_KEY || value.len() > MAX_LABEL_VALUE {
+            return Err(reject(ErrorCode::InvalidMessageFormat, "label key or value too long").into());
+        }
+        // Replaces the key's value where it is, appends it otherwise (every SET sees the old row).
+        let updated = sqlx::query(
+            "update agents set
+               label_values = case when $2 = any(label_keys)
+                 then array(select case when k = $2 then $3 else v end
+                            from unnest(label_keys, label_values) with ordinality as t(k, v, n) order by n)
+                 else label_values || $3 end,
+               label_keys = case when $2 = any(label_keys) then label_keys else label_keys || $2 end
+             where agent_id = $1 and (cardinality(label_keys) < $4 or $2 = any(label_keys))",
+        )
+        .bind(&agent_id)
+        .bind(&key)
+        .bind(&value)
+        .bind(i32::try_from(MAX_LABELS).unwrap_or(i32::MAX))
+        .execute(&self.pool)
+        .await
+        .map_err(crate::error::ManagerError::from)?;
+        if updated.rows_affected() == 0 {
+            return Err(reject(
+                ErrorCode::PlayerNotRegistered,
+                format!("{agent_id} is not registered, or has too many labels"),
+            )
+            .into());
+        }
+        Ok(Response::new(SetAgentLabelResponse {}))
     }
 
     async fn record_compliance_warnings(

@@ -13,6 +13,10 @@ use crate::league::start;
 use crate::tokens;
 
 const MAX_TEXT: usize = 256;
+/// How many labels an agent's registration may carry, and how long their keys and values may be.
+pub const MAX_LABELS: usize = 16;
+pub const MAX_LABEL_KEY: usize = 64;
+pub const MAX_LABEL_VALUE: usize = MAX_TEXT;
 
 /// What a registration hands back, once.
 #[derive(Debug)]
@@ -227,11 +231,11 @@ pub fn validate(meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
             "game_types must list at least one game",
         ));
     }
-    if meta.labels.len() > 16
+    if meta.labels.len() > MAX_LABELS
         || meta
             .labels
             .iter()
-            .any(|(k, v)| k.len() > 64 || v.len() > MAX_TEXT)
+            .any(|(k, v)| k.len() > MAX_LABEL_KEY || v.len() > MAX_LABEL_VALUE)
     {
         return Err(reject(
             ErrorCode::InvalidMessageFormat,

@@ -1,0 +1,265 @@
+//! One message from the league to an external agent (player or referee), sent the way that agent takes
+//! it: with its outbound `auth_token` ([`crate::wire::outbound_token`]), the sender in its form
+//! ([`crate::wire::sender`]), and the method its dialect names. What does not work is tried once
+//! another way, and what works is remembered on the agent:
+//!
+//! - `-32601`: the next dialect (the agent's own, canonical, message type, message type in lower case).
+//!   The one that works is remembered per agent and message type (so the -32601s are paid once) and
+//!   becomes the agent's dialect for message types it has not been sent yet.
+//! - refused over the sender: the same dialect once more with the sender in the other form, which is
+//!   then the agent's form.
+//!
+//! `PlayerBridge::call` is the entry point for every outbound call (the bridge's `PlayerService` and
+//! START_MATCH to external referees); `PlayerBridge::notify` is a call whose failure is never retried
+//! unless the agent could not be reached, with what happened recorded as a compliance warning.
+
+use std::time::Duration;
+
+use league_proto::{ErrorCode, error_code};
+use serde_json::Value;
+use tonic::Status;
+
+use super::PlayerBridge;
+use super::client::Answer;
+use crate::compliance::{Checker, Deviation, kinds};
+use crate::dialect::{Dialect, MessageType};
+use crate::jsonrpc::{METHOD_NOT_FOUND, RpcError};
+use crate::league::ExternalAgent;
+use crate::league_error::LeagueError;
+use crate::wire::sender::refused_over_sender;
+
+/// Why a call to an agent did not produce a result.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The agent knows no method for this message in any dialect tried.
+    NotImplemented,
+    /// The agent answered with a JSON-RPC error.
+    Refused(RpcError),
+    /// No usable answer (timeout, connection, malformed answer).
+    League(LeagueError),
+}
+
+impl Failure {
+    pub(crate) fn status(&self, what: &str) -> Status {
+        match self {
+            Failure::NotImplemented => error_code::status(
+                ErrorCode::InvalidMessageFormat,
+                format!("the agent implements no method for {what}"),
+            ),
+            Failure::Refused(error) => {
+                // An agent that names a league.v2 code keeps it; anything else is a refusal.
+                let code = error
+                    .data
+                    .as_ref()
+                    .and_then(|data| data.get("error_code"))
+                    .and_then(Value::as_str)
+                    .and_then(|code| code.parse().ok())
+                    .unwrap_or(ErrorCode::InvalidMessageFormat);
+                error_code::status(
+                    code,
+                    format!("the agent refused {what}: {} {}", error.code, error.message),
+                )
+            }
+            Failure::League(error) => error_code::status(error.code, error.description.clone()),
+        }
+    }
+}
+
+/// The dialects tried, in order, after the one remembered for the message type and the agent's own.
+const FALLBACKS: [Dialect; 3] = [
+    Dialect::Canonical,
+    Dialect::MessageType,
+    Dialect::LowerMessageType,
+];
+
+/// The warning kind for an agent's refusal of a notification: what the refusal was about.
+pub(crate) fn refusal_kind(error: &RpcError) -> &'static str {
+    let error_code = error
+        .data
+        .as_ref()
+        .and_then(|data| data.get("error_code"))
+        .and_then(Value::as_str);
+    let message = error.message.to_ascii_lowercase();
+    if refused_over_sender(error) {
+        kinds::REFUSED_SENDER
+    } else if error.code == -32001
+        || matches!(error_code, Some("E011" | "E012"))
+        || message.contains("auth")
+        || message.contains("token")
+    {
+        kinds::REFUSED_AUTH
+    } else if error.code == crate::jsonrpc::INVALID_PARAMS {
+        kinds::REFUSED_PARAMS
+    } else {
+        kinds::REFUSED_NOTIFICATION
+    }
+}
+
+impl PlayerBridge {
+    /// Sends `message` (built with the league's sender and no token) to `agent` and returns its result.
+    pub(crate) async fn call(
+        &self,
+        agent: &ExternalAgent,
+        kind: MessageType,
+        message: Value,
+        limit: Duration,
+    ) -> Result<Value, Failure> {
+        let outcome = self.call_adapting(agent, kind, message, limit).await;
+        let label = match &outcome {
+            Ok(_) => "ok".to_owned(),
+            Err(Failure::NotImplemented) => "not_implemented".to_owned(),
+            Err(Failure::Refused(_)) => "refused".to_owned(),
+            Err(Failure::League(error)) => error.code.code().to_owned(),
+        };
+        crate::metrics::OUTBOUND
+            .get_or_create(&crate::metrics::OutboundLabels {
+                message_type: kind.as_str(),
+                outcome: label,
+            })
+            .inc();
+        outcome
+    }
+
+    async fn call_adapting(
+        &self,
+        agent: &ExternalAgent,
+        kind: MessageType,
+        mut message: Value,
+        limit: Duration,
+    ) -> Result<Value, Failure> {
+        let deadline = tokio::time::Instant::now() + limit;
+        message["auth_token"] = self.league.outbound_token(&agent.agent_id).into();
+        let first = agent.dialect_for(kind);
+        let mut dialects = vec![first];
+        for dialect in std::iter::once(agent.dialect()).chain(FALLBACKS) {
+            if !dialects.contains(&dialect) {
+                dialects.push(dialect);
+            }
+        }
+        let mut form = agent.sender_form();
+        let mut sender_retried = false;
+        let mut checker = Checker::new(self.mode);
+        let mut next = 0;
+        let outcome = loop {
+            let Some(&dialect) = dialects.get(next) else {
+                tracing::debug!(agent_id = %agent.agent_id, message_type = kind.as_str(), ?dialects, "method not implemented");
+                break Err(Failure::NotImplemented);
+            };
+            let mut framed = message.clone();
+            form.apply(&mut framed);
+            let (method, params) = dialect.frame(kind, framed);
+            let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let answer = self
+                .client
+                .call(&agent.contact_endpoint, &method, params, remaining, &mut checker)
+                .await;
+            match answer {
+                Ok(Answer::Result(result)) => {
+                    agent.set_dialect_for(kind, dialect);
+                    if dialect != first {
+                        checker
+                            .deviation(
+                                kinds::METHOD_DIALECT,
+                                format!(
+                                    "{}: registered as {}, answers {}",
+                                    kind.as_str(),
+                                    agent.dialect().as_str(),
+                                    dialect.as_str()
+                                ),
+                                ErrorCode::InvalidMessageFormat,
+                            )
+                            .ok();
+                        // Likely the agent's dialect for the messages not sent it yet, too.
+                        agent.set_dialect(dialect);
+                    }
+                    if form != agent.sender_form() {
+                        tracing::info!(agent_id = %agent.agent_id, form = form.as_str(), "agent takes the league's senders in the other form");
+                        self.league.learned_sender_form(agent, form);
+                    }
+                    break Ok(result);
+                }
+                Ok(Answer::Error(error)) if error.code == METHOD_NOT_FOUND => next += 1,
+                Ok(Answer::Error(error)) if !sender_retried && refused_over_sender(&error) => {
+                    sender_retried = true;
+                    form = form.other();
+                }
+                Ok(Answer::Error(error)) => break Err(Failure::Refused(error)),
+                Err(error) => break Err(Failure::League(error)),
+            }
+        };
+        self.warnings.record(&agent.agent_id, checker.into_deviations());
+        outcome
+    }
+
+    /// A notification: delivered, or not taken by the agent (a warning saying why, never a retry); only
+    /// a failure to reach the agent (E001/E009) is worth trying again. An answer that breaks the
+    /// specification (strict mode refuses peer-a's `"error": null`, say) still means the agent got the
+    /// message: a warning too, since sending it again would get the same answer.
+    pub(crate) async fn notify(
+        &self,
+        agent: &ExternalAgent,
+        kind: MessageType,
+        message: Value,
+        limit: Duration,
+    ) -> Result<(), Status> {
+        let warning = match self.call(agent, kind, message, limit).await {
+            Ok(_) => return Ok(()),
+            Err(Failure::NotImplemented) => Deviation {
+                kind: kinds::UNIMPLEMENTED_NOTIFICATION,
+                detail: format!("{}: no method for it in any dialect tried", kind.as_str()),
+                strict_error: ErrorCode::InvalidMessageFormat,
+            },
+            Err(Failure::Refused(error)) => Deviation {
+                kind: refusal_kind(&error),
+                detail: format!("{} refused: {} {}", kind.as_str(), error.code, error.message),
+                strict_error: ErrorCode::InvalidMessageFormat,
+            },
+            Err(Failure::League(error)) if !error.code.is_retryable() => Deviation {
+                kind: kinds::REFUSED_NOTIFICATION_ANSWER,
+                detail: format!("{}: {}", kind.as_str(), error.description),
+                strict_error: error.code,
+            },
+            Err(failure @ Failure::League(_)) => return Err(failure.status(kind.as_str())),
+        };
+        self.warnings.record(&agent.agent_id, [warning]);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn error(code: i64, message: &str, data: Option<Value>) -> RpcError {
+        RpcError {
+            code,
+            message: message.to_owned(),
+            data,
+        }
+    }
+
+    #[test]
+    fn refusals_say_what_they_were_about() {
+        assert_eq!(
+            refusal_kind(&error(-32602, "Sender not registered", None)),
+            kinds::REFUSED_SENDER
+        );
+        assert_eq!(
+            refusal_kind(&error(
+                -32001,
+                "Missing auth token",
+                Some(json!({"error_code": "E012"}))
+            )),
+            kinds::REFUSED_AUTH
+        );
+        assert_eq!(
+            refusal_kind(&error(-32602, "Missing required field: retry_info", None)),
+            kinds::REFUSED_PARAMS
+        );
+        assert_eq!(
+            refusal_kind(&error(-32000, "busy", None)),
+            kinds::REFUSED_NOTIFICATION
+        );
+    }
+}

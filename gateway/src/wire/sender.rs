@@ -1,0 +1,140 @@
+//! The form of the `sender` the league writes on messages it sends an agent. Real agents disagree and
+//! no one form satisfies all: one family accepts only the bare `league_manager` (its validator wants
+//! `player` or `referee` before any colon), another validates `^(player|referee|league_manager):[A-Z0-9]+$`
+//! and accepts only `league_manager:LM01`. So the form is part of each agent's dialect: bare until the
+//! agent shows it wants the other, then remembered on the agent ([`crate::league::ExternalAgent`]).
+//!
+//! How an agent shows it: it registers again at once from the same endpoint under the same name (it
+//! discarded our answer; `inbound::registration` answers the repeat in the other form), or it refuses a
+//! call over the sender ([`refused_over_sender`]; the caller retries once in the [`SenderForm::other`]
+//! form and keeps the one that worked). Outbound calls write the sender with [`SenderForm::apply`].
+
+use serde_json::Value;
+
+use crate::jsonrpc::RpcError;
+
+/// The manager's id in the `type:id` form.
+pub const MANAGER_ID: &str = "LM01";
+const MANAGER: &str = "league_manager";
+const REFEREE: &str = "referee";
+
+/// How the league writes its senders for one agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SenderForm {
+    /// `league_manager` (the course text's examples); referees `referee:<ID>`.
+    #[default]
+    Bare,
+    /// `league_manager:LM01` (every sender `type:ID`); referees `referee:<ID>`.
+    Typed,
+}
+
+impl SenderForm {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SenderForm::Bare => "bare",
+            SenderForm::Typed => "typed",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<SenderForm> {
+        [SenderForm::Bare, SenderForm::Typed]
+            .into_iter()
+            .find(|form| form.as_str() == text)
+    }
+
+    pub fn other(self) -> SenderForm {
+        match self {
+            SenderForm::Bare => SenderForm::Typed,
+            SenderForm::Typed => SenderForm::Bare,
+        }
+    }
+
+    /// The league manager, in this form.
+    pub fn manager(self) -> String {
+        match self {
+            SenderForm::Bare => MANAGER.to_owned(),
+            SenderForm::Typed => format!("{MANAGER}:{MANAGER_ID}"),
+        }
+    }
+
+    /// Rewrites a message's `sender` (written by whoever built it as `league_manager`,
+    /// `league_manager:<id>` or `referee[:<id>]`) in this form. Any other sender is left alone.
+    pub fn apply(self, message: &mut Value) {
+        let Some(Value::String(sender)) = message.get("sender") else {
+            return;
+        };
+        let rewritten = match sender.split_once(':') {
+            None if sender == MANAGER => self.manager(),
+            Some((MANAGER, _)) => self.manager(),
+            // A referee always has an id in both families; only its case is normalised.
+            Some((REFEREE, id)) if !id.is_empty() => format!("{REFEREE}:{}", id.to_ascii_uppercase()),
+            _ => return,
+        };
+        message["sender"] = rewritten.into();
+    }
+}
+
+/// Whether an agent's error refuses the call over its `sender` (`-32602 "Sender not registered"`, a
+/// validator's "Invalid sender: type must be player or referee", a data field naming the sender): the
+/// other form may work. Every other refusal means what it says.
+pub fn refused_over_sender(error: &RpcError) -> bool {
+    let mentions = |text: &str| text.to_ascii_lowercase().contains("sender");
+    mentions(&error.message)
+        || error.data.as_ref().is_some_and(|data| match data {
+            Value::String(text) => mentions(text),
+            Value::Object(fields) => fields
+                .iter()
+                .any(|(key, value)| mentions(key) || value.as_str().is_some_and(mentions)),
+            _ => false,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sent(form: SenderForm, sender: &str) -> Value {
+        let mut message = json!({"sender": sender});
+        form.apply(&mut message);
+        message["sender"].clone()
+    }
+
+    #[test]
+    fn each_form_writes_the_manager_its_way() {
+        assert_eq!(sent(SenderForm::Bare, "league_manager"), "league_manager");
+        assert_eq!(sent(SenderForm::Typed, "league_manager"), "league_manager:LM01");
+        assert_eq!(sent(SenderForm::Bare, "league_manager:LM01"), "league_manager");
+        assert_eq!(sent(SenderForm::Typed, "referee:REF01"), "referee:REF01");
+        assert_eq!(sent(SenderForm::Bare, "referee:ref02"), "referee:REF02");
+        assert_eq!(sent(SenderForm::Typed, "player:P01"), "player:P01");
+        assert_eq!(SenderForm::Bare.other(), SenderForm::Typed);
+        assert_eq!(SenderForm::parse("typed"), Some(SenderForm::Typed));
+    }
+
+    #[test]
+    fn sender_refusals_are_told_apart() {
+        let refusal = |message: &str, data: Option<Value>| RpcError {
+            code: -32602,
+            message: message.to_owned(),
+            data,
+        };
+        assert!(refused_over_sender(&refusal("Sender not registered", None)));
+        assert!(refused_over_sender(&refusal(
+            "Invalid sender: type must be player or referee",
+            None
+        )));
+        assert!(refused_over_sender(&refusal(
+            "Invalid params",
+            Some(json!({"field": "sender"}))
+        )));
+        assert!(!refused_over_sender(&refusal(
+            "Missing auth token",
+            Some(json!({"error_code": "E012"}))
+        )));
+        assert!(!refused_over_sender(&refusal(
+            "Missing required field: match_id",
+            None
+        )));
+    }
+}

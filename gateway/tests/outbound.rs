@@ -1,0 +1,487 @@
+//! What the league sends external agents, on real HTTP: the outbound `auth_token` on every message (and
+//! refused when presented back), the manager's sender form learned per agent (a prompt re-registration;
+//! a call refused over the sender, retried once in the other form), GAME_ERROR complete, method names
+//! found once per message type (the lower-case message type too), the nested dialect, and refusals of
+//! notifications recorded as what they were.
+//!
+//! The agents here are picky ones: an axum server whose behaviour each test chooses, recording every
+//! call and what it answered.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::post;
+use league_gateway::compliance::Mode;
+use league_proto::v2::notify_league_event_request::Event;
+use league_proto::v2::*;
+use league_runtime::Shutdown;
+use serde_json::{Value, json};
+use support::*;
+
+/// How a picky agent treats a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Picky {
+    /// Validates every sender against ^(player|referee|league_manager):[A-Z0-9]+$ and answers a bare
+    /// `league_manager` 400 -32602 "Sender not registered"; any method.
+    TypedSenders,
+    /// Knows only the message type in lower case as the method; -32601 for anything else.
+    LowerCaseMethods,
+    /// Answers every call 401 -32001 "Missing auth token" (E012), whatever it carries.
+    RefusesAuth,
+    /// The lower-case message type as the method with the message nested under it; every other method
+    /// 200 {"status": "ok"}.
+    Nested,
+}
+
+#[derive(Debug, Clone)]
+struct Call {
+    method: String,
+    params: Value,
+    status: u16,
+}
+
+struct PickyAgent {
+    addr: SocketAddr,
+    calls: Arc<Mutex<Vec<Call>>>,
+    _shutdown: Shutdown,
+}
+
+impl PickyAgent {
+    async fn spawn(picky: Picky) -> Self {
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let router = Router::new()
+            .route("/mcp", post(answer))
+            .with_state((picky, calls.clone()));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let shutdown = Shutdown::new();
+        let signal = shutdown.signal();
+        tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(signal.wait())
+                .await
+        });
+        Self {
+            addr,
+            calls,
+            _shutdown: shutdown,
+        }
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    fn calls(&self) -> Vec<Call> {
+        self.calls.lock().expect("lock").clone()
+    }
+}
+
+async fn answer(
+    State((picky, calls)): State<(Picky, Arc<Mutex<Vec<Call>>>)>,
+    axum::Json(request): axum::Json<Value>,
+) -> (StatusCode, axum::Json<Value>) {
+    let method = request["method"].as_str().unwrap_or_default().to_owned();
+    let params = request["params"].clone();
+    let id = request["id"].clone();
+    let lower_type = params["message_type"]
+        .as_str()
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    let error = |status: u16, code: i64, message: &str, data: Value| {
+        (
+            status,
+            json!({"jsonrpc": "2.0", "error": {"code": code, "message": message, "data": data}, "id": id}),
+        )
+    };
+    let ok = |result: Value| (200, json!({"jsonrpc": "2.0", "result": result, "id": id}));
+    let (status, body) = match picky {
+        Picky::TypedSenders => {
+            let sender = params["sender"].as_str().unwrap_or_default();
+            let (kind, rest) = sender.split_once(':').unwrap_or((sender, ""));
+            let valid = matches!(kind, "player" | "referee" | "league_manager")
+                && !rest.is_empty()
+                && rest.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+            if valid {
+                ok(json!({"status": "ok"}))
+            } else {
+                error(400, -32602, "Sender not registered", json!({"sender": sender}))
+            }
+        }
+        Picky::LowerCaseMethods if !lower_type.is_empty() && method == lower_type => {
+            ok(json!({"status": "ok"}))
+        }
+        Picky::LowerCaseMethods => error(404, -32601, "Method not found", Value::Null),
+        Picky::RefusesAuth => error(401, -32001, "Missing auth token", json!({"error_code": "E012"})),
+        Picky::Nested => match params.get(&method) {
+            Some(message)
+                if message.is_object()
+                    && message["message_type"].as_str().map(str::to_ascii_lowercase)
+                        == Some(method.clone()) =>
+            {
+                if method == "game_invitation" {
+                    ok(json!({"match_id": message["match_id"], "accept": true}))
+                } else {
+                    ok(json!({"status": "ok"}))
+                }
+            }
+            _ => ok(json!({"status": "ok"})),
+        },
+    };
+    calls.lock().expect("lock").push(Call {
+        method,
+        params,
+        status,
+    });
+    (StatusCode::from_u16(status).expect("status"), axum::Json(body))
+}
+
+fn context() -> Option<MatchContext> {
+    Some(MatchContext {
+        league_id: LEAGUE_ID.into(),
+        round_id: 1,
+        match_id: "R1M1".into(),
+        game_type: "even_odd".into(),
+        conversation_id: "conv-outbound".into(),
+        referee_id: "REF01".into(),
+    })
+}
+
+fn invitation(player_id: &str) -> InviteToMatchRequest {
+    InviteToMatchRequest {
+        player_id: player_id.into(),
+        context: context(),
+        role_in_match: Role::PlayerA as i32,
+        opponent_id: "P99".into(),
+        deadline: Some(prost_types::Timestamp::from(
+            SystemTime::now() + Duration::from_secs(10),
+        )),
+    }
+}
+
+fn round_announcement(player_id: &str, event_id: &str) -> NotifyLeagueEventRequest {
+    NotifyLeagueEventRequest {
+        player_id: player_id.into(),
+        league_id: LEAGUE_ID.into(),
+        event_id: event_id.into(),
+        event: Some(Event::RoundAnnouncement(RoundAnnouncement {
+            round_id: 1,
+            matches: Vec::new(),
+        })),
+    }
+}
+
+async fn registered(gateway: &TestGateway, method: &str, params: Value) -> (Registered, Value) {
+    let response = gateway.rpc(method, params).await;
+    let result = response["result"].clone();
+    let registered = Registered {
+        id: result["player_id"].as_str().expect("player id").to_owned(),
+        token: result["auth_token"].as_str().expect("token").to_owned(),
+    };
+    (registered, result)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_message_carries_the_outbound_token_which_cannot_act() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let agent = PickyAgent::spawn(Picky::TypedSenders).await;
+    let (me, result) = registered(
+        &gateway,
+        "register_player",
+        player_registration("alpha", &agent.endpoint()),
+    )
+    .await;
+    let outbound = result["league_auth_token"]
+        .as_str()
+        .expect("league_auth_token")
+        .to_owned();
+    assert!(outbound.starts_with("league_out_"), "{outbound}");
+    assert_ne!(outbound, me.token);
+
+    gateway
+        .players()
+        .notify_game_error(NotifyGameErrorRequest {
+            player_id: me.id.clone(),
+            context: context(),
+            error_code: "E001".into(),
+            error_description: "no GAME_JOIN_ACK in time".into(),
+            affected_player: me.id.clone(),
+            action_required: "RESEND_JOIN_ACK".into(),
+            retry_count: 1,
+            max_retries: 3,
+            consequence: "TECHNICAL_LOSS".into(),
+        })
+        .await
+        .expect("GAME_ERROR delivered");
+    gateway
+        .players()
+        .notify_league_event(round_announcement(&me.id, "e1"))
+        .await
+        .expect("ROUND_ANNOUNCEMENT delivered");
+    let calls = agent.calls();
+    assert!(!calls.is_empty());
+    for call in &calls {
+        assert_eq!(call.params["auth_token"], outbound.as_str(), "{}", call.method);
+    }
+
+    // GAME_ERROR, complete: the specification's fields, `retry_info`, and the flat counts.
+    let game_error = calls
+        .iter()
+        .find(|call| call.params["message_type"] == "GAME_ERROR")
+        .expect("GAME_ERROR sent");
+    for field in [
+        "match_id",
+        "error_code",
+        "error_description",
+        "affected_player",
+        "action_required",
+        "consequence",
+    ] {
+        assert!(
+            game_error.params[field].as_str().is_some_and(|v| !v.is_empty()),
+            "{field}: {}",
+            game_error.params
+        );
+    }
+    assert_eq!(
+        game_error.params["retry_info"],
+        json!({"retry_count": 1, "max_retries": 3})
+    );
+    assert_eq!(game_error.params["retry_count"], 1);
+
+    // Presented back to the gateway, the outbound token is refused: it proves the league, not the agent.
+    let query = json!({
+        "protocol": "league.v2", "message_type": "LEAGUE_QUERY", "sender": format!("player:{}", me.id),
+        "timestamp": "2026-11-21T08:53:40Z", "conversation_id": "c-q", "auth_token": outbound,
+        "league_id": LEAGUE_ID, "query_type": "GET_STANDINGS",
+    });
+    let refused = gateway.rpc("league_query", query.clone()).await;
+    assert_eq!(refused["error"]["data"]["error_code"], "E012", "{refused}");
+    let mut with_own = query;
+    with_own["auth_token"] = me.token.clone().into();
+    let answered = gateway.rpc("league_query", with_own).await;
+    assert_eq!(answered["result"]["success"], true, "{answered}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_second_registration_is_answered_again_in_the_other_sender_form() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let agent = PickyAgent::spawn(Picky::TypedSenders).await;
+    let registration = player_registration("bravo", &agent.endpoint());
+    let (first, first_answer) = registered(&gateway, "register_player", registration.clone()).await;
+    assert_eq!(first_answer["sender"], "league_manager");
+    let agents_before = snapshot(&manager.pool).await.agents;
+    // The agent refused that sender and registers again: the same registration, in the other form.
+    let (again, again_answer) = registered(&gateway, "register_player", registration).await;
+    assert_eq!(again_answer["sender"], "league_manager:LM01");
+    assert_eq!(
+        (again.id.as_str(), again.token.as_str()),
+        (first.id.as_str(), first.token.as_str())
+    );
+    assert_eq!(
+        again_answer["league_auth_token"],
+        first_answer["league_auth_token"]
+    );
+    assert_eq!(
+        snapshot(&manager.pool).await.agents,
+        agents_before,
+        "nothing registered twice"
+    );
+
+    // The league now writes the manager the way this agent takes it: no refusal at all.
+    gateway
+        .players()
+        .notify_league_event(round_announcement(&first.id, "e1"))
+        .await
+        .expect("delivered");
+    let calls = agent.calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(
+        (calls[0].status, calls[0].params["sender"].as_str()),
+        (200, Some("league_manager:LM01"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_refused_over_the_sender_is_retried_once_in_the_other_form_and_remembered() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let agent = PickyAgent::spawn(Picky::TypedSenders).await;
+    let (me, _) = registered(
+        &gateway,
+        "register_player",
+        player_registration("charlie", &agent.endpoint()),
+    )
+    .await;
+    for event_id in ["e1", "e2", "e3"] {
+        gateway
+            .players()
+            .notify_league_event(round_announcement(&me.id, event_id))
+            .await
+            .expect("delivered");
+    }
+    let senders: Vec<(u16, String)> = agent
+        .calls()
+        .into_iter()
+        .map(|call| {
+            (
+                call.status,
+                call.params["sender"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let typed = "league_manager:LM01".to_owned();
+    assert_eq!(
+        senders,
+        [
+            (400, "league_manager".to_owned()),
+            (200, typed.clone()),
+            (200, typed.clone()),
+            (200, typed)
+        ]
+    );
+    // Delivered: nothing to warn about.
+    let warnings = gateway.compliance_warnings().await;
+    assert!(!has_warning(&warnings, &me.id, "refused_sender"), "{warnings:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_lower_case_message_type_is_found_once_per_message_type() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let agent = PickyAgent::spawn(Picky::LowerCaseMethods).await;
+    // Registered with the canonical name: the league starts there.
+    let (me, _) = registered(
+        &gateway,
+        "register_player",
+        player_registration("delta", &agent.endpoint()),
+    )
+    .await;
+    for event_id in ["e1", "e2", "e3"] {
+        gateway
+            .players()
+            .notify_league_event(round_announcement(&me.id, event_id))
+            .await
+            .expect("delivered");
+    }
+    let methods: Vec<String> = agent.calls().into_iter().map(|call| call.method).collect();
+    assert_eq!(
+        methods,
+        [
+            "notify_round",
+            "ROUND_ANNOUNCEMENT",
+            "round_announcement",
+            "round_announcement",
+            "round_announcement"
+        ]
+    );
+    let warnings = gateway
+        .wait_for_warnings("the dialect fallback", |w| {
+            has_warning(w, &me.id, "method_dialect_fallback")
+        })
+        .await;
+    assert!(!has_warning(&warnings, &me.id, "unimplemented_notification"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_notification_is_recorded_as_what_it_was() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let agent = PickyAgent::spawn(Picky::RefusesAuth).await;
+    let (me, _) = registered(
+        &gateway,
+        "register_player",
+        player_registration("echo", &agent.endpoint()),
+    )
+    .await;
+    gateway
+        .players()
+        .notify_league_event(round_announcement(&me.id, "e1"))
+        .await
+        .expect("taken as delivered: sending it again would be refused again");
+    let warnings = gateway
+        .wait_for_warnings("refused_auth", |w| has_warning(w, &me.id, "refused_auth"))
+        .await;
+    assert_eq!(warning_kinds(&warnings, &me.id), ["refused_auth"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_that_registers_nested_is_called_nested() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let agent = PickyAgent::spawn(Picky::Nested).await;
+    let (me, _) = registered(
+        &gateway,
+        "league_register_request",
+        json!({"league_register_request": player_registration("foxtrot", &agent.endpoint())}),
+    )
+    .await;
+    let joined = gateway
+        .players()
+        .invite_to_match(invitation(&me.id))
+        .await
+        .expect("invitation")
+        .into_inner();
+    assert!(joined.accept);
+    let calls = agent.calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0].method, "game_invitation");
+    assert_eq!(
+        calls[0].params["game_invitation"]["message_type"],
+        "GAME_INVITATION"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sender_form_learned_at_one_replica_is_used_by_the_others() {
+    let manager = spawn_manager().await;
+    let first = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let second = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let agent = PickyAgent::spawn(Picky::TypedSenders).await;
+    let (me, _) = registered(
+        &first,
+        "register_player",
+        player_registration("golf", &agent.endpoint()),
+    )
+    .await;
+    first
+        .players()
+        .notify_league_event(round_announcement(&me.id, "e1"))
+        .await
+        .expect("delivered");
+    // The form is stored with the registration in the background: wait until it is there.
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let (stored,): (Option<String>,) = sqlx::query_as(
+            "select label_values[array_position(label_keys, 'league.sender_form')] from agents where agent_id = $1",
+        )
+        .bind(&me.id)
+        .fetch_one(&manager.pool)
+        .await
+        .expect("the agent's labels");
+        if stored.as_deref() == Some("typed") {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "sender form not stored: {stored:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The other replica had never seen the agent: its first call is in the stored form.
+    second
+        .players()
+        .notify_league_event(round_announcement(&me.id, "e2"))
+        .await
+        .expect("delivered");
+    let statuses: Vec<u16> = agent.calls().into_iter().map(|call| call.status).collect();
+    assert_eq!(statuses, [400, 200, 200]);
+}
