@@ -246,11 +246,11 @@ async fn an_external_referee_s_players_get_the_league_s_move_timeout() {
         .await
         .expect("the league finishes")
         .expect("launcher output");
-    assert!(
-        league.wait().await.expect("league run exits").success(),
-        "{output}"
-    );
+    let finished = league.wait().await.expect("league run exits").success();
     referee.start_kill().expect("stop the referee");
+    let refereed = referee.wait_with_output().await.expect("referee output");
+    let refereed = String::from_utf8_lossy(&refereed.stdout);
+    assert!(finished, "{output}\nreferee: {refereed}");
     let printed = player.wait_with_output().await.expect("player output");
     let state: Value = serde_json::from_slice(&printed.stdout).expect("the player's notes");
     let windows = state["windows"].as_array().expect("windows");

@@ -157,21 +157,20 @@ impl Referees {
         shutdown: ShutdownSignal,
     ) {
         let held = self.hold(&claimer.referee_id, &assignment);
-        match self.push(&claimer.referee_id, &assignment).await {
-            Pushed::Taken => {
-                claimer.resume();
-                self.keep(held, shutdown).await;
-            }
-            Pushed::NotTaken => {
-                claimer.pause();
-                self.give_back(held).await;
-            }
-            Pushed::NoSuchMethod => {
-                tracing::info!(referee_id = %claimer.referee_id,
-                    "the referee answers no name of START_MATCH: it gets its matches by pulling");
-                self.pulls(&claimer.referee_id);
-                self.give_back(held).await;
-            }
+        let pushed = self.push(&claimer.referee_id, &assignment).await;
+        if pushed == Pushed::NoSuchMethod {
+            tracing::info!(referee_id = %claimer.referee_id,
+                "the referee answers no name of START_MATCH: it gets its matches by pulling");
+            self.pulls(&claimer.referee_id);
+        }
+        // A pulling referee may already have been handed this match by a pull (a pull lists every match
+        // the referee holds): it keeps it, and the report closes the lease as for any match.
+        if pushed == Pushed::Taken || !self.pushes_to(&claimer.referee_id) {
+            claimer.resume();
+            self.keep(held, shutdown).await;
+        } else {
+            claimer.pause();
+            self.give_back(held).await;
         }
     }
 
