@@ -11,14 +11,22 @@ use tokio::net::TcpListener;
 use tokio::process::{Child, Command};
 
 const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/agents/league_agent.py");
+const STRICT_PLAYER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/agents/strict_player.py");
 
-/// Starts the agent in `style` against a stand-in league that accepts its registration; returns the
-/// agent and its contact endpoint.
+/// Starts tests/agents/league_agent.py in `style` against a stand-in league that accepts its
+/// registration; returns the agent and its contact endpoint.
 async fn registered_agent(style: &str) -> (Child, String) {
+    registered(AGENT, &[style, "probed"]).await
+}
+
+/// Starts `script <league url> <args>` against a stand-in league that accepts its registration.
+async fn registered(script: &str, args: &[&str]) -> (Child, String) {
     let league = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let url = format!("http://{}/mcp", league.local_addr().expect("address"));
     let agent = Command::new("python3")
-        .args([AGENT, &url, style, "probed"])
+        .arg(script)
+        .arg(&url)
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
@@ -145,6 +153,17 @@ async fn the_probe_finds_a_message_type_agent_and_its_error_null_answers() {
             kinds(step).contains(&"result_with_error_null"),
             "{message_type}: {report}"
         );
+    }
+}
+
+#[tokio::test]
+async fn a_strict_player_takes_every_message_the_probe_sends() {
+    // Everything it receives is checked against the specification (envelope, sender, token, fields).
+    let (_agent, url) = registered(STRICT_PLAYER, &["bare", "probed"]).await;
+    let (success, report) = probe(&url).await;
+    assert!(success, "every message taken: {report}");
+    for message_type in EVERY_MESSAGE {
+        assert_eq!(message(&report, message_type)["accepted"], true, "{report}");
     }
 }
 
