@@ -119,7 +119,9 @@ impl GatewayApp {
         let listener = LimitedListener::new(self.http_listener, config.max_connections);
         axum::serve(
             listener,
-            http::router(state).into_make_service_with_connect_info::<Peer>(),
+            http::router(state)
+                .layer(axum::middleware::from_fn(crate::referee::source::remember))
+                .into_make_service_with_connect_info::<Peer>(),
         )
         .with_graceful_shutdown(shutdown.clone().wait())
         .await

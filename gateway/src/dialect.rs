@@ -125,6 +125,8 @@ pub enum Action {
     Query(&'static str),
     /// Operator: every agent's compliance warnings.
     ComplianceWarnings,
+    /// A pulling referee asks for its matches (`get_assigned_matches`).
+    AssignedMatches,
 }
 
 /// How an agent names calls.
@@ -372,6 +374,7 @@ fn by_method(lower: &str) -> Option<(Action, Dialect)> {
         "get_match" | "get_match_state" => Action::Query("GET_MATCH"),
         "get_league_status" => Action::Query("GET_LEAGUE_STATUS"),
         "get_compliance_warnings" => Action::ComplianceWarnings,
+        "get_assigned_matches" => Action::AssignedMatches,
         _ => {
             let (kind, dialect) = message_method(lower)?;
             return Some((Action::Message(kind), dialect));

@@ -1,9 +1,11 @@
 //! league.v2 gRPC contracts: the generated messages, clients and servers of proto/league/v2, the
-//! descriptor set for reflection, and the error-code table every service shares.
+//! descriptor set for reflection, the error-code table every service shares, and the protocol revision.
 
 pub mod error_code;
+pub mod protocol_version;
 
 pub use error_code::ErrorCode;
+pub use protocol_version::ProtocolVersion;
 
 /// Generated from proto/league/v2/*.proto (package `league.v2`).
 #[allow(clippy::all, missing_debug_implementations)]

@@ -71,6 +71,7 @@ fn action_label(action: Action) -> &'static str {
         Action::StartLeague => "start_league",
         Action::Query(query_type) => query_type,
         Action::ComplianceWarnings => "get_compliance_warnings",
+        Action::AssignedMatches => "get_assigned_matches",
     }
 }
 
@@ -164,6 +165,7 @@ impl Inbound {
                 .await
                 .map(Handled::anonymous),
             Action::Query(query_type) => queries::shorthand(self, query_type, message, checker, http).await,
+            Action::AssignedMatches => referee::pull::assigned_matches(self, message, checker, http).await,
             Action::Message(kind) => match kind {
                 MessageType::LeagueRegisterRequest => {
                     registration::player(self, dialect, message, checker).await

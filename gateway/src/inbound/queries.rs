@@ -24,6 +24,9 @@ pub const QUERY_TYPES: &[&str] = &[
     "GET_LEAGUE_STATUS",
 ];
 
+/// The registered agents, asked by pulling referees (answered in crate::referee::pull).
+pub const REGISTRATIONS: &str = "GET_REGISTRATIONS";
+
 /// Who asks: an agent (and which), or the operator.
 enum Asker {
     Agent { agent_id: String, token: String },
@@ -52,6 +55,10 @@ pub async fn league_query(
             ));
         }
     };
+    // A pulling referee's question (crate::referee::pull).
+    if query_type == REGISTRATIONS {
+        return crate::referee::pull::registrations(inbound, message, checker, http).await;
+    }
     let query_type = QUERY_TYPES
         .iter()
         .find(|known| **known == query_type)

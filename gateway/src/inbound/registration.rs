@@ -4,8 +4,8 @@
 //! the same endpoint under the same name is answered again (same id and token, the manager's sender in
 //! the other form): the agent refused our first answer's sender.
 
-use league_proto::ErrorCode;
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
+use league_proto::{ErrorCode, ProtocolVersion};
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Map, Value, json};
 
@@ -281,6 +281,22 @@ fn required_text(meta: &Map<String, Value>, field: &str) -> LeagueResult<String>
         .ok_or_else(|| LeagueError::new(ErrorCode::MissingRequiredField, format!("{field} is required")))
 }
 
+/// `protocol_version` as the manager takes it: any spelling of a revision (`"league.v2"`, `"2"`, `2.1`,
+/// `"2.1.0"`) in its one form (`2.1.0`); empty when absent (the current revision is assumed). Text that is
+/// no revision goes as it is, for the manager to refuse like an old one (E018, a REJECTED answer).
+fn protocol_version(meta: &Map<String, Value>) -> LeagueResult<String> {
+    let text = match meta.get("protocol_version") {
+        Some(Value::Number(number)) => number.to_string(),
+        _ => optional_text(meta, "protocol_version")?.unwrap_or_default(),
+    };
+    if text.is_empty() {
+        return Ok(text);
+    }
+    Ok(text
+        .parse::<ProtocolVersion>()
+        .map_or(text, |version| version.to_string()))
+}
+
 fn agent_meta(
     inbound: &Inbound,
     meta: &Map<String, Value>,
@@ -336,7 +352,7 @@ fn agent_meta(
             ));
         }
     };
-    let protocol_version = optional_text(meta, "protocol_version")?.unwrap_or_default();
+    let protocol_version = protocol_version(meta)?;
     let mut labels = std::collections::HashMap::new();
     labels.insert(DIALECT_LABEL.to_owned(), dialect.as_str().to_owned());
     labels.insert(EXTERNAL_LABEL.to_owned(), "true".to_owned());
@@ -349,4 +365,28 @@ fn agent_meta(
         protocol_version,
         labels,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn read(value: Value) -> LeagueResult<String> {
+        let meta = json!({ "protocol_version": value });
+        protocol_version(meta.as_object().unwrap_or(&Map::new()))
+    }
+
+    #[test]
+    fn protocol_versions_reach_the_manager_in_one_form() {
+        assert_eq!(read(json!("league.v2")).ok().as_deref(), Some("2.0.0"));
+        assert_eq!(read(json!("2")).ok().as_deref(), Some("2.0.0"));
+        assert_eq!(read(json!(2.1)).ok().as_deref(), Some("2.1.0"));
+        assert_eq!(read(json!("2.1.0")).ok().as_deref(), Some("2.1.0"));
+        assert_eq!(read(json!("1.0")).ok().as_deref(), Some("1.0.0"));
+        assert_eq!(read(Value::Null).ok().as_deref(), Some(""));
+        // Not a version: the manager refuses it as it is.
+        assert_eq!(read(json!("two")).ok().as_deref(), Some("two"));
+        assert!(read(json!(["2"])).is_err());
+    }
 }

@@ -1,26 +1,34 @@
 //! External referees. A referee that registered through the gateway runs matches as ours do, but in
-//! league.v2: the gateway claims matches for it and sends each as START_MATCH ([`claims`]), keeps the
-//! match's lease while it plays, lets it reach our players — bots or external — on per-player paths
-//! `/mcp/players/<id>` ([`to_player`]), and takes its MATCH_RESULT_REPORT to the manager ([`report`]).
+//! league.v2: the gateway claims matches for it and sends each as START_MATCH ([`claims`]), or hands
+//! them out when the referee asks (`get_assigned_matches`, [`pull`]), keeps the match's lease while it
+//! plays, lets it reach our players — bots or external — on per-player paths `/mcp/players/<id>`
+//! ([`to_player`]), and takes its MATCH_RESULT_REPORT to the manager ([`report`]).
 //!
 //! Nothing here is kept per replica that another replica needs: any replica can serve a referee's calls
 //! to players and its report (the match and its players come from the manager; the report names no
 //! lease, and the manager takes it from the referee that holds the match's lease).
 
 pub mod claims;
+pub mod lease;
+pub mod pull;
+pub mod push;
 pub mod report;
+pub mod source;
+pub mod timing;
 pub mod to_player;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use league_proto::ErrorCode;
 use league_proto::v2::player_service_client::PlayerServiceClient;
-use league_proto::v2::{GetAgentRequest, MatchStatus};
+use league_proto::v2::{GetAgentRequest, GetMatchRequest, MatchStatus};
+use league_runtime::ShutdownSignal;
 use league_runtime::grpc::{self, GrpcChannel};
 use tokio::sync::Notify;
 
+use self::timing::Timing;
 use crate::bridge::PlayerBridge;
 use crate::league::League;
 use crate::league_error::{LeagueError, LeagueResult};
@@ -31,7 +39,7 @@ const MATCH_TTL: Duration = Duration::from_secs(30);
 const MAX_CACHED: usize = 10_000;
 
 /// A match as an external referee's calls need it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RefereedMatch {
     pub league_id: String,
     pub match_id: String,
@@ -42,6 +50,8 @@ pub struct RefereedMatch {
     /// The referee holding the match's lease; empty when nobody does.
     pub referee_id: String,
     pub running: bool,
+    /// The league's timings, which bound the referee's calls to players.
+    pub timing: Timing,
 }
 
 impl RefereedMatch {
@@ -73,6 +83,12 @@ pub struct Referees {
     discover: Notify,
     /// The external referees this replica runs a claimer for.
     claimers: Mutex<HashSet<String>>,
+    /// Referees that take matches by pulling them (`get_assigned_matches`): nothing is pushed to them.
+    pulling: Mutex<HashSet<String>>,
+    /// Referees that answer only `assign_match` among START_MATCH's names.
+    assign_match: Mutex<HashSet<String>>,
+    /// The gateway's shutdown, which ends the lease keepers of pulled matches too.
+    shutdown: OnceLock<ShutdownSignal>,
 }
 
 impl Referees {
@@ -86,6 +102,9 @@ impl Referees {
             reported: Mutex::default(),
             discover: Notify::new(),
             claimers: Mutex::default(),
+            pulling: Mutex::default(),
+            assign_match: Mutex::default(),
+            shutdown: OnceLock::new(),
         }
     }
 
@@ -104,7 +123,19 @@ impl Referees {
         {
             return Ok(found.clone());
         }
-        let scheduled = self.league.scheduled_match(league_id, match_id).await?;
+        let detail = self
+            .league
+            .manager
+            .clone()
+            .get_match(self.league.as_operator(GetMatchRequest {
+                league_id: league_id.to_owned(),
+                match_id: match_id.to_owned(),
+            }))
+            .await?
+            .into_inner();
+        let scheduled = detail
+            .r#match
+            .ok_or_else(|| LeagueError::new(ErrorCode::MatchNotFound, format!("no match {match_id}")))?;
         let found = RefereedMatch {
             league_id: scheduled.league_id,
             match_id: scheduled.match_id,
@@ -114,9 +145,20 @@ impl Referees {
             player_b: scheduled.player_b_id,
             referee_id: scheduled.referee_id,
             running: scheduled.status == MatchStatus::Running as i32,
+            timing: Timing(detail.timing.unwrap_or_default()),
         };
         self.remember_match(found.clone());
         Ok(found)
+    }
+
+    /// The league of match `match_id` that `referee_id` runs, for a call that names no league (`"league_id":
+    /// null`): a match this replica handed to the referee, else the current league's.
+    pub fn league_of(&self, match_id: &str, referee_id: &str) -> String {
+        lock(&self.matches)
+            .values()
+            .find(|(found, _)| found.match_id == match_id && found.referee_id == referee_id && found.running)
+            .map(|(found, _)| found.league_id.clone())
+            .unwrap_or_default()
     }
 
     fn remember_match(&self, found: RefereedMatch) {
@@ -180,6 +222,11 @@ impl Referees {
         }
         players.insert(player_id.to_owned(), (endpoint, client.clone()));
         Ok(client)
+    }
+
+    /// The gateway's shutdown signal, once the claimers run.
+    pub fn shutdown(&self) -> Option<ShutdownSignal> {
+        self.shutdown.get().cloned()
     }
 
     /// A referee registered through this replica: look for new referees now rather than at the next

@@ -4,7 +4,10 @@
 //! make, to wherever the player is served (a bot's host, or a gateway for an external player), and the
 //! player's answer comes back in the JSON-RPC result as the specification's reply.
 //!
-//! Only the referee holding the match's lease may call its players, and only those two.
+//! Only the referee holding the match's lease may call its players, and only those two. The match id
+//! and that lease identify the match, so a call with `"league_id": null` (common among real referees) is
+//! taken, with a compliance warning (refused in strict mode). Each call waits as long as the league's
+//! timings give the player, not the specification's defaults.
 
 use std::time::{Duration, SystemTime};
 
@@ -16,17 +19,14 @@ use league_proto::v2::{
 use serde_json::{Map, Value, json};
 
 use super::RefereedMatch;
-use crate::compliance::Checker;
+use crate::compliance::{Checker, kinds};
 use crate::dialect::MessageType;
 use crate::inbound::{Handled, HttpContext, Inbound};
 use crate::league_error::{LeagueError, LeagueResult};
 use crate::wire::envelope::{required_id, text};
 use crate::wire::{self, convert, result, timestamp};
 
-/// How long a player has, by the specification's defaults (the referee keeps its own clock).
-const JOIN_WITHIN: Duration = Duration::from_secs(5);
-const MOVE_WITHIN: Duration = Duration::from_secs(30);
-const GAME_OVER_WITHIN: Duration = Duration::from_secs(5);
+/// How long a GAME_ERROR may take (a notification the league's timings do not bound).
 const OTHER_WITHIN: Duration = Duration::from_secs(10);
 
 pub async fn call(
@@ -43,9 +43,22 @@ pub async fn call(
             format!("only a referee sends {}", kind.as_str()),
         ));
     }
-    let league_id = required_id(message, "league_id")?;
     let match_id = required_id(message, "match_id")?;
-    let found = inbound.referees.refereed_match(league_id, match_id).await?;
+    let league_id = match message.get("league_id") {
+        Some(Value::Null) | None => {
+            checker.deviation(
+                kinds::MISSING_ENVELOPE_FIELD,
+                format!(
+                    "league_id missing on {} (the match id and the referee's lease identify the match)",
+                    kind.as_str()
+                ),
+                ErrorCode::MissingRequiredField,
+            )?;
+            inbound.referees.league_of(match_id, &referee.agent_id)
+        }
+        Some(_) => required_id(message, "league_id")?.to_owned(),
+    };
+    let found = inbound.referees.refereed_match(&league_id, match_id).await?;
     if !found.running || found.referee_id != referee.agent_id {
         return Err(LeagueError::new(
             ErrorCode::LeaseNotHeld,
@@ -90,10 +103,10 @@ pub async fn call(
                 context: Some(context),
                 role_in_match: role as i32,
                 opponent_id,
-                deadline: Some(deadline(JOIN_WITHIN)),
+                deadline: Some(deadline(found.timing.join())),
             };
             let answer = client
-                .invite_to_match(within(request, JOIN_WITHIN))
+                .invite_to_match(within(request, found.timing.join()))
                 .await?
                 .into_inner();
             Ok(reply(
@@ -119,7 +132,7 @@ pub async fn call(
                 opponent_id,
                 step: number(message, "step").unwrap_or(1),
                 attempt: number(message, "attempt").unwrap_or(1),
-                deadline: Some(deadline(MOVE_WITHIN)),
+                deadline: Some(deadline(found.timing.moves())),
                 your_standings: Some(standings(message)),
                 step_context: message
                     .get("step_context")
@@ -127,7 +140,7 @@ pub async fn call(
                     .map(convert::to_struct),
             };
             let answer = client
-                .request_move(within(request, MOVE_WITHIN))
+                .request_move(within(request, found.timing.moves()))
                 .await?
                 .into_inner();
             let payload = answer
@@ -173,7 +186,9 @@ pub async fn call(
                 context: Some(context),
                 result: Some(read),
             };
-            client.notify_game_over(within(request, GAME_OVER_WITHIN)).await?;
+            client
+                .notify_game_over(within(request, found.timing.game_over()))
+                .await?;
             Ok(acknowledged(&found, &player_id, kind, referee.agent_id.clone()))
         }
         _ => {

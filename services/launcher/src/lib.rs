@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod children;
 pub mod fake_agent;
+pub mod probe;
 pub mod run;
 pub mod services;
 pub mod table;
@@ -26,6 +27,8 @@ pub enum Command {
     Warnings(warnings::WarningsArgs),
     /// Run a whole league on this machine and print the standings.
     Run(run::RunArgs),
+    /// Play a short scripted exchange with a player agent and print its compliance report.
+    Probe(probe::ProbeArgs),
     /// Run leagues of instant bots (or fake external agents) and report throughput, latency and memory.
     Bench(bench::BenchArgs),
 }
@@ -40,5 +43,6 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Warnings(args) => warnings::warnings(args).await,
         Command::Run(args) => run::run(args).await,
         Command::Bench(args) => bench::bench(args).await,
+        Command::Probe(args) => probe::probe(args).await,
     }
 }

@@ -10,7 +10,7 @@ use prost::Message;
 use sqlx::PgConnection;
 
 use crate::error::{ManagerResult, reject};
-use crate::league::queue::timestamp_from_millis;
+use crate::league::queue::{TIMING_COLUMNS, TimingRow, match_timing, timestamp_from_millis};
 use crate::league::table;
 
 /// The league `league_id` names, or the newest one when it is empty.
@@ -200,10 +200,17 @@ pub async fn match_detail(
             format!("no match {match_id} in league {league_id}"),
         ));
     };
+    let timing: TimingRow = sqlx::query_as(&format!(
+        "select {TIMING_COLUMNS} from leagues l where l.league_id = $1"
+    ))
+    .bind(league_id)
+    .fetch_one(&mut *conn)
+    .await?;
     Ok(GetMatchResponse {
         r#match: Some(scheduled.into()),
         result: result.as_deref().map(decode::<MatchResult>).transpose()?,
         transcript: transcript.as_deref().map(decode::<MatchTranscript>).transpose()?,
+        timing: Some(match_timing(timing)),
     })
 }
 

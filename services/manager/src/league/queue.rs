@@ -139,14 +139,7 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
             }),
             lease_id,
             lease_expires_at: Some(timestamp_from_millis(expires_ms)),
-            timing: Some(MatchTiming {
-                join_timeout: Some(duration_from_millis(join)),
-                move_timeout: Some(duration_from_millis(moves)),
-                game_over_timeout: Some(duration_from_millis(over)),
-                max_attempts: attempts as u32,
-                retry_delay: Some(duration_from_millis(retry)),
-                lease_duration: Some(duration_from_millis(lease)),
-            }),
+            timing: Some(match_timing((join, moves, over, attempts, retry, lease))),
         });
     }
     Ok(assignments)
@@ -223,6 +216,23 @@ pub async fn renew(pool: &PgPool, referee_id: &str, leases: &[LeaseRef]) -> Mana
             }
         })
         .collect())
+}
+
+/// A league's timing columns (`join_timeout_ms, move_timeout_ms, game_over_timeout_ms, max_attempts,
+/// retry_delay_ms, lease_duration_ms`, in that order) as the contracts carry them.
+pub const TIMING_COLUMNS: &str = "l.join_timeout_ms, l.move_timeout_ms, l.game_over_timeout_ms, l.max_attempts, l.retry_delay_ms, l.lease_duration_ms";
+
+pub type TimingRow = (i64, i64, i64, i32, i64, i64);
+
+pub fn match_timing((join, moves, over, attempts, retry, lease): TimingRow) -> MatchTiming {
+    MatchTiming {
+        join_timeout: Some(duration_from_millis(join)),
+        move_timeout: Some(duration_from_millis(moves)),
+        game_over_timeout: Some(duration_from_millis(over)),
+        max_attempts: attempts as u32,
+        retry_delay: Some(duration_from_millis(retry)),
+        lease_duration: Some(duration_from_millis(lease)),
+    }
 }
 
 pub fn duration_from_millis(millis: i64) -> prost_types::Duration {

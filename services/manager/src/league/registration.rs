@@ -2,8 +2,8 @@
 //! token issued once and stored as a hash, duplicate contact endpoints refused, and a player joining its
 //! league (which may start it, when enough players have joined).
 
-use league_proto::ErrorCode;
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
+use league_proto::{ErrorCode, ProtocolVersion};
 use secrecy::SecretString;
 use sqlx::{PgConnection, PgPool};
 
@@ -12,9 +12,6 @@ use crate::error::{ManagerError, ManagerResult, reject, violates};
 use crate::league::start;
 use crate::tokens;
 
-/// The protocol version an agent that names none is assumed to speak.
-pub const CURRENT_PROTOCOL_VERSION: &str = "2.1.0";
-const MIN_PROTOCOL_VERSION: (u32, u32, u32) = (2, 0, 0);
 const MAX_TEXT: usize = 256;
 /// How many labels an agent's registration may carry, and how long their keys and values may be.
 pub const MAX_LABELS: usize = 16;
@@ -245,25 +242,27 @@ pub fn validate(meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
             "too many or too long labels",
         ));
     }
-    if meta.protocol_version.is_empty() {
-        meta.protocol_version = CURRENT_PROTOCOL_VERSION.to_owned();
-    }
-    match parse_version(&meta.protocol_version) {
-        Some(version) if version >= MIN_PROTOCOL_VERSION => Ok(meta),
+    // An agent that names no revision is assumed to speak the current one; any spelling of league.v2
+    // is stored in one form (`2.1.0`).
+    let version = if meta.protocol_version.is_empty() {
+        Ok(ProtocolVersion::CURRENT)
+    } else {
+        meta.protocol_version.parse::<ProtocolVersion>()
+    };
+    match version {
+        Ok(version) if version.is_supported() => {
+            meta.protocol_version = version.to_string();
+            Ok(meta)
+        }
         _ => Err(reject(
             ErrorCode::ProtocolVersionMismatch,
             format!(
-                "protocol version {:?} is not supported (2.0.0 or newer)",
-                meta.protocol_version
+                "protocol version {:?} is not supported ({} or newer)",
+                meta.protocol_version,
+                ProtocolVersion::MINIMUM
             ),
         )),
     }
-}
-
-fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
-    let mut parts = text.split('.').map(str::parse::<u32>);
-    let version = (parts.next()?.ok()?, parts.next()?.ok()?, parts.next()?.ok()?);
-    parts.next().is_none().then_some(version)
 }
 
 #[cfg(test)]
@@ -341,12 +340,15 @@ mod tests {
             }))),
             Some(ErrorCode::ProtocolVersionMismatch)
         );
-        assert!(
-            validate(Some(AgentMeta {
-                protocol_version: "2.0.0".into(),
-                ..meta()
-            }))
-            .is_ok()
-        );
+        for current in ["2.0.0", "league.v2", "2", "2.1"] {
+            assert!(
+                validate(Some(AgentMeta {
+                    protocol_version: current.into(),
+                    ..meta()
+                }))
+                .is_ok(),
+                "{current}"
+            );
+        }
     }
 }

@@ -1,0 +1,352 @@
+//! Referees that pull: they poll `league_query {"query_type": "GET_REGISTRATIONS"}` (who plays, and where
+//! to reach them) and `get_assigned_matches` (what to run) every few seconds, often without a token.
+//!
+//! A pull claims: the matches ready for the referee are claimed for it under a lease, exactly as for a
+//! push, and this replica keeps the lease until the report closes it ([`super::lease`]). Each answer
+//! lists every match the referee holds, so an answer lost on the way costs nothing.
+//!
+//! Who pulls: the token, when the request carries one (`auth_token` or `Authorization: Bearer`). A pull
+//! without one (lenient mode only; strict mode answers E011) is taken only from the address of the
+//! referee's registered contact endpoint — the address the league would call it at — and is a compliance
+//! warning. A tokenless pull therefore sees exactly what that referee sees with its token, and a stranger
+//! elsewhere gets E011 and no match.
+
+use std::net::IpAddr;
+
+use league_proto::ErrorCode;
+use league_proto::v2::{
+    Agent, AgentKind, AssignedPlayer, ClaimMatchesRequest, GetAgentRequest, GetScheduleRequest,
+    ListAgentsRequest, MatchAssignment, MatchStatus, ScheduledMatch,
+};
+use serde_json::{Map, Value, json};
+
+use super::source;
+use crate::compliance::{Checker, kinds};
+use crate::inbound::{Handled, HttpContext, Inbound};
+use crate::league::EXTERNAL_LABEL;
+use crate::league_error::{LeagueError, LeagueResult};
+use crate::wire::envelope::{Sender, text};
+
+/// The most matches one pull asks for; the manager hands out no more than the referee's free slots.
+const PULL_BATCH: u32 = 64;
+
+/// Who is pulling.
+enum Puller {
+    Referee(String),
+    Operator,
+}
+
+/// `get_assigned_matches {referee_id}`: the matches the referee holds, after claiming what is ready for it.
+pub async fn assigned_matches(
+    inbound: &Inbound,
+    message: &Map<String, Value>,
+    checker: &mut Checker,
+    http: &HttpContext,
+) -> LeagueResult<Handled> {
+    let named = named_referee(message);
+    let referee_id = match identify(inbound, message, checker, http, named.as_deref()).await? {
+        Puller::Referee(referee_id) => referee_id,
+        Puller::Operator => {
+            return Err(LeagueError::new(
+                ErrorCode::PermissionDenied,
+                "only a referee is assigned matches",
+            ));
+        }
+    };
+    let referees = &inbound.referees;
+    referees.pulls(&referee_id);
+    let mut entries: Vec<Value> = Vec::new();
+    for found in held_by(inbound, &referee_id).await? {
+        let assignment = MatchAssignment {
+            r#match: Some(found.scheduled.clone()),
+            timing: Some(found.timing),
+            player_a: Some(seat(&found.scheduled.player_a_id)),
+            player_b: Some(seat(&found.scheduled.player_b_id)),
+            ..MatchAssignment::default()
+        };
+        entries.push(entry(
+            referees.match_fields(&referee_id, &assignment),
+            &found.scheduled,
+        ));
+    }
+    let shutdown = referees.shutdown().ok_or_else(|| {
+        LeagueError::new(
+            ErrorCode::ConnectionError,
+            "the gateway is not serving referees yet",
+        )
+    })?;
+    let request = referees.league.for_referee(
+        &referee_id,
+        ClaimMatchesRequest {
+            max_matches: PULL_BATCH,
+            wait: None,
+        },
+    );
+    let claimed = referees
+        .league
+        .manager
+        .clone()
+        .claim_matches(request)
+        .await?
+        .into_inner()
+        .assignments;
+    for assignment in claimed {
+        let scheduled = assignment.r#match.clone().unwrap_or_default();
+        if !entries
+            .iter()
+            .any(|e| e["match_id"] == scheduled.match_id.as_str())
+        {
+            entries.push(entry(referees.match_fields(&referee_id, &assignment), &scheduled));
+        }
+        let held = referees.hold(&referee_id, &assignment);
+        let referees = referees.clone();
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move { referees.keep(held, shutdown).await });
+    }
+    Ok(Handled {
+        result: json!({"referee_id": referee_id, "matches": entries}),
+        agent_id: Some(referee_id),
+    })
+}
+
+/// `league_query GET_REGISTRATIONS`: the registered players (reached at their paths on this gateway)
+/// and referees, for a referee (or the operator). No token or endpoint of another agent is ever in it.
+pub async fn registrations(
+    inbound: &Inbound,
+    message: &Map<String, Value>,
+    checker: &mut Checker,
+    http: &HttpContext,
+) -> LeagueResult<Handled> {
+    let named = named_referee(message);
+    let puller = identify(inbound, message, checker, http, named.as_deref()).await?;
+    let list = |kind: AgentKind| {
+        let request = inbound.league.as_operator(ListAgentsRequest {
+            kind: kind as i32,
+            label: String::new(),
+        });
+        let mut agents = inbound.league.agents.clone();
+        async move { agents.list_agents(request).await }
+    };
+    let players: Vec<Value> = list(AgentKind::Player)
+        .await?
+        .into_inner()
+        .agents
+        .into_iter()
+        .map(|player| {
+            let meta = player.meta.unwrap_or_default();
+            let endpoint = inbound.referees.player_url(&player.agent_id);
+            json!({
+                "player_id": player.agent_id,
+                "display_name": meta.display_name,
+                "endpoint": endpoint,
+                "contact_endpoint": endpoint,
+                "game_types": meta.game_types,
+                "version": meta.version,
+            })
+        })
+        .collect();
+    let referees: Vec<Value> = list(AgentKind::Referee)
+        .await?
+        .into_inner()
+        .agents
+        .into_iter()
+        .map(|referee| {
+            let meta = referee.meta.unwrap_or_default();
+            json!({
+                "referee_id": referee.agent_id,
+                "display_name": meta.display_name,
+                "game_types": meta.game_types,
+                "max_concurrent_matches": referee.max_concurrent_matches,
+                "version": meta.version,
+            })
+        })
+        .collect();
+    let conversation_id = text(message, "conversation_id").unwrap_or_default();
+    let mut result = crate::wire::message(
+        "LEAGUE_QUERY_RESPONSE",
+        "league_manager",
+        conversation_id,
+        json!({
+            "query_type": "GET_REGISTRATIONS",
+            "success": true,
+            "data": {"players": players, "referees": referees},
+            "error": null,
+        }),
+    );
+    // Pulling referees read the lists at the top of the answer.
+    result["players"] = result["data"]["players"].clone();
+    result["referees"] = result["data"]["referees"].clone();
+    // The manager's sender in the form this referee takes it.
+    if let Puller::Referee(referee_id) = &puller
+        && let Ok(agent) = inbound.league.external_agent(referee_id).await
+    {
+        agent.sender_form().apply(&mut result);
+    }
+    Ok(Handled {
+        result,
+        agent_id: match puller {
+            Puller::Referee(referee_id) => Some(referee_id),
+            Puller::Operator => None,
+        },
+    })
+}
+
+/// The referee a pull names: `referee_id`, or the sender's id.
+fn named_referee(message: &Map<String, Value>) -> Option<String> {
+    text(message, "referee_id")
+        .filter(|id| !id.is_empty())
+        .map(str::to_owned)
+        .or_else(|| match text(message, "sender").and_then(Sender::parse) {
+            Some(Sender::Referee(id)) => Some(id),
+            _ => None,
+        })
+}
+
+/// Who pulls: by token when there is one; else (lenient mode) the external referee — the one named, or
+/// any when none is — whose contact endpoint is at the request's source address.
+async fn identify(
+    inbound: &Inbound,
+    message: &Map<String, Value>,
+    checker: &mut Checker,
+    http: &HttpContext,
+    named: Option<&str>,
+) -> LeagueResult<Puller> {
+    let token = text(message, "auth_token")
+        .filter(|token| !token.is_empty())
+        .or(http.bearer.as_deref());
+    if let Some(token) = token {
+        if inbound.is_operator(token) {
+            return Ok(Puller::Operator);
+        }
+        let (agent, _) = inbound.authenticated(message, checker, http).await?;
+        if agent.kind != AgentKind::Referee || named.is_some_and(|named| named != agent.agent_id) {
+            return Err(LeagueError::new(
+                ErrorCode::PermissionDenied,
+                format!("{} may pull only its own matches", agent.agent_id),
+            ));
+        }
+        return Ok(Puller::Referee(agent.agent_id));
+    }
+    checker.deviation(
+        kinds::MISSING_ENVELOPE_FIELD,
+        "auth_token missing on a pull (the referee is known by its contact endpoint's address)",
+        ErrorCode::AuthTokenMissing,
+    )?;
+    let refused = |why: String| {
+        LeagueError::new(
+            ErrorCode::AuthTokenMissing,
+            format!("auth_token is required: {why}"),
+        )
+    };
+    let source = source::current().ok_or_else(|| refused("the request's address is unknown".to_owned()))?;
+    let candidates: Vec<Agent> = match named {
+        Some(referee_id) => inbound
+            .league
+            .agents
+            .clone()
+            .get_agent(inbound.league.as_operator(GetAgentRequest {
+                agent_id: referee_id.to_owned(),
+            }))
+            .await
+            .ok()
+            .and_then(|response| response.into_inner().agent)
+            .into_iter()
+            .collect(),
+        None => {
+            inbound
+                .league
+                .agents
+                .clone()
+                .list_agents(inbound.league.as_operator(ListAgentsRequest {
+                    kind: AgentKind::Referee as i32,
+                    label: EXTERNAL_LABEL.to_owned(),
+                }))
+                .await?
+                .into_inner()
+                .agents
+        }
+    };
+    for referee in candidates {
+        let meta = referee.meta.clone().unwrap_or_default();
+        let external = meta.labels.contains_key(EXTERNAL_LABEL);
+        if referee.kind == AgentKind::Referee as i32
+            && external
+            && addresses(&meta.contact_endpoint).await.contains(&source)
+        {
+            return Ok(Puller::Referee(referee.agent_id));
+        }
+    }
+    Err(refused(format!(
+        "{source} is not the address of {}'s contact endpoint",
+        named.unwrap_or("any registered referee")
+    )))
+}
+
+/// The addresses a contact endpoint's host stands for.
+async fn addresses(endpoint: &str) -> Vec<IpAddr> {
+    let Ok(uri) = endpoint.parse::<http::Uri>() else {
+        return Vec::new();
+    };
+    let Some(host) = uri.host() else {
+        return Vec::new();
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return vec![ip.to_canonical()];
+    }
+    let port = uri.port_u16().unwrap_or(80);
+    match tokio::net::lookup_host((host, port)).await {
+        Ok(found) => found.map(|address| address.ip().to_canonical()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// A match the referee holds now, with its league's timings.
+struct HeldMatch {
+    scheduled: ScheduledMatch,
+    timing: league_proto::v2::MatchTiming,
+}
+
+/// The matches of the current league running under `referee_id`'s lease (claimed by any replica).
+async fn held_by(inbound: &Inbound, referee_id: &str) -> LeagueResult<Vec<HeldMatch>> {
+    let schedule = inbound
+        .league
+        .manager
+        .clone()
+        .get_schedule(inbound.league.as_operator(GetScheduleRequest {
+            league_id: String::new(),
+        }))
+        .await?
+        .into_inner();
+    let mut held = Vec::new();
+    for scheduled in schedule.rounds.into_iter().flat_map(|round| round.matches) {
+        if scheduled.status == MatchStatus::Running as i32 && scheduled.referee_id == referee_id {
+            let found = inbound
+                .referees
+                .refereed_match(&scheduled.league_id, &scheduled.match_id)
+                .await?;
+            held.push(HeldMatch {
+                scheduled,
+                timing: found.timing.0,
+            });
+        }
+    }
+    Ok(held)
+}
+
+fn seat(player_id: &str) -> AssignedPlayer {
+    AssignedPlayer {
+        player_id: player_id.to_owned(),
+        ..AssignedPlayer::default()
+    }
+}
+
+/// One entry of the answer: the match's fields as START_MATCH has them, and the names pulling referees
+/// read (`round`, `player_A_id`, `player_B_id`, `status`).
+fn entry(mut fields: Map<String, Value>, scheduled: &ScheduledMatch) -> Value {
+    fields.insert("round".into(), scheduled.round_id.into());
+    fields.insert("player_A_id".into(), scheduled.player_a_id.clone().into());
+    fields.insert("player_B_id".into(), scheduled.player_b_id.clone().into());
+    fields.insert("status".into(), "ASSIGNED".into());
+    Value::Object(fields)
+}

@@ -1,0 +1,230 @@
+//! Handing a claimed match to a referee that takes pushes: START_MATCH, by every name real referees
+//! answer to — `START_MATCH`, `start_match` (the referee's own dialect first, as the bridge calls any
+//! agent) and `assign_match`. Some referees implement only one; the one that worked is remembered per
+//! referee. A referee that knows none of them takes its matches by pulling ([`super::pull`]).
+//!
+//! The match's fields are the same whether pushed or pulled ([`match_fields`]).
+
+use std::time::SystemTime;
+
+use league_proto::v2::{AssignedPlayer, MatchAssignment};
+use serde_json::{Map, Value, json};
+
+use super::timing::{Timing, millis};
+use super::{Referees, lock};
+use crate::bridge::client::Answer;
+use crate::bridge::player::Failure;
+use crate::compliance::Checker;
+use crate::dialect::MessageType;
+use crate::jsonrpc::METHOD_NOT_FOUND;
+use crate::wire::sender::refused_over_sender;
+use crate::wire::{self, timestamp};
+
+/// The name some referees know START_MATCH by, beside the dialects' names.
+pub const ASSIGN_MATCH: &str = "assign_match";
+
+/// What a referee did with a pushed match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pushed {
+    Taken,
+    /// Refused, failed, or could not be reached.
+    NotTaken,
+    /// It answers no name of START_MATCH: it pulls.
+    NoSuchMethod,
+}
+
+impl Referees {
+    /// START_MATCH, retried as the protocol retries (E001/E009, `max_attempts`, `retry_delay` apart).
+    pub(super) async fn push(&self, referee_id: &str, assignment: &MatchAssignment) -> Pushed {
+        let match_id = assignment
+            .r#match
+            .as_ref()
+            .map(|m| m.match_id.clone())
+            .unwrap_or_default();
+        let agent = match self.league.external_agent(referee_id).await {
+            Ok(agent) => agent,
+            Err(error) => {
+                tracing::warn!(%referee_id, error = %error.description, "cannot look up the referee");
+                return Pushed::NotTaken;
+            }
+        };
+        let message = wire::message(
+            MessageType::StartMatch.as_str(),
+            "league_manager",
+            &format!(
+                "conv-{}-{match_id}",
+                assignment
+                    .r#match
+                    .as_ref()
+                    .map(|m| m.league_id.as_str())
+                    .unwrap_or_default()
+            ),
+            Value::Object(self.match_fields(referee_id, assignment)),
+        );
+        let timing = Timing(assignment.timing.unwrap_or_default());
+        let attempts = timing.attempts();
+        for attempt in 1..=attempts {
+            let outcome = self.call_start_match(&agent, message.clone()).await;
+            match outcome {
+                Ok(answer) if refused(&answer) => {
+                    tracing::warn!(%referee_id, %match_id, %answer, "the referee declined the match");
+                    return Pushed::NotTaken;
+                }
+                Ok(_) => {
+                    tracing::debug!(%referee_id, %match_id, "external referee started the match");
+                    return Pushed::Taken;
+                }
+                Err(Failure::NotImplemented) => return Pushed::NoSuchMethod,
+                Err(Failure::League(error)) if error.code.is_retryable() && attempt < attempts => {
+                    tracing::debug!(%referee_id, error = %error.description, attempt, "START_MATCH failed; retrying");
+                    tokio::time::sleep(timing.retry_delay()).await;
+                }
+                Err(failure) => {
+                    let status = failure.status(MessageType::StartMatch.as_str());
+                    tracing::warn!(%referee_id, %match_id, error = %status.message(), "the referee did not take the match");
+                    return Pushed::NotTaken;
+                }
+            }
+        }
+        Pushed::NotTaken
+    }
+
+    /// One START_MATCH: by the name that worked last for this referee, else its dialect's names (the
+    /// bridge tries those), else `assign_match`.
+    async fn call_start_match(
+        &self,
+        agent: &crate::league::ExternalAgent,
+        message: Value,
+    ) -> Result<Value, Failure> {
+        let limit = self.bridge.timeouts.other;
+        let knows_assign = lock(&self.assign_match).contains(&agent.agent_id);
+        if !knows_assign {
+            match self
+                .bridge
+                .call(agent, MessageType::StartMatch, message.clone(), limit)
+                .await
+            {
+                Err(Failure::NotImplemented) => {}
+                other => return other,
+            }
+        }
+        // As the bridge sends any message: the agent's outbound token, the sender in its form (tried once
+        // in the other form when refused over it).
+        let mut message = message;
+        message["auth_token"] = self.league.outbound_token(&agent.agent_id).into();
+        let mut form = agent.sender_form();
+        let mut checker = Checker::new(self.bridge.mode);
+        let mut answer;
+        let mut retried = false;
+        loop {
+            let mut framed = message.clone();
+            form.apply(&mut framed);
+            answer = self
+                .bridge
+                .client
+                .call(&agent.contact_endpoint, ASSIGN_MATCH, framed, limit, &mut checker)
+                .await;
+            match &answer {
+                Ok(Answer::Error(error)) if !retried && refused_over_sender(error) => {
+                    retried = true;
+                    form = form.other();
+                }
+                _ => break,
+            }
+        }
+        self.bridge
+            .warnings
+            .record(&agent.agent_id, checker.into_deviations());
+        match answer {
+            Ok(Answer::Result(result)) => {
+                lock(&self.assign_match).insert(agent.agent_id.clone());
+                if form != agent.sender_form() {
+                    self.league.learned_sender_form(agent, form);
+                }
+                Ok(result)
+            }
+            Ok(Answer::Error(error)) if error.code == METHOD_NOT_FOUND => {
+                lock(&self.assign_match).remove(&agent.agent_id);
+                Err(Failure::NotImplemented)
+            }
+            Ok(Answer::Error(error)) => Err(Failure::Refused(error)),
+            Err(error) => Err(Failure::League(error)),
+        }
+    }
+
+    /// What a referee needs to run the match (START_MATCH's fields; one entry of `get_assigned_matches`):
+    /// the ids, each player's endpoint on this gateway with its record so far, where to report, the
+    /// league's timings, and the deadline of the whole match.
+    pub(super) fn match_fields(&self, referee_id: &str, assignment: &MatchAssignment) -> Map<String, Value> {
+        let scheduled = assignment.r#match.clone().unwrap_or_default();
+        let timing = assignment.timing.unwrap_or_default();
+        let budget = Timing(timing).match_budget();
+        let player = |seat: &str, player: Option<&AssignedPlayer>| {
+            let player = player.cloned().unwrap_or_default();
+            let record = player.record.unwrap_or_default();
+            json!({
+                "player_id": player.player_id,
+                "display_name": player.display_name,
+                "role_in_match": seat,
+                "contact_endpoint": self.player_url(&player.player_id),
+                "standings": {"wins": record.wins, "draws": record.draws, "losses": record.losses},
+            })
+        };
+        let fields = json!({
+            "league_id": scheduled.league_id,
+            "round_id": scheduled.round_id,
+            "match_id": scheduled.match_id,
+            "game_type": scheduled.game_type,
+            "referee_id": referee_id,
+            "player_a_id": scheduled.player_a_id,
+            "player_b_id": scheduled.player_b_id,
+            "player_a_endpoint": self.player_url(&scheduled.player_a_id),
+            "player_b_endpoint": self.player_url(&scheduled.player_b_id),
+            "players": [
+                player("PLAYER_A", assignment.player_a.as_ref()),
+                player("PLAYER_B", assignment.player_b.as_ref()),
+            ],
+            "report_endpoint": self.public_url,
+            "timing": {
+                "join_timeout_ms": millis(timing.join_timeout.as_ref()),
+                "move_timeout_ms": millis(timing.move_timeout.as_ref()),
+                "game_over_timeout_ms": millis(timing.game_over_timeout.as_ref()),
+                "max_attempts": timing.max_attempts,
+                "retry_delay_ms": millis(timing.retry_delay.as_ref()),
+            },
+            "deadline": timestamp::format(SystemTime::now() + budget),
+        });
+        match fields {
+            Value::Object(fields) => fields,
+            _ => Map::new(),
+        }
+    }
+}
+
+/// A START_MATCH answer that says no (`status` REJECTED/DECLINED, or `accept: false`).
+fn refused(answer: &Value) -> bool {
+    let status = answer
+        .get("status")
+        .and_then(Value::as_str)
+        .map(str::to_ascii_uppercase);
+    matches!(
+        status.as_deref(),
+        Some("REJECTED" | "DECLINED" | "REFUSED" | "BUSY")
+    ) || answer.get("accept").and_then(Value::as_bool) == Some(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_told_apart_from_acknowledgements() {
+        assert!(!refused(
+            &json!({"message_type": "START_MATCH_ACK", "status": "MATCH_STARTED"})
+        ));
+        assert!(!refused(&json!({"status": "ok"})));
+        assert!(!refused(&json!({})));
+        assert!(refused(&json!({"status": "rejected", "reason": "busy"})));
+        assert!(refused(&json!({"accept": false})));
+    }
+}

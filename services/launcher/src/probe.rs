@@ -1,0 +1,385 @@
+//! `league probe <agent URL>`: for agent authors. Plays a short scripted exchange with a player agent —
+//! every message a player receives: GAME_INVITATION, CHOOSE_PARITY_CALL, GAME_OVER, GAME_ERROR,
+//! ROUND_ANNOUNCEMENT, LEAGUE_STANDINGS_UPDATE, ROUND_COMPLETED, LEAGUE_COMPLETED — and prints a
+//! compliance report: the dialect it speaks, which messages it accepted, and what it got wrong, with the
+//! rule for each.
+//!
+//! The messages are the gateway's own: the probe calls the agent through the gateway's `PlayerService`
+//! bridge, exactly as a league does, and reads back the compliance warnings the gateway would record.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use clap::Args;
+use league_gateway::bridge::client::AgentClient;
+use league_gateway::bridge::{PlayerBridge, Replies, Timeouts};
+use league_gateway::compliance::{Mode, WarningBuffer, kinds};
+use league_gateway::dialect::Dialect;
+use league_gateway::league::{ExternalAgent, League};
+use league_gateway::wire::sender::SenderForm;
+use league_proto::v2::notify_league_event_request::Event;
+use league_proto::v2::player_service_server::PlayerService;
+use league_proto::v2::*;
+use secrecy::SecretString;
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone, Args)]
+pub struct ProbeArgs {
+    /// The agent's JSON-RPC endpoint, e.g. http://127.0.0.1:8101/mcp.
+    pub url: String,
+    /// How long the agent has for each message.
+    #[arg(long, default_value = "5s", value_parser = humantime_serde::re::humantime::parse_duration)]
+    pub timeout: Duration,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The id the probe gives the agent, and its opponent's.
+const PLAYER: &str = "P01";
+const OPPONENT: &str = "P02";
+const LEAGUE: &str = "probe_league";
+const MATCH: &str = "R1M1";
+
+/// The dialects tried, in order, until the agent takes a GAME_INVITATION (the bridge also tries the
+/// message-type names after each).
+const DIALECTS: [Dialect; 5] = [
+    Dialect::Canonical,
+    Dialect::Receive,
+    Dialect::HandleMessage,
+    Dialect::McpMessage,
+    Dialect::ToolsCall,
+];
+
+/// One message of the exchange, as the agent took it.
+#[derive(Debug)]
+struct Step {
+    message_type: &'static str,
+    accepted: bool,
+    /// The error, when the agent did not take it.
+    error: Option<String>,
+    /// What it got wrong: (kind, example, rule).
+    problems: Vec<(String, String, &'static str)>,
+}
+
+pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
+    let limit = args.timeout;
+    let warnings = Arc::new(WarningBuffer::default());
+    // The probe never reaches a manager: the agent is known to the bridge before any call.
+    let league = League::new(
+        league_runtime::grpc::channel("http://127.0.0.1:9")?,
+        SecretString::from("probe"),
+    );
+    let bridge = PlayerBridge {
+        league: league.clone(),
+        client: AgentClient::new(),
+        replies: Arc::new(Replies::default()),
+        warnings: warnings.clone(),
+        mode: Mode::Lenient,
+        public_url: "http://127.0.0.1:9/mcp".to_owned(),
+        timeouts: Timeouts {
+            game_over: limit,
+            other: limit,
+        },
+    };
+    let mut steps = Vec::new();
+    let mut dialect = None;
+    for candidate in DIALECTS {
+        let agent = league.remember(ExternalAgent::new(
+            PLAYER.to_owned(),
+            args.url.clone(),
+            candidate,
+            SenderForm::Bare,
+        ));
+        let invited = bridge.invite_to_match(tonic::Request::new(invitation(limit)));
+        let (step, _) = run("GAME_INVITATION", &warnings, invited).await;
+        let last = candidate == DIALECTS[DIALECTS.len() - 1];
+        if step.accepted || last {
+            dialect = step.accepted.then(|| agent.dialect());
+            steps.push(step);
+            break;
+        }
+    }
+    if dialect.is_some() {
+        let asked = bridge.request_move(tonic::Request::new(move_call(limit)));
+        let (mut step, answer) = run("CHOOSE_PARITY_CALL", &warnings, asked).await;
+        let choice = answer
+            .and_then(|answer| answer.move_payload)
+            .map(|payload| league_gateway::wire::convert::from_struct(&payload))
+            .map(|payload| payload["parity_choice"].clone());
+        if let Some(choice) = choice.filter(|c| *c != json!("even") && *c != json!("odd")) {
+            step.refuse(format!("parity_choice {choice}"), RULE_PARITY);
+        }
+        steps.push(step);
+        let over = bridge.notify_game_over(tonic::Request::new(game_over()));
+        steps.push(run("GAME_OVER", &warnings, over).await.0);
+        let error = bridge.notify_game_error(tonic::Request::new(game_error()));
+        steps.push(run("GAME_ERROR", &warnings, error).await.0);
+        for (message_type, event) in events() {
+            let request = NotifyLeagueEventRequest {
+                player_id: PLAYER.to_owned(),
+                league_id: LEAGUE.to_owned(),
+                event_id: format!("probe-{}", message_type.to_ascii_lowercase()),
+                event: Some(event),
+            };
+            let notified = bridge.notify_league_event(tonic::Request::new(request));
+            steps.push(run(message_type, &warnings, notified).await.0);
+        }
+    }
+    report(&args, dialect, &steps);
+    if dialect.is_some() && steps.iter().all(|step| step.accepted) {
+        Ok(())
+    } else {
+        anyhow::bail!("the agent did not take every message")
+    }
+}
+
+/// Sends one message through the bridge; what the agent did with it, and its answer.
+async fn run<T>(
+    message_type: &'static str,
+    warnings: &WarningBuffer,
+    call: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+) -> (Step, Option<T>) {
+    let outcome = call.await;
+    let mut step = Step {
+        message_type,
+        accepted: outcome.is_ok(),
+        error: outcome.as_ref().err().map(|status| status.message().to_owned()),
+        problems: Vec::new(),
+    };
+    for warning in warnings.take() {
+        // A notification the agent did not take is still "delivered" to a league: not here.
+        if warning.kind == kinds::UNIMPLEMENTED_NOTIFICATION
+            || warning.kind == kinds::REFUSED_NOTIFICATION_ANSWER
+        {
+            step.accepted = false;
+            step.error.get_or_insert_with(|| warning.detail.clone());
+        }
+        step.problems
+            .push((warning.kind.clone(), warning.detail, rule(&warning.kind)));
+    }
+    (step, outcome.ok().map(tonic::Response::into_inner))
+}
+
+impl Step {
+    fn refuse(&mut self, detail: String, rule: &'static str) {
+        self.accepted = false;
+        self.error = Some(detail.clone());
+        self.problems.push(("invalid_answer".to_owned(), detail, rule));
+    }
+}
+
+const RULE_PARITY: &str = "CHOOSE_PARITY_RESPONSE.parity_choice is exactly \"even\" or \"odd\" (E004)";
+
+/// The rule behind each kind of compliance warning the gateway records.
+fn rule(kind: &str) -> &'static str {
+    match kind {
+        kinds::TIMESTAMP_FORMAT | kinds::TIMESTAMP_NOT_UTC => {
+            "timestamp is ISO-8601 in UTC: YYYY-MM-DDTHH:MM:SS[.fff] and Z or +00:00 (E021)"
+        }
+        kinds::MISSING_ENVELOPE_FIELD => {
+            "every message carries protocol, message_type, sender, timestamp, conversation_id (E003)"
+        }
+        kinds::WRONG_PROTOCOL_FIELD => "protocol is exactly \"league.v2\" (E018)",
+        kinds::SENDER_NOT_ID | kinds::REPLY_PLAYER_ID => {
+            "a player is player:<the id the league assigned> and names that id as player_id"
+        }
+        kinds::PLACEHOLDER_TOKEN => {
+            "after registration every message carries the agent's own auth_token (E012)"
+        }
+        kinds::FIELD_ALIAS => {
+            "GAME_JOIN_ACK says accept: true|false and CHOOSE_PARITY_RESPONSE says parity_choice (E003)"
+        }
+        kinds::BARE_RESULT | kinds::RESULT_WITH_ERROR_NULL => {
+            "a JSON-RPC 2.0 response has jsonrpc \"2.0\", the request's id, and exactly one of result and error"
+        }
+        kinds::UNIMPLEMENTED_NOTIFICATION | kinds::REFUSED_NOTIFICATION_ANSWER => {
+            "a player takes every message the league sends it and answers with a result"
+        }
+        kinds::METHOD_DIALECT => "an agent answers calls in the method names it registered with",
+        kinds::CONVERSATION_MISMATCH => "a reply echoes the conversation_id of the call it answers",
+        _ => "league.v2 (docs/protocol.md)",
+    }
+}
+
+fn context() -> MatchContext {
+    MatchContext {
+        league_id: LEAGUE.to_owned(),
+        round_id: 1,
+        match_id: MATCH.to_owned(),
+        game_type: "even_odd".to_owned(),
+        conversation_id: "conv-probe-r1m1".to_owned(),
+        referee_id: "REF01".to_owned(),
+    }
+}
+
+fn deadline(within: Duration) -> Option<prost_types::Timestamp> {
+    Some(prost_types::Timestamp::from(SystemTime::now() + within))
+}
+
+fn invitation(limit: Duration) -> InviteToMatchRequest {
+    InviteToMatchRequest {
+        player_id: PLAYER.to_owned(),
+        context: Some(context()),
+        role_in_match: Role::PlayerA as i32,
+        opponent_id: OPPONENT.to_owned(),
+        deadline: deadline(limit),
+    }
+}
+
+fn move_call(limit: Duration) -> RequestMoveRequest {
+    RequestMoveRequest {
+        player_id: PLAYER.to_owned(),
+        context: Some(context()),
+        opponent_id: OPPONENT.to_owned(),
+        step: 1,
+        attempt: 1,
+        deadline: deadline(limit),
+        your_standings: Some(PlayerRecord::default()),
+        step_context: None,
+    }
+}
+
+fn game_over() -> NotifyGameOverRequest {
+    let metadata =
+        json!({"drawn_number": 8, "number_parity": "even", "choices": {PLAYER: "even", OPPONENT: "odd"}});
+    NotifyGameOverRequest {
+        player_id: PLAYER.to_owned(),
+        context: Some(context()),
+        result: Some(MatchResult {
+            match_id: MATCH.to_owned(),
+            status: ResultStatus::Win as i32,
+            winner_player_id: PLAYER.to_owned(),
+            scores: vec![
+                PlayerScore {
+                    player_id: PLAYER.to_owned(),
+                    points: 3,
+                },
+                PlayerScore {
+                    player_id: OPPONENT.to_owned(),
+                    points: 0,
+                },
+            ],
+            reason: "P01 chose even, number was 8 (even)".to_owned(),
+            at_fault_player_ids: Vec::new(),
+            game_metadata: metadata.as_object().map(league_gateway::wire::convert::to_struct),
+        }),
+    }
+}
+
+fn game_error() -> NotifyGameErrorRequest {
+    NotifyGameErrorRequest {
+        player_id: PLAYER.to_owned(),
+        context: Some(context()),
+        error_code: "E001".to_owned(),
+        error_description: "no answer in time (a probe: nothing is at stake)".to_owned(),
+        affected_player: PLAYER.to_owned(),
+        action_required: "answer CHOOSE_PARITY_CALL".to_owned(),
+        retry_count: 1,
+        max_retries: 3,
+        consequence: "a technical loss after the last attempt".to_owned(),
+    }
+}
+
+fn row(rank: u32, player_id: &str, wins: u32, losses: u32) -> StandingRow {
+    StandingRow {
+        rank,
+        player_id: player_id.to_owned(),
+        display_name: player_id.to_owned(),
+        played: wins + losses,
+        wins,
+        losses,
+        points: 3 * wins,
+        ..StandingRow::default()
+    }
+}
+
+/// The league's notifications, in the order a league sends them.
+fn events() -> Vec<(&'static str, Event)> {
+    let table = vec![row(1, PLAYER, 1, 0), row(2, OPPONENT, 0, 1)];
+    let scheduled = ScheduledMatch {
+        league_id: LEAGUE.to_owned(),
+        round_id: 1,
+        match_id: MATCH.to_owned(),
+        game_type: "even_odd".to_owned(),
+        player_a_id: PLAYER.to_owned(),
+        player_b_id: OPPONENT.to_owned(),
+        status: MatchStatus::Ready as i32,
+        referee_id: String::new(),
+    };
+    vec![
+        (
+            "ROUND_ANNOUNCEMENT",
+            Event::RoundAnnouncement(RoundAnnouncement {
+                round_id: 1,
+                matches: vec![scheduled],
+            }),
+        ),
+        (
+            "LEAGUE_STANDINGS_UPDATE",
+            Event::StandingsUpdate(StandingsUpdate {
+                round_id: 1,
+                standings: table.clone(),
+            }),
+        ),
+        (
+            "ROUND_COMPLETED",
+            Event::RoundCompleted(RoundCompleted {
+                round_id: 1,
+                matches_completed: 1,
+                next_round_id: 0,
+                summary: Some(RoundSummary {
+                    total_matches: 1,
+                    wins: 1,
+                    draws: 0,
+                    technical_losses: 0,
+                }),
+            }),
+        ),
+        (
+            "LEAGUE_COMPLETED",
+            Event::LeagueCompleted(LeagueCompleted {
+                total_rounds: 1,
+                total_matches: 1,
+                champion: table.first().cloned(),
+                final_standings: table,
+            }),
+        ),
+    ]
+}
+
+fn report(args: &ProbeArgs, dialect: Option<Dialect>, steps: &[Step]) {
+    if args.json {
+        let steps: Vec<Value> = steps
+            .iter()
+            .map(|step| {
+                json!({
+                    "message_type": step.message_type,
+                    "accepted": step.accepted,
+                    "error": step.error,
+                    "problems": step.problems.iter().map(|(kind, detail, rule)| {
+                        json!({"kind": kind, "detail": detail, "rule": rule})
+                    }).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let report = json!({"agent": args.url, "dialect": dialect.map(Dialect::as_str), "messages": steps});
+        println!("{report}");
+        return;
+    }
+    println!("agent    {}", args.url);
+    match dialect {
+        Some(dialect) => println!("dialect  {}", dialect.as_str()),
+        None => println!("dialect  none: the agent took no GAME_INVITATION in any dialect"),
+    }
+    for step in steps {
+        let verdict = if step.accepted { "accepted" } else { "REFUSED" };
+        println!("{:<24} {verdict}", step.message_type);
+        if let Some(error) = step.error.as_ref().filter(|_| !step.accepted) {
+            println!("    {error}");
+        }
+        for (kind, detail, rule) in &step.problems {
+            println!("    {kind}: {detail}\n      rule: {rule}");
+        }
+    }
+}

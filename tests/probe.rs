@@ -1,0 +1,179 @@
+//! `league probe` against real agents on real HTTP: tests/agents/league_agent.py in its styles registers
+//! with a stand-in league (it only answers the registration), then the probe plays every message a
+//! player receives with it and reports the dialect, what it took, and what it got wrong.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+use tokio::process::{Child, Command};
+
+const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/agents/league_agent.py");
+const STRICT_PLAYER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/agents/strict_player.py");
+
+/// Starts tests/agents/league_agent.py in `style` against a stand-in league that accepts its
+/// registration; returns the agent and its contact endpoint.
+async fn registered_agent(style: &str) -> (Child, String) {
+    registered(AGENT, &[style, "probed"]).await
+}
+
+/// Starts `script <league url> <args>` against a stand-in league that accepts its registration.
+async fn registered(script: &str, args: &[&str]) -> (Child, String) {
+    let league = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/mcp", league.local_addr().expect("address"));
+    let agent = Command::new("python3")
+        .arg(script)
+        .arg(&url)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python3 runs the agent");
+    let (stream, _) = tokio::time::timeout(Duration::from_secs(30), league.accept())
+        .await
+        .expect("the agent registers")
+        .expect("a connection");
+    let mut stream = BufReader::new(stream);
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        stream.read_line(&mut line).await.expect("a header");
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().expect("a length");
+        }
+    }
+    let mut body = vec![0; length];
+    stream.read_exact(&mut body).await.expect("the body");
+    let request: Value = serde_json::from_slice(&body).expect("JSON");
+    let contact = request["params"]["player_meta"]["contact_endpoint"]
+        .as_str()
+        .expect("a contact endpoint")
+        .to_owned();
+    let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+        "protocol": "league.v2", "message_type": "LEAGUE_REGISTER_RESPONSE", "sender": "league_manager",
+        "timestamp": "2026-11-24T10:00:00Z", "conversation_id": request["params"]["conversation_id"],
+        "status": "ACCEPTED", "player_id": "P01", "auth_token": "0".repeat(64), "league_id": "probe_league",
+    }})
+    .to_string();
+    let response = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+        answer.len()
+    );
+    stream
+        .get_mut()
+        .write_all(response.as_bytes())
+        .await
+        .expect("answer");
+    (agent, contact)
+}
+
+async fn probe(url: &str) -> (bool, Value) {
+    let output = Command::new(env!("CARGO_BIN_EXE_league"))
+        .args(["probe", url, "--json", "--timeout", "3s"])
+        .env("RUST_LOG", "error")
+        .output()
+        .await
+        .expect("league probe runs");
+    let report = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|_| panic!("a JSON report: {}", String::from_utf8_lossy(&output.stdout)));
+    (output.status.success(), report)
+}
+
+fn message<'a>(report: &'a Value, message_type: &str) -> &'a Value {
+    report["messages"]
+        .as_array()
+        .and_then(|messages| messages.iter().find(|m| m["message_type"] == message_type))
+        .unwrap_or_else(|| panic!("{message_type} in {report}"))
+}
+
+fn kinds(step: &Value) -> Vec<&str> {
+    step["problems"]
+        .as_array()
+        .map(|problems| problems.iter().filter_map(|p| p["kind"].as_str()).collect())
+        .unwrap_or_default()
+}
+
+const EVERY_MESSAGE: [&str; 8] = [
+    "GAME_INVITATION",
+    "CHOOSE_PARITY_CALL",
+    "GAME_OVER",
+    "GAME_ERROR",
+    "ROUND_ANNOUNCEMENT",
+    "LEAGUE_STANDINGS_UPDATE",
+    "ROUND_COMPLETED",
+    "LEAGUE_COMPLETED",
+];
+
+#[tokio::test]
+async fn the_probe_reports_a_sloppy_agent_s_dialect_and_every_deviation_with_its_rule() {
+    let (_agent, url) = registered_agent("sloppy").await;
+    let (success, report) = probe(&url).await;
+    assert!(success, "every message taken: {report}");
+    assert_eq!(report["dialect"], "canonical", "{report}");
+    for message_type in EVERY_MESSAGE {
+        assert_eq!(message(&report, message_type)["accepted"], true, "{report}");
+    }
+    // `accepted` for `accept`, `choice` for `parity_choice`, a placeholder token, compact timestamps,
+    // its own name as player_id: each named, each with its rule.
+    let join = kinds(message(&report, "GAME_INVITATION"));
+    for kind in [
+        "field_alias",
+        "placeholder_token_in_reply",
+        "timestamp_format",
+        "reply_player_id_not_assigned",
+    ] {
+        assert!(join.contains(&kind), "{kind} in {join:?}: {report}");
+    }
+    assert!(
+        kinds(message(&report, "CHOOSE_PARITY_CALL")).contains(&"field_alias"),
+        "{report}"
+    );
+    let rule = &message(&report, "GAME_INVITATION")["problems"][0]["rule"];
+    assert!(rule.as_str().is_some_and(|rule| !rule.is_empty()), "{report}");
+}
+
+#[tokio::test]
+async fn the_probe_finds_a_message_type_agent_and_its_error_null_answers() {
+    let (_agent, url) = registered_agent("message_type").await;
+    let (success, report) = probe(&url).await;
+    assert!(success, "every message taken: {report}");
+    for message_type in EVERY_MESSAGE {
+        let step = message(&report, message_type);
+        assert_eq!(step["accepted"], true, "{report}");
+        // peer-a's `"error": null` beside every result.
+        assert!(
+            kinds(step).contains(&"result_with_error_null"),
+            "{message_type}: {report}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_strict_player_takes_every_message_the_probe_sends() {
+    // Everything it receives is checked against the specification (envelope, sender, token, fields).
+    let (_agent, url) = registered(STRICT_PLAYER, &["bare", "probed"]).await;
+    let (success, report) = probe(&url).await;
+    assert!(success, "every message taken: {report}");
+    for message_type in EVERY_MESSAGE {
+        assert_eq!(message(&report, message_type)["accepted"], true, "{report}");
+    }
+}
+
+#[tokio::test]
+async fn an_agent_that_is_not_there_is_reported_and_the_probe_fails() {
+    let unused = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/mcp", unused.local_addr().expect("address"));
+    drop(unused);
+    let (success, report) = probe(&url).await;
+    assert!(!success, "{report}");
+    assert_eq!(report["dialect"], Value::Null, "{report}");
+    assert_eq!(message(&report, "GAME_INVITATION")["accepted"], false, "{report}");
+}
