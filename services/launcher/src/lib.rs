@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod children;
 pub mod fake_agent;
+pub mod query;
 pub mod report;
 pub mod run;
 pub mod services;
@@ -29,6 +30,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Write a league's results folder (tables, charts, index.html) from its database or manager.
     Report(report::ReportArgs),
+    /// Ask about a league (leagues, standings, schedule, match, player) and print the answer as JSON.
+    Query(query::QueryArgs),
     /// Run leagues of instant bots (or fake external agents) and report throughput, latency and memory.
     Bench(bench::BenchArgs),
 }
@@ -43,6 +46,7 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Warnings(args) => warnings::warnings(args).await,
         Command::Run(args) => run::run(args).await,
         Command::Report(args) => report::report(args).await,
+        Command::Query(args) => query::query(args).await,
         Command::Bench(args) => bench::bench(args).await,
     }
 }

@@ -283,7 +283,12 @@ async fn the_results_folder_says_what_the_database_holds() {
     assert_eq!(json["completed"], true);
     assert_eq!(json["champion"], serde_json::json!(data.standings[0].player_id));
     assert_eq!(json["standings"].as_array().unwrap().len(), 4);
-    assert_eq!(json["standings"][0]["strategy"].as_str().is_some(), true);
+    let outsider = json["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["display_name"] == "outsider");
+    assert_eq!(outsider.unwrap()["strategy"], "external");
 
     // matches.csv: every match, its choices, number, outcome, cause and duration.
     let matches = read(&dir, "matches.csv");

@@ -19,7 +19,6 @@ use league_runtime::grpc::GrpcChannel;
 use secrecy::SecretString;
 
 use data::LeagueData;
-use source::Source;
 
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
@@ -27,32 +26,14 @@ pub struct ReportArgs {
     #[arg(long, default_value = "")]
     pub league: String,
     /// The folder the league's folder is written in.
-    #[arg(long, default_value = "results")]
+    #[arg(long, default_value = RUN_RESULTS)]
     pub out: PathBuf,
-    /// Read a running manager at this gRPC URL (with LEAGUE_OPERATOR_TOKEN) instead of a database.
-    #[arg(long, env = "LEAGUE_MANAGER_URL")]
-    pub manager: Option<String>,
-    /// The league database's URL (default: DATABASE_URL, else the newest database `league run` left
-    /// on the local Postgres server).
-    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
-    pub database: Option<String>,
-    /// Where a private Postgres cluster lives, if `league run` started one.
-    #[arg(long, default_value = ".league/postgres")]
-    pub cluster_dir: PathBuf,
+    #[command(flatten)]
+    pub source: source::SourceArgs,
 }
 
 pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
-    let source = match (args.manager, args.database) {
-        (Some(url), _) => Source::Manager {
-            url,
-            token: std::env::var("LEAGUE_OPERATOR_TOKEN")
-                .map(SecretString::from)
-                .map_err(|_| anyhow::anyhow!("--manager needs LEAGUE_OPERATOR_TOKEN"))?,
-        },
-        (None, Some(url)) => Source::Database(SecretString::from(url)),
-        (None, None) => Source::NewestRun,
-    };
-    let mut connected = source::connect(source, &args.cluster_dir).await?;
+    let mut connected = args.source.connect().await?;
     let data = LeagueData::load(&mut connected.client, &connected.token, &args.league).await?;
     let dir = write(&data, &args.out)?;
     if let Some(database) = &connected.database {
@@ -70,23 +51,44 @@ pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
 pub const RUN_RESULTS: &str = "results";
 
 /// `league run`'s last step, while its manager still answers: the league's results folder, and one line
-/// saying where it is. A report that cannot be written is said, not fatal: the league itself finished.
+/// saying where it is and how to write it again. A report that cannot be written is said, not fatal:
+/// the league itself finished.
 pub async fn after_run(finished: &mut crate::run::Finished) -> anyhow::Result<()> {
+    let out = Path::new(RUN_RESULTS);
     match write_from(
         &mut finished.client,
         &finished.operator_token,
         &finished.league_id,
-        Path::new(RUN_RESULTS),
+        out,
     )
     .await
     {
-        Ok(dir) => println!(
-            "Results: {} (write them again any time with `league report`)",
-            dir.join("index.html").display()
-        ),
+        Ok(dir) => {
+            let again = rerun_command(finished).await;
+            println!(
+                "Results: {} (again any time: {again})",
+                dir.join("index.html").display()
+            );
+        }
         Err(error) => eprintln!("league: the results folder was not written: {error:#}"),
     }
     Ok(())
+}
+
+/// `league report --database <the run's database>`, or plain `league report` when it cannot be told.
+async fn rerun_command(finished: &crate::run::Finished) -> String {
+    let completed_ms = finished
+        .status
+        .completed_at
+        .map(|at| at.seconds * 1000 + i64::from(at.nanos / 1_000_000));
+    let server = league_manager::postgres::resolve(Path::new(".league/postgres")).await;
+    match server {
+        Ok(server) => match source::find_run_database(&server, &finished.league_id, completed_ms).await {
+            Ok(Some(name)) => format!("league report --database {name}"),
+            _ => "league report".to_owned(),
+        },
+        Err(_) => "league report".to_owned(),
+    }
 }
 
 /// Writes the league's folder of results under `out`; returns the folder.

@@ -53,8 +53,9 @@ impl Chart for Durations {
             return nothing_to_show(area, "No match with a transcript yet");
         };
         let (unit, per) = self.unit();
-        let low = shortest as f64 / per;
-        let high = (longest as f64 / per).max(low + 1.0 / per);
+        // From zero: how long matches take is read against nothing at all, not against the fastest.
+        let low = 0.0;
+        let high = (longest as f64 / per).max(shortest as f64 / per + 1.0 / per);
         let width = (high - low) / BINS as f64;
         let mut counts = [0u32; BINS];
         for &ms in &self.millis {
@@ -76,6 +77,14 @@ impl Chart for Durations {
             .configure_mesh()
             .disable_x_mesh()
             .x_desc(format!("duration ({unit})"))
+            .x_label_formatter(&|x: &f64| {
+                if per > 1.0 {
+                    format!("{x:.1}")
+                } else {
+                    format!("{x:.0}")
+                }
+            })
+            .light_line_style(WHITE.mix(0.0))
             .y_desc("matches")
             .label_style((FONT, 15))
             .axis_desc_style((FONT, 17))
@@ -104,7 +113,11 @@ impl Chart for Durations {
                 red.stroke_width(2),
             )])
             .map_err(draw_error)?
-            .label(format!("median {median:.1} {unit}"))
+            .label(if per > 1.0 {
+                format!("median {median:.1} {unit}")
+            } else {
+                format!("median {median:.0} {unit}")
+            })
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red.stroke_width(2)));
         chart
             .configure_series_labels()

@@ -81,7 +81,7 @@ impl HeadToHead {
 
     /// A column's label: the rank only, so labels stay short enough to sit side by side.
     fn column_label(&self, i: usize) -> String {
-        if i % self.label_every() == 0 || (self.label_every() > 1 && i + 1 == self.players.len()) {
+        if i.is_multiple_of(self.label_every()) {
             format!("#{}", i + 1)
         } else {
             String::new()
