@@ -105,8 +105,8 @@ impl Chart for HeadToHead {
     fn size(&self) -> (u32, u32) {
         let grid = self.cell() * self.players.len() as u32;
         (
-            (grid + self.row_label_width() + 80).max(520),
-            grid + LEGEND_HEIGHT + 140,
+            (grid + self.row_label_width() + 80).max(720),
+            grid + LEGEND_HEIGHT + 90,
         )
     }
 

@@ -75,7 +75,7 @@ impl Chart for Progression {
             .flat_map(|s| s.points.iter().copied())
             .max()
             .unwrap_or(0);
-        let y_max = (top + top / 20).max(3);
+        let y_max = (top + (top / 20).max(1)).max(3);
         let mut chart = ChartBuilder::on(area)
             .caption("Points after each round", (FONT, 26))
             .margin(16)

@@ -164,12 +164,14 @@ impl Chart for Strategies {
             }
             let note = format!("{:.1} pts · n={}", group.mean, group.players);
             let height = group.mean + group.margin.unwrap_or(0.0);
+            // Above the bar and its whisker, clear of the whisker's cap.
             chart
-                .draw_series([Text::new(
-                    note,
-                    (centre, height),
-                    TextStyle::from((FONT, 14).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom)),
-                )])
+                .draw_series([EmptyElement::at((centre, height))
+                    + Text::new(
+                        note,
+                        (0, -6),
+                        TextStyle::from((FONT, 14).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom)),
+                    )])
                 .map_err(draw_error)?;
         }
         Ok(())
