@@ -2,6 +2,7 @@
 //! descriptor set for reflection, the error-code table every service shares, and the protocol revision.
 
 pub mod error_code;
+pub mod json;
 pub mod protocol_version;
 
 pub use error_code::ErrorCode;
