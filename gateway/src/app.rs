@@ -119,7 +119,9 @@ impl GatewayApp {
         let listener = LimitedListener::new(self.http_listener, config.max_connections);
         axum::serve(
             listener,
-            http::router(state).into_make_service_with_connect_info::<Peer>(),
+            http::router(state)
+                .merge(crate::live::router(league.clone(), shutdown.clone()))
+                .into_make_service_with_connect_info::<Peer>(),
         )
         .with_graceful_shutdown(shutdown.clone().wait())
         .await
