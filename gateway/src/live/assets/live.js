@@ -126,7 +126,7 @@ function showStandings(rows, before) {
       const old = previous.get(row.player_id);
       const classes = [];
       if (index === 0 && row.played > 0) classes.push("first");
-      if (old && (old.points !== row.points || old.played !== row.played)) classes.push("changed");
+      if (old && old.points !== row.points) classes.push("changed");
       const swatch = colors.has(row.player_id)
         ? el("span", { class: "swatch", "data-color": colors.get(row.player_id) })
         : null;
@@ -315,8 +315,8 @@ function niceStep(max) {
 
 function drawChart() {
   const status = state.snapshot.status;
-  const [width, height] = [640, 380];
-  const pad = { left: 44, right: 150, top: 14, bottom: 38 };
+  const [width, height] = [660, 380];
+  const pad = { left: 40, right: 160, top: 14, bottom: 38 };
   const rounds = Math.max(status.total_rounds, state.chart.rounds, 1);
   const maxPoints = Math.max(3, ...state.chart.players.flatMap((p) => p.points));
   const step = niceStep(maxPoints);
@@ -365,7 +365,8 @@ function drawChart() {
     floor = label.y;
   }
   for (const label of labels) {
-    const text = `${label.player.player_id} ${label.player.display_name}`.slice(0, 22);
+    const name = `${label.player.player_id} ${label.player.display_name}`;
+    const text = name.length > 22 ? `${name.slice(0, 21)}…` : name;
     root.append(svg("text", { class: "label", x: label.x + 6, y: label.y + 4, fill: label.color }, text));
   }
   $("chart").replaceChildren(root);
