@@ -34,14 +34,21 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// Node, Chromium and playwright-core are there, or the test fails saying how to get them.
 fn require_browser() {
     let mut missing = Vec::new();
-    if std::process::Command::new("node").arg("--version").output().is_err() {
+    if std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         missing.push("Node.js (apt-get install -y nodejs npm)");
     }
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
     if !Path::new(&chromium).exists() {
         missing.push("Chromium (apt-get install -y chromium chromium-driver)");
     }
-    if !Path::new(BROWSER_DIR).join("node_modules/playwright-core").exists() {
+    if !Path::new(BROWSER_DIR)
+        .join("node_modules/playwright-core")
+        .exists()
+    {
         missing.push("playwright-core (npm ci --prefix tests/browser)");
     }
     assert!(
@@ -126,7 +133,11 @@ async fn watch_a_league(test: &str, players: u32, strategies: &str) -> (Value, S
 
     let mut browser = Command::new("node")
         .arg(Path::new(BROWSER_DIR).join("live_page.mjs"))
-        .args([gateway.url.as_str(), &out_dir.to_string_lossy(), &players.to_string()])
+        .args([
+            gateway.url.as_str(),
+            &out_dir.to_string_lossy(),
+            &players.to_string(),
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
@@ -173,38 +184,71 @@ async fn watch_a_league(test: &str, players: u32, strategies: &str) -> (Value, S
 fn check(report: &Value, champion: &str, players: usize) {
     let shown = &report["shown"];
     assert_eq!(report["errors"], serde_json::json!([]), "browser errors");
-    let csp = report["headers"]["content-security-policy"].as_str().unwrap_or_default();
+    let csp = report["headers"]["content-security-policy"]
+        .as_str()
+        .unwrap_or_default();
     assert!(csp.contains("script-src 'self'"), "CSP: {csp:?}");
     assert_eq!(report["headers"]["x-content-type-options"], "nosniff");
 
-    assert_eq!(shown["champion"], champion, "the page's champion is the manager's");
+    assert_eq!(
+        shown["champion"], champion,
+        "the page's champion is the manager's"
+    );
     let rows = shown["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), players);
-    assert!(rows[0][1].as_str().unwrap_or_default().starts_with(champion.split(' ').next().unwrap_or("-")));
-    let total_rounds = shown["totalRounds"].as_u64().expect("total rounds");
-    let expected_rounds = if players % 2 == 0 { players - 1 } else { players } as u64;
-    assert_eq!(total_rounds, expected_rounds, "round-robin rounds");
-    assert_eq!(
-        shown["roundCounter"],
-        format!("All {total_rounds} rounds played")
+    assert!(
+        rows[0][1]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with(champion.split(' ').next().unwrap_or("-"))
     );
+    let total_rounds = shown["totalRounds"].as_u64().expect("total rounds");
+    let expected_rounds = if players.is_multiple_of(2) {
+        players - 1
+    } else {
+        players
+    } as u64;
+    assert_eq!(total_rounds, expected_rounds, "round-robin rounds");
+    assert_eq!(shown["roundCounter"], format!("All {total_rounds} rounds played"));
     // The counter only moves forward: from waiting for players to every round played.
     let history = shown["history"].as_array().expect("history");
     let rounds: Vec<u64> = history.iter().map(|h| h["round"].as_u64().unwrap_or(0)).collect();
     assert!(rounds.windows(2).all(|pair| pair[0] <= pair[1]), "{rounds:?}");
-    assert_eq!(history.first().map(|h| &h["status"]), Some(&Value::from("REGISTERING")));
-    assert_eq!(history.last().map(|h| &h["status"]), Some(&Value::from("COMPLETED")));
+    assert_eq!(
+        history.first().map(|h| &h["status"]),
+        Some(&Value::from("REGISTERING"))
+    );
+    assert_eq!(
+        history.last().map(|h| &h["status"]),
+        Some(&Value::from("COMPLETED"))
+    );
     eprintln!("rounds the page showed: {rounds:?}");
-    assert_eq!(shown["chartLines"].as_u64(), Some(players as u64), "a line per player");
-    assert_eq!(shown["chartPoints"].as_u64(), Some(total_rounds + 1), "a point per round");
+    assert_eq!(
+        shown["chartLines"].as_u64(),
+        Some(players as u64),
+        "a line per player"
+    );
+    assert_eq!(
+        shown["chartPoints"].as_u64(),
+        Some(total_rounds + 1),
+        "a point per round"
+    );
     let types: Vec<&str> = shown["transcriptTypes"]
         .as_array()
         .expect("transcript")
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    for expected in ["GAME_INVITATION", "CHOOSE_PARITY_CALL", "CHOOSE_PARITY_RESPONSE", "GAME_OVER"] {
-        assert!(types.iter().any(|t| t.ends_with(expected)), "{expected} in {types:?}");
+    for expected in [
+        "GAME_INVITATION",
+        "CHOOSE_PARITY_CALL",
+        "CHOOSE_PARITY_RESPONSE",
+        "GAME_OVER",
+    ] {
+        assert!(
+            types.iter().any(|t| t.ends_with(expected)),
+            "{expected} in {types:?}"
+        );
     }
 
     let api = &report["api"];
@@ -214,7 +258,10 @@ fn check(report: &Value, champion: &str, players: usize) {
         assert!(!body.contains(OPERATOR_TOKEN), "{name} leaks the operator token");
         assert!(!body.contains("auth_token"), "{name} carries a token field");
     }
-    assert_eq!(api["round"]["cache"], "public, max-age=86400", "a completed round is final");
+    assert_eq!(
+        api["round"]["cache"], "public, max-age=86400",
+        "a completed round is final"
+    );
     assert_eq!(api["unknownLeague"]["status"], 404, "{}", api["unknownLeague"]);
     assert_eq!(api["badLeagueId"]["status"], 404, "{}", api["badLeagueId"]);
     assert_eq!(api["badRound"]["status"], 400, "{}", api["badRound"]);

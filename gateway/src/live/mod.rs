@@ -6,13 +6,15 @@
 //! - [`watch`]: one watcher per watched league, whose snapshot every viewer's event stream shares;
 //! - [`view`]: what the page may show of a league, fetched from the manager and made plain JSON;
 //! - [`rounds`]: completed rounds, fetched once;
-//! - [`assets`]: the HTML, JavaScript and CSS, embedded in the binary.
+//! - [`assets`]: the HTML, JavaScript and CSS, embedded in the binary;
+//! - [`metrics`]: viewers, and snapshots fetched for them.
 //!
 //! Safe to expose: every route is a GET that reads; the gateway asks the manager with its own operator
 //! credential and passes on only public facts (no token, endpoint or lease); responses and viewers are
 //! bounded; each response carries a strict Content-Security-Policy.
 
 pub mod assets;
+pub mod metrics;
 pub mod rounds;
 pub mod routes;
 pub mod view;
@@ -43,6 +45,10 @@ pub struct Live {
 
 impl Live {
     pub fn new(league: League, shutdown: ShutdownSignal) -> Arc<Self> {
+        // Registered at start, so that /metrics shows them before the first viewer.
+        std::sync::LazyLock::force(&metrics::VIEWERS);
+        std::sync::LazyLock::force(&metrics::SNAPSHOTS);
+        std::sync::LazyLock::force(&metrics::POLLS);
         Arc::new(Self {
             league,
             rounds: rounds::CompletedRounds::default(),

@@ -49,14 +49,35 @@ pub fn router(live: Arc<Live>) -> Router {
 }
 
 /// A JSON answer or an error saying what went wrong, as JSON.
-type Answer = Result<Response, Response>;
+type Answer = Result<Response, Refusal>;
 
-fn error(status: StatusCode, message: impl Into<String>) -> Response {
-    let body = json!({"error": message.into()});
-    (status, [(header::CACHE_CONTROL, REVALIDATE)], axum::Json(body)).into_response()
+/// A request refused, and why: answered as `{"error": "…"}` with its HTTP status.
+#[derive(Debug)]
+pub struct Refusal {
+    status: StatusCode,
+    message: String,
 }
 
-fn upstream(status: tonic::Status) -> Response {
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let body = json!({"error": self.message});
+        (
+            self.status,
+            [(header::CACHE_CONTROL, REVALIDATE)],
+            axum::Json(body),
+        )
+            .into_response()
+    }
+}
+
+fn error(status: StatusCode, message: impl Into<String>) -> Refusal {
+    Refusal {
+        status,
+        message: message.into(),
+    }
+}
+
+fn upstream(status: tonic::Status) -> Refusal {
     match status.code() {
         tonic::Code::NotFound => error(StatusCode::NOT_FOUND, status.message()),
         tonic::Code::InvalidArgument => error(StatusCode::BAD_REQUEST, status.message()),
@@ -68,7 +89,7 @@ fn upstream(status: tonic::Status) -> Response {
 }
 
 /// The league's standings (shared through the gateway's cache), bounded in time.
-async fn standings(live: &Live, league_id: &str) -> Result<Arc<Standings>, Response> {
+async fn standings(live: &Live, league_id: &str) -> Result<Arc<Standings>, Refusal> {
     ask(async {
         live.league
             .standings(league_id)
@@ -79,7 +100,7 @@ async fn standings(live: &Live, league_id: &str) -> Result<Arc<Standings>, Respo
 }
 
 /// Bounds a call to the manager in time.
-async fn ask<T>(call: impl Future<Output = Result<T, tonic::Status>>) -> Result<T, Response> {
+async fn ask<T>(call: impl Future<Output = Result<T, tonic::Status>>) -> Result<T, Refusal> {
     match tokio::time::timeout(UPSTREAM_TIMEOUT, call).await {
         Ok(answer) => answer.map_err(upstream),
         Err(_) => Err(error(
@@ -120,7 +141,7 @@ fn valid_id(id: &str, max: usize) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
-fn league_id(league_id: &str) -> Result<&str, Response> {
+fn league_id(league_id: &str) -> Result<&str, Refusal> {
     if valid_league_id(league_id) {
         Ok(league_id)
     } else {
@@ -131,7 +152,7 @@ fn league_id(league_id: &str) -> Result<&str, Response> {
 async fn league_page(Path(id): Path<String>, headers: HeaderMap) -> Response {
     match league_id(&id) {
         Ok(_) => assets::page(headers).await,
-        Err(refused) => refused,
+        Err(refused) => refused.into_response(),
     }
 }
 
@@ -165,7 +186,7 @@ async fn snapshot(State(live): State<Arc<Live>>, Path(id): Path<String>) -> Answ
 
 /// The league's snapshot each time it changes, as server-sent events (`event: league`), from the one
 /// watcher of the league in this gateway.
-async fn events(State(live): State<Arc<Live>>, Path(id): Path<String>) -> Result<Response, Response> {
+async fn events(State(live): State<Arc<Live>>, Path(id): Path<String>) -> Answer {
     let id = league_id(&id)?;
     let viewer = live.watch(id).map_err(|refused| match refused {
         Refused::TooManyViewers => error(

@@ -14,8 +14,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use league_proto::v2::{GetLeagueStatusResponse, LeagueStatus};
 use serde_json::{Value, json};
-use tokio::sync::{OwnedSemaphorePermit, watch};
+use tokio::sync::watch;
 
+use super::metrics::{POLLS, SNAPSHOTS, Seat};
 use super::{Live, view};
 use crate::wire::convert;
 
@@ -51,7 +52,7 @@ fn change_key(status: &GetLeagueStatusResponse) -> (i32, u32, u32, u32, u32) {
 pub struct Viewer {
     pub updates: Updates,
     /// Held for as long as the viewer's stream lives.
-    pub seat: OwnedSemaphorePermit,
+    pub seat: Seat,
 }
 
 /// Why a viewer was turned away.
@@ -64,11 +65,12 @@ pub enum Refused {
 impl Live {
     /// Joins the viewers of `league_id`, starting its watcher if nobody watched it yet.
     pub fn watch(self: &Arc<Self>, league_id: &str) -> Result<Viewer, Refused> {
-        let seat = self
-            .viewers
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| Refused::TooManyViewers)?;
+        let seat = Seat::new(
+            self.viewers
+                .clone()
+                .try_acquire_owned()
+                .map_err(|_| Refused::TooManyViewers)?,
+        );
         let mut watched = self
             .watched
             .lock()
@@ -114,6 +116,7 @@ impl Live {
                 }
             }
             let mut interval = WATCH_INTERVAL;
+            POLLS.inc();
             match view::status(&self.league, &league_id).await {
                 Ok(status) => {
                     let key = change_key(&status);
@@ -121,6 +124,7 @@ impl Live {
                         interval = COMPLETED_INTERVAL;
                     }
                     if last_key != Some(key) {
+                        SNAPSHOTS.inc();
                         let snapshot = match self.snapshot(status).await {
                             Ok(snapshot) => {
                                 last_key = Some(key);
