@@ -158,21 +158,11 @@ async fn league_page(Path(id): Path<String>, headers: HeaderMap) -> Response {
 
 /// The leagues this page can show, the newest first. `latest`: the one `/` shows.
 async fn leagues(State(live): State<Arc<Live>>) -> Answer {
-    let newest = tokio::time::timeout(UPSTREAM_TIMEOUT, view::status(&live.league, "")).await;
-    let body = match newest {
-        Ok(Ok(status)) => json!({
-            "latest": status.league_id,
-            "leagues": [view::status_json(&status, 0)],
-        }),
-        Ok(Err(status)) if status.code() == tonic::Code::NotFound => json!({"latest": null, "leagues": []}),
-        Ok(Err(status)) => return Err(upstream(status)),
-        Err(_) => {
-            return Err(error(
-                StatusCode::GATEWAY_TIMEOUT,
-                "the league did not answer in time",
-            ));
-        }
-    };
+    let leagues = ask(view::leagues(&live.league)).await?;
+    let body = json!({
+        "latest": leagues.first().map(|league| league.league_id.clone()),
+        "leagues": leagues.iter().map(view::summary_json).collect::<Vec<_>>(),
+    });
     json_answer(&body, SHORT)
 }
 
@@ -242,9 +232,9 @@ async fn progression(State(live): State<Arc<Live>>, Path(id): Path<String>, head
     {
         return Ok(StatusCode::NOT_MODIFIED.into_response());
     }
-    let rounds = ask(live.rounds.all(&live.league, id, completed)).await?;
+    let points = ask(live.rounds.points(&live.league, id, completed)).await?;
     let mut answer = json_answer(
-        &view::progression_json(&standings.response.standings, &rounds),
+        &view::progression_json(&standings.response.standings, &points),
         REVALIDATE,
     )?;
     if let Ok(etag) = HeaderValue::from_str(&etag) {
@@ -264,13 +254,13 @@ async fn round(State(live): State<Arc<Live>>, Path((id, round_id)): Path<(String
     let standings = standings(&live, id).await?;
     let completed = round_id <= standings.response.round_id;
     let found = if completed {
-        ask(live.rounds.get(&live.league, id, round_id))
+        ask(live.rounds.matches(&live.league, id, round_id))
             .await?
-            .map(|round| view::round_json(&round.0, &round.1))
+            .map(|round| view::round_json(&round))
     } else {
         ask(view::round(&live.league, id, round_id))
             .await?
-            .map(|(round, results)| view::round_json(&round, &results))
+            .map(|round| view::round_json(&round))
     };
     let body = found.ok_or_else(|| error(StatusCode::NOT_FOUND, format!("no round {round_id}")))?;
     json_answer(&body, if completed { FINAL } else { REVALIDATE })

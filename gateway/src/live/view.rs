@@ -5,15 +5,14 @@
 
 use std::time::SystemTime;
 
-use futures::future::try_join_all;
 use league_proto::v2::{
     GetLeagueStatusRequest, GetLeagueStatusResponse, GetMatchRequest, GetMatchResponse, GetScheduleRequest,
-    LeagueStatus, MatchResult, MatchStatus, ScheduledMatch, ScheduledRound, StandingRow, TranscriptEntry,
-    transcript_entry,
+    LeagueStatus, LeagueSummary, ListLeaguesRequest, MatchResult, ScheduledMatch, ScheduledRound,
+    StandingRow, TranscriptEntry, transcript_entry,
 };
 use serde_json::{Map, Value, json};
 
-use super::rounds::Round;
+use super::rounds::Points;
 use crate::league::League;
 use crate::wire::{convert, timestamp};
 
@@ -62,14 +61,18 @@ pub fn status_json(status: &GetLeagueStatusResponse, rounds_completed: u32) -> V
     })
 }
 
-/// A round of the schedule (empty when the round does not exist, or the league is not scheduled yet).
-pub async fn scheduled_round(
+/// A round of the schedule, each finished match with its result (`None`: no such round, or the league
+/// is not scheduled yet).
+pub async fn round(
     league: &League,
     league_id: &str,
     round_id: u32,
 ) -> Result<Option<ScheduledRound>, tonic::Status> {
+    // One match asked for: the manager answers whole rounds, so exactly this one.
     let request = league.as_operator(GetScheduleRequest {
         league_id: league_id.to_owned(),
+        first_round_id: round_id,
+        max_matches: 1,
     });
     let schedule = league.manager.clone().get_schedule(request).await?.into_inner();
     Ok(schedule
@@ -78,23 +81,38 @@ pub async fn scheduled_round(
         .find(|round| round.round_id == round_id))
 }
 
-/// A round's matches with each finished one's result (`None`: the round is not in the schedule).
-pub async fn round(
-    league: &League,
-    league_id: &str,
-    round_id: u32,
-) -> Result<Option<(ScheduledRound, Vec<Option<MatchResult>>)>, tonic::Status> {
-    let Some(round) = scheduled_round(league, league_id, round_id).await? else {
-        return Ok(None);
-    };
-    let results = try_join_all(round.matches.iter().map(|scheduled| async move {
-        if scheduled.status != MatchStatus::Finished as i32 {
-            return Ok::<_, tonic::Status>(None);
-        }
-        Ok(one_match(league, league_id, &scheduled.match_id).await?.result)
-    }))
-    .await?;
-    Ok(Some((round, results)))
+/// The leagues, newest first (one page).
+pub async fn leagues(league: &League) -> Result<Vec<LeagueSummary>, tonic::Status> {
+    let request = league.as_operator(ListLeaguesRequest {
+        page_size: MAX_LEAGUES_LISTED,
+        page_token: String::new(),
+    });
+    Ok(league
+        .manager
+        .clone()
+        .list_leagues(request)
+        .await?
+        .into_inner()
+        .leagues)
+}
+
+/// Leagues the page's list offers.
+const MAX_LEAGUES_LISTED: u32 = 50;
+
+/// A league in the list of leagues.
+pub fn summary_json(summary: &LeagueSummary) -> Value {
+    json!({
+        "league_id": summary.league_id,
+        "game_type": summary.game_type,
+        "status": league_status(summary.status),
+        "current_round": summary.current_round_id,
+        "total_rounds": summary.total_rounds,
+        "registered_players": summary.registered_players,
+        "created_at": time(summary.created_at),
+        "started_at": time(summary.started_at),
+        "completed_at": time(summary.completed_at),
+        "champion": summary.champion.as_ref().map_or(Value::Null, convert::standing),
+    })
 }
 
 /// One match: the schedule's entry, its result and its transcript.
@@ -111,12 +129,11 @@ pub async fn one_match(
 }
 
 /// A round as the page lists it: each match with its players, status and (once finished) outcome.
-pub fn round_json(round: &ScheduledRound, results: &[Option<MatchResult>]) -> Value {
+pub fn round_json(round: &ScheduledRound) -> Value {
     let matches: Vec<Value> = round
         .matches
         .iter()
-        .zip(results.iter().chain(std::iter::repeat(&None)))
-        .map(|(scheduled, result)| match_json(scheduled, result.as_ref()))
+        .map(|scheduled| match_json(scheduled, scheduled.result.as_ref()))
         .collect();
     json!({
         "round_id": round.round_id,
@@ -125,42 +142,41 @@ pub fn round_json(round: &ScheduledRound, results: &[Option<MatchResult>]) -> Va
     })
 }
 
-/// A match of a round: who plays, where it is, and how it ended.
+/// A match of a round: who plays, where it is, how it ended and how long it took.
 pub fn match_json(scheduled: &ScheduledMatch, result: Option<&MatchResult>) -> Value {
+    let duration_ms = match (scheduled.started_at, scheduled.finished_at) {
+        (Some(started), Some(finished)) => {
+            let started = SystemTime::try_from(started).ok();
+            let finished = SystemTime::try_from(finished).ok();
+            started
+                .zip(finished)
+                .and_then(|(started, finished)| finished.duration_since(started).ok())
+                .map_or(Value::Null, |took| (took.as_millis() as u64).into())
+        }
+        _ => Value::Null,
+    };
     let mut object = Map::new();
     object.insert("match_id".into(), scheduled.match_id.clone().into());
     object.insert("round_id".into(), scheduled.round_id.into());
     object.insert("player_a_id".into(), scheduled.player_a_id.clone().into());
     object.insert("player_b_id".into(), scheduled.player_b_id.clone().into());
     object.insert("status".into(), convert::match_status(scheduled.status).into());
+    object.insert("duration_ms".into(), duration_ms);
     object.insert("result".into(), result.map_or(Value::Null, convert::game_result));
     Value::Object(object)
 }
 
 /// The points each player had after each completed round: `players` in table order, each with
-/// `points[r - 1]` after round `r`. Built from the rounds' results and the current table (which names
-/// every player, byes included).
-pub fn progression_json(standings: &[StandingRow], rounds: &[Round]) -> Value {
-    let mut totals: Vec<(String, String, u32, Vec<u32>)> = standings
+/// `points[r - 1]` after round `r` (`rounds`: each round's points by player, in order).
+pub fn progression_json(standings: &[StandingRow], rounds: &[Points]) -> Value {
+    let players: Vec<Value> = standings
         .iter()
-        .map(|row| (row.player_id.clone(), row.display_name.clone(), 0, Vec::new()))
-        .collect();
-    for round in rounds {
-        for result in round.1.iter().flatten() {
-            for score in &result.scores {
-                if let Some(player) = totals.iter_mut().find(|player| player.0 == score.player_id) {
-                    player.2 += score.points;
-                }
-            }
-        }
-        for player in &mut totals {
-            player.3.push(player.2);
-        }
-    }
-    let players: Vec<Value> = totals
-        .into_iter()
-        .map(|(player_id, display_name, _, points)| {
-            json!({"player_id": player_id, "display_name": display_name, "points": points})
+        .map(|row| {
+            let points: Vec<u32> = rounds
+                .iter()
+                .map(|round| round.get(&row.player_id).copied().unwrap_or_default())
+                .collect();
+            json!({"player_id": row.player_id, "display_name": row.display_name, "points": points})
         })
         .collect();
     json!({"rounds": rounds.len(), "players": players})
@@ -244,8 +260,6 @@ fn without_secrets(value: Value) -> Value {
 mod tests {
     use std::sync::Arc;
 
-    use league_proto::v2::{PlayerScore, ResultStatus};
-
     use super::*;
 
     fn row(player_id: &str) -> StandingRow {
@@ -256,35 +270,17 @@ mod tests {
         }
     }
 
-    fn win(winner: &str, loser: &str) -> Option<MatchResult> {
-        Some(MatchResult {
-            status: ResultStatus::Win as i32,
-            winner_player_id: winner.into(),
-            scores: vec![
-                PlayerScore {
-                    player_id: winner.into(),
-                    points: 3,
-                },
-                PlayerScore {
-                    player_id: loser.into(),
-                    points: 0,
-                },
-            ],
-            ..MatchResult::default()
-        })
+    fn points(after: &[(&str, u32)]) -> Points {
+        Arc::new(after.iter().map(|(id, p)| ((*id).to_owned(), *p)).collect())
     }
 
     #[test]
-    fn progression_accumulates_points_round_by_round() {
+    fn progression_follows_the_table_round_by_round() {
         let table = [row("P01"), row("P02"), row("P03")];
-        let round = |id| ScheduledRound {
-            round_id: id,
-            ..ScheduledRound::default()
-        };
         let rounds = vec![
-            Arc::new((round(1), vec![win("P01", "P02")])),
-            Arc::new((round(2), vec![win("P03", "P01")])),
-            Arc::new((round(3), vec![win("P02", "P03"), None])),
+            points(&[("P01", 3), ("P02", 0), ("P03", 0)]),
+            points(&[("P01", 3), ("P02", 0), ("P03", 3)]),
+            points(&[("P01", 3), ("P02", 3), ("P03", 3)]),
         ];
         let progression = progression_json(&table, &rounds);
         assert_eq!(progression["rounds"], 3);

@@ -175,29 +175,18 @@ impl Live {
         let round = if status.current_round_id == 0 {
             Value::Null
         } else {
-            match view::round(&self.league, &league_id, status.current_round_id).await? {
-                Some((round, results)) => view::round_json(&round, &results),
-                None => Value::Null,
-            }
+            view::round(&self.league, &league_id, status.current_round_id)
+                .await?
+                .map_or(Value::Null, |round| view::round_json(&round))
         };
-        let rounds = self.rounds.all(&self.league, &league_id, completed).await?;
-        let progression = view::progression_json(rows, &rounds);
-        let last_round = if completed == 0 {
-            Value::Null
-        } else {
-            let points: serde_json::Map<String, Value> = progression["players"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|player| {
-                    let points = player["points"].as_array().and_then(|p| p.last()).cloned();
-                    (
-                        player["player_id"].as_str().unwrap_or_default().to_owned(),
-                        points.unwrap_or(Value::Null),
-                    )
-                })
-                .collect();
-            json!({"round_id": completed, "points": points})
+        let last_round = match self
+            .rounds
+            .points(&self.league, &league_id, completed)
+            .await?
+            .last()
+        {
+            Some(points) => json!({"round_id": completed, "points": points.as_ref()}),
+            None => Value::Null,
         };
         Ok(json!({
             "status": view::status_json(&status, completed),

@@ -142,6 +142,7 @@ function showStandings(rows, before) {
         el("td", { class: "num" }, String(row.losses)),
         el("td", { class: "num" }, String(row.technical_losses)),
         el("td", { class: "num pts" }, String(row.points)),
+        el("td", { class: "tie" }, tieBreak(row.tie_break)),
       );
       return tr;
     }),
@@ -154,9 +155,26 @@ function showStandings(rows, before) {
   if (leader && leader.played > 0) {
     const second = rows[1];
     const gap = second ? leader.points - second.points : 0;
-    const lead = gap > 0 ? `, ${gap} point${gap === 1 ? "" : "s"} ahead` : ", level on points with the next";
-    line.append("Leading: ", el("b", {}, playerName(leader.player_id)), ` with ${leader.points} points${lead}`);
+    const lead = gap > 0
+      ? `, ${gap} point${gap === 1 ? "" : "s"} ahead of ${second.player_id}`
+      : second ? `, level on points with ${second.player_id} (ahead on ${tieBreak(leader.tie_break)})` : "";
+    const done = state.snapshot && state.snapshot.status.status === "COMPLETED";
+    line.append(done ? "Won by " : "Leading: ", el("b", {}, playerName(leader.player_id)),
+      ` with ${leader.points} points${lead}`);
   }
+}
+
+/// The rule that put a player above the next one on the same points (nothing when points decided).
+const TIE_BREAKS = {
+  head_to_head: "head-to-head",
+  win_rate: "win rate",
+  wins: "more wins",
+  fewer_draws: "fewer draws",
+  player_id: "player id",
+};
+
+function tieBreak(rule) {
+  return TIE_BREAKS[rule] || "";
 }
 
 /// The leaders' colors, by player id (the same in the table and the chart).
@@ -226,7 +244,9 @@ function showRound(round) {
         el("span", { class: `state ${kind}` }, label)),
       el("div", { class: "line" },
         el("span", { class: "reason" }, match.result ? match.result.reason : ""),
-        el("span", { class: "id" }, match.match_id)),
+        el("span", { class: "id" }, match.duration_ms === null || match.duration_ms === undefined
+          ? match.match_id
+          : `${match.match_id} · ${(match.duration_ms / 1000).toFixed(2)} s`)),
     );
     item.addEventListener("click", () => openTranscript(match.match_id));
     item.addEventListener("keydown", (event) => {
@@ -384,6 +404,16 @@ function connect() {
   source.addEventListener("error", () => $("connection").classList.remove("live"));
 }
 
+function showLeagues(leagues) {
+  const picker = $("league-picker");
+  picker.hidden = leagues.length < 2;
+  picker.replaceChildren(
+    ...leagues.map((league) => el("option", { value: league.league_id },
+      `${league.league_id} · ${league.game_type.replace(/_/g, " ")} · ${league.status.toLowerCase()}`)),
+  );
+  if (state.leagueId) picker.value = state.leagueId;
+}
+
 async function start() {
   $("round-select").addEventListener("change", (event) => pickRound(Number(event.target.value)));
   $("round-prev").addEventListener("click", () => pickRound((state.shownRound || 1) - 1));
@@ -393,21 +423,22 @@ async function start() {
     if (state.snapshot) showSnapshot(state.snapshot);
   });
   $("transcript-close").addEventListener("click", () => $("transcript").close());
+  $("league-picker").addEventListener("change", (event) => {
+    location.assign(`/leagues/${encodeURIComponent(event.target.value)}`);
+  });
   const match = location.pathname.match(/^\/leagues\/([^/]+)\/?$/);
-  if (match) {
-    state.leagueId = decodeURIComponent(match[1]);
-  } else {
-    while (!state.leagueId) {
-      try {
-        state.leagueId = (await getJson("/api/leagues")).latest;
-      } catch (error) {
-        notice(`Cannot reach the league: ${error.message}`);
-      }
-      if (!state.leagueId) {
-        notice("No league yet: this page shows it as soon as one is created.");
-        await new Promise((resolve) => setTimeout(resolve, 5000));
-      }
+  if (match) state.leagueId = decodeURIComponent(match[1]);
+  while (true) {
+    try {
+      const list = await getJson("/api/leagues");
+      state.leagueId = state.leagueId || list.latest;
+      showLeagues(list.leagues);
+    } catch (error) {
+      notice(`Cannot reach the league: ${error.message}`);
     }
+    if (state.leagueId) break;
+    notice("No league yet: this page shows it as soon as one is created.");
+    await new Promise((resolve) => setTimeout(resolve, 5000));
   }
   connect();
 }
