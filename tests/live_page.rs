@@ -6,7 +6,7 @@
 //! transcript. Screenshots land in `target/tmp/live-page/<test>/`.
 //!
 //! Needs Node.js, Debian's `chromium` and the script's npm packages; without them the test fails and says
-//! how to install them (`.ci/run` installs them; see docs/operations.md, "The live league page").
+//! how to install them (`scripts/browser-env` does; see docs/operations.md, "The live league page").
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -53,7 +53,7 @@ fn require_browser() {
     }
     assert!(
         missing.is_empty(),
-        "the live-page browser test needs {}; .ci/run installs them, or run those commands",
+        "the live-page browser test needs {}; scripts/browser-env installs them (or run those commands)",
         missing.join(", ")
     );
 }
@@ -269,7 +269,7 @@ fn check(report: &Value, champion: &str, players: usize) {
 }
 
 #[tokio::test]
-async fn a_viewer_watches_a_league_from_the_first_player_to_the_champion() {
+async fn live_page_in_chromium_follows_a_league_to_its_champion() {
     // Bots that take their time, so the league runs long enough to be watched round by round.
     let (report, champion) = watch_a_league(
         "six_players",
@@ -281,7 +281,7 @@ async fn a_viewer_watches_a_league_from_the_first_player_to_the_champion() {
 }
 
 #[tokio::test]
-async fn fifty_players_fit_on_the_page() {
+async fn live_page_in_chromium_fits_fifty_players() {
     let (report, champion) = watch_a_league("fifty_players", 50, "random,adaptive,alternating").await;
     check(&report, &champion, 50);
 }

@@ -335,8 +335,10 @@ function niceStep(max) {
 
 function drawChart() {
   const status = state.snapshot.status;
-  const [width, height] = [660, 380];
-  const pad = { left: 40, right: 160, top: 14, bottom: 38 };
+  // Taller for many players, so their lines stay apart.
+  const players = state.chart.players.length;
+  const [width, height] = [600, players > 16 ? 560 : 400];
+  const pad = { left: 36, right: 170, top: 14, bottom: 38 };
   const rounds = Math.max(status.total_rounds, state.chart.rounds, 1);
   const maxPoints = Math.max(3, ...state.chart.players.flatMap((p) => p.points));
   const step = niceStep(maxPoints);
@@ -362,9 +364,9 @@ function drawChart() {
   // Lines follow the table's order: the leaders are drawn last (on top) and labelled.
   const rank = new Map(state.snapshot.standings.map((row, i) => [row.player_id, i]));
   const colors = topColors(state.snapshot.standings);
-  const players = [...state.chart.players].sort((a, b) => (rank.get(b.player_id) ?? 0) - (rank.get(a.player_id) ?? 0));
+  const drawn = [...state.chart.players].sort((a, b) => (rank.get(b.player_id) ?? 0) - (rank.get(a.player_id) ?? 0));
   const labels = [];
-  for (const player of players) {
+  for (const player of drawn) {
     const points = [[x(0), y(0)], ...player.points.map((p, i) => [x(i + 1), y(p)])];
     const color = colors.get(player.player_id);
     const line = svg("polyline", {
