@@ -191,6 +191,10 @@ fn check(report: &Value, champion: &str, players: usize) {
     assert_eq!(report["headers"]["x-content-type-options"], "nosniff");
 
     assert_eq!(
+        report["championBeforeTheStart"], false,
+        "no champion while registering"
+    );
+    assert_eq!(
         shown["champion"], champion,
         "the page's champion is the manager's"
     );

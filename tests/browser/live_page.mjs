@@ -48,6 +48,7 @@ await step("the league waiting for players", () =>
   page.waitForSelector('#round-counter[data-status="REGISTERING"]', { timeout: STEP_TIMEOUT }),
 );
 await page.screenshot({ path: `${outDir}/registering.png` });
+const championBeforeTheStart = await page.isVisible("#champion");
 console.log("READY");
 
 await step(`the table fills in with ${players} players`, () =>
@@ -63,7 +64,7 @@ await step("the round counter advances", () =>
   }),
 );
 await step("the champion appears", () =>
-  page.waitForSelector("#champion:not([hidden])", { timeout: LEAGUE_TIMEOUT }),
+  page.waitForSelector("#champion", { state: "visible", timeout: LEAGUE_TIMEOUT }),
 );
 // The chart's last round arrives with the final snapshot.
 await step("the chart covers every round", () =>
@@ -125,4 +126,4 @@ const api = {
   badRound: await get(`/api/leagues/${league}/rounds/zero`),
   post: await get(`/api/leagues/${league}`, { method: "POST" }),
 };
-console.log(JSON.stringify({ shown, headers, errors, api }));
+console.log(JSON.stringify({ shown, championBeforeTheStart, headers, errors, api }));
