@@ -7,23 +7,15 @@ use std::time::SystemTime;
 
 use league_proto::v2::{
     GetLeagueStatusRequest, GetLeagueStatusResponse, GetMatchRequest, GetMatchResponse, GetScheduleRequest,
-    LeagueStatus, LeagueSummary, ListLeaguesRequest, MatchResult, ScheduledMatch, ScheduledRound,
-    StandingRow, TranscriptEntry, transcript_entry,
+    LeagueSummary, ListLeaguesRequest, MatchResult, ScheduledMatch, ScheduledRound, StandingRow,
+    TranscriptEntry, transcript_entry,
 };
 use serde_json::{Map, Value, json};
 
 use super::rounds::Points;
+use crate::inbound::queries::league_status;
 use crate::league::League;
 use crate::wire::{convert, timestamp};
-
-pub fn league_status(status: i32) -> &'static str {
-    match LeagueStatus::try_from(status).unwrap_or(LeagueStatus::Unspecified) {
-        LeagueStatus::Registering => "REGISTERING",
-        LeagueStatus::Running => "RUNNING",
-        LeagueStatus::Completed => "COMPLETED",
-        LeagueStatus::Unspecified => "UNKNOWN",
-    }
-}
 
 fn time(at: Option<prost_types::Timestamp>) -> Value {
     at.and_then(|at| SystemTime::try_from(at).ok())
@@ -225,17 +217,10 @@ fn entry_json(entry: &TranscriptEntry) -> Value {
     }
 }
 
+/// A match state by its name, e.g. `WAITING_FOR_PLAYERS`.
 fn state_name(state: i32) -> &'static str {
-    use league_proto::v2::MatchState;
-    match MatchState::try_from(state).unwrap_or(MatchState::Unspecified) {
-        MatchState::Unspecified => "UNSPECIFIED",
-        MatchState::WaitingForPlayers => "WAITING_FOR_PLAYERS",
-        MatchState::CollectingChoices => "COLLECTING_CHOICES",
-        MatchState::DrawingNumber => "DRAWING_NUMBER",
-        MatchState::Evaluating => "EVALUATING",
-        MatchState::Finished => "FINISHED",
-        MatchState::Aborted => "ABORTED",
-    }
+    let state = league_proto::v2::MatchState::try_from(state).unwrap_or_default();
+    state.as_str_name().trim_start_matches("MATCH_STATE_")
 }
 
 /// Keys that name a credential. Transcripts record moves and outcomes, not envelopes, so none is
