@@ -219,6 +219,7 @@ async fn the_page_and_its_api_are_read_only_and_bounded() {
     // Refusals: each says what is wrong, and none acts on the league.
     let cases = [
         ("GET", "/api/leagues/no_such_league".to_owned(), 404),
+        ("GET", "/api/leagues/no_such_league/events".to_owned(), 404),
         ("GET", "/api/leagues/%3Cscript%3E".to_owned(), 404),
         ("GET", format!("/api/leagues/{}", "x".repeat(65)), 404),
         ("GET", format!("/api/leagues/{LEAGUE_ID}/rounds/zero"), 400),

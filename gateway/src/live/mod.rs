@@ -21,6 +21,7 @@ pub mod view;
 pub mod watch;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use league_runtime::ShutdownSignal;
@@ -31,6 +32,20 @@ use crate::league::League;
 /// Event streams one gateway serves at once (each holds a connection; more viewers want more
 /// replicas).
 pub const MAX_VIEWERS: usize = 256;
+
+/// How long an answer from the manager may take before the page is told the league is unreachable.
+pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A call to the manager, bounded by [`UPSTREAM_TIMEOUT`].
+pub async fn bounded<T>(call: impl Future<Output = Result<T, tonic::Status>>) -> Result<T, tonic::Status> {
+    tokio::time::timeout(UPSTREAM_TIMEOUT, call)
+        .await
+        .unwrap_or_else(|_| {
+            Err(tonic::Status::deadline_exceeded(
+                "the league did not answer in time",
+            ))
+        })
+}
 
 /// The page's shared state in one gateway: the link to the manager, the completed rounds it has seen,
 /// and the watchers of the leagues someone is watching.

@@ -18,13 +18,11 @@ use league_proto::v2::MatchStatus;
 use serde_json::{Value, json};
 
 use super::watch::{Refused, Viewer};
-use super::{Live, assets, view};
+use super::{Live, assets, bounded, view};
 use crate::standings::Standings;
 
 /// The largest JSON answer (a 1000-player league's table is about 150 KB).
 const MAX_JSON_BYTES: usize = 8 << 20;
-/// How long an answer from the manager may take before the viewer is told it is unreachable.
-const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
 /// A comment on idle event streams, so proxies keep them open and a dead viewer is noticed.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// Cache lifetimes: data that can no longer change (a completed round, a finished match), and the list
@@ -81,6 +79,7 @@ fn upstream(status: tonic::Status) -> Refusal {
     match status.code() {
         tonic::Code::NotFound => error(StatusCode::NOT_FOUND, status.message()),
         tonic::Code::InvalidArgument => error(StatusCode::BAD_REQUEST, status.message()),
+        tonic::Code::DeadlineExceeded => error(StatusCode::GATEWAY_TIMEOUT, status.message()),
         _ => error(
             StatusCode::SERVICE_UNAVAILABLE,
             "the league is unreachable for now; retry",
@@ -101,13 +100,7 @@ async fn standings(live: &Live, league_id: &str) -> Result<Arc<Standings>, Refus
 
 /// Bounds a call to the manager in time.
 async fn ask<T>(call: impl Future<Output = Result<T, tonic::Status>>) -> Result<T, Refusal> {
-    match tokio::time::timeout(UPSTREAM_TIMEOUT, call).await {
-        Ok(answer) => answer.map_err(upstream),
-        Err(_) => Err(error(
-            StatusCode::GATEWAY_TIMEOUT,
-            "the league did not answer in time",
-        )),
-    }
+    bounded(call).await.map_err(upstream)
 }
 
 fn json_answer(body: &Value, cache: &'static str) -> Answer {
@@ -178,6 +171,8 @@ async fn snapshot(State(live): State<Arc<Live>>, Path(id): Path<String>) -> Answ
 /// watcher of the league in this gateway.
 async fn events(State(live): State<Arc<Live>>, Path(id): Path<String>) -> Answer {
     let id = league_id(&id)?;
+    // Only leagues that exist are watched (an unknown id gets 404, and EventSource stops retrying).
+    ask(view::status(&live.league, id)).await?;
     let viewer = live.watch(id).map_err(|refused| match refused {
         Refused::TooManyViewers => error(
             StatusCode::SERVICE_UNAVAILABLE,

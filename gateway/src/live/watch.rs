@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::metrics::{POLLS, SNAPSHOTS, Seat};
-use super::{Live, view};
+use super::{Live, bounded, view};
 use crate::wire::convert;
 
 /// How often a watched league's status is asked for.
@@ -101,7 +101,9 @@ impl Live {
     /// The watcher of one league: publishes a snapshot whenever the status counts move, until its last
     /// viewer has gone or the gateway stops.
     async fn follow(self: Arc<Self>, league_id: String, sender: watch::Sender<Option<Arc<Update>>>) {
+        // The counts of the last snapshot sent, and whether the last thing sent was a failure (said once).
         let mut last_key = None;
+        let mut failing = false;
         let mut id = 0u64;
         loop {
             {
@@ -115,42 +117,45 @@ impl Live {
                     return;
                 }
             }
-            let mut interval = WATCH_INTERVAL;
             POLLS.inc();
-            match view::status(&self.league, &league_id).await {
-                Ok(status) => {
-                    let key = change_key(&status);
+            let mut interval = WATCH_INTERVAL;
+            let fetched = match bounded(view::status(&self.league, &league_id)).await {
+                Ok(status) if last_key == Some(change_key(&status)) => {
                     if status.status == LeagueStatus::Completed as i32 {
                         interval = COMPLETED_INTERVAL;
                     }
-                    if last_key != Some(key) {
-                        SNAPSHOTS.inc();
-                        let snapshot = match self.snapshot(status).await {
-                            Ok(snapshot) => {
-                                last_key = Some(key);
-                                snapshot
-                            }
-                            Err(status) => unavailable(&status),
-                        };
-                        id += 1;
-                        sender.send_replace(Some(Arc::new(Update {
-                            id,
-                            json: Bytes::from(serde_json::to_vec(&snapshot).unwrap_or_default()),
-                        })));
-                    }
+                    None
                 }
-                Err(status) => {
-                    // Said once; the next change is sent in full when the manager answers again.
-                    if last_key.is_some() || id == 0 {
-                        last_key = None;
-                        id += 1;
-                        let json = serde_json::to_vec(&unavailable(&status)).unwrap_or_default();
-                        sender.send_replace(Some(Arc::new(Update {
-                            id,
-                            json: Bytes::from(json),
-                        })));
-                    }
+                Ok(status) => {
+                    SNAPSHOTS.inc();
+                    let key = change_key(&status);
+                    Some(
+                        bounded(self.snapshot(status))
+                            .await
+                            .map(|snapshot| (key, snapshot)),
+                    )
                 }
+                Err(error) => Some(Err(error)),
+            };
+            let publish = match fetched {
+                None => None,
+                Some(Ok((key, snapshot))) => {
+                    last_key = Some(key);
+                    failing = false;
+                    Some(snapshot)
+                }
+                Some(Err(error)) => {
+                    // The next answer is sent in full, whatever it is.
+                    last_key = None;
+                    (!std::mem::replace(&mut failing, true)).then(|| unavailable(&error))
+                }
+            };
+            if let Some(snapshot) = publish {
+                id += 1;
+                sender.send_replace(Some(Arc::new(Update {
+                    id,
+                    json: Bytes::from(serde_json::to_vec(&snapshot).unwrap_or_default()),
+                })));
             }
             let shutdown = self.shutdown.clone();
             tokio::select! {
