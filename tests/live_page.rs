@@ -227,6 +227,14 @@ fn check(report: &Value, champion: &str, players: usize) {
         Some(&Value::from("COMPLETED"))
     );
     eprintln!("rounds the page showed: {rounds:?}");
+    let size = |name: &str| report["api"][name]["body"].as_str().map_or(0, str::len);
+    eprintln!(
+        "{players} players: snapshot {} bytes, progression {} bytes, a round {} bytes, a transcript {} bytes",
+        size("snapshot"),
+        size("progression"),
+        size("round"),
+        size("transcript")
+    );
     assert_eq!(
         shown["chartLines"].as_u64(),
         Some(players as u64),

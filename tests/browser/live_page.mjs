@@ -63,6 +63,7 @@ await step("the round counter advances", () =>
     timeout: LEAGUE_TIMEOUT,
   }),
 );
+await page.screenshot({ path: `${outDir}/running.png`, fullPage: true });
 await step("the champion appears", () =>
   page.waitForSelector("#champion", { state: "visible", timeout: LEAGUE_TIMEOUT }),
 );

@@ -13,6 +13,7 @@ const state = {
   names: new Map(),
   chart: { rounds: 0, players: [] },
   chartFor: null,
+  drawnFor: null,
   shownRound: null,
   follow: true,
   history: [],
@@ -142,7 +143,7 @@ function showStandings(rows, before) {
         el("td", { class: "num" }, String(row.losses)),
         el("td", { class: "num" }, String(row.technical_losses)),
         el("td", { class: "num pts" }, String(row.points)),
-        el("td", { class: "tie" }, tieBreak(row.tie_break)),
+        el("td", { class: "tie" }, row.played > 0 ? tieBreak(row.tie_break) : ""),
       );
       return tr;
     }),
@@ -335,6 +336,11 @@ function niceStep(max) {
 
 function drawChart() {
   const status = state.snapshot.status;
+  // Redrawn only when what it shows changed: its rounds, or the leaders it colours.
+  const leaders = state.snapshot.standings.slice(0, LABELLED).map((row) => row.player_id).join();
+  const drawnFor = `${state.chartFor}|${state.chart.rounds}|${state.chart.players.length}|${status.total_rounds}|${leaders}`;
+  if (drawnFor === state.drawnFor) return;
+  state.drawnFor = drawnFor;
   // Taller for many players, so their lines stay apart.
   const players = state.chart.players.length;
   const [width, height] = [600, players > 16 ? 560 : 400];
