@@ -28,6 +28,7 @@ use league_runtime::ShutdownSignal;
 use tokio::sync::Semaphore;
 
 use crate::league::League;
+use crate::standings::StandingsCache;
 
 /// Event streams one gateway serves at once (each holds a connection; more viewers want more
 /// replicas).
@@ -55,6 +56,8 @@ pub struct Live {
     rounds: rounds::CompletedRounds,
     watched: watch::Watched,
     viewers: Arc<Semaphore>,
+    /// Snapshots answered to `GET /api/leagues/<id>`, shared for [`watch::WATCH_INTERVAL`].
+    snapshots: StandingsCache<Arc<serde_json::Value>>,
     shutdown: ShutdownSignal,
 }
 
@@ -69,6 +72,7 @@ impl Live {
             rounds: rounds::CompletedRounds::default(),
             watched: watch::Watched::default(),
             viewers: Arc::new(Semaphore::new(MAX_VIEWERS)),
+            snapshots: StandingsCache::new(watch::WATCH_INTERVAL),
             shutdown,
         })
     }

@@ -159,11 +159,18 @@ async fn leagues(State(live): State<Arc<Live>>) -> Answer {
     json_answer(&body, SHORT)
 }
 
-/// What the event stream sends, once: the league now.
+/// What the event stream sends, once: the league now. Shared by the requests of the same half second
+/// (single flight), so scripts polling it cost the manager no more than a watcher does.
 async fn snapshot(State(live): State<Arc<Live>>, Path(id): Path<String>) -> Answer {
-    let id = league_id(&id)?;
-    let status = ask(view::status(&live.league, id)).await?;
-    let body = ask(live.snapshot(status)).await?;
+    let id = league_id(&id)?.to_owned();
+    let fetch = {
+        let (live, id) = (live.clone(), id.clone());
+        || async move {
+            let status = bounded(view::status(&live.league, &id)).await?;
+            Ok(Arc::new(bounded(live.snapshot(status)).await?))
+        }
+    };
+    let body = live.snapshots.get(&id, fetch).await.map_err(upstream)?;
     json_answer(&body, REVALIDATE)
 }
 
