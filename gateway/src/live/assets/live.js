@@ -318,8 +318,12 @@ async function updateChart(snapshot) {
     for (const player of state.chart.players) player.points.push(last.points[player.player_id] ?? 0);
     state.chart.rounds = last.round_id;
   } else {
+    // Only the newest of overlapping fetches is kept.
+    const ticket = (state.chartTicket = (state.chartTicket || 0) + 1);
     try {
-      state.chart = await getJson(api("/progression"));
+      const chart = await getJson(api("/progression"));
+      if (ticket !== state.chartTicket) return;
+      state.chart = chart;
       state.chartFor = state.leagueId;
     } catch (error) {
       notice(`Cannot load the points history: ${error.message}`);
