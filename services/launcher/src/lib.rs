@@ -3,6 +3,8 @@
 pub mod bench;
 pub mod children;
 pub mod fake_agent;
+pub mod query;
+pub mod report;
 pub mod run;
 pub mod services;
 pub mod table;
@@ -26,6 +28,10 @@ pub enum Command {
     Warnings(warnings::WarningsArgs),
     /// Run a whole league on this machine and print the standings.
     Run(run::RunArgs),
+    /// Write a league's results folder (tables, charts, index.html) from its database or manager.
+    Report(report::ReportArgs),
+    /// Ask about a league (leagues, standings, schedule, match, player) and print the answer as JSON.
+    Query(query::QueryArgs),
     /// Run leagues of instant bots (or fake external agents) and report throughput, latency and memory.
     Bench(bench::BenchArgs),
 }
@@ -39,6 +45,8 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Gateway => services::gateway().await,
         Command::Warnings(args) => warnings::warnings(args).await,
         Command::Run(args) => run::run(args).await,
+        Command::Report(args) => report::report(args).await,
+        Command::Query(args) => query::query(args).await,
         Command::Bench(args) => bench::bench(args).await,
     }
 }

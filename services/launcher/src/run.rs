@@ -96,7 +96,7 @@ pub struct RunSummary {
 }
 
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
-    let (summary, ()) = run_league(&args, async |_: &mut Finished| Ok(())).await?;
+    let (summary, ()) = run_league(&args, crate::report::after_run).await?;
     if !args.quiet {
         let per_second = f64::from(summary.total_matches) / summary.elapsed.as_secs_f64();
         println!(

@@ -1,4 +1,5 @@
-//! The final standings as a table for the terminal.
+//! The final standings as a table for the terminal. Where a player is level on points with the next
+//! one, the last column names the tie-break rule that put it above.
 
 use std::fmt::Write;
 
@@ -8,13 +9,13 @@ pub fn render(standings: &[StandingRow]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>4}  {:<6} {:<24} {:>6} {:>4} {:>4} {:>4} {:>4} {:>6}",
+        "{:>4}  {:<6} {:<24} {:>6} {:>4} {:>4} {:>4} {:>4} {:>6}  above next by",
         "rank", "player", "name", "played", "W", "D", "L", "TL", "points"
     );
     for row in standings {
         let _ = writeln!(
             out,
-            "{:>4}  {:<6} {:<24} {:>6} {:>4} {:>4} {:>4} {:>4} {:>6}",
+            "{:>4}  {:<6} {:<24} {:>6} {:>4} {:>4} {:>4} {:>4} {:>6}  {}",
             row.rank,
             row.player_id,
             truncate(&row.display_name, 24),
@@ -23,7 +24,11 @@ pub fn render(standings: &[StandingRow]) -> String {
             row.draws,
             row.losses,
             row.technical_losses,
-            row.points
+            row.points,
+            match crate::report::tables::tie_break_name(row.above_next_by) {
+                Some("points") | None => "",
+                Some(rule) => rule,
+            }
         );
     }
     out
@@ -49,7 +54,7 @@ mod tests {
             losses: 0,
             technical_losses: 0,
             points: 7,
-            ..StandingRow::default()
+            above_next_by: league_proto::v2::TieBreak::Wins as i32,
         }];
         let table = render(&rows);
         assert_eq!(table.lines().count(), 2);
@@ -57,7 +62,7 @@ mod tests {
             table
                 .lines()
                 .nth(1)
-                .is_some_and(|line| line.contains("P01") && line.trim_end().ends_with('7'))
+                .is_some_and(|line| line.contains("P01") && line.trim_end().ends_with("7  wins"))
         );
     }
 }

@@ -1,0 +1,160 @@
+//! `league report`: a league's results as a folder people can open — `results/<league_id>/` with the
+//! final table (`standings.json`, `standings.csv`), the table after each round
+//! (`standings_by_round.csv`), every match (`matches.csv`), charts as SVG and PNG, and `index.html`
+//! showing all of it. `league run` writes it at its end; `league report` writes it again, any time, for
+//! any league, from its database. Everything is read through the manager's queries (see [`source`]).
+
+pub mod charts;
+pub mod data;
+pub mod html;
+pub mod source;
+pub mod tables;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+use league_proto::v2::manager_service_client::ManagerServiceClient;
+use league_runtime::grpc::GrpcChannel;
+use secrecy::SecretString;
+
+use data::LeagueData;
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// The league (default: the newest league in the database).
+    #[arg(long, default_value = "")]
+    pub league: String,
+    /// The folder the league's folder is written in.
+    #[arg(long, default_value = RUN_RESULTS)]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub source: source::SourceArgs,
+}
+
+pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
+    let mut connected = args.source.connect().await?;
+    let data = LeagueData::load(&mut connected.client, &connected.token, &args.league).await?;
+    let dir = write(&data, &args.out)?;
+    if let Some(database) = &connected.database {
+        println!("read league {} from database {database}", data.league_id());
+    }
+    println!(
+        "results of {}: {}",
+        data.league_id(),
+        dir.join("index.html").display()
+    );
+    Ok(())
+}
+
+/// Where `league run` writes its results.
+pub const RUN_RESULTS: &str = "results";
+
+/// `league run`'s last step, while its manager still answers: the league's results folder, and one line
+/// saying where it is and how to write it again. A report that cannot be written is said, not fatal:
+/// the league itself finished.
+pub async fn after_run(finished: &mut crate::run::Finished) -> anyhow::Result<()> {
+    let out = Path::new(RUN_RESULTS);
+    match write_from(
+        &mut finished.client,
+        &finished.operator_token,
+        &finished.league_id,
+        out,
+    )
+    .await
+    {
+        Ok(dir) => {
+            let again = rerun_command(finished).await;
+            println!(
+                "Results: {} (again any time: {again})",
+                dir.join("index.html").display()
+            );
+        }
+        Err(error) => eprintln!("league: the results folder was not written: {error:#}"),
+    }
+    Ok(())
+}
+
+/// `league report --database <the run's database>`, or plain `league report` when it cannot be told.
+async fn rerun_command(finished: &crate::run::Finished) -> String {
+    let completed_ms = finished
+        .status
+        .completed_at
+        .map(|at| at.seconds * 1000 + i64::from(at.nanos / 1_000_000));
+    let server = league_manager::postgres::resolve(Path::new(".league/postgres")).await;
+    match server {
+        Ok(server) => match source::find_run_database(&server, &finished.league_id, completed_ms).await {
+            Ok(Some(name)) => format!("league report --database {name}"),
+            _ => "league report".to_owned(),
+        },
+        Err(_) => "league report".to_owned(),
+    }
+}
+
+/// Writes the league's folder of results under `out`; returns the folder.
+pub async fn write_from(
+    client: &mut ManagerServiceClient<GrpcChannel>,
+    token: &SecretString,
+    league_id: &str,
+    out: &Path,
+) -> anyhow::Result<PathBuf> {
+    let data = LeagueData::load(client, token, league_id).await?;
+    write(&data, out)
+}
+
+/// Writes `data` to `<out>/<league_id>/`; returns that folder.
+pub fn write(data: &LeagueData, out: &Path) -> anyhow::Result<PathBuf> {
+    let dir = out.join(folder_name(data.league_id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let file = |name: &str, contents: &[u8]| {
+        std::fs::write(dir.join(name), contents)
+            .with_context(|| format!("writing {}", dir.join(name).display()))
+    };
+    let json = serde_json::to_vec_pretty(&tables::standings_json(data))?;
+    file("standings.json", &json)?;
+    file("standings.csv", tables::standings_csv(data).as_bytes())?;
+    file(
+        "standings_by_round.csv",
+        tables::standings_by_round_csv(data).as_bytes(),
+    )?;
+    file("matches.csv", tables::matches_csv(data).as_bytes())?;
+    let charts = charts::all(data);
+    for chart in &charts {
+        chart.write(&dir)?;
+    }
+    file("index.html", html::index(data, &charts).as_bytes())?;
+    Ok(dir)
+}
+
+/// A league id as a folder name: league ids are chosen by operators, so anything that could leave the
+/// results folder (a separator, `..`) is replaced.
+pub fn folder_name(league_id: &str) -> String {
+    let name: String = league_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.is_empty() || name.chars().all(|c| c == '.') {
+        "league".to_owned()
+    } else {
+        name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn league_ids_cannot_leave_the_results_folder() {
+        assert_eq!(folder_name("league_even_odd"), "league_even_odd");
+        assert_eq!(folder_name("../etc/x"), ".._etc_x");
+        assert_eq!(folder_name(".."), "league");
+        assert_eq!(folder_name("a b/c"), "a_b_c");
+    }
+}

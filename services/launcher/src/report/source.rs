@@ -1,0 +1,213 @@
+//! Where a report reads its league from: the manager's gRPC queries, always. Either a running manager
+//! (`--manager`), or — for a past league whose services have stopped — the manager's query service run
+//! inside this process over the league's database (`--database`, else `DATABASE_URL`, else the newest
+//! database `league run` left on the local server). The in-process service serves queries only: no
+//! outbox dispatcher, no match queue, nothing that changes the league (the migrations are applied,
+//! as any manager start does, so an older database gains the JSON columns and views).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Context;
+use league_manager::auth::Authenticator;
+use league_manager::config::TimingConfig;
+use league_manager::service::Manager;
+use league_manager::wakeups::Wakeups;
+use league_manager::{db, postgres};
+use league_proto::v2::manager_service_client::ManagerServiceClient;
+use league_proto::v2::manager_service_server::ManagerServiceServer;
+use league_runtime::Shutdown;
+use league_runtime::grpc::{self, GrpcChannel};
+use secrecy::{ExposeSecret, SecretString};
+
+/// The prefix of the databases `league run` creates (one per run).
+pub const RUN_DATABASE_PREFIX: &str = "league_run";
+
+/// Where a command that reads a league (`league report`, `league query`) finds it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SourceArgs {
+    /// Read a running manager at this gRPC URL (with LEAGUE_OPERATOR_TOKEN) instead of a database.
+    #[arg(long, env = "LEAGUE_MANAGER_URL")]
+    pub manager: Option<String>,
+    /// The league database: a URL or a database name on the local server (default: DATABASE_URL, else
+    /// the newest database of a completed `league run`).
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database: Option<String>,
+    /// Where a private Postgres cluster lives, if `league run` started one.
+    #[arg(long, default_value = ".league/postgres")]
+    pub cluster_dir: std::path::PathBuf,
+}
+
+impl SourceArgs {
+    pub async fn connect(&self) -> anyhow::Result<Connected> {
+        let source = match (&self.manager, &self.database) {
+            (Some(url), _) => Source::Manager {
+                url: url.clone(),
+                token: std::env::var("LEAGUE_OPERATOR_TOKEN")
+                    .map(SecretString::from)
+                    .map_err(|_| anyhow::anyhow!("--manager needs LEAGUE_OPERATOR_TOKEN"))?,
+            },
+            (None, Some(given)) => Source::Database(database_url(given, &self.cluster_dir).await?),
+            (None, None) => Source::NewestRun,
+        };
+        connect(source, &self.cluster_dir).await
+    }
+}
+
+/// Where the league is read from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A running manager and the operator token.
+    Manager { url: String, token: SecretString },
+    /// A league database (a connection URL).
+    Database(SecretString),
+    /// The newest database `league run` created on the server Postgres is found on.
+    NewestRun,
+}
+
+/// A manager to ask, and what keeps it up when it runs in this process.
+#[derive(Debug)]
+pub struct Connected {
+    pub client: ManagerServiceClient<GrpcChannel>,
+    pub token: SecretString,
+    /// Set when the query service runs here; dropping it stops the service.
+    _service: Option<StopOnDrop>,
+    /// The database read, when this process reads one.
+    pub database: Option<String>,
+}
+
+#[derive(Debug)]
+struct StopOnDrop(Shutdown);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.trigger();
+    }
+}
+
+pub async fn connect(source: Source, cluster_dir: &Path) -> anyhow::Result<Connected> {
+    let database_url = match source {
+        Source::Manager { url, token } => {
+            return Ok(Connected {
+                client: ManagerServiceClient::new(grpc::channel(&url)?),
+                token,
+                _service: None,
+                database: None,
+            });
+        }
+        Source::Database(url) => url,
+        Source::NewestRun => newest_run_database(cluster_dir).await?,
+    };
+    let database = database_name(database_url.expose_secret());
+    let pool = db::connect(&database_url, 4).await?;
+    db::migrate(&pool).await?;
+    let token = league_manager::tokens::issue()?;
+    let auth = Arc::new(Authenticator::new(pool.clone(), Some(&token)));
+    let service = Manager::new(pool, auth, Arc::new(Wakeups::default()), TimingConfig::default());
+    let (listener, addr) = grpc::bind(([127, 0, 0, 1], 0).into()).await?;
+    let shutdown = Shutdown::new();
+    let routes = tonic::service::Routes::new(ManagerServiceServer::new(service));
+    let signal = shutdown.signal();
+    tokio::spawn(async move {
+        if let Err(error) = grpc::serve(listener, routes, signal).await {
+            tracing::warn!(%error, "the report's query service stopped");
+        }
+    });
+    Ok(Connected {
+        client: ManagerServiceClient::new(grpc::channel(&grpc::local_url(addr))?),
+        token,
+        _service: Some(StopOnDrop(shutdown)),
+        database: Some(database),
+    })
+}
+
+/// How many of the newest `league_run_*` databases are looked into for a league.
+const RUN_DATABASES_SEARCHED: i64 = 50;
+
+/// The most recently created `league_run_*` database holding a completed league.
+async fn newest_run_database(cluster_dir: &Path) -> anyhow::Result<SecretString> {
+    let server = postgres::resolve(cluster_dir).await?;
+    let found = find_run_database(&server, "", None).await?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "no database of a completed `league run` found: run `league run` first, or pass --database or --manager"
+        )
+    })?;
+    Ok(SecretString::from(postgres::with_database(
+        server.url.expose_secret(),
+        &found,
+    )))
+}
+
+/// The name of the `league run` database holding `league_id` (any league when empty) completed at
+/// `completed_at_ms` (any completed league when None): the newest such database, among the newest few.
+pub async fn find_run_database(
+    server: &postgres::PostgresServer,
+    league_id: &str,
+    completed_at_ms: Option<i64>,
+) -> anyhow::Result<Option<String>> {
+    let pool = db::connect(&server.url, 1).await?;
+    // Database oids grow as databases are created: the largest is the newest.
+    let names: Vec<(String,)> =
+        sqlx::query_as("select datname from pg_database where datname like $1 order by oid desc limit $2")
+            .bind(format!("{RUN_DATABASE_PREFIX}\\_%"))
+            .bind(RUN_DATABASES_SEARCHED)
+            .fetch_all(&pool)
+            .await
+            .context("listing databases")?;
+    pool.close().await;
+    for (name,) in names {
+        let url = SecretString::from(postgres::with_database(server.url.expose_secret(), &name));
+        let Ok(pool) = db::connect(&url, 1).await else {
+            continue;
+        };
+        // A database still being set up, or of another program, has no such table: not this one.
+        let found: Result<Option<(i64,)>, _> = sqlx::query_as(
+            "select 1::bigint from leagues where status = 'completed' and ($1 = '' or league_id = $1)
+               and ($2::bigint is null or (extract(epoch from completed_at) * 1000)::bigint = $2) limit 1",
+        )
+        .bind(league_id)
+        .bind(completed_at_ms)
+        .fetch_optional(&pool)
+        .await;
+        pool.close().await;
+        if matches!(found, Ok(Some(_))) {
+            return Ok(Some(name));
+        }
+    }
+    Ok(None)
+}
+
+/// `--database`: a connection URL, or the name of a database on the server Postgres is found on.
+pub async fn database_url(given: &str, cluster_dir: &Path) -> anyhow::Result<SecretString> {
+    if given.contains("://") {
+        return Ok(SecretString::from(given.to_owned()));
+    }
+    anyhow::ensure!(
+        !given.is_empty() && given.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+        "--database takes a connection URL or a database name, not {given:?}"
+    );
+    let server = postgres::resolve(cluster_dir).await?;
+    Ok(SecretString::from(postgres::with_database(
+        server.url.expose_secret(),
+        given,
+    )))
+}
+
+/// The database part of a connection URL, for saying what was read (never the credentials).
+fn database_name(url: &str) -> String {
+    let path = url.split('?').next().unwrap_or_default();
+    path.rsplit('/').next().unwrap_or_default().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_database_name_is_the_last_path_segment_without_parameters() {
+        assert_eq!(
+            database_name("postgres://user:secret@host:5432/league_run_00ff?sslmode=disable"),
+            "league_run_00ff"
+        );
+    }
+}

@@ -1,0 +1,248 @@
+//! The report's data files: `standings.json`, `standings.csv`, `standings_by_round.csv` and
+//! `matches.csv` — plain CSV (RFC 4180 quoting) and JSON anyone's tools can read.
+
+use std::fmt::Write;
+
+use league_proto::v2::{ResultStatus, ScheduledMatch, TieBreak};
+use prost_types::value::Kind;
+use serde_json::{Value, json};
+
+use super::data::{LeagueData, duration_ms, strategy_of};
+
+/// `standings.json`: the league and its final table, each row with its strategy group and the rule
+/// that ranks it above the next row.
+pub fn standings_json(data: &LeagueData) -> Value {
+    let status = &data.status;
+    json!({
+        "league_id": status.league_id,
+        "game_type": status.game_type,
+        "completed": status.completed_at.is_some(),
+        "total_rounds": status.total_rounds,
+        "completed_rounds": data.by_round.len(),
+        "total_matches": status.total_matches,
+        "finished_matches": status.finished_matches,
+        "champion": data.standings.first().map(|row| &row.player_id),
+        "standings": data.standings.iter().map(|row| json!({
+            "rank": row.rank,
+            "player_id": row.player_id,
+            "display_name": row.display_name,
+            "strategy": strategy_of(&row.display_name),
+            "played": row.played,
+            "wins": row.wins,
+            "draws": row.draws,
+            "losses": row.losses,
+            "technical_losses": row.technical_losses,
+            "points": row.points,
+            "above_next_by": tie_break_name(row.above_next_by),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// `standings.csv`: the final table.
+pub fn standings_csv(data: &LeagueData) -> String {
+    let mut out = String::from(
+        "rank,player_id,display_name,strategy,played,wins,draws,losses,technical_losses,points,win_rate,above_next_by\n",
+    );
+    for row in &data.standings {
+        let win_rate = if row.played == 0 {
+            0.0
+        } else {
+            f64::from(row.wins) / f64::from(row.played)
+        };
+        line(
+            &mut out,
+            &[
+                row.rank.to_string(),
+                row.player_id.clone(),
+                row.display_name.clone(),
+                strategy_of(&row.display_name),
+                row.played.to_string(),
+                row.wins.to_string(),
+                row.draws.to_string(),
+                row.losses.to_string(),
+                row.technical_losses.to_string(),
+                row.points.to_string(),
+                format!("{win_rate:.3}"),
+                tie_break_name(row.above_next_by).unwrap_or_default().to_owned(),
+            ],
+        );
+    }
+    out
+}
+
+/// `standings_by_round.csv`: one line per player per completed round (long format).
+pub fn standings_by_round_csv(data: &LeagueData) -> String {
+    let mut out =
+        String::from("round,rank,player_id,display_name,played,wins,draws,losses,technical_losses,points\n");
+    for round in &data.by_round {
+        for row in &round.standings {
+            line(
+                &mut out,
+                &[
+                    round.round_id.to_string(),
+                    row.rank.to_string(),
+                    row.player_id.clone(),
+                    row.display_name.clone(),
+                    row.played.to_string(),
+                    row.wins.to_string(),
+                    row.draws.to_string(),
+                    row.losses.to_string(),
+                    row.technical_losses.to_string(),
+                    row.points.to_string(),
+                ],
+            );
+        }
+    }
+    out
+}
+
+/// `matches.csv`: one line per match, in play order.
+pub fn matches_csv(data: &LeagueData) -> String {
+    let mut out = String::from(
+        "round,match,player_a,player_b,choices_or_moves,number,outcome,winner,points_a,points_b,reason,technical_loss_cause,duration_ms\n",
+    );
+    for scheduled in data.matches() {
+        let result = scheduled.result.as_ref();
+        let points = |player: &str| {
+            result
+                .and_then(|r| r.scores.iter().find(|s| s.player_id == player))
+                .map(|s| s.points.to_string())
+                .unwrap_or_default()
+        };
+        line(
+            &mut out,
+            &[
+                scheduled.round_id.to_string(),
+                scheduled.match_id.clone(),
+                scheduled.player_a_id.clone(),
+                scheduled.player_b_id.clone(),
+                choices_or_moves(scheduled),
+                drawn_number(scheduled),
+                outcome_name(scheduled).to_owned(),
+                result.map(|r| r.winner_player_id.clone()).unwrap_or_default(),
+                points(&scheduled.player_a_id),
+                points(&scheduled.player_b_id),
+                result.map(|r| r.reason.clone()).unwrap_or_default(),
+                data.causes.get(&scheduled.match_id).cloned().unwrap_or_default(),
+                duration_ms(scheduled)
+                    .map(|ms| ms.to_string())
+                    .unwrap_or_default(),
+            ],
+        );
+    }
+    out
+}
+
+/// win, draw, technical_loss, double_forfeit; or the match's queue status while it is not finished.
+pub fn outcome_name(scheduled: &ScheduledMatch) -> &'static str {
+    match scheduled.result.as_ref().map(|r| r.status) {
+        Some(status) => match ResultStatus::try_from(status).unwrap_or(ResultStatus::Unspecified) {
+            ResultStatus::Win => "win",
+            ResultStatus::Draw => "draw",
+            ResultStatus::TechnicalLoss => "technical_loss",
+            ResultStatus::DoubleForfeit => "double_forfeit",
+            ResultStatus::Unspecified => "unknown",
+        },
+        None => "not_played",
+    }
+}
+
+/// The rule's name in lower case (`head_to_head`…), None for the last row.
+pub fn tie_break_name(rule: i32) -> Option<&'static str> {
+    match TieBreak::try_from(rule).unwrap_or(TieBreak::Unspecified) {
+        TieBreak::Unspecified => None,
+        TieBreak::Points => Some("points"),
+        TieBreak::HeadToHead => Some("head_to_head"),
+        TieBreak::WinRate => Some("win_rate"),
+        TieBreak::Wins => Some("wins"),
+        TieBreak::FewerDraws => Some("fewer_draws"),
+        TieBreak::PlayerId => Some("player_id"),
+    }
+}
+
+/// What the players did, from the game's own account: even_odd's choices (`P01=even P02=odd`), or
+/// tic_tac_toe's final board (rows separated by `/`, `.` for an empty cell) and its number of turns.
+pub fn choices_or_moves(scheduled: &ScheduledMatch) -> String {
+    let Some(metadata) = scheduled.result.as_ref().and_then(|r| r.game_metadata.as_ref()) else {
+        return String::new();
+    };
+    if let Some(Kind::StructValue(choices)) = metadata.fields.get("choices").and_then(|v| v.kind.as_ref()) {
+        let mut players: Vec<_> = choices.fields.iter().collect();
+        players.sort_by(|x, y| x.0.cmp(y.0));
+        return players
+            .into_iter()
+            .map(|(player, choice)| format!("{player}={}", text(choice)))
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
+    if let Some(Kind::ListValue(board)) = metadata.fields.get("final_board").and_then(|v| v.kind.as_ref()) {
+        let cells: Vec<String> = board
+            .values
+            .iter()
+            .map(|cell| match text(cell).as_str() {
+                "" => ".".to_owned(),
+                mark => mark.to_owned(),
+            })
+            .collect();
+        let rows: Vec<String> = cells.chunks(3).map(|row| row.concat()).collect();
+        let turns = metadata.fields.get("total_turns").map(text).unwrap_or_default();
+        return format!("{} in {turns} turns", rows.join("/"));
+    }
+    String::new()
+}
+
+/// even_odd's drawn number; empty for other games.
+pub fn drawn_number(scheduled: &ScheduledMatch) -> String {
+    scheduled
+        .result
+        .as_ref()
+        .and_then(|r| r.game_metadata.as_ref())
+        .and_then(|metadata| metadata.fields.get("drawn_number"))
+        .map(text)
+        .unwrap_or_default()
+}
+
+fn text(value: &prost_types::Value) -> String {
+    match &value.kind {
+        Some(Kind::StringValue(text)) => text.clone(),
+        Some(Kind::NumberValue(number)) if number.fract() == 0.0 => format!("{number:.0}"),
+        Some(Kind::NumberValue(number)) => number.to_string(),
+        Some(Kind::BoolValue(flag)) => flag.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// One CSV line: fields quoted when they hold a comma, a quote or a line break.
+fn line(out: &mut String, fields: &[String]) {
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if field.contains([',', '"', '\n', '\r']) {
+            let _ = write!(out, "\"{}\"", field.replace('"', "\"\""));
+        } else {
+            out.push_str(field);
+        }
+    }
+    out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_with_commas_quotes_or_newlines_are_quoted() {
+        let mut out = String::new();
+        line(
+            &mut out,
+            &[
+                "plain".into(),
+                "a,b".into(),
+                "say \"hi\"".into(),
+                "two\nlines".into(),
+            ],
+        );
+        assert_eq!(out, "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\"\n");
+    }
+}
