@@ -121,6 +121,7 @@ impl GatewayApp {
             listener,
             http::router(state)
                 .layer(axum::middleware::from_fn(crate::referee::source::remember))
+                .merge(crate::live::router(league.clone(), shutdown.clone()))
                 .into_make_service_with_connect_info::<Peer>(),
         )
         .with_graceful_shutdown(shutdown.clone().wait())

@@ -13,6 +13,7 @@ pub mod jsonrpc;
 pub mod league;
 pub mod league_error;
 pub mod limits;
+pub mod live;
 pub mod mcp;
 pub mod metrics;
 pub mod referee;

@@ -377,7 +377,7 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
     }
 }
 
-fn league_status(status: i32) -> &'static str {
+pub fn league_status(status: i32) -> &'static str {
     match LeagueStatus::try_from(status).unwrap_or(LeagueStatus::Unspecified) {
         LeagueStatus::Registering => "REGISTERING",
         LeagueStatus::Running => "RUNNING",

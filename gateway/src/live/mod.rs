@@ -1,0 +1,85 @@
+//! The live league page: `GET /` (the newest league) and `/leagues/<id>` show the table updating as
+//! results arrive, the round progress, each round's matches with their transcripts, and the standings
+//! progression chart — read-only, for anyone to watch.
+//!
+//! - [`routes`]: the page, its assets and the read-only JSON API under `/api/leagues`;
+//! - [`watch`]: one watcher per watched league, whose snapshot every viewer's event stream shares;
+//! - [`view`]: what the page may show of a league, fetched from the manager and made plain JSON;
+//! - [`rounds`]: completed rounds, fetched once;
+//! - [`assets`]: the HTML, JavaScript and CSS, embedded in the binary;
+//! - [`metrics`]: viewers, and snapshots fetched for them.
+//!
+//! Safe to expose: every route is a GET that reads; the gateway asks the manager with its own operator
+//! credential and passes on only public facts (no token, endpoint or lease); responses and viewers are
+//! bounded; each response carries a strict Content-Security-Policy.
+
+pub mod assets;
+pub mod metrics;
+pub mod rounds;
+pub mod routes;
+pub mod view;
+pub mod watch;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use league_runtime::ShutdownSignal;
+use tokio::sync::Semaphore;
+
+use crate::league::League;
+use crate::standings::StandingsCache;
+
+/// Event streams one gateway serves at once (each holds a connection; more viewers want more
+/// replicas).
+pub const MAX_VIEWERS: usize = 256;
+
+/// How long an answer from the manager may take before the page is told the league is unreachable.
+pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A call to the manager, bounded by [`UPSTREAM_TIMEOUT`].
+pub async fn bounded<T>(call: impl Future<Output = Result<T, tonic::Status>>) -> Result<T, tonic::Status> {
+    tokio::time::timeout(UPSTREAM_TIMEOUT, call)
+        .await
+        .unwrap_or_else(|_| {
+            Err(tonic::Status::deadline_exceeded(
+                "the league did not answer in time",
+            ))
+        })
+}
+
+/// The page's shared state in one gateway: the link to the manager, the completed rounds it has seen,
+/// and the watchers of the leagues someone is watching.
+#[derive(Debug)]
+pub struct Live {
+    league: League,
+    rounds: rounds::CompletedRounds,
+    watched: watch::Watched,
+    viewers: Arc<Semaphore>,
+    /// Snapshots answered to `GET /api/leagues/<id>`, shared for [`watch::WATCH_INTERVAL`].
+    snapshots: StandingsCache<Arc<serde_json::Value>>,
+    shutdown: ShutdownSignal,
+}
+
+impl Live {
+    pub fn new(league: League, shutdown: ShutdownSignal) -> Arc<Self> {
+        // Registered at start, so that /metrics shows them before the first viewer.
+        std::sync::LazyLock::force(&metrics::VIEWERS);
+        std::sync::LazyLock::force(&metrics::SNAPSHOTS);
+        std::sync::LazyLock::force(&metrics::POLLS);
+        Arc::new(Self {
+            league,
+            rounds: rounds::CompletedRounds::default(),
+            watched: watch::Watched::default(),
+            viewers: Arc::new(Semaphore::new(MAX_VIEWERS)),
+            snapshots: StandingsCache::new(watch::WATCH_INTERVAL),
+            shutdown,
+        })
+    }
+}
+
+/// The page's routes, to merge into the gateway's router. Event streams end when `shutdown` fires, so
+/// they never hold up a graceful stop.
+pub fn router(league: League, shutdown: ShutdownSignal) -> Router {
+    routes::router(Live::new(league, shutdown))
+}

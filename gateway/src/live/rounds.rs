@@ -1,0 +1,139 @@
+//! Completed rounds, kept once fetched: a round whose matches are all final never changes, nor does the
+//! table as it stood after it. So each gateway asks the manager for a completed round's matches once,
+//! and for the points after each round once (the progression chart), however many viewers look. One
+//! fetch at a time per gateway: viewers arriving together wait for it and share what it brought. Only a
+//! cache — a second replica fetches its own — and bounded.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use league_proto::v2::{GetStandingsByRoundRequest, ScheduledRound};
+
+use super::view;
+use crate::league::League;
+
+/// The points of every player after one round, by player id.
+pub type Points = Arc<HashMap<String, u32>>;
+
+/// Rounds (matches, and points after) kept at once over all leagues; past it, all are dropped.
+const MAX_ROUNDS: usize = 8192;
+
+type Key = (String, u32);
+
+#[derive(Debug, Default)]
+pub struct CompletedRounds {
+    matches: Mutex<HashMap<Key, Arc<ScheduledRound>>>,
+    points: Mutex<HashMap<Key, Points>>,
+    /// Held while fetching, so that viewers who need the same rounds wait for one fetch.
+    fetching: tokio::sync::Mutex<()>,
+}
+
+fn lock<T>(map: &Mutex<HashMap<Key, T>>) -> MutexGuard<'_, HashMap<Key, T>> {
+    map.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn keep<T>(map: &Mutex<HashMap<Key, T>>, key: Key, value: T) {
+    let mut map = lock(map);
+    if map.len() >= MAX_ROUNDS {
+        map.clear();
+    }
+    map.insert(key, value);
+}
+
+impl CompletedRounds {
+    /// The matches of round `round_id` of `league_id`, which the caller knows to be completed (`None`:
+    /// no such round).
+    pub async fn matches(
+        &self,
+        league: &League,
+        league_id: &str,
+        round_id: u32,
+    ) -> Result<Option<Arc<ScheduledRound>>, tonic::Status> {
+        let key = (league_id.to_owned(), round_id);
+        if let Some(round) = lock(&self.matches).get(&key) {
+            return Ok(Some(round.clone()));
+        }
+        let _fetching = self.fetching.lock().await;
+        if let Some(round) = lock(&self.matches).get(&key) {
+            return Ok(Some(round.clone()));
+        }
+        let Some(round) = view::round(league, league_id, round_id).await? else {
+            return Ok(None);
+        };
+        let round = Arc::new(round);
+        // Kept only when every match has its result (it is completed, as the caller said).
+        if round.matches.iter().all(|m| m.result.is_some()) {
+            keep(&self.matches, key, round.clone());
+        }
+        Ok(Some(round))
+    }
+
+    /// The points after each of rounds 1..=`completed` of `league_id`, in order; only the rounds not
+    /// seen before are fetched.
+    pub async fn points(
+        &self,
+        league: &League,
+        league_id: &str,
+        completed: u32,
+    ) -> Result<Vec<Points>, tonic::Status> {
+        if let Some(all) = self.cached_points(league_id, completed) {
+            return Ok(all);
+        }
+        let _fetching = self.fetching.lock().await;
+        let mut all: Vec<Option<Points>> = {
+            let points = lock(&self.points);
+            (1..=completed)
+                .map(|round| points.get(&(league_id.to_owned(), round)).cloned())
+                .collect()
+        };
+        let mut next = all.iter().position(Option::is_none).map_or(0, |i| i as u32 + 1);
+        // Each page brings at least one round: at most `completed` pages.
+        while next != 0 && next <= completed {
+            let request = league.as_operator(GetStandingsByRoundRequest {
+                league_id: league_id.to_owned(),
+                first_round_id: next,
+                max_rounds: completed - next + 1,
+            });
+            let page = league
+                .manager
+                .clone()
+                .get_standings_by_round(request)
+                .await?
+                .into_inner();
+            for round in page
+                .rounds
+                .iter()
+                .filter(|round| (1..=completed).contains(&round.round_id))
+            {
+                let points: Points = Arc::new(
+                    round
+                        .standings
+                        .iter()
+                        .map(|row| (row.player_id.clone(), row.points))
+                        .collect(),
+                );
+                all[round.round_id as usize - 1] = Some(points.clone());
+                keep(&self.points, (league_id.to_owned(), round.round_id), points);
+            }
+            if page.next_round_id <= next {
+                break;
+            }
+            next = page.next_round_id;
+        }
+        all.into_iter()
+            .enumerate()
+            .map(|(i, points)| {
+                points.ok_or_else(|| {
+                    tonic::Status::unavailable(format!("the table after round {} is not available", i + 1))
+                })
+            })
+            .collect()
+    }
+
+    fn cached_points(&self, league_id: &str, completed: u32) -> Option<Vec<Points>> {
+        let points = lock(&self.points);
+        (1..=completed)
+            .map(|round| points.get(&(league_id.to_owned(), round)).cloned())
+            .collect()
+    }
+}

@@ -1,0 +1,286 @@
+//! The league as the live page shows it: fetched from the manager with the gateway's operator credential
+//! and reduced to public facts in plain JSON — the status and round progress, the table, a round's
+//! matches with their outcomes, the points after each completed round, a match's transcript. Nothing
+//! here carries a token, an endpoint or a lease: only what any spectator may see.
+
+use std::time::SystemTime;
+
+use league_proto::v2::{
+    GetLeagueStatusRequest, GetLeagueStatusResponse, GetMatchRequest, GetMatchResponse, GetScheduleRequest,
+    LeagueSummary, ListLeaguesRequest, MatchResult, ScheduledMatch, ScheduledRound, StandingRow,
+    TranscriptEntry, transcript_entry,
+};
+use serde_json::{Map, Value, json};
+
+use super::rounds::Points;
+use crate::inbound::queries::league_status;
+use crate::league::League;
+use crate::wire::{convert, timestamp};
+
+fn time(at: Option<prost_types::Timestamp>) -> Value {
+    at.and_then(|at| SystemTime::try_from(at).ok())
+        .map_or(Value::Null, |at| timestamp::format(at).into())
+}
+
+/// Where the league is: status, rounds and matches done, the champion once it is completed.
+pub async fn status(league: &League, league_id: &str) -> Result<GetLeagueStatusResponse, tonic::Status> {
+    let request = league.as_operator(GetLeagueStatusRequest {
+        league_id: league_id.to_owned(),
+    });
+    Ok(league
+        .manager
+        .clone()
+        .get_league_status(request)
+        .await?
+        .into_inner())
+}
+
+/// The status as the page reads it. `rounds_completed`: rounds whose matches are all final.
+pub fn status_json(status: &GetLeagueStatusResponse, rounds_completed: u32) -> Value {
+    json!({
+        "league_id": status.league_id,
+        "game_type": status.game_type,
+        "status": league_status(status.status),
+        "current_round": status.current_round_id,
+        "total_rounds": status.total_rounds,
+        "rounds_completed": rounds_completed,
+        "finished_matches": status.finished_matches,
+        "total_matches": status.total_matches,
+        "registered_players": status.registered_players,
+        "champion": status.champion.as_ref().map_or(Value::Null, convert::standing),
+        "started_at": time(status.started_at),
+        "completed_at": time(status.completed_at),
+    })
+}
+
+/// A round of the schedule, each finished match with its result (`None`: no such round, or the league
+/// is not scheduled yet).
+pub async fn round(
+    league: &League,
+    league_id: &str,
+    round_id: u32,
+) -> Result<Option<ScheduledRound>, tonic::Status> {
+    // One match asked for: the manager answers whole rounds, so exactly this one.
+    let request = league.as_operator(GetScheduleRequest {
+        league_id: league_id.to_owned(),
+        first_round_id: round_id,
+        max_matches: 1,
+    });
+    let schedule = league.manager.clone().get_schedule(request).await?.into_inner();
+    Ok(schedule
+        .rounds
+        .into_iter()
+        .find(|round| round.round_id == round_id))
+}
+
+/// The leagues, newest first (one page).
+pub async fn leagues(league: &League) -> Result<Vec<LeagueSummary>, tonic::Status> {
+    let request = league.as_operator(ListLeaguesRequest {
+        page_size: MAX_LEAGUES_LISTED,
+        page_token: String::new(),
+    });
+    Ok(league
+        .manager
+        .clone()
+        .list_leagues(request)
+        .await?
+        .into_inner()
+        .leagues)
+}
+
+/// Leagues the page's list offers.
+const MAX_LEAGUES_LISTED: u32 = 50;
+
+/// A league in the list of leagues.
+pub fn summary_json(summary: &LeagueSummary) -> Value {
+    json!({
+        "league_id": summary.league_id,
+        "game_type": summary.game_type,
+        "status": league_status(summary.status),
+        "current_round": summary.current_round_id,
+        "total_rounds": summary.total_rounds,
+        "registered_players": summary.registered_players,
+        "created_at": time(summary.created_at),
+        "started_at": time(summary.started_at),
+        "completed_at": time(summary.completed_at),
+        "champion": summary.champion.as_ref().map_or(Value::Null, convert::standing),
+    })
+}
+
+/// One match: the schedule's entry, its result and its transcript.
+pub async fn one_match(
+    league: &League,
+    league_id: &str,
+    match_id: &str,
+) -> Result<GetMatchResponse, tonic::Status> {
+    let request = league.as_operator(GetMatchRequest {
+        league_id: league_id.to_owned(),
+        match_id: match_id.to_owned(),
+    });
+    Ok(league.manager.clone().get_match(request).await?.into_inner())
+}
+
+/// A round as the page lists it: each match with its players, status and (once finished) outcome.
+pub fn round_json(round: &ScheduledRound) -> Value {
+    let matches: Vec<Value> = round
+        .matches
+        .iter()
+        .map(|scheduled| match_json(scheduled, scheduled.result.as_ref()))
+        .collect();
+    json!({
+        "round_id": round.round_id,
+        "matches": matches,
+        "byes": round.bye_player_ids,
+    })
+}
+
+/// A match of a round: who plays, where it is, how it ended and how long it took.
+pub fn match_json(scheduled: &ScheduledMatch, result: Option<&MatchResult>) -> Value {
+    let duration_ms = match (scheduled.started_at, scheduled.finished_at) {
+        (Some(started), Some(finished)) => {
+            let started = SystemTime::try_from(started).ok();
+            let finished = SystemTime::try_from(finished).ok();
+            started
+                .zip(finished)
+                .and_then(|(started, finished)| finished.duration_since(started).ok())
+                .map_or(Value::Null, |took| (took.as_millis() as u64).into())
+        }
+        _ => Value::Null,
+    };
+    let mut object = Map::new();
+    object.insert("match_id".into(), scheduled.match_id.clone().into());
+    object.insert("round_id".into(), scheduled.round_id.into());
+    object.insert("player_a_id".into(), scheduled.player_a_id.clone().into());
+    object.insert("player_b_id".into(), scheduled.player_b_id.clone().into());
+    object.insert("status".into(), convert::match_status(scheduled.status).into());
+    object.insert("duration_ms".into(), duration_ms);
+    object.insert("result".into(), result.map_or(Value::Null, convert::game_result));
+    Value::Object(object)
+}
+
+/// The points each player had after each completed round: `players` in table order, each with
+/// `points[r - 1]` after round `r` (`rounds`: each round's points by player, in order).
+pub fn progression_json(standings: &[StandingRow], rounds: &[Points]) -> Value {
+    let players: Vec<Value> = standings
+        .iter()
+        .map(|row| {
+            let points: Vec<u32> = rounds
+                .iter()
+                .map(|round| round.get(&row.player_id).copied().unwrap_or_default())
+                .collect();
+            json!({"player_id": row.player_id, "display_name": row.display_name, "points": points})
+        })
+        .collect();
+    json!({"rounds": rounds.len(), "players": players})
+}
+
+/// A match with its transcript, every entry in order with its time.
+pub fn transcript_json(answer: &GetMatchResponse) -> Value {
+    let entries: Vec<Value> = answer
+        .transcript
+        .as_ref()
+        .map(|transcript| transcript.entries.iter().map(entry_json).collect())
+        .unwrap_or_default();
+    json!({
+        "match": answer.r#match.as_ref().map_or(Value::Null, |m| match_json(m, answer.result.as_ref())),
+        "entries": entries,
+    })
+}
+
+fn entry_json(entry: &TranscriptEntry) -> Value {
+    let at = time(entry.at);
+    match &entry.entry {
+        Some(transcript_entry::Entry::StateTransition(transition)) => json!({
+            "at": at,
+            "kind": "state",
+            "from": state_name(transition.from),
+            "to": state_name(transition.to),
+            "reason": transition.reason,
+        }),
+        Some(transcript_entry::Entry::Message(message)) => json!({
+            "at": at,
+            "kind": "message",
+            "direction": if message.direction == league_proto::v2::Direction::FromPlayer as i32 {
+                "from_player"
+            } else {
+                "to_player"
+            },
+            "player_id": message.player_id,
+            "message_type": message.message_type,
+            "attempt": message.attempt,
+            "error_code": message.error_code,
+            "payload": message.payload.as_ref().map_or(Value::Null, |payload| {
+                without_secrets(convert::from_struct(payload))
+            }),
+        }),
+        None => json!({"at": at, "kind": "unknown"}),
+    }
+}
+
+/// A match state by its name, e.g. `WAITING_FOR_PLAYERS`.
+fn state_name(state: i32) -> &'static str {
+    let state = league_proto::v2::MatchState::try_from(state).unwrap_or_default();
+    state.as_str_name().trim_start_matches("MATCH_STATE_")
+}
+
+/// Keys that name a credential. Transcripts record moves and outcomes, not envelopes, so none is
+/// expected — but the page is public, so any that an agent slipped into a payload is dropped.
+const SECRET_KEYS: &[&str] = &["auth_token", "token", "authorization", "password", "secret"];
+
+fn without_secrets(value: Value) -> Value {
+    match value {
+        Value::Object(object) => Value::Object(
+            object
+                .into_iter()
+                .filter(|(key, _)| !SECRET_KEYS.contains(&key.to_ascii_lowercase().as_str()))
+                .map(|(key, value)| (key, without_secrets(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_secrets).collect()),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    fn row(player_id: &str) -> StandingRow {
+        StandingRow {
+            player_id: player_id.into(),
+            display_name: format!("bot-{player_id}"),
+            ..StandingRow::default()
+        }
+    }
+
+    fn points(after: &[(&str, u32)]) -> Points {
+        Arc::new(after.iter().map(|(id, p)| ((*id).to_owned(), *p)).collect())
+    }
+
+    #[test]
+    fn progression_follows_the_table_round_by_round() {
+        let table = [row("P01"), row("P02"), row("P03")];
+        let rounds = vec![
+            points(&[("P01", 3), ("P02", 0), ("P03", 0)]),
+            points(&[("P01", 3), ("P02", 0), ("P03", 3)]),
+            points(&[("P01", 3), ("P02", 3), ("P03", 3)]),
+        ];
+        let progression = progression_json(&table, &rounds);
+        assert_eq!(progression["rounds"], 3);
+        assert_eq!(progression["players"][0]["points"], json!([3, 3, 3]));
+        assert_eq!(progression["players"][1]["points"], json!([0, 0, 3]));
+        assert_eq!(progression["players"][2]["points"], json!([0, 3, 3]));
+        assert_eq!(progression["players"][2]["display_name"], "bot-P03");
+    }
+
+    #[test]
+    fn payload_credentials_never_reach_the_page() {
+        let payload = json!({"choice": "even", "auth_token": "s3cret", "nested": [{"Token": "x", "n": 1}]});
+        assert_eq!(
+            without_secrets(payload),
+            json!({"choice": "even", "nested": [{"n": 1}]})
+        );
+    }
+}

@@ -1,0 +1,216 @@
+//! The fan-out behind the page's server-sent events: one watcher per league per gateway, alive only while
+//! someone watches. It asks the manager for the league's status (a few counts) every
+//! [`WATCH_INTERVAL`]; when those counts move (a result arrived, a round completed, a player joined), it
+//! fetches the league's snapshot once, serializes it once, and every viewer's stream sends those same
+//! bytes. A thousand viewers cost the manager what one does.
+//!
+//! Nothing here is state a replica could lack: a snapshot is whole (never a diff against what this
+//! gateway sent before), so a viewer whose connection moves to another replica gets the same page.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use league_proto::v2::{GetLeagueStatusResponse, LeagueStatus};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use super::metrics::{POLLS, SNAPSHOTS, Seat};
+use super::{Live, bounded, view};
+use crate::wire::convert;
+
+/// How often a watched league's status is asked for.
+pub const WATCH_INTERVAL: Duration = Duration::from_millis(500);
+/// How often a completed league is looked at (it only changes if the id is reused).
+const COMPLETED_INTERVAL: Duration = Duration::from_secs(10);
+/// Leagues watched at once by one gateway.
+pub const MAX_WATCHED_LEAGUES: usize = 32;
+
+/// What a change sends every viewer: the snapshot's id and its JSON, serialized once.
+#[derive(Debug)]
+pub struct Update {
+    pub id: u64,
+    pub json: Bytes,
+}
+
+pub type Updates = watch::Receiver<Option<Arc<Update>>>;
+
+/// The counts whose movement means the page must change.
+fn change_key(status: &GetLeagueStatusResponse) -> (i32, u32, u32, u32, u32) {
+    (
+        status.status,
+        status.current_round_id,
+        status.finished_matches,
+        status.registered_players,
+        status.total_matches,
+    )
+}
+
+/// A viewer of one league: its updates, and its place among the gateway's viewers.
+#[derive(Debug)]
+pub struct Viewer {
+    pub updates: Updates,
+    /// Held for as long as the viewer's stream lives.
+    pub seat: Seat,
+}
+
+/// Why a viewer was turned away.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refused {
+    TooManyViewers,
+    TooManyLeagues,
+}
+
+impl Live {
+    /// Joins the viewers of `league_id`, starting its watcher if nobody watched it yet.
+    pub fn watch(self: &Arc<Self>, league_id: &str) -> Result<Viewer, Refused> {
+        let seat = Seat::new(
+            self.viewers
+                .clone()
+                .try_acquire_owned()
+                .map_err(|_| Refused::TooManyViewers)?,
+        );
+        let mut watched = self
+            .watched
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(sender) = watched.get(league_id) {
+            return Ok(Viewer {
+                updates: sender.subscribe(),
+                seat,
+            });
+        }
+        if watched.len() >= MAX_WATCHED_LEAGUES {
+            return Err(Refused::TooManyLeagues);
+        }
+        let (sender, updates) = watch::channel(None);
+        watched.insert(league_id.to_owned(), sender.clone());
+        tokio::spawn(self.clone().follow(league_id.to_owned(), sender));
+        Ok(Viewer { updates, seat })
+    }
+
+    /// Leagues with a watcher now (for tests and metrics).
+    pub fn watched_leagues(&self) -> usize {
+        self.watched
+            .lock()
+            .map(|watched| watched.len())
+            .unwrap_or_default()
+    }
+
+    /// The watcher of one league: publishes a snapshot whenever the status counts move, until its last
+    /// viewer has gone or the gateway stops.
+    async fn follow(self: Arc<Self>, league_id: String, sender: watch::Sender<Option<Arc<Update>>>) {
+        // The counts of the last snapshot sent, and whether the last thing sent was a failure (said once).
+        let mut last_key = None;
+        let mut failing = false;
+        let mut id = 0u64;
+        loop {
+            {
+                // Under the map's lock, so no viewer can join a watcher that is about to end.
+                let mut watched = self
+                    .watched
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                if sender.receiver_count() == 0 || self.shutdown.is_triggered() {
+                    watched.remove(&league_id);
+                    return;
+                }
+            }
+            POLLS.inc();
+            let mut interval = WATCH_INTERVAL;
+            let fetched = match bounded(view::status(&self.league, &league_id)).await {
+                Ok(status) if last_key == Some(change_key(&status)) => {
+                    if status.status == LeagueStatus::Completed as i32 {
+                        interval = COMPLETED_INTERVAL;
+                    }
+                    None
+                }
+                Ok(status) => {
+                    SNAPSHOTS.inc();
+                    let key = change_key(&status);
+                    Some(
+                        bounded(self.snapshot(status))
+                            .await
+                            .map(|snapshot| (key, snapshot)),
+                    )
+                }
+                Err(error) => Some(Err(error)),
+            };
+            let publish = match fetched {
+                None => None,
+                Some(Ok((key, snapshot))) => {
+                    last_key = Some(key);
+                    failing = false;
+                    Some(snapshot)
+                }
+                Some(Err(error)) => {
+                    // The next answer is sent in full, whatever it is.
+                    last_key = None;
+                    (!std::mem::replace(&mut failing, true)).then(|| unavailable(&error))
+                }
+            };
+            if let Some(snapshot) = publish {
+                id += 1;
+                sender.send_replace(Some(Arc::new(Update {
+                    id,
+                    json: Bytes::from(serde_json::to_vec(&snapshot).unwrap_or_default()),
+                })));
+            }
+            let shutdown = self.shutdown.clone();
+            tokio::select! {
+                () = tokio::time::sleep(interval) => {}
+                () = sender.closed() => {}
+                () = shutdown.wait() => {}
+            }
+        }
+    }
+
+    /// Everything the page shows of a league at this moment, whole: its status, the table, the round
+    /// being played with each match's outcome so far, and the points after the last completed round.
+    pub async fn snapshot(&self, status: GetLeagueStatusResponse) -> Result<Value, tonic::Status> {
+        let league_id = status.league_id.clone();
+        let standings = self
+            .league
+            .standings(&league_id)
+            .await
+            .map_err(|error| tonic::Status::new(error.code.grpc_code(), error.description))?;
+        let completed = standings.response.round_id;
+        let rows = &standings.response.standings;
+        let round = if status.current_round_id == 0 {
+            Value::Null
+        } else {
+            view::round(&self.league, &league_id, status.current_round_id)
+                .await?
+                .map_or(Value::Null, |round| view::round_json(&round))
+        };
+        let last_round = match self
+            .rounds
+            .points(&self.league, &league_id, completed)
+            .await?
+            .last()
+        {
+            Some(points) => json!({"round_id": completed, "points": points.as_ref()}),
+            None => Value::Null,
+        };
+        Ok(json!({
+            "status": view::status_json(&status, completed),
+            "standings": convert::standings(rows),
+            "round": round,
+            "last_round": last_round,
+        }))
+    }
+}
+
+/// What viewers are sent while the manager cannot be asked (or does not know the league).
+fn unavailable(status: &tonic::Status) -> Value {
+    let message = if status.code() == tonic::Code::NotFound {
+        status.message().to_owned()
+    } else {
+        "the league is unreachable for now; the page updates when it answers again".to_owned()
+    };
+    json!({"error": message})
+}
+
+/// The watchers of one gateway, by league id.
+pub type Watched = std::sync::Mutex<HashMap<String, watch::Sender<Option<Arc<Update>>>>>;

@@ -1,0 +1,299 @@
+//! The live league page in a real browser: the real `league` binary runs a manager, a gateway, two
+//! referees and a host of bots as separate processes (ports 0, a fresh database), and headless Chromium,
+//! driven by tests/browser/live_page.mjs through playwright-core, watches the league on the gateway's
+//! page from before the first player registers to the champion: the table fills in, the round counter
+//! advances, the champion appears (the one the manager declares), a click on a match opens its
+//! transcript. Screenshots land in `target/tmp/live-page/<test>/`.
+//!
+//! Needs Node.js, Debian's `chromium` and the script's npm packages; without them the test fails and says
+//! how to install them (`scripts/browser-env` does; see docs/operations.md, "The live league page").
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use league_launcher::children::{self, Service};
+use league_manager::postgres;
+use league_proto::v2::GetLeagueStatusRequest;
+use league_proto::v2::manager_service_client::ManagerServiceClient;
+use secrecy::{ExposeSecret, SecretString};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+const BROWSER_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/browser");
+const OUTPUT_DIR: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/live-page");
+const OPERATOR_TOKEN: &str = "operator-token-for-the-live-page-test";
+/// Bounds that only turn a hang into a failure.
+const READY_WITHIN: Duration = Duration::from_secs(60);
+const BROWSER_WITHIN: Duration = Duration::from_secs(300);
+
+/// One browser at a time: Chromium and a league each want the machine's cores.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Node, Chromium and playwright-core are there, or the test fails saying how to get them.
+fn require_browser() {
+    let mut missing = Vec::new();
+    if std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        missing.push("Node.js (apt-get install -y nodejs npm)");
+    }
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
+    if !Path::new(&chromium).exists() {
+        missing.push("Chromium (apt-get install -y chromium chromium-driver)");
+    }
+    if !Path::new(BROWSER_DIR)
+        .join("node_modules/playwright-core")
+        .exists()
+    {
+        missing.push("playwright-core (npm ci --prefix tests/browser)");
+    }
+    assert!(
+        missing.is_empty(),
+        "the live-page browser test needs {}; scripts/browser-env installs them (or run those commands)",
+        missing.join(", ")
+    );
+}
+
+fn var(key: &str, value: impl Into<String>) -> (String, String) {
+    (key.to_owned(), value.into())
+}
+
+async fn start(name: &str, subcommand: &str, env: &[(String, String)]) -> Service {
+    let program = Path::new(env!("CARGO_BIN_EXE_league"));
+    children::start_program(program, name, subcommand, env, READY_WITHIN, Stdio::inherit())
+        .await
+        .unwrap_or_else(|error| panic!("{name} did not start: {error:#}"))
+}
+
+/// The champion the manager declared, as `P01 · display name`.
+async fn champion(manager: &Service, league_id: &str) -> String {
+    let channel = league_runtime::grpc::channel(&manager.url).expect("a manager channel");
+    let status = ManagerServiceClient::new(channel)
+        .get_league_status(league_runtime::credentials::operator_request(
+            &SecretString::from(OPERATOR_TOKEN.to_owned()),
+            GetLeagueStatusRequest {
+                league_id: league_id.to_owned(),
+            },
+        ))
+        .await
+        .expect("the league's status")
+        .into_inner();
+    let champion = status.champion.expect("a completed league has a champion");
+    format!("{} · {}", champion.player_id, champion.display_name)
+}
+
+/// Runs a league of `players` bots (behaviours `strategies`) with the page open from the start; returns
+/// what the browser reported and the champion the manager declared.
+async fn watch_a_league(test: &str, players: u32, strategies: &str) -> (Value, String) {
+    require_browser();
+    let _serial = SERIAL.lock().await;
+    let out_dir = PathBuf::from(OUTPUT_DIR).join(test);
+    std::fs::create_dir_all(&out_dir).expect("the screenshot directory");
+    let cluster = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.league/postgres");
+    let server = postgres::resolve(&cluster).await.expect("a Postgres server");
+    let database = postgres::create_database(&server, "league_live_page")
+        .await
+        .expect("a fresh database");
+    let league_id = format!("live_{test}");
+    let common = [
+        var("RUST_LOG", "warn"),
+        var("LEAGUE_LISTEN_ADDR", "127.0.0.1:0"),
+        var("LEAGUE_ADMIN_ADDR", "127.0.0.1:0"),
+        var("LEAGUE_ID", league_id.as_str()),
+    ];
+    let mut env = common.to_vec();
+    env.extend([
+        var("DATABASE_URL", database.expose_secret()),
+        var("LEAGUE_OPERATOR_TOKEN", OPERATOR_TOKEN),
+        var("LEAGUE_GAME_TYPE", "even_odd"),
+        var("LEAGUE_AUTO_START_PLAYERS", players.to_string()),
+        var("LEAGUE_MOVE_TIMEOUT", "5s"),
+    ]);
+    let manager = start("manager", "manager", &env).await;
+    let mut env = common.to_vec();
+    env.extend([
+        var("LEAGUE_MANAGER_URL", manager.url.as_str()),
+        var("LEAGUE_HTTP_ADDR", "127.0.0.1:0"),
+        var("LEAGUE_OPERATOR_TOKEN", OPERATOR_TOKEN),
+    ]);
+    let gateway = start("gateway", "gateway", &env).await;
+    let mut referees = Vec::new();
+    for i in 1..=2 {
+        let mut env = common.to_vec();
+        env.extend([
+            var("LEAGUE_MANAGER_URL", manager.url.as_str()),
+            var("LEAGUE_REFEREE_NAME", format!("referee-{i}")),
+        ]);
+        referees.push(start(&format!("referee-{i}"), "referee", &env).await);
+    }
+
+    let mut browser = Command::new("node")
+        .arg(Path::new(BROWSER_DIR).join("live_page.mjs"))
+        .args([
+            gateway.url.as_str(),
+            &out_dir.to_string_lossy(),
+            &players.to_string(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node runs the browser script");
+    let mut lines = BufReader::new(browser.stdout.take().expect("stdout")).lines();
+    let report = tokio::time::timeout(BROWSER_WITHIN, async {
+        let mut players_host = None;
+        let mut report = None;
+        while let Some(line) = lines.next_line().await.expect("the script's output") {
+            if line == "READY" {
+                // The page shows the league waiting: now the players register and it starts.
+                let mut env = common.to_vec();
+                env.extend([
+                    var("LEAGUE_MANAGER_URL", manager.url.as_str()),
+                    var("LEAGUE_PLAYERS", players.to_string()),
+                    var("LEAGUE_STRATEGIES", strategies),
+                ]);
+                players_host = Some(start("players", "player", &env).await);
+            } else if line.starts_with('{') {
+                report = Some(serde_json::from_str::<Value>(&line).expect("the script's report"));
+            }
+        }
+        let status = browser.wait().await.expect("the script exits");
+        assert!(
+            status.success(),
+            "the browser script failed (screenshots in {})",
+            out_dir.display()
+        );
+        drop(players_host);
+        report.expect("the script reported what the page showed")
+    })
+    .await
+    .expect("the browser script finished in time");
+    let champion = champion(&manager, &league_id).await;
+    for service in referees.into_iter().chain([gateway, manager]) {
+        service.stop(Duration::from_secs(10)).await;
+    }
+    (report, champion)
+}
+
+/// What every run checks: no browser error, the page's headers, the champion, the table, the chart, the
+/// transcript, and the JSON API's answers and refusals.
+fn check(report: &Value, champion: &str, players: usize) {
+    let shown = &report["shown"];
+    assert_eq!(report["errors"], serde_json::json!([]), "browser errors");
+    let csp = report["headers"]["content-security-policy"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(csp.contains("script-src 'self'"), "CSP: {csp:?}");
+    assert_eq!(report["headers"]["x-content-type-options"], "nosniff");
+
+    assert_eq!(
+        report["championBeforeTheStart"], false,
+        "no champion while registering"
+    );
+    assert_eq!(
+        shown["champion"], champion,
+        "the page's champion is the manager's"
+    );
+    let rows = shown["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), players);
+    assert!(
+        rows[0][1]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with(champion.split(' ').next().unwrap_or("-"))
+    );
+    let total_rounds = shown["totalRounds"].as_u64().expect("total rounds");
+    let expected_rounds = if players.is_multiple_of(2) {
+        players - 1
+    } else {
+        players
+    } as u64;
+    assert_eq!(total_rounds, expected_rounds, "round-robin rounds");
+    assert_eq!(shown["roundCounter"], format!("All {total_rounds} rounds played"));
+    // The counter only moves forward: from waiting for players to every round played.
+    let history = shown["history"].as_array().expect("history");
+    let rounds: Vec<u64> = history.iter().map(|h| h["round"].as_u64().unwrap_or(0)).collect();
+    assert!(rounds.windows(2).all(|pair| pair[0] <= pair[1]), "{rounds:?}");
+    assert_eq!(
+        history.first().map(|h| &h["status"]),
+        Some(&Value::from("REGISTERING"))
+    );
+    assert_eq!(
+        history.last().map(|h| &h["status"]),
+        Some(&Value::from("COMPLETED"))
+    );
+    eprintln!("rounds the page showed: {rounds:?}");
+    let size = |name: &str| report["api"][name]["body"].as_str().map_or(0, str::len);
+    eprintln!(
+        "{players} players: snapshot {} bytes, progression {} bytes, a round {} bytes, a transcript {} bytes",
+        size("snapshot"),
+        size("progression"),
+        size("round"),
+        size("transcript")
+    );
+    assert_eq!(
+        shown["chartLines"].as_u64(),
+        Some(players as u64),
+        "a line per player"
+    );
+    assert_eq!(
+        shown["chartPoints"].as_u64(),
+        Some(total_rounds + 1),
+        "a point per round"
+    );
+    let types: Vec<&str> = shown["transcriptTypes"]
+        .as_array()
+        .expect("transcript")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for expected in [
+        "GAME_INVITATION",
+        "CHOOSE_PARITY_CALL",
+        "CHOOSE_PARITY_RESPONSE",
+        "GAME_OVER",
+    ] {
+        assert!(
+            types.iter().any(|t| t.ends_with(expected)),
+            "{expected} in {types:?}"
+        );
+    }
+
+    let api = &report["api"];
+    for name in ["snapshot", "progression", "round", "transcript"] {
+        assert_eq!(api[name]["status"], 200, "{name}: {}", api[name]);
+        let body = api[name]["body"].as_str().unwrap_or_default();
+        assert!(!body.contains(OPERATOR_TOKEN), "{name} leaks the operator token");
+        assert!(!body.contains("auth_token"), "{name} carries a token field");
+    }
+    assert_eq!(
+        api["round"]["cache"], "public, max-age=86400",
+        "a completed round is final"
+    );
+    assert_eq!(api["unknownLeague"]["status"], 404, "{}", api["unknownLeague"]);
+    assert_eq!(api["badLeagueId"]["status"], 404, "{}", api["badLeagueId"]);
+    assert_eq!(api["badRound"]["status"], 400, "{}", api["badRound"]);
+    assert_eq!(api["post"]["status"], 405, "read-only: {}", api["post"]);
+}
+
+#[tokio::test]
+async fn live_page_in_chromium_follows_a_league_to_its_champion() {
+    // Bots that take their time, so the league runs long enough to be watched round by round.
+    let (report, champion) = watch_a_league(
+        "six_players",
+        6,
+        "late:300,random,late:300,adaptive,late:300,always_even",
+    )
+    .await;
+    check(&report, &champion, 6);
+}
+
+#[tokio::test]
+async fn live_page_in_chromium_fits_fifty_players() {
+    let (report, champion) = watch_a_league("fifty_players", 50, "random,adaptive,alternating").await;
+    check(&report, &champion, 50);
+}
