@@ -115,6 +115,7 @@ pub struct Limits {
     pub max_body_bytes: usize,
     pub agent_rate_limit: u32,
     pub max_connections: usize,
+    pub max_connections_per_address: usize,
 }
 
 impl Default for Limits {
@@ -124,6 +125,7 @@ impl Default for Limits {
             max_body_bytes: config.max_body_bytes,
             agent_rate_limit: config.agent_rate_limit,
             max_connections: config.max_connections,
+            max_connections_per_address: config.max_connections_per_address,
         }
     }
 }
@@ -154,8 +156,43 @@ pub async fn spawn_gateway(manager: &TestManager, mode: Mode, limits: Limits) ->
         max_body_bytes: limits.max_body_bytes,
         agent_rate_limit: limits.agent_rate_limit,
         max_connections: limits.max_connections,
+        max_connections_per_address: limits.max_connections_per_address,
         ..GatewayConfig::default()
     };
+    let app = GatewayApp::build(config).await.expect("gateway builds");
+    let (http, grpc) = (app.http_addr(), app.grpc_addr());
+    let shutdown = Shutdown::new();
+    tokio::spawn(app.run(shutdown.signal()));
+    TestGateway {
+        http,
+        grpc,
+        mode,
+        limits,
+        shutdown,
+    }
+}
+
+/// A gateway in front of the manager at `manager_url` (which need not answer), every port 0, its
+/// configuration changed by `configure`.
+pub async fn spawn_gateway_with(
+    manager_url: &str,
+    configure: impl FnOnce(&mut GatewayConfig),
+) -> TestGateway {
+    let mut config = GatewayConfig {
+        http_addr: "127.0.0.1:0".parse().expect("address"),
+        listen_addr: "127.0.0.1:0".parse().expect("address"),
+        manager_url: manager_url.to_owned(),
+        operator_token: Some(SecretString::from(OPERATOR_TOKEN.to_owned())),
+        ..GatewayConfig::default()
+    };
+    configure(&mut config);
+    let limits = Limits {
+        max_body_bytes: config.max_body_bytes,
+        agent_rate_limit: config.agent_rate_limit,
+        max_connections: config.max_connections,
+        max_connections_per_address: config.max_connections_per_address,
+    };
+    let mode = config.compliance;
     let app = GatewayApp::build(config).await.expect("gateway builds");
     let (http, grpc) = (app.http_addr(), app.grpc_addr());
     let shutdown = Shutdown::new();
