@@ -120,6 +120,7 @@ impl GatewayApp {
                 per_address: config.address_rate_limit,
                 per_agent: config.agent_rate_limit,
                 failed_auth_per_minute: config.failed_auth_limit,
+                registrations_per_minute: config.registration_rate_limit,
             })),
             max_body_bytes: config.max_body_bytes,
             body_timeout: config.body_timeout,

@@ -39,6 +39,8 @@ pub struct GatewayConfig {
     /// `LEAGUE_FAILED_AUTH_LIMIT`: failed authentications a minute one IP address may have before it is
     /// refused everything until its allowance grows back.
     pub failed_auth_limit: u32,
+    /// `LEAGUE_REGISTRATION_RATE_LIMIT`: registrations a minute one IP address may make.
+    pub registration_rate_limit: u32,
     /// `LEAGUE_MAX_CONNECTIONS`: open HTTP connections at once.
     pub max_connections: usize,
     /// `LEAGUE_MAX_CONNECTIONS_PER_ADDRESS`: open HTTP connections from one IP address at once; less
@@ -75,6 +77,7 @@ impl Default for GatewayConfig {
             agent_rate_limit: 200,
             address_rate_limit: 400,
             failed_auth_limit: 30,
+            registration_rate_limit: 60,
             max_connections: 1024,
             max_connections_per_address: 64,
             header_timeout: Duration::from_secs(10),
@@ -102,8 +105,8 @@ impl GatewayConfig {
             "LEAGUE_AGENT_RATE_LIMIT must be at least 1"
         );
         anyhow::ensure!(
-            self.address_rate_limit >= 1 && self.failed_auth_limit >= 1,
-            "LEAGUE_ADDRESS_RATE_LIMIT and LEAGUE_FAILED_AUTH_LIMIT must be at least 1"
+            self.address_rate_limit >= 1 && self.failed_auth_limit >= 1 && self.registration_rate_limit >= 1,
+            "LEAGUE_ADDRESS_RATE_LIMIT, LEAGUE_FAILED_AUTH_LIMIT and LEAGUE_REGISTRATION_RATE_LIMIT must be at least 1"
         );
         anyhow::ensure!(
             self.max_connections >= 2,

@@ -140,7 +140,7 @@ async fn handle_post(
             json_response(StatusCode::OK, jsonrpc::failure(refused.id, &refused.error))
         }
         Ok(RpcBody::Single(Ok(call))) => {
-            if !state.limits.allow_agent(peer.ip(), claimed_sender(&call)) {
+            if !allowed(&state, peer, &call) {
                 return rate_limited_response(call.id.clone().unwrap_or(Value::Null));
             }
             // Shared JSON in the answer (a league's standings) is written in as it is (crate::shared_json).
@@ -162,7 +162,7 @@ async fn handle_post(
                 async move {
                     match call {
                         Err(refused) => Some(jsonrpc::failure(refused.id, &refused.error)),
-                        Ok(call) if !state.limits.allow_agent(peer.ip(), claimed_sender(&call)) => {
+                        Ok(call) if !allowed(&state, peer, &call) => {
                             call.id.is_some().then(|| rate_limited(&call))
                         }
                         Ok(call) => {
@@ -249,6 +249,27 @@ fn rate_limited_response(id: Value) -> Response {
         StatusCode::TOO_MANY_REQUESTS,
         jsonrpc::failure(id, &error.to_rpc(None)),
     )
+}
+
+/// Whether the call is within its agent's rate, and a registration within its address's.
+fn allowed(state: &HttpState, peer: SocketAddr, call: &Call) -> bool {
+    state.limits.allow_agent(peer.ip(), claimed_sender(call))
+        && (!is_registration(call) || state.limits.allow_registration(peer.ip()))
+}
+
+/// Whether a call looks like a registration, in any framing (`register_player`,
+/// `LEAGUE_REGISTER_REQUEST`, `tools/call {name: "register_referee"}`, a `message_type`): cheap, before
+/// the call is resolved; a false match only spends the registration allowance.
+fn is_registration(call: &Call) -> bool {
+    let names = [
+        Some(call.method.as_str()),
+        call.params.get("name").and_then(Value::as_str),
+        call.params.get("message_type").and_then(Value::as_str),
+    ];
+    names
+        .into_iter()
+        .flatten()
+        .any(|name| name.to_ascii_lowercase().contains("register"))
 }
 
 /// The sender a call names (in any of the framings agents use), for its agent's rate: kept per address

@@ -6,6 +6,8 @@
 //! - **per agent** (`LEAGUE_AGENT_RATE_LIMIT`): the address and the sender the message names, so agents
 //!   that share an address (a NAT, one host running several) each have their own allowance, and naming
 //!   someone else spends only the namer's address's allowance;
+//! - **registrations per address** (`LEAGUE_REGISTRATION_RATE_LIMIT` a minute): registering is what makes
+//!   a league big, so one address cannot fill it;
 //! - **failed authentications per address** (`LEAGUE_FAILED_AUTH_LIMIT` a minute): an address past it
 //!   is refused everything (429) until its allowance grows back, so guessing tokens costs the manager
 //!   at most that many lookups a minute per address, and each refused guess costs it nothing.
@@ -31,6 +33,7 @@ pub struct Rates {
     pub per_address: u32,
     pub per_agent: u32,
     pub failed_auth_per_minute: u32,
+    pub registrations_per_minute: u32,
 }
 
 /// Every request-rate bound of one gateway.
@@ -39,6 +42,7 @@ pub struct RequestLimits {
     address: Keyed<IpAddr>,
     agent: Keyed<(IpAddr, String)>,
     failed_auth: Keyed<IpAddr>,
+    registrations: Keyed<IpAddr>,
     /// Addresses refused everything until the instant named, after too many failed authentications.
     barred: Mutex<HashMap<IpAddr, Instant>>,
 }
@@ -51,6 +55,7 @@ impl RequestLimits {
             address: Keyed::new(per_second(rates.per_address)),
             agent: Keyed::new(per_second(rates.per_agent)),
             failed_auth: Keyed::new(per_minute(rates.failed_auth_per_minute)),
+            registrations: Keyed::new(per_minute(rates.registrations_per_minute)),
             barred: Mutex::default(),
         }
     }
@@ -77,6 +82,11 @@ impl RequestLimits {
             .nth(64)
             .map_or(sender, |(end, _)| &sender[..end]);
         self.agent.allow(&(ip, sender.to_owned()))
+    }
+
+    /// Whether `ip` may register one more agent now.
+    pub fn allow_registration(&self, ip: IpAddr) -> bool {
+        self.registrations.allow(&ip)
     }
 
     /// Counts a failed authentication from `ip`; past the allowance the address is barred until the
@@ -133,6 +143,7 @@ mod tests {
             per_address: 5,
             per_agent: 3,
             failed_auth_per_minute: 2,
+            registrations_per_minute: 2,
         })
     }
 

@@ -83,6 +83,11 @@ impl Drop for TestManager {
 /// A manager on 127.0.0.1:0 serving a fresh database, with the league [`LEAGUE_ID`] open for
 /// registration (started by the operator).
 pub async fn spawn_manager() -> TestManager {
+    spawn_manager_with(|_| {}).await
+}
+
+/// [`spawn_manager`], its configuration changed by `configure`.
+pub async fn spawn_manager_with(configure: impl FnOnce(&mut ManagerConfig)) -> TestManager {
     let cluster = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.league/postgres");
     let server = postgres::resolve(&cluster).await.expect("a Postgres server");
     let database_url = postgres::create_database(&server, "gateway_test")
@@ -97,7 +102,10 @@ pub async fn spawn_manager() -> TestManager {
         game_type: "even_odd".into(),
         auto_start_players: 0,
         timing: TimingConfig::default(),
+        ..ManagerConfig::default()
     };
+    let mut config = config;
+    configure(&mut config);
     let app = ManagerApp::build(&config).await.expect("manager builds");
     let url = format!("http://{}", app.local_addr());
     let pool = app.pool().clone();

@@ -30,6 +30,7 @@ pub struct Manager {
     auth: Arc<Authenticator>,
     wakeups: Arc<Wakeups>,
     default_timing: TimingConfig,
+    rules: Arc<registration::Rules>,
 }
 
 impl Manager {
@@ -38,12 +39,14 @@ impl Manager {
         auth: Arc<Authenticator>,
         wakeups: Arc<Wakeups>,
         default_timing: TimingConfig,
+        rules: registration::Rules,
     ) -> Self {
         Self {
             pool,
             auth,
             wakeups,
             default_timing,
+            rules: Arc::new(rules),
         }
     }
 
@@ -94,7 +97,8 @@ impl ManagerService for Manager {
         &self,
         request: Request<RegisterRefereeRequest>,
     ) -> Result<Response<RegisterRefereeResponse>, Status> {
-        let registered = registration::register_referee(&self.pool, request.into_inner()).await?;
+        let registered =
+            registration::register_referee(&self.pool, &self.rules, request.into_inner()).await?;
         Ok(Response::new(RegisterRefereeResponse {
             referee_id: registered.agent_id,
             auth_token: registered.token.expose_secret().to_owned(),
@@ -106,7 +110,8 @@ impl ManagerService for Manager {
         &self,
         request: Request<RegisterPlayerRequest>,
     ) -> Result<Response<RegisterPlayerResponse>, Status> {
-        let (registered, started) = registration::register_player(&self.pool, request.into_inner()).await?;
+        let (registered, started) =
+            registration::register_player(&self.pool, &self.rules, request.into_inner()).await?;
         if started {
             self.wakeups.matches_ready.notify_waiters();
             self.wakeups.events_pending.notify_one();

@@ -1,6 +1,8 @@
-//! Registering referees and players: metadata validated, ids handed out in order (REF01…, P01…), a
-//! token issued once and stored as a hash, duplicate contact endpoints refused, and a player joining its
-//! league (which may start it, when enough players have joined).
+//! Registering referees and players: metadata validated, the contact endpoint parsed into its canonical
+//! form and checked against the endpoint policy (crate::league::endpoint), ids handed out in order
+//! (REF01…, P01…), a token issued once and stored as a hash, duplicate contact endpoints refused, the
+//! numbers of players per league and of referees bounded, and a player joining its league (which may
+//! start it, when enough players have joined).
 
 use league_proto::ErrorCode;
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
@@ -8,7 +10,9 @@ use secrecy::SecretString;
 use sqlx::{PgConnection, PgPool};
 
 use crate::auth::AgentKind;
+use crate::config::RegistrationConfig;
 use crate::error::{ManagerError, ManagerResult, reject, violates};
+use crate::league::endpoint::{Endpoint, EndpointPolicy, Network};
 use crate::league::start;
 use crate::tokens;
 
@@ -16,6 +20,50 @@ use crate::tokens;
 pub const CURRENT_PROTOCOL_VERSION: &str = "2.1.0";
 const MIN_PROTOCOL_VERSION: (u32, u32, u32) = (2, 0, 0);
 const MAX_TEXT: usize = 256;
+
+/// What every registration is held to.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    pub max_players: u32,
+    pub max_referees: u32,
+    pub endpoints: EndpointPolicy,
+}
+
+impl Rules {
+    /// The configured rules; the manager's own gRPC address and its database are refused as endpoints
+    /// beside what the configuration names.
+    pub fn new(
+        config: &RegistrationConfig,
+        listen_addr: std::net::SocketAddr,
+        database_url: Option<&str>,
+    ) -> Self {
+        let mut refused: Vec<String> = config.refused().map(str::to_owned).collect();
+        refused.push(listen_addr.to_string());
+        if let Some(database) = database_url.and_then(|url| url::Url::parse(url).ok())
+            && let Some(host) = database.host_str()
+        {
+            refused.push(format!("{host}:{}", database.port().unwrap_or(5432)));
+        }
+        Self {
+            max_players: config.max_players,
+            max_referees: config.max_referees,
+            endpoints: EndpointPolicy {
+                allow_loopback: config.endpoint_allow_loopback,
+                allowed_networks: config.networks().filter_map(Network::parse).collect(),
+                refused,
+            },
+        }
+    }
+
+    /// Metadata validated and its contact endpoint in canonical form, allowed by the policy.
+    async fn admit(&self, meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
+        let mut meta = validate(meta)?;
+        let contact = Endpoint::parse("contact_endpoint", &meta.contact_endpoint)?;
+        self.endpoints.check(&contact).await?;
+        meta.contact_endpoint = contact.as_str().to_owned();
+        Ok(meta)
+    }
+}
 
 /// What a registration hands back, once.
 #[derive(Debug)]
@@ -25,8 +73,12 @@ pub struct Registered {
     pub league_id: Option<String>,
 }
 
-pub async fn register_referee(pool: &PgPool, request: RegisterRefereeRequest) -> ManagerResult<Registered> {
-    let meta = validate(request.meta)?;
+pub async fn register_referee(
+    pool: &PgPool,
+    rules: &Rules,
+    request: RegisterRefereeRequest,
+) -> ManagerResult<Registered> {
+    let meta = rules.admit(request.meta).await?;
     if request.max_concurrent_matches == 0 {
         return Err(reject(
             ErrorCode::MissingRequiredField,
@@ -34,6 +86,19 @@ pub async fn register_referee(pool: &PgPool, request: RegisterRefereeRequest) ->
         ));
     }
     let mut tx = pool.begin().await?;
+    // The counter row's lock (insert_agent) orders registrations; this count is taken under it.
+    sqlx::query("select 1 from agent_counters where kind = 'referee' for update")
+        .execute(&mut *tx)
+        .await?;
+    let (referees,): (i64,) = sqlx::query_as("select count(*) from agents where kind = 'referee'")
+        .fetch_one(&mut *tx)
+        .await?;
+    if referees >= i64::from(rules.max_referees) {
+        return Err(reject(
+            ErrorCode::InvalidLeagueState,
+            format!("the league has its maximum of {} referees", rules.max_referees),
+        ));
+    }
     let (agent_id, token) = insert_agent(
         &mut tx,
         AgentKind::Referee,
@@ -63,9 +128,10 @@ pub async fn register_referee(pool: &PgPool, request: RegisterRefereeRequest) ->
 /// registration started the league.
 pub async fn register_player(
     pool: &PgPool,
+    rules: &Rules,
     request: RegisterPlayerRequest,
 ) -> ManagerResult<(Registered, bool)> {
-    let meta = validate(request.meta)?;
+    let meta = rules.admit(request.meta).await?;
     let mut tx = pool.begin().await?;
     let league: Option<(String, String, String, i32)> = if request.league_id.is_empty() {
         sqlx::query_as(
@@ -105,6 +171,20 @@ pub async fn register_player(
         return Err(reject(
             ErrorCode::UnsupportedGameType,
             format!("league {league_id} plays {game_type}, which the player does not list"),
+        ));
+    }
+    // The league row is locked (for update above): concurrent registrations count one at a time.
+    let (joined,): (i64,) = sqlx::query_as("select count(*) from league_players where league_id = $1")
+        .bind(&league_id)
+        .fetch_one(&mut *tx)
+        .await?;
+    if joined >= i64::from(rules.max_players) {
+        return Err(reject(
+            ErrorCode::InvalidLeagueState,
+            format!(
+                "league {league_id} is full: it takes at most {} players",
+                rules.max_players
+            ),
         ));
     }
     let (agent_id, token) = insert_agent(&mut tx, AgentKind::Player, &meta, None).await?;
