@@ -112,6 +112,9 @@ async fn handle_post(
             Ok(body) => body,
             Err(response) => return response,
         };
+        if let Some(refusal) = crate::mcp::invalid_tool_arguments(&body) {
+            return json_response(StatusCode::OK, refusal);
+        }
         let response = state
             .mcp
             .handle(Request::from_parts(parts, Body::from(body)))
@@ -134,6 +137,13 @@ async fn handle_post(
         Ok(body) => body,
         Err(response) => return response,
     };
+    // Within one scope: shared JSON in the answers (a league's standings) and ids kept verbatim are
+    // written in as they are (crate::shared_json).
+    shared_json::scope(answer(state, peer, http, body)).await
+}
+
+/// The answer to a league.v2 body.
+async fn answer(state: Arc<HttpState>, peer: SocketAddr, http: HttpContext, body: bytes::Bytes) -> Response {
     match jsonrpc::parse(&body) {
         Err(error) => json_response(StatusCode::OK, jsonrpc::failure(Value::Null, &error)),
         Ok(RpcBody::Single(Err(refused))) => {
@@ -143,15 +153,10 @@ async fn handle_post(
             if !allowed(&state, peer, &call) {
                 return rate_limited_response(call.id.clone().unwrap_or(Value::Null));
             }
-            // Shared JSON in the answer (a league's standings) is written in as it is (crate::shared_json).
-            let answer = shared_json::scope(async {
-                let answer = state.inbound.handle(call, &http).await;
-                count_failed_authentication(&state, peer, answer.as_ref());
-                Some(shared_json::to_vec(&answer?))
-            })
-            .await;
+            let answer = state.inbound.handle(call, &http).await;
+            count_failed_authentication(&state, peer, answer.as_ref());
             match answer {
-                Some(bytes) => bytes_response(StatusCode::OK, bytes),
+                Some(answer) => json_response(StatusCode::OK, answer),
                 None => StatusCode::NO_CONTENT.into_response(),
             }
         }
@@ -300,8 +305,9 @@ fn too_large(max_body_bytes: usize) -> Response {
     )
 }
 
+/// A JSON response; within a [`shared_json::scope`], its markers written as the text they stand for.
 fn json_response(status: StatusCode, body: Value) -> Response {
-    bytes_response(status, serde_json::to_vec(&body).unwrap_or_default())
+    bytes_response(status, shared_json::to_vec(&body))
 }
 
 fn bytes_response(status: StatusCode, bytes: Vec<u8>) -> Response {

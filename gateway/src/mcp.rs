@@ -75,6 +75,27 @@ impl McpService {
     }
 }
 
+/// A `tools/call` whose `arguments` is not an object: rmcp cannot read it as a tool call and would
+/// answer "method not found"; it is invalid params (-32602), answered here with the call's id.
+pub fn invalid_tool_arguments(body: &[u8]) -> Option<Value> {
+    if !body.windows(10).any(|window| window == b"tools/call") {
+        return None;
+    }
+    let call: Value = serde_json::from_slice(body).ok()?;
+    let arguments = call.get("params")?.get("arguments")?;
+    if call.get("method")?.as_str()? != "tools/call" || arguments.is_object() || arguments.is_null() {
+        return None;
+    }
+    let error = crate::jsonrpc::RpcError::new(
+        crate::jsonrpc::INVALID_PARAMS,
+        "Invalid params: tools/call `arguments` must be an object",
+    );
+    Some(crate::jsonrpc::failure(
+        call.get("id").cloned().unwrap_or(Value::Null),
+        &error,
+    ))
+}
+
 /// The transport's own refusals (a wrong `Content-Type` or `Accept`, a body that is not a JSON-RPC
 /// message) come from rmcp as plain text; they are rewritten as JSON-RPC errors (-32600, or -32700 for
 /// a body that is not JSON) with the same HTTP status, so every answer on `/mcp` is JSON-RPC.

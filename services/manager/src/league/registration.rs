@@ -287,6 +287,12 @@ pub fn validate(meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
                 format!("{field} is too long or has control characters"),
             ));
         }
+        if value.chars().any(is_invisible_format) {
+            return Err(reject(
+                ErrorCode::InvalidMessageFormat,
+                format!("{field} has invisible formatting characters (bidirectional controls or zero-width)"),
+            ));
+        }
     }
     for (field, endpoint) in [
         ("contact_endpoint", &meta.contact_endpoint),
@@ -334,6 +340,23 @@ pub fn validate(meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
             ),
         )),
     }
+}
+
+/// Characters that change how a name reads without being seen: bidirectional embeddings, overrides,
+/// isolates and marks (which can make one name display as another), and zero-width characters (which
+/// make two names that look the same differ). Names with them are refused rather than silently
+/// stripped, so what an agent registers is exactly what everyone sees.
+fn is_invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{061C}'
+            | '\u{FEFF}'
+            | '\u{180E}'
+    )
 }
 
 fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
@@ -402,6 +425,28 @@ mod tests {
                 ..meta()
             }))),
             Some(ErrorCode::InvalidMessageFormat)
+        );
+        for sneaky in [
+            "Ali\u{202E}ecila",
+            "Al\u{200B}ice",
+            "\u{2066}Alice\u{2069}",
+            "\u{FEFF}Alice",
+        ] {
+            assert_eq!(
+                code(validate(Some(AgentMeta {
+                    display_name: sneaky.into(),
+                    ..meta()
+                }))),
+                Some(ErrorCode::InvalidMessageFormat),
+                "{sneaky:?}"
+            );
+        }
+        assert!(
+            validate(Some(AgentMeta {
+                display_name: "Zoë 🎲 名前".into(),
+                ..meta()
+            }))
+            .is_ok()
         );
         assert_eq!(
             code(validate(Some(AgentMeta {
