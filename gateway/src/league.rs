@@ -27,7 +27,7 @@ const CREDENTIAL_TTL: Duration = Duration::from_secs(60);
 /// The label an external agent's dialect is stored under in its registration.
 pub const DIALECT_LABEL: &str = "league.dialect";
 /// The label that marks an agent as reached through the gateway.
-pub const EXTERNAL_LABEL: &str = "league.external";
+pub use league_proto::EXTERNAL_LABEL;
 
 /// An external agent, as the gateway calls it.
 #[derive(Debug)]

@@ -7,7 +7,9 @@
 //! (`http://LOCALHOST:9/x/`, `http://localhost:9/x`) are the same endpoint, so the duplicate check
 //! compares canonical forms.
 //!
-//! [`EndpointPolicy::check`] decides whether the league may call an endpoint. Refused always:
+//! [`EndpointPolicy::check`] decides whether the league may call an endpoint; it is applied to the
+//! agents the league calls at their contact endpoint (those registered through the gateway, labelled
+//! `league.external`). Refused always:
 //! unspecified (`0.0.0.0`, `::`), link-local (`169.254.0.0/16` — cloud metadata — and `fe80::/10`),
 //! multicast and broadcast addresses, and the league's own service addresses (the manager's gRPC port,
 //! its database, and whatever `LEAGUE_ENDPOINT_REFUSED` adds: the gateway's ports in compose and

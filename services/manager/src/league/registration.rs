@@ -55,11 +55,16 @@ impl Rules {
         }
     }
 
-    /// Metadata validated and its contact endpoint in canonical form, allowed by the policy.
+    /// Metadata validated and its contact endpoint in canonical form, allowed by the policy when the
+    /// league will call it there.
     async fn admit(&self, meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
         let mut meta = validate(meta)?;
         let contact = Endpoint::parse("contact_endpoint", &meta.contact_endpoint)?;
-        self.endpoints.check(&contact).await?;
+        // The league calls an external agent at its contact endpoint; the league's own services
+        // (registered over gRPC inside the deployment) are reached at their service endpoints.
+        if meta.labels.get(league_proto::EXTERNAL_LABEL).map(String::as_str) == Some("true") {
+            self.endpoints.check(&contact).await?;
+        }
         meta.contact_endpoint = contact.as_str().to_owned();
         Ok(meta)
     }
