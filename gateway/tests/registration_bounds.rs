@@ -142,3 +142,25 @@ async fn one_address_registers_at_a_bounded_rate() {
     // 5 a minute, in bursts of 5: a sixth registration within the same minute is refused.
     assert!((5..50).contains(&accepted), "{accepted} accepted");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn referees_may_be_required_to_present_a_token() {
+    const TOKEN: &str = "referee-registration-token";
+    let manager = spawn_manager_with(|config| {
+        config.registration.referee_registration_token = Some(TOKEN.to_owned().into());
+    })
+    .await;
+    let gateway = spawn_gateway(&manager, compliance_mode(), Limits::default()).await;
+    let mut registration = referee_registration("r0", "http://127.0.0.1:9/r0");
+    let response = gateway.rpc("register_referee", registration.clone()).await;
+    assert_eq!(outcome(&response), "E020", "no token: {response}");
+    registration["auth_token"] = json!("wrong");
+    let response = gateway.rpc("register_referee", registration.clone()).await;
+    assert_eq!(outcome(&response), "E020", "a wrong token: {response}");
+    registration["auth_token"] = json!(TOKEN);
+    let response = gateway.rpc("register_referee", registration).await;
+    assert_eq!(outcome(&response), "ACCEPTED", "{response}");
+    // Players are not asked.
+    let (answer, response) = register_player_at(&gateway, "p", "http://127.0.0.1:9/p").await;
+    assert_eq!(answer, "ACCEPTED", "{response}");
+}

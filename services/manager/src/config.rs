@@ -30,7 +30,7 @@ pub struct ManagerConfig {
 
 /// Bounds on registration: how many agents, and where their contact endpoints may point
 /// (crate::league::endpoint).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct RegistrationConfig {
     /// `LEAGUE_MAX_PLAYERS`: players one league takes (a league of n players plays n(n-1)/2 matches).
@@ -45,6 +45,9 @@ pub struct RegistrationConfig {
     /// `LEAGUE_ENDPOINT_REFUSED`: comma-separated `host:port` of the league's own services that no
     /// contact endpoint may name, beside the manager's own port and its database (added by the manager).
     pub endpoint_refused: String,
+    /// `LEAGUE_REFEREE_REGISTRATION_TOKEN`: when set, a referee registering through the gateway must
+    /// present it (REFEREE_REGISTER_REQUEST's `auth_token`); unset, anyone may register a referee.
+    pub referee_registration_token: Option<SecretString>,
 }
 
 impl Default for RegistrationConfig {
@@ -55,6 +58,7 @@ impl Default for RegistrationConfig {
             endpoint_allow_loopback: true,
             endpoint_allowed_networks: String::new(),
             endpoint_refused: String::new(),
+            referee_registration_token: None,
         }
     }
 }

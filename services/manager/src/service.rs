@@ -97,6 +97,9 @@ impl ManagerService for Manager {
         &self,
         request: Request<RegisterRefereeRequest>,
     ) -> Result<Response<RegisterRefereeResponse>, Status> {
+        let presented = league_runtime::credentials::bearer_token(request.metadata()).ok();
+        self.rules
+            .check_referee_token(request.get_ref().meta.as_ref(), presented.as_ref())?;
         let registered =
             registration::register_referee(&self.pool, &self.rules, request.into_inner()).await?;
         Ok(Response::new(RegisterRefereeResponse {

@@ -27,6 +27,7 @@ pub struct Rules {
     pub max_players: u32,
     pub max_referees: u32,
     pub endpoints: EndpointPolicy,
+    pub referee_token: Option<SecretString>,
 }
 
 impl Rules {
@@ -47,11 +48,50 @@ impl Rules {
         Self {
             max_players: config.max_players,
             max_referees: config.max_referees,
+            // An empty token (a variable set to nothing) requires nothing.
+            referee_token: config
+                .referee_registration_token
+                .clone()
+                .filter(|token| !secrecy::ExposeSecret::expose_secret(token).is_empty()),
             endpoints: EndpointPolicy {
                 allow_loopback: config.endpoint_allow_loopback,
                 allowed_networks: config.networks().filter_map(Network::parse).collect(),
                 refused,
             },
+        }
+    }
+
+    /// Whether a referee may register: when the operator set a referee registration token, an external
+    /// referee (registering through the gateway) must present it. The league's own referees register on
+    /// the internal network and are not asked.
+    pub fn check_referee_token(
+        &self,
+        meta: Option<&AgentMeta>,
+        presented: Option<&SecretString>,
+    ) -> ManagerResult<()> {
+        use secrecy::ExposeSecret;
+        use subtle::ConstantTimeEq;
+        let Some(required) = &self.referee_token else {
+            return Ok(());
+        };
+        if !meta.is_some_and(is_external) {
+            return Ok(());
+        }
+        let matches = presented.is_some_and(|presented| {
+            bool::from(
+                presented
+                    .expose_secret()
+                    .as_bytes()
+                    .ct_eq(required.expose_secret().as_bytes()),
+            )
+        });
+        if matches {
+            Ok(())
+        } else {
+            Err(reject(
+                ErrorCode::PermissionDenied,
+                "this league registers referees only with the operator's referee registration token (auth_token)",
+            ))
         }
     }
 
@@ -62,12 +102,17 @@ impl Rules {
         let contact = Endpoint::parse("contact_endpoint", &meta.contact_endpoint)?;
         // The league calls an external agent at its contact endpoint; the league's own services
         // (registered over gRPC inside the deployment) are reached at their service endpoints.
-        if meta.labels.get(league_proto::EXTERNAL_LABEL).map(String::as_str) == Some("true") {
+        if is_external(&meta) {
             self.endpoints.check(&contact).await?;
         }
         meta.contact_endpoint = contact.as_str().to_owned();
         Ok(meta)
     }
+}
+
+/// Whether the agent is reached through the gateway (labelled so by it).
+fn is_external(meta: &AgentMeta) -> bool {
+    meta.labels.get(league_proto::EXTERNAL_LABEL).map(String::as_str) == Some("true")
 }
 
 /// What a registration hands back, once.
