@@ -3,21 +3,27 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use league_proto::v2::RecordComplianceWarningsRequest;
 use league_proto::v2::player_service_server::PlayerServiceServer;
 use league_runtime::admin::Readiness;
+use league_runtime::grpc::GrpcChannel;
 use league_runtime::{ShutdownSignal, grpc};
 use tokio::net::TcpListener;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
 
 use crate::bridge::overhead::MeasuredBridge;
 use crate::bridge::{PlayerBridge, Replies, Timeouts, client::AgentClient};
 use crate::compliance::{FLUSH_INTERVAL, WarningBuffer};
 use crate::config::GatewayConfig;
+use crate::connections::{self, ConnectionLimits};
 use crate::http::{self, HttpState};
 use crate::inbound::Inbound;
 use crate::league::League;
-use crate::limits::{LimitedListener, Peer, RateLimiter};
+use crate::limits::{Rates, RequestLimits};
 use crate::mcp::McpService;
 use crate::referee::Referees;
 
@@ -110,26 +116,49 @@ impl GatewayApp {
         let state = HttpState {
             mcp: McpService::new(inbound.clone()),
             inbound,
-            limiter: Arc::new(RateLimiter::new(config.agent_rate_limit)),
+            limits: Arc::new(RequestLimits::new(Rates {
+                per_address: config.address_rate_limit,
+                per_agent: config.agent_rate_limit,
+                failed_auth_per_minute: config.failed_auth_limit,
+                registrations_per_minute: config.registration_rate_limit,
+            })),
             max_body_bytes: config.max_body_bytes,
+            body_timeout: config.body_timeout,
             readiness: self.readiness.clone(),
         };
+        // Ready while the manager answers: without it the gateway can only refuse.
+        let health = HealthClient::new(grpc::channel(&config.manager_url)?);
+        self.readiness.set_check(move || manager_serving(health.clone()));
         self.readiness.set_ready(true);
         tracing::info!(http = %self.http_addr, grpc = %self.grpc_addr, "gateway listening");
-        let listener = LimitedListener::new(self.http_listener, config.max_connections);
-        axum::serve(
-            listener,
-            http::router(state)
-                .layer(axum::middleware::from_fn(crate::referee::source::remember))
-                .merge(crate::live::router(league.clone(), shutdown.clone()))
-                .into_make_service_with_connect_info::<Peer>(),
-        )
-        .with_graceful_shutdown(shutdown.clone().wait())
-        .await
-        .map_err(|error| anyhow::anyhow!("gateway HTTP server failed: {error}"))?;
+        let limits = ConnectionLimits {
+            max_connections: config.max_connections,
+            max_per_address: config.max_connections_per_address,
+            header_timeout: config.header_timeout,
+        };
+        let router = http::router(state)
+            .layer(axum::middleware::from_fn(crate::referee::source::remember))
+            .merge(crate::live::router(league.clone(), shutdown.clone()));
+        connections::serve(self.http_listener, router, limits, shutdown.clone()).await?;
         grpc_server.await??;
         flusher.await.ok();
         Ok(())
+    }
+}
+
+/// How long a readiness probe waits for the manager's health answer.
+const MANAGER_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Whether the manager says it is serving (its own readiness: up, and its database answering).
+async fn manager_serving(mut health: HealthClient<GrpcChannel>) -> bool {
+    let check = health.check(HealthCheckRequest::default());
+    match tokio::time::timeout(MANAGER_PROBE_TIMEOUT, check).await {
+        Ok(Ok(response)) => response.into_inner().status() == ServingStatus::Serving,
+        Ok(Err(status)) => {
+            tracing::debug!(%status, "the manager is not serving");
+            false
+        }
+        Err(_) => false,
     }
 }
 

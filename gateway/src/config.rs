@@ -30,11 +30,30 @@ pub struct GatewayConfig {
     pub compliance: Mode,
     /// `LEAGUE_MAX_BODY_BYTES`: the largest request body accepted.
     pub max_body_bytes: usize,
-    /// `LEAGUE_AGENT_RATE_LIMIT`: requests per second one agent (or one address, before it registered)
-    /// may make, with bursts of the same size.
+    /// `LEAGUE_AGENT_RATE_LIMIT`: requests per second one agent (one sender from one address) may make,
+    /// with bursts of the same size.
     pub agent_rate_limit: u32,
+    /// `LEAGUE_ADDRESS_RATE_LIMIT`: requests per second one IP address may make, whatever senders its
+    /// requests name, with bursts of the same size.
+    pub address_rate_limit: u32,
+    /// `LEAGUE_FAILED_AUTH_LIMIT`: failed authentications a minute one IP address may have before it is
+    /// refused everything until its allowance grows back.
+    pub failed_auth_limit: u32,
+    /// `LEAGUE_REGISTRATION_RATE_LIMIT`: registrations a minute one IP address may make.
+    pub registration_rate_limit: u32,
     /// `LEAGUE_MAX_CONNECTIONS`: open HTTP connections at once.
     pub max_connections: usize,
+    /// `LEAGUE_MAX_CONNECTIONS_PER_ADDRESS`: open HTTP connections from one IP address at once; less
+    /// than `LEAGUE_MAX_CONNECTIONS`, so one address cannot take them all. Behind a reverse proxy every
+    /// client shares the proxy's address: raise it there.
+    pub max_connections_per_address: usize,
+    /// `LEAGUE_HEADER_TIMEOUT`: the longest a connection may take to send a complete request head,
+    /// counted from when it connected or got its previous answer (so it is also the idle timeout).
+    #[serde(with = "humantime_serde")]
+    pub header_timeout: Duration,
+    /// `LEAGUE_BODY_TIMEOUT`: the longest a request's body may take to arrive once its head has.
+    #[serde(with = "humantime_serde")]
+    pub body_timeout: Duration,
     /// `LEAGUE_DIALECTS`: per agent (contact endpoint or display name), the dialect to call it in,
     /// overriding what its registration suggested, e.g. `{"http://host:8102/mcp"="message_type"}`.
     pub dialects: HashMap<String, Dialect>,
@@ -56,7 +75,13 @@ impl Default for GatewayConfig {
             compliance: Mode::Lenient,
             max_body_bytes: 64 * 1024,
             agent_rate_limit: 200,
+            address_rate_limit: 400,
+            failed_auth_limit: 30,
+            registration_rate_limit: 60,
             max_connections: 1024,
+            max_connections_per_address: 64,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
             dialects: HashMap::new(),
             agent_call_timeout: Duration::from_secs(10),
         }
@@ -80,8 +105,20 @@ impl GatewayConfig {
             "LEAGUE_AGENT_RATE_LIMIT must be at least 1"
         );
         anyhow::ensure!(
-            self.max_connections >= 1,
-            "LEAGUE_MAX_CONNECTIONS must be at least 1"
+            self.address_rate_limit >= 1 && self.failed_auth_limit >= 1 && self.registration_rate_limit >= 1,
+            "LEAGUE_ADDRESS_RATE_LIMIT, LEAGUE_FAILED_AUTH_LIMIT and LEAGUE_REGISTRATION_RATE_LIMIT must be at least 1"
+        );
+        anyhow::ensure!(
+            self.max_connections >= 2,
+            "LEAGUE_MAX_CONNECTIONS must be at least 2"
+        );
+        anyhow::ensure!(
+            (1..self.max_connections).contains(&self.max_connections_per_address),
+            "LEAGUE_MAX_CONNECTIONS_PER_ADDRESS must be at least 1 and less than LEAGUE_MAX_CONNECTIONS"
+        );
+        anyhow::ensure!(
+            !self.header_timeout.is_zero() && !self.body_timeout.is_zero(),
+            "LEAGUE_HEADER_TIMEOUT and LEAGUE_BODY_TIMEOUT must be more than 0"
         );
         anyhow::ensure!(
             self.operator_token.is_some(),

@@ -1,9 +1,13 @@
 //! The public HTTP surface: `POST /mcp` (league.v2 JSON-RPC in every dialect, and MCP's streamable HTTP
-//! transport for MCP clients), `/healthz` and `/readyz`. Bodies, rates and connections are bounded; each
-//! bound answers with a JSON-RPC error saying which.
+//! transport for MCP clients), `/healthz` and `/readyz`. Bodies (size and arrival time), content types,
+//! rates and connections are bounded; each bound answers with a JSON-RPC error saying which. Bodies must
+//! be JSON (`application/json` or `…+json`): the content types a browser may send cross-site without
+//! asking first (`text/plain`, forms) are refused, so no web page can post to the league on a
+//! visitor's behalf.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -16,18 +20,20 @@ use league_proto::ErrorCode;
 use serde_json::Value;
 use tracing::Instrument;
 
+use crate::connections::Peer;
 use crate::inbound::{HttpContext, Inbound};
 use crate::jsonrpc::{self, Body as RpcBody, Call};
 use crate::league_error::LeagueError;
-use crate::limits::{Peer, RateLimiter};
+use crate::limits::RequestLimits;
 use crate::mcp::McpService;
 use crate::shared_json;
 
 #[derive(Debug, Clone)]
 pub struct HttpState {
     pub inbound: Inbound,
-    pub limiter: Arc<RateLimiter>,
+    pub limits: Arc<RequestLimits>,
     pub max_body_bytes: usize,
+    pub body_timeout: Duration,
     pub mcp: McpService,
     pub readiness: league_runtime::admin::Readiness,
 }
@@ -95,26 +101,28 @@ async fn handle_post(
     request: Request<Body>,
     player_path: Option<String>,
 ) -> Response {
+    // The address's allowance first: nothing the request says (its sender, its token) is believed yet.
+    if !state.limits.allow_address(peer.ip()) {
+        return rate_limited_response(Value::Null);
+    }
     if player_path.is_none() && is_mcp(request.headers()) {
-        // MCP spends the same allowance as league.v2, one bucket per address (the body, and the sender in
-        // it, is rmcp's to read), so the MCP headers are no way around the rate limit.
-        if !state.limiter.allow(&format!("{}|mcp", peer.ip())) {
-            let error = LeagueError::new(ErrorCode::RateLimited, "too many requests; slow down and retry");
-            return json_response(
-                StatusCode::TOO_MANY_REQUESTS,
-                jsonrpc::failure(Value::Null, &error.to_rpc(None)),
-            );
-        }
         // The body bound is ours to enforce (and to answer in JSON-RPC), before rmcp reads it.
         let (parts, body) = request.into_parts();
-        let body = match axum::body::to_bytes(body, state.max_body_bytes).await {
+        let body = match read_body(&state, body).await {
             Ok(body) => body,
-            Err(_) => return too_large(state.max_body_bytes),
+            Err(response) => return response,
         };
-        return state
+        if let Some(refusal) = crate::mcp::invalid_tool_arguments(&body) {
+            return json_response(StatusCode::OK, refusal);
+        }
+        let response = state
             .mcp
             .handle(Request::from_parts(parts, Body::from(body)))
             .await;
+        return crate::mcp::json_rpc_transport_error(response).await;
+    }
+    if let Some(refusal) = not_json(request.headers()) {
+        return refusal;
     }
     let http = HttpContext {
         bearer: request
@@ -125,26 +133,30 @@ async fn handle_post(
             .map(|token| token.trim().to_owned()),
         player_path,
     };
-    let body = match axum::body::to_bytes(request.into_body(), state.max_body_bytes).await {
+    let body = match read_body(&state, request.into_body()).await {
         Ok(body) => body,
-        Err(_) => return too_large(state.max_body_bytes),
+        Err(response) => return response,
     };
+    // Within one scope: shared JSON in the answers (a league's standings) and ids kept verbatim are
+    // written in as they are (crate::shared_json).
+    shared_json::scope(answer(state, peer, http, body)).await
+}
+
+/// The answer to a league.v2 body.
+async fn answer(state: Arc<HttpState>, peer: SocketAddr, http: HttpContext, body: bytes::Bytes) -> Response {
     match jsonrpc::parse(&body) {
         Err(error) => json_response(StatusCode::OK, jsonrpc::failure(Value::Null, &error)),
         Ok(RpcBody::Single(Err(refused))) => {
             json_response(StatusCode::OK, jsonrpc::failure(refused.id, &refused.error))
         }
         Ok(RpcBody::Single(Ok(call))) => {
-            if !state.limiter.allow(&rate_key(peer, &call)) {
-                return json_response(StatusCode::TOO_MANY_REQUESTS, rate_limited(&call));
+            if !allowed(&state, peer, &call) {
+                return rate_limited_response(call.id.clone().unwrap_or(Value::Null));
             }
-            // Shared JSON in the answer (a league's standings) is written in as it is (crate::shared_json).
-            let answer = shared_json::scope(async {
-                Some(shared_json::to_vec(&state.inbound.handle(call, &http).await?))
-            })
-            .await;
+            let answer = state.inbound.handle(call, &http).await;
+            count_failed_authentication(&state, peer, answer.as_ref());
             match answer {
-                Some(bytes) => bytes_response(StatusCode::OK, bytes),
+                Some(answer) => json_response(StatusCode::OK, answer),
                 None => StatusCode::NO_CONTENT.into_response(),
             }
         }
@@ -155,10 +167,14 @@ async fn handle_post(
                 async move {
                     match call {
                         Err(refused) => Some(jsonrpc::failure(refused.id, &refused.error)),
-                        Ok(call) if !state.limiter.allow(&rate_key(peer, &call)) => {
+                        Ok(call) if !allowed(&state, peer, &call) => {
                             call.id.is_some().then(|| rate_limited(&call))
                         }
-                        Ok(call) => state.inbound.handle(call, &http).await,
+                        Ok(call) => {
+                            let answer = state.inbound.handle(call, &http).await;
+                            count_failed_authentication(&state, peer, answer.as_ref());
+                            answer
+                        }
                     }
                 }
             }))
@@ -173,18 +189,104 @@ async fn handle_post(
     }
 }
 
-/// Rates are kept per address and claimed sender: an agent that names someone else only spends its own
-/// address's allowance.
-fn rate_key(peer: SocketAddr, call: &Call) -> String {
+/// The whole body, within the size bound and the body timeout; the JSON-RPC error response otherwise.
+async fn read_body(state: &HttpState, body: Body) -> Result<bytes::Bytes, Response> {
+    match tokio::time::timeout(
+        state.body_timeout,
+        axum::body::to_bytes(body, state.max_body_bytes),
+    )
+    .await
+    {
+        Ok(Ok(body)) => Ok(body),
+        Ok(Err(_)) => Err(too_large(state.max_body_bytes)),
+        Err(_) => {
+            let error = LeagueError::new(
+                ErrorCode::Timeout,
+                format!("the request body did not arrive within {:?}", state.body_timeout),
+            );
+            Err(json_response(
+                StatusCode::REQUEST_TIMEOUT,
+                jsonrpc::failure(Value::Null, &error.to_rpc(None)),
+            ))
+        }
+    }
+}
+
+/// A JSON content type (`application/json`, `application/<anything>+json`, any parameters).
+pub fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .map(|media| media.trim().to_ascii_lowercase())
+        .is_some_and(|media| {
+            media == "application/json" || (media.starts_with("application/") && media.ends_with("+json"))
+        })
+}
+
+/// The refusal of a body that is not declared JSON.
+fn not_json(headers: &HeaderMap) -> Option<Response> {
+    if is_json(headers) {
+        return None;
+    }
+    let error = jsonrpc::RpcError::new(
+        jsonrpc::INVALID_REQUEST,
+        "Invalid Request: the body must be sent as Content-Type: application/json",
+    );
+    Some(json_response(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        jsonrpc::failure(Value::Null, &error),
+    ))
+}
+
+/// An answer refusing a token (E012) counts against the address's failed authentications. A missing
+/// token (E011) does not: it never reached the manager.
+fn count_failed_authentication(state: &HttpState, peer: SocketAddr, answer: Option<&Value>) {
+    let code = answer.and_then(|answer| answer.pointer("/error/data/error_code"));
+    if code.and_then(Value::as_str) == Some(ErrorCode::AuthTokenInvalid.code()) {
+        state.limits.failed_authentication(peer.ip());
+    }
+}
+
+fn rate_limited_response(id: Value) -> Response {
+    let error = LeagueError::new(ErrorCode::RateLimited, "too many requests; slow down and retry");
+    json_response(
+        StatusCode::TOO_MANY_REQUESTS,
+        jsonrpc::failure(id, &error.to_rpc(None)),
+    )
+}
+
+/// Whether the call is within its agent's rate, and a registration within its address's.
+fn allowed(state: &HttpState, peer: SocketAddr, call: &Call) -> bool {
+    state.limits.allow_agent(peer.ip(), claimed_sender(call))
+        && (!is_registration(call) || state.limits.allow_registration(peer.ip()))
+}
+
+/// Whether a call looks like a registration, in any framing (`register_player`,
+/// `LEAGUE_REGISTER_REQUEST`, `tools/call {name: "register_referee"}`, a `message_type`): cheap, before
+/// the call is resolved; a false match only spends the registration allowance.
+fn is_registration(call: &Call) -> bool {
+    let names = [
+        Some(call.method.as_str()),
+        call.params.get("name").and_then(Value::as_str),
+        call.params.get("message_type").and_then(Value::as_str),
+    ];
+    names
+        .into_iter()
+        .flatten()
+        .any(|name| name.to_ascii_lowercase().contains("register"))
+}
+
+/// The sender a call names (in any of the framings agents use), for its agent's rate: kept per address
+/// and sender, so an agent that names someone else only spends its own address's allowance.
+fn claimed_sender(call: &Call) -> &str {
     let params = &call.params;
-    let sender = params
+    params
         .get("sender")
         .or_else(|| params.get("message").and_then(|m| m.get("sender")))
         .or_else(|| params.get("arguments").and_then(|a| a.get("sender")))
         .and_then(Value::as_str)
-        .unwrap_or("-");
-    let sender = &sender[..sender.len().min(64)];
-    format!("{}|{sender}", peer.ip())
+        .unwrap_or("-")
 }
 
 fn rate_limited(call: &Call) -> Value {
@@ -203,8 +305,9 @@ fn too_large(max_body_bytes: usize) -> Response {
     )
 }
 
+/// A JSON response; within a [`shared_json::scope`], its markers written as the text they stand for.
 fn json_response(status: StatusCode, body: Value) -> Response {
-    bytes_response(status, serde_json::to_vec(&body).unwrap_or_default())
+    bytes_response(status, shared_json::to_vec(&body))
 }
 
 fn bytes_response(status: StatusCode, bytes: Vec<u8>) -> Response {

@@ -1,8 +1,14 @@
 //! JSON-RPC 2.0 framing, to the letter: a body is one call or a batch; a call without `id` is a
 //! notification and gets no response; every response echoes the id and carries exactly one of
-//! `result`/`error`; malformed input gets the standard codes.
+//! `result`/`error`; malformed input gets the standard codes. A numeric id is echoed digit for digit:
+//! one that a float would round (`123456789012345678901234567890`) is kept as the text it came as
+//! (crate::shared_json writes it back verbatim).
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+use crate::shared_json::SharedJson;
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
@@ -71,8 +77,44 @@ pub fn parse(body: &[u8]) -> Result<Body, RpcError> {
         Value::Array(items) if items.is_empty() => {
             Err(RpcError::new(INVALID_REQUEST, "Invalid Request: empty batch"))
         }
-        Value::Array(items) => Ok(Body::Batch(items.into_iter().map(call).collect())),
-        other => Ok(Body::Single(call(other))),
+        Value::Array(mut items) => {
+            if items.iter().any(has_rounded_id) {
+                let raw: Vec<&RawValue> = serde_json::from_slice(body).unwrap_or_default();
+                for (item, raw) in items.iter_mut().zip(raw) {
+                    keep_id_verbatim(item, raw.get().as_bytes());
+                }
+            }
+            Ok(Body::Batch(items.into_iter().map(call).collect()))
+        }
+        mut other => {
+            keep_id_verbatim(&mut other, body);
+            Ok(Body::Single(call(other)))
+        }
+    }
+}
+
+/// Whether the object's id is a number whose text a float does not reproduce.
+fn has_rounded_id(item: &Value) -> bool {
+    matches!(item.get("id"), Some(Value::Number(n)) if n.is_f64())
+}
+
+/// Replaces a rounded numeric id by its text exactly as received.
+fn keep_id_verbatim(item: &mut Value, text: &[u8]) {
+    #[derive(Deserialize)]
+    struct IdOnly<'a> {
+        #[serde(borrow)]
+        id: Option<&'a RawValue>,
+    }
+    if !has_rounded_id(item) {
+        return;
+    }
+    let Ok(IdOnly { id: Some(raw) }) = serde_json::from_slice::<IdOnly>(text) else {
+        return;
+    };
+    if let Some(id) = item.get_mut("id")
+        && serde_json::to_string(id).ok().as_deref() != Some(raw.get())
+    {
+        *id = SharedJson::verbatim(id.clone(), raw.get()).value();
     }
 }
 

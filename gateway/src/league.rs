@@ -32,7 +32,7 @@ pub const DIALECT_LABEL: &str = "league.dialect";
 /// The label an external agent's sender form ([`SenderForm`]) is stored under, once learned.
 pub const SENDER_FORM_LABEL: &str = "league.sender_form";
 /// The label that marks an agent as reached through the gateway.
-pub const EXTERNAL_LABEL: &str = "league.external";
+pub use league_proto::EXTERNAL_LABEL;
 
 /// An external agent, as the gateway calls it.
 #[derive(Debug)]

@@ -6,6 +6,7 @@ pub mod app;
 pub mod bridge;
 pub mod compliance;
 pub mod config;
+pub mod connections;
 pub mod dialect;
 pub mod http;
 pub mod inbound;

@@ -1,170 +1,136 @@
-//! The gateway's bounds: requests per second per agent (token buckets), and open connections (a
-//! listener that answers 503 past the limit instead of leaving clients hanging). The body size bound is
-//! applied where the body is read (http.rs).
+//! The gateway's request rates, each a GCRA limiter (`governor`) kept per key, with bursts the size of a
+//! second's allowance:
+//!
+//! - **per address**, before anything the request says is believed (`LEAGUE_ADDRESS_RATE_LIMIT`): a
+//!   client that names a new sender on every request still spends its one address's allowance;
+//! - **per agent** (`LEAGUE_AGENT_RATE_LIMIT`): the address and the sender the message names, so agents
+//!   that share an address (a NAT, one host running several) each have their own allowance, and naming
+//!   someone else spends only the namer's address's allowance;
+//! - **registrations per address** (`LEAGUE_REGISTRATION_RATE_LIMIT` a minute): registering is what makes
+//!   a league big, so one address cannot fill it;
+//! - **failed authentications per address** (`LEAGUE_FAILED_AUTH_LIMIT` a minute): an address past it
+//!   is refused everything (429) until its allowance grows back, so guessing tokens costs the manager
+//!   at most that many lookups a minute per address, and each refused guess costs it nothing.
+//!
+//! The connection bounds are in connections.rs, the body's where it is read (http.rs).
 
 use std::collections::HashMap;
-use std::io;
-use std::net::SocketAddr;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::hash::Hash;
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota};
 
-/// Buckets kept before idle ones are dropped.
-const MAX_BUCKETS: usize = 10_000;
+/// Keys kept by one limiter before those whose allowance is full again are forgotten.
+const MAX_KEYS: usize = 10_000;
 
-/// Per-key token buckets: `rate` requests per second, bursts of `rate`.
-#[derive(Debug)]
-pub struct RateLimiter {
-    rate: f64,
-    buckets: Mutex<HashMap<String, (f64, Instant)>>,
-}
-
-impl RateLimiter {
-    pub fn new(per_second: u32) -> Self {
-        Self {
-            rate: f64::from(per_second),
-            buckets: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// Takes one token from `key`'s bucket; false when it is empty.
-    pub fn allow(&self, key: &str) -> bool {
-        let now = Instant::now();
-        let Ok(mut buckets) = self.buckets.lock() else {
-            return true;
-        };
-        if buckets.len() >= MAX_BUCKETS && !buckets.contains_key(key) {
-            // Full buckets are the same as no bucket: forget those.
-            let rate = self.rate;
-            buckets.retain(|_, (tokens, at)| *tokens + at.elapsed().as_secs_f64() * rate < rate);
-        }
-        let (tokens, at) = buckets.entry(key.to_owned()).or_insert((self.rate, now));
-        *tokens = (*tokens + now.duration_since(*at).as_secs_f64() * self.rate).min(self.rate);
-        *at = now;
-        if *tokens >= 1.0 {
-            *tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-}
-
-/// A TCP listener that serves at most `limit` connections at once; beyond that a client gets an
-/// immediate `503` with a JSON-RPC error body and the connection is closed.
-#[derive(Debug)]
-pub struct LimitedListener {
-    listener: TcpListener,
-    permits: Arc<Semaphore>,
-}
-
-impl LimitedListener {
-    pub fn new(listener: TcpListener, limit: usize) -> Self {
-        Self {
-            listener,
-            permits: Arc::new(Semaphore::new(limit)),
-        }
-    }
-}
-
-const TOO_MANY_CONNECTIONS: &str = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32016,\"message\":\"RATE_LIMITED: too many open connections; retry later\",\"data\":{\"error_code\":\"E016\"}},\"id\":null}";
-
-impl axum::serve::Listener for LimitedListener {
-    type Io = LimitedConnection;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            let (mut stream, addr) = match self.listener.accept().await {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    // Out of file descriptors and the like: wait a moment rather than spin.
-                    tracing::warn!(%error, "accept failed");
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
-                }
-            };
-            stream.set_nodelay(true).ok();
-            match self.permits.clone().try_acquire_owned() {
-                Ok(permit) => {
-                    return (
-                        LimitedConnection {
-                            stream,
-                            _permit: permit,
-                        },
-                        addr,
-                    );
-                }
-                Err(_) => {
-                    tokio::spawn(async move {
-                        let response = format!(
-                            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{TOO_MANY_CONNECTIONS}",
-                            TOO_MANY_CONNECTIONS.len()
-                        );
-                        stream.write_all(response.as_bytes()).await.ok();
-                        stream.shutdown().await.ok();
-                    });
-                }
-            }
-        }
-    }
-
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        self.listener.local_addr()
-    }
-}
-
-/// The client's address, as handlers see it (`ConnectInfo<Peer>`).
+/// The configured rates (see the module's documentation).
 #[derive(Debug, Clone, Copy)]
-pub struct Peer(pub SocketAddr);
-
-impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, LimitedListener>> for Peer {
-    fn connect_info(stream: axum::serve::IncomingStream<'_, LimitedListener>) -> Self {
-        Peer(*stream.remote_addr())
-    }
+pub struct Rates {
+    pub per_address: u32,
+    pub per_agent: u32,
+    pub failed_auth_per_minute: u32,
+    pub registrations_per_minute: u32,
 }
 
-/// A connection holding its share of the limit until it closes.
+/// Every request-rate bound of one gateway.
 #[derive(Debug)]
-pub struct LimitedConnection {
-    stream: TcpStream,
-    _permit: OwnedSemaphorePermit,
+pub struct RequestLimits {
+    address: Keyed<IpAddr>,
+    agent: Keyed<(IpAddr, String)>,
+    failed_auth: Keyed<IpAddr>,
+    registrations: Keyed<IpAddr>,
+    /// Addresses refused everything until the instant named, after too many failed authentications.
+    barred: Mutex<HashMap<IpAddr, Instant>>,
 }
 
-impl AsyncRead for LimitedConnection {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_read(cx, buf)
+impl RequestLimits {
+    pub fn new(rates: Rates) -> Self {
+        let per_second = |n: u32| Quota::per_second(NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN));
+        let per_minute = |n: u32| Quota::per_minute(NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN));
+        Self {
+            address: Keyed::new(per_second(rates.per_address)),
+            agent: Keyed::new(per_second(rates.per_agent)),
+            failed_auth: Keyed::new(per_minute(rates.failed_auth_per_minute)),
+            registrations: Keyed::new(per_minute(rates.registrations_per_minute)),
+            barred: Mutex::default(),
+        }
+    }
+
+    /// Whether a request from `ip` may be read at all: its address's rate, and no bar for failed
+    /// authentications.
+    pub fn allow_address(&self, ip: IpAddr) -> bool {
+        let barred_until = self
+            .barred
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&ip)
+            .copied();
+        if barred_until.is_some_and(|until| Instant::now() < until) {
+            return false;
+        }
+        self.address.allow(&ip)
+    }
+
+    /// Whether one call from `ip` claiming to be `sender` may go on.
+    pub fn allow_agent(&self, ip: IpAddr, sender: &str) -> bool {
+        let sender = sender
+            .char_indices()
+            .nth(64)
+            .map_or(sender, |(end, _)| &sender[..end]);
+        self.agent.allow(&(ip, sender.to_owned()))
+    }
+
+    /// Whether `ip` may register one more agent now.
+    pub fn allow_registration(&self, ip: IpAddr) -> bool {
+        self.registrations.allow(&ip)
+    }
+
+    /// Counts a failed authentication from `ip`; past the allowance the address is barred until the
+    /// allowance has grown back by one.
+    pub fn failed_authentication(&self, ip: IpAddr) {
+        if let Err(not_until) = self.failed_auth.limiter.check_key(&ip) {
+            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            let mut barred = self.barred.lock().unwrap_or_else(PoisonError::into_inner);
+            if barred.len() >= MAX_KEYS {
+                let now = Instant::now();
+                barred.retain(|_, until| *until > now);
+            }
+            barred.insert(ip, Instant::now() + wait);
+            tracing::info!(%ip, ?wait, "too many failed authentications; address barred");
+        }
+        self.failed_auth.forget_idle();
     }
 }
 
-impl AsyncWrite for LimitedConnection {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
+/// One keyed limiter, its memory bounded.
+#[derive(Debug)]
+struct Keyed<K: Hash + Eq + Clone> {
+    limiter: DefaultKeyedRateLimiter<K>,
+}
+
+impl<K: Hash + Eq + Clone> Keyed<K> {
+    fn new(quota: Quota) -> Self {
+        Self {
+            limiter: DefaultKeyedRateLimiter::keyed(quota),
+        }
     }
 
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+    fn allow(&self, key: &K) -> bool {
+        let allowed = self.limiter.check_key(key).is_ok();
+        self.forget_idle();
+        allowed
     }
 
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.stream.is_write_vectored()
+    /// A key whose allowance is full again is the same as no key: forget those when there are many.
+    fn forget_idle(&self) {
+        if self.limiter.len() >= MAX_KEYS {
+            self.limiter.retain_recent();
+            self.limiter.shrink_to_fit();
+        }
     }
 }
 
@@ -172,11 +138,42 @@ impl AsyncWrite for LimitedConnection {
 mod tests {
     use super::*;
 
+    fn limits() -> RequestLimits {
+        RequestLimits::new(Rates {
+            per_address: 5,
+            per_agent: 3,
+            failed_auth_per_minute: 2,
+            registrations_per_minute: 2,
+        })
+    }
+
     #[test]
-    fn a_bucket_allows_its_burst_then_refuses() {
-        let limiter = RateLimiter::new(3);
-        assert!((0..3).all(|_| limiter.allow("a")));
-        assert!(!limiter.allow("a"));
-        assert!(limiter.allow("b"), "buckets are per key");
+    fn an_agent_has_its_burst_then_is_refused() {
+        let limits = limits();
+        let ip: IpAddr = [127, 0, 0, 1].into();
+        assert!((0..3).all(|_| limits.allow_agent(ip, "player:P01")));
+        assert!(!limits.allow_agent(ip, "player:P01"));
+        assert!(limits.allow_agent(ip, "player:P02"), "each sender has its own");
+    }
+
+    #[test]
+    fn new_senders_do_not_get_past_the_address_rate() {
+        let limits = limits();
+        let ip: IpAddr = [127, 0, 0, 1].into();
+        let allowed = (0..50).filter(|_| limits.allow_address(ip)).count();
+        assert_eq!(allowed, 5);
+        assert!(limits.allow_address([127, 0, 0, 2].into()), "per address");
+    }
+
+    #[test]
+    fn failed_authentications_bar_the_address() {
+        let limits = limits();
+        let ip: IpAddr = [127, 0, 0, 1].into();
+        limits.failed_authentication(ip);
+        limits.failed_authentication(ip);
+        assert!(limits.allow_address(ip), "two failures are within the allowance");
+        limits.failed_authentication(ip);
+        assert!(!limits.allow_address(ip), "the third bars it");
+        assert!(limits.allow_address([127, 0, 0, 2].into()), "only that address");
     }
 }

@@ -75,6 +75,53 @@ impl McpService {
     }
 }
 
+/// A `tools/call` whose `arguments` is not an object: rmcp cannot read it as a tool call and would
+/// answer "method not found"; it is invalid params (-32602), answered here with the call's id.
+pub fn invalid_tool_arguments(body: &[u8]) -> Option<Value> {
+    if !body.windows(10).any(|window| window == b"tools/call") {
+        return None;
+    }
+    let call: Value = serde_json::from_slice(body).ok()?;
+    let arguments = call.get("params")?.get("arguments")?;
+    if call.get("method")?.as_str()? != "tools/call" || arguments.is_object() || arguments.is_null() {
+        return None;
+    }
+    let error = crate::jsonrpc::RpcError::new(
+        crate::jsonrpc::INVALID_PARAMS,
+        "Invalid params: tools/call `arguments` must be an object",
+    );
+    Some(crate::jsonrpc::failure(
+        call.get("id").cloned().unwrap_or(Value::Null),
+        &error,
+    ))
+}
+
+/// The transport's own refusals (a wrong `Content-Type` or `Accept`, a body that is not a JSON-RPC
+/// message) come from rmcp as plain text; they are rewritten as JSON-RPC errors (-32600, or -32700 for
+/// a body that is not JSON) with the same HTTP status, so every answer on `/mcp` is JSON-RPC.
+pub async fn json_rpc_transport_error(response: Response) -> Response {
+    let is_json = crate::http::is_json(response.headers());
+    if !(response.status().is_client_error() || response.status().is_server_error()) || is_json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let code = if text.to_ascii_lowercase().contains("parse") || text.contains("deserialize") {
+        crate::jsonrpc::PARSE_ERROR
+    } else {
+        crate::jsonrpc::INVALID_REQUEST
+    };
+    let message = format!("MCP transport: {}", text.trim());
+    let body = crate::jsonrpc::failure(Value::Null, &crate::jsonrpc::RpcError::new(code, message));
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(serde_json::to_vec(&body).unwrap_or_default()))
+}
+
 /// The league's tools, served to MCP clients.
 #[derive(Debug, Clone)]
 struct LeagueTools {

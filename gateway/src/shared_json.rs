@@ -55,6 +55,15 @@ impl SharedJson {
         }
     }
 
+    /// JSON text to be written back exactly as it came (a numeric id whose digits `value`, a float,
+    /// would round).
+    pub fn verbatim(value: Value, text: &str) -> Self {
+        Self {
+            value,
+            text: text.into(),
+        }
+    }
+
     /// The value, to put in a response: a marker within [`scope`], a copy elsewhere.
     pub fn value(&self) -> Value {
         SPLICES

@@ -641,7 +641,7 @@ fn registration_and_framing_cases(
         "a connection past the limit",
         OneConnection,
         Send::ExtraConnection,
-        error(503, -32016, "E016"),
+        error(503, -32023, "E023"),
     ));
     cases
 }
@@ -778,7 +778,8 @@ async fn bad_inputs_get_their_error_and_change_nothing() {
             &manager,
             Mode::Lenient,
             Limits {
-                max_connections: 1,
+                max_connections: 2,
+                max_connections_per_address: 1,
                 ..Limits::default()
             },
         )

@@ -453,7 +453,8 @@ async fn mcp_and_league_v2_share_the_path() {
 
 #[tokio::test]
 async fn mcp_requests_spend_the_rate_limit() {
-    let league = League::start_with(|config| config.agent_rate_limit = 1).await;
+    // MCP requests spend their address's allowance (the sender is in a body rmcp reads).
+    let league = League::start_with(|config| config.address_rate_limit = 1).await;
     let headers = [("accept", MCP_ACCEPT), ("mcp-protocol-version", VERSION)];
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ping"}});
     let mut statuses = Vec::new();

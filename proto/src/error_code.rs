@@ -80,6 +80,7 @@ error_codes! {
     PermissionDenied = "E020", "PERMISSION_DENIED", false, PermissionDenied;
     InvalidTimestamp = "E021", "INVALID_TIMESTAMP", false, InvalidArgument;
     InternalError = "E022", "INTERNAL_ERROR", false, Internal;
+    ServerBusy = "E023", "SERVER_BUSY", true, Unavailable;
 }
 
 impl fmt::Display for ErrorCode {
@@ -151,7 +152,7 @@ mod tests {
             assert!(seen.insert(code.code()), "{code} defined twice");
             assert_eq!(code.code().parse::<ErrorCode>(), Ok(code));
         }
-        assert_eq!(seen.len(), 22);
+        assert_eq!(seen.len(), 23);
     }
 
     #[test]
@@ -177,7 +178,9 @@ mod tests {
     fn only_timeout_and_connection_errors_are_retryable() {
         let retryable: Vec<_> = ErrorCode::ALL
             .iter()
-            .filter(|code| code.is_retryable() && **code != ErrorCode::RateLimited)
+            .filter(|code| {
+                code.is_retryable() && !matches!(code, ErrorCode::RateLimited | ErrorCode::ServerBusy)
+            })
             .map(|code| code.code())
             .collect();
         assert_eq!(retryable, ["E001", "E009"]);

@@ -8,6 +8,10 @@ pub mod protocol_version;
 pub use error_code::ErrorCode;
 pub use protocol_version::ProtocolVersion;
 
+/// The `AgentMeta` label that marks an agent reached through the gateway (value `"true"`): the league
+/// calls it at its contact endpoint, so that endpoint is held to the endpoint policy.
+pub const EXTERNAL_LABEL: &str = "league.external";
+
 /// Generated from proto/league/v2/*.proto (package `league.v2`).
 #[allow(clippy::all, missing_debug_implementations)]
 pub mod v2 {

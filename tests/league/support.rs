@@ -169,6 +169,7 @@ pub async fn start_league(setup: Setup) -> RunningLeague {
         // As `league run` does: the registration that completes the league starts it.
         auto_start_players: setup.players,
         timing: setup.timing,
+        ..ManagerConfig::default()
     };
     let app = ManagerApp::build(&config).await.expect("the manager builds");
     let manager_addr = app.local_addr();

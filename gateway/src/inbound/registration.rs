@@ -126,6 +126,14 @@ pub async fn referee(
         meta: Some(agent_meta),
         max_concurrent_matches,
     };
+    // The referee registration token, when the operator requires one, comes as the message's auth_token.
+    let request = match text(message, "auth_token").filter(|token| !token.is_empty()) {
+        Some(token) => league_runtime::credentials::operator_request(
+            &secrecy::SecretString::from(token.to_owned()),
+            request,
+        ),
+        None => tonic::Request::new(request),
+    };
     match inbound.league.manager.clone().register_referee(request).await {
         Ok(response) => {
             let response = response.into_inner();

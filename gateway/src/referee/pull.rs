@@ -309,17 +309,29 @@ struct HeldMatch {
 
 /// The matches of the current league running under `referee_id`'s lease (claimed by any replica).
 async fn held_by(inbound: &Inbound, referee_id: &str) -> LeagueResult<Vec<HeldMatch>> {
-    let schedule = inbound
-        .league
-        .manager
-        .clone()
-        .get_schedule(inbound.league.as_operator(GetScheduleRequest {
-            league_id: String::new(),
-        }))
-        .await?
-        .into_inner();
+    // The schedule comes in pages of whole rounds; a referee's running matches may be in any of them.
+    let mut rounds = Vec::new();
+    let mut first_round_id = 0;
+    loop {
+        let page = inbound
+            .league
+            .manager
+            .clone()
+            .get_schedule(inbound.league.as_operator(GetScheduleRequest {
+                league_id: String::new(),
+                first_round_id,
+                max_matches: 0,
+            }))
+            .await?
+            .into_inner();
+        rounds.extend(page.rounds);
+        if page.next_round_id == 0 || page.next_round_id <= first_round_id {
+            break;
+        }
+        first_round_id = page.next_round_id;
+    }
     let mut held = Vec::new();
-    for scheduled in schedule.rounds.into_iter().flat_map(|round| round.matches) {
+    for scheduled in rounds.into_iter().flat_map(|round| round.matches) {
         if scheduled.status == MatchStatus::Running as i32 && scheduled.referee_id == referee_id {
             let found = inbound
                 .referees

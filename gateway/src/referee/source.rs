@@ -8,7 +8,7 @@ use axum::extract::{ConnectInfo, Request};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use crate::limits::Peer;
+use crate::connections::Peer;
 
 tokio::task_local! {
     static SOURCE: IpAddr;

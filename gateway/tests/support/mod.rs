@@ -85,6 +85,11 @@ impl Drop for TestManager {
 /// A manager on 127.0.0.1:0 serving a fresh database, with the league [`LEAGUE_ID`] open for
 /// registration (started by the operator).
 pub async fn spawn_manager() -> TestManager {
+    spawn_manager_with(|_| {}).await
+}
+
+/// [`spawn_manager`], its configuration changed by `configure`.
+pub async fn spawn_manager_with(configure: impl FnOnce(&mut ManagerConfig)) -> TestManager {
     let database = TestDatabase::create("gateway_test").await;
     let database_url = database.url().clone();
     let config = ManagerConfig {
@@ -96,7 +101,10 @@ pub async fn spawn_manager() -> TestManager {
         game_type: "even_odd".into(),
         auto_start_players: 0,
         timing: TimingConfig::default(),
+        ..ManagerConfig::default()
     };
+    let mut config = config;
+    configure(&mut config);
     let app = ManagerApp::build(&config).await.expect("manager builds");
     let url = format!("http://{}", app.local_addr());
     let pool = app.pool().clone();
@@ -119,6 +127,7 @@ pub struct Limits {
     pub max_body_bytes: usize,
     pub agent_rate_limit: u32,
     pub max_connections: usize,
+    pub max_connections_per_address: usize,
 }
 
 impl Default for Limits {
@@ -128,6 +137,7 @@ impl Default for Limits {
             max_body_bytes: config.max_body_bytes,
             agent_rate_limit: config.agent_rate_limit,
             max_connections: config.max_connections,
+            max_connections_per_address: config.max_connections_per_address,
         }
     }
 }
@@ -158,8 +168,43 @@ pub async fn spawn_gateway(manager: &TestManager, mode: Mode, limits: Limits) ->
         max_body_bytes: limits.max_body_bytes,
         agent_rate_limit: limits.agent_rate_limit,
         max_connections: limits.max_connections,
+        max_connections_per_address: limits.max_connections_per_address,
         ..GatewayConfig::default()
     };
+    let app = GatewayApp::build(config).await.expect("gateway builds");
+    let (http, grpc) = (app.http_addr(), app.grpc_addr());
+    let shutdown = Shutdown::new();
+    tokio::spawn(app.run(shutdown.signal()));
+    TestGateway {
+        http,
+        grpc,
+        mode,
+        limits,
+        shutdown,
+    }
+}
+
+/// A gateway in front of the manager at `manager_url` (which need not answer), every port 0, its
+/// configuration changed by `configure`.
+pub async fn spawn_gateway_with(
+    manager_url: &str,
+    configure: impl FnOnce(&mut GatewayConfig),
+) -> TestGateway {
+    let mut config = GatewayConfig {
+        http_addr: "127.0.0.1:0".parse().expect("address"),
+        listen_addr: "127.0.0.1:0".parse().expect("address"),
+        manager_url: manager_url.to_owned(),
+        operator_token: Some(SecretString::from(OPERATOR_TOKEN.to_owned())),
+        ..GatewayConfig::default()
+    };
+    configure(&mut config);
+    let limits = Limits {
+        max_body_bytes: config.max_body_bytes,
+        agent_rate_limit: config.agent_rate_limit,
+        max_connections: config.max_connections,
+        max_connections_per_address: config.max_connections_per_address,
+    };
+    let mode = config.compliance;
     let app = GatewayApp::build(config).await.expect("gateway builds");
     let (http, grpc) = (app.http_addr(), app.grpc_addr());
     let shutdown = Shutdown::new();

@@ -66,6 +66,7 @@ impl League {
             game_type: "even_odd".into(),
             auto_start_players: 0,
             timing: TimingConfig::default(),
+            ..ManagerConfig::default()
         };
         let manager_app = ManagerApp::build(&config).await.expect("manager builds");
         let manager_url = format!("http://{}", manager_app.local_addr());

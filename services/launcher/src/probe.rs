@@ -305,7 +305,7 @@ fn events() -> Vec<(&'static str, Event)> {
         player_a_id: PLAYER.to_owned(),
         player_b_id: OPPONENT.to_owned(),
         status: MatchStatus::Ready as i32,
-        referee_id: String::new(),
+        ..ScheduledMatch::default()
     };
     vec![
         (

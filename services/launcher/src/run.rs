@@ -188,7 +188,9 @@ pub async fn run_league_with<G, T>(
                 ),
             ]);
             if let Some(limit) = args.agent_rate_limit {
+                // Every local agent shares 127.0.0.1: the address's rate follows the agents'.
                 gateway_env.push(("LEAGUE_AGENT_RATE_LIMIT".to_owned(), limit.to_string()));
+                gateway_env.push(("LEAGUE_ADDRESS_RATE_LIMIT".to_owned(), limit.to_string()));
             }
             let gateway =
                 children::start(&format!("gateway-{replica}"), "gateway", &gateway_env, ready).await?;

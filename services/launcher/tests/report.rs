@@ -158,6 +158,7 @@ async fn play() -> (SecretString, Vec<HashMap<String, u32>>) {
         game_type: "even_odd".into(),
         auto_start_players: 4,
         timing: TimingConfig::default(),
+        ..ManagerConfig::default()
     };
     let app = ManagerApp::build(&config).await.expect("manager builds");
     let url = format!("http://{}", app.local_addr());

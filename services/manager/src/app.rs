@@ -9,6 +9,7 @@ use league_proto::v2::agents_service_server::AgentsServiceServer;
 use league_proto::v2::manager_service_server::ManagerServiceServer;
 use league_runtime::admin::Readiness;
 use league_runtime::{ShutdownSignal, grpc};
+use secrecy::ExposeSecret;
 use sqlx::PgPool;
 use tokio::net::TcpListener;
 
@@ -17,6 +18,7 @@ use crate::auth::Authenticator;
 use crate::config::ManagerConfig;
 use crate::db;
 use crate::dispatcher::Dispatcher;
+use crate::league::registration;
 use crate::league::start::{self, NewLeague};
 use crate::service::Manager;
 use crate::wakeups::Wakeups;
@@ -58,8 +60,9 @@ impl ManagerApp {
         let wakeups = Arc::new(Wakeups::default());
         let auth = Arc::new(Authenticator::new(pool.clone(), config.operator_token.as_ref()));
         let agents = Agents::new(pool.clone(), auth.clone());
-        let service = Manager::new(pool.clone(), auth, wakeups.clone(), config.timing);
         let (listener, local_addr) = grpc::bind(config.listen_addr).await?;
+        let rules = registration::Rules::new(&config.registration, local_addr, Some(url.expose_secret()));
+        let service = Manager::new(pool.clone(), auth, wakeups.clone(), config.timing, rules);
         Ok(Self {
             listener,
             local_addr,

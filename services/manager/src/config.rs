@@ -25,6 +25,68 @@ pub struct ManagerConfig {
     /// `LEAGUE_AUTO_START_PLAYERS`: start the league once this many players registered (0: by command).
     pub auto_start_players: u32,
     pub timing: TimingConfig,
+    pub registration: RegistrationConfig,
+}
+
+/// Bounds on registration: how many agents, and where their contact endpoints may point
+/// (crate::league::endpoint).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct RegistrationConfig {
+    /// `LEAGUE_MAX_PLAYERS`: players one league takes (a league of n players plays n(n-1)/2 matches).
+    pub max_players: u32,
+    /// `LEAGUE_MAX_REFEREES`: referees registered at once.
+    pub max_referees: u32,
+    /// `LEAGUE_ENDPOINT_ALLOW_LOOPBACK`: whether contact endpoints may be loopback addresses (local runs).
+    pub endpoint_allow_loopback: bool,
+    /// `LEAGUE_ENDPOINT_ALLOWED_NETWORKS`: comma-separated networks (`10.0.0.0/8,fd00::/8`) contact
+    /// endpoints must be in; empty: any address not refused.
+    pub endpoint_allowed_networks: String,
+    /// `LEAGUE_ENDPOINT_REFUSED`: comma-separated `host:port` of the league's own services that no
+    /// contact endpoint may name, beside the manager's own port and its database (added by the manager).
+    pub endpoint_refused: String,
+    /// `LEAGUE_REFEREE_REGISTRATION_TOKEN`: when set, a referee registering through the gateway must
+    /// present it (REFEREE_REGISTER_REQUEST's `auth_token`); unset, anyone may register a referee.
+    pub referee_registration_token: Option<SecretString>,
+}
+
+impl Default for RegistrationConfig {
+    fn default() -> Self {
+        Self {
+            max_players: 200,
+            max_referees: 100,
+            endpoint_allow_loopback: true,
+            endpoint_allowed_networks: String::new(),
+            endpoint_refused: String::new(),
+            referee_registration_token: None,
+        }
+    }
+}
+
+impl RegistrationConfig {
+    pub fn validate(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(self.max_players >= 2, "LEAGUE_MAX_PLAYERS must be at least 2");
+        anyhow::ensure!(self.max_referees >= 1, "LEAGUE_MAX_REFEREES must be at least 1");
+        for network in self.networks() {
+            anyhow::ensure!(
+                crate::league::endpoint::Network::parse(network).is_some(),
+                "LEAGUE_ENDPOINT_ALLOWED_NETWORKS: {network:?} is not a network (like 10.0.0.0/8)"
+            );
+        }
+        Ok(())
+    }
+
+    pub fn networks(&self) -> impl Iterator<Item = &str> {
+        list(&self.endpoint_allowed_networks)
+    }
+
+    pub fn refused(&self) -> impl Iterator<Item = &str> {
+        list(&self.endpoint_refused)
+    }
+}
+
+fn list(text: &str) -> impl Iterator<Item = &str> {
+    text.split(',').map(str::trim).filter(|item| !item.is_empty())
 }
 
 /// Defaults for the match timings of new leagues (the specification's values).
@@ -55,6 +117,7 @@ impl Default for ManagerConfig {
             game_type: "even_odd".to_owned(),
             auto_start_players: 0,
             timing: TimingConfig::default(),
+            registration: RegistrationConfig::default(),
         }
     }
 }
@@ -78,6 +141,7 @@ impl ManagerConfig {
         let mut config: Self = league_runtime::config::load()?;
         // Flat variables (LEAGUE_MOVE_TIMEOUT…) read better than nested ones in compose files.
         config.timing = league_runtime::config::load()?;
+        config.registration = league_runtime::config::load()?;
         config.validate()?;
         Ok(config)
     }
@@ -92,6 +156,7 @@ impl ManagerConfig {
             self.auto_start_players != 1,
             "LEAGUE_AUTO_START_PLAYERS must be 0 (start by command) or at least 2"
         );
+        self.registration.validate()?;
         self.timing.validate()
     }
 }

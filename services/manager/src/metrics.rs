@@ -72,6 +72,18 @@ static METRICS: LazyLock<ManagerMetrics> = LazyLock::new(|| {
     metrics
 });
 
+/// Claim queries run by this process: what waiting referees cost the database. A counter in memory (the
+/// one exception to "read at scrape"), since no table records a look that found nothing.
+pub static CLAIM_LOOKS: LazyLock<prometheus_client::metrics::counter::Counter> = LazyLock::new(|| {
+    let counter = prometheus_client::metrics::counter::Counter::default();
+    register(
+        "league_manager_claim_looks",
+        "Claim queries run for waiting referees by this manager (each look for claimable matches)",
+        counter.clone(),
+    );
+    counter
+});
+
 /// A scrape waits at most this long for the database.
 const SCRAPE_QUERY_TIMEOUT: Duration = Duration::from_secs(2);
 

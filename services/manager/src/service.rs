@@ -30,6 +30,7 @@ pub struct Manager {
     auth: Arc<Authenticator>,
     wakeups: Arc<Wakeups>,
     default_timing: TimingConfig,
+    rules: Arc<registration::Rules>,
 }
 
 impl Manager {
@@ -38,12 +39,14 @@ impl Manager {
         auth: Arc<Authenticator>,
         wakeups: Arc<Wakeups>,
         default_timing: TimingConfig,
+        rules: registration::Rules,
     ) -> Self {
         Self {
             pool,
             auth,
             wakeups,
             default_timing,
+            rules: Arc::new(rules),
         }
     }
 
@@ -125,7 +128,12 @@ impl ManagerService for Manager {
             Some((referee_id, token)) => {
                 resume::resume_referee(&self.pool, &referee_id, token, request.into_inner()).await?
             }
-            None => registration::register_referee(&self.pool, request.into_inner()).await?,
+            None => {
+                let presented = league_runtime::credentials::bearer_token(request.metadata()).ok();
+                self.rules
+                    .check_referee_token(request.get_ref().meta.as_ref(), presented.as_ref())?;
+                registration::register_referee(&self.pool, &self.rules, request.into_inner()).await?
+            }
         };
         Ok(Response::new(RegisterRefereeResponse {
             referee_id: registered.agent_id,
@@ -143,7 +151,7 @@ impl ManagerService for Manager {
                 resume::resume_player(&self.pool, &player_id, token, request.into_inner()).await?,
                 false,
             ),
-            None => registration::register_player(&self.pool, request.into_inner()).await?,
+            None => registration::register_player(&self.pool, &self.rules, request.into_inner()).await?,
         };
         if started {
             self.wakeups.matches_ready.notify_waiters();

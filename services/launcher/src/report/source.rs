@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use league_manager::auth::Authenticator;
-use league_manager::config::TimingConfig;
+use league_manager::config::{RegistrationConfig, TimingConfig};
+use league_manager::league::registration::Rules;
 use league_manager::service::Manager;
 use league_manager::wakeups::Wakeups;
 use league_manager::{db, postgres};
@@ -103,8 +104,16 @@ pub async fn connect(source: Source, cluster_dir: &Path) -> anyhow::Result<Conne
     db::migrate(&pool).await?;
     let token = league_manager::tokens::issue()?;
     let auth = Arc::new(Authenticator::new(pool.clone(), Some(&token)));
-    let service = Manager::new(pool, auth, Arc::new(Wakeups::default()), TimingConfig::default());
     let (listener, addr) = grpc::bind(([127, 0, 0, 1], 0).into()).await?;
+    // Read-only use: nobody registers here, so the registration rules are the defaults.
+    let rules = Rules::new(&RegistrationConfig::default(), addr, None);
+    let service = Manager::new(
+        pool,
+        auth,
+        Arc::new(Wakeups::default()),
+        TimingConfig::default(),
+        rules,
+    );
     let shutdown = Shutdown::new();
     let routes = tonic::service::Routes::new(ManagerServiceServer::new(service));
     let signal = shutdown.signal();

@@ -1,6 +1,7 @@
 //! The league's behaviour on top of Postgres: registration, starting, the match queue, results, the
 //! outbox, the table and queries.
 
+pub mod endpoint;
 pub mod events;
 pub mod history;
 pub mod queries;

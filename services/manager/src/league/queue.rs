@@ -14,7 +14,10 @@ use tokio::time::Instant;
 use crate::error::ManagerResult;
 use crate::wakeups::Wakeups;
 
-/// How often a waiting claim looks again without a wake-up (expired leases make work without one).
+/// The shortest pause between two looks of a waiting claim that no wake-up ended. A waiting claim looks
+/// again on a wake-up (matches released, a round completed), and when the earliest running lease
+/// expires (expired leases make work without a wake-up) — not on a timer: an idle league's waiting
+/// claims cost one query each per claim wait, however many referees wait.
 const RECHECK: Duration = Duration::from_millis(250);
 
 type ClaimedRow = (
@@ -56,14 +59,30 @@ pub async fn claim(
         if !claimed.is_empty() || now >= deadline {
             return Ok(claimed);
         }
+        let look_again = match next_lease_expiry(pool).await? {
+            Some(expiry) => now + expiry.max(RECHECK),
+            None => deadline,
+        };
         tokio::select! {
             _ = notified => {}
-            _ = tokio::time::sleep_until(deadline.min(now + RECHECK)) => {}
+            _ = tokio::time::sleep_until(deadline.min(look_again)) => {}
         }
     }
 }
 
+/// How long until the earliest running lease expires (an index lookup); `None` when nothing runs.
+async fn next_lease_expiry(pool: &PgPool) -> ManagerResult<Option<Duration>> {
+    let (millis,): (Option<i64>,) = sqlx::query_as(
+        "select (extract(epoch from min(lease_expires_at) - now()) * 1000)::bigint
+         from matches where status = 'running'",
+    )
+    .fetch_one(pool)
+    .await?;
+    Ok(millis.map(|millis| Duration::from_millis(u64::try_from(millis).unwrap_or(0))))
+}
+
 async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<Vec<MatchAssignment>> {
+    crate::metrics::CLAIM_LOOKS.inc();
     let rows: Vec<ClaimedRow> = sqlx::query_as(
         "with free as (
              select greatest(0, coalesce(a.max_concurrent_matches, $2) - (

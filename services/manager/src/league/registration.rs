@@ -1,6 +1,8 @@
-//! Registering referees and players: metadata validated, ids handed out in order (REF01…, P01…), a
-//! token issued once and stored as a hash, duplicate contact endpoints refused, and a player joining its
-//! league (which may start it, when enough players have joined).
+//! Registering referees and players: metadata validated, the contact endpoint parsed into its canonical
+//! form and checked against the endpoint policy (crate::league::endpoint), ids handed out in order
+//! (REF01…, P01…), a token issued once and stored as a hash, duplicate contact endpoints refused, the
+//! numbers of players per league and of referees bounded, and a player joining its league (which may
+//! start it, when enough players have joined).
 
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
 use league_proto::{ErrorCode, ProtocolVersion};
@@ -8,7 +10,9 @@ use secrecy::SecretString;
 use sqlx::{PgConnection, PgPool};
 
 use crate::auth::AgentKind;
+use crate::config::RegistrationConfig;
 use crate::error::{ManagerError, ManagerResult, reject, violates};
+use crate::league::endpoint::{Endpoint, EndpointPolicy, Network};
 use crate::league::start;
 use crate::tokens;
 
@@ -18,6 +22,100 @@ pub const MAX_LABELS: usize = 16;
 pub const MAX_LABEL_KEY: usize = 64;
 pub const MAX_LABEL_VALUE: usize = MAX_TEXT;
 
+/// What every registration is held to.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    pub max_players: u32,
+    pub max_referees: u32,
+    pub endpoints: EndpointPolicy,
+    pub referee_token: Option<SecretString>,
+}
+
+impl Rules {
+    /// The configured rules; the manager's own gRPC address and its database are refused as endpoints
+    /// beside what the configuration names.
+    pub fn new(
+        config: &RegistrationConfig,
+        listen_addr: std::net::SocketAddr,
+        database_url: Option<&str>,
+    ) -> Self {
+        let mut refused: Vec<String> = config.refused().map(str::to_owned).collect();
+        refused.push(listen_addr.to_string());
+        if let Some(database) = database_url.and_then(|url| url::Url::parse(url).ok())
+            && let Some(host) = database.host_str()
+        {
+            refused.push(format!("{host}:{}", database.port().unwrap_or(5432)));
+        }
+        Self {
+            max_players: config.max_players,
+            max_referees: config.max_referees,
+            // An empty token (a variable set to nothing) requires nothing.
+            referee_token: config
+                .referee_registration_token
+                .clone()
+                .filter(|token| !secrecy::ExposeSecret::expose_secret(token).is_empty()),
+            endpoints: EndpointPolicy {
+                allow_loopback: config.endpoint_allow_loopback,
+                allowed_networks: config.networks().filter_map(Network::parse).collect(),
+                refused,
+            },
+        }
+    }
+
+    /// Whether a referee may register: when the operator set a referee registration token, an external
+    /// referee (registering through the gateway) must present it. The league's own referees register on
+    /// the internal network and are not asked.
+    pub fn check_referee_token(
+        &self,
+        meta: Option<&AgentMeta>,
+        presented: Option<&SecretString>,
+    ) -> ManagerResult<()> {
+        use secrecy::ExposeSecret;
+        use subtle::ConstantTimeEq;
+        let Some(required) = &self.referee_token else {
+            return Ok(());
+        };
+        if !meta.is_some_and(is_external) {
+            return Ok(());
+        }
+        let matches = presented.is_some_and(|presented| {
+            bool::from(
+                presented
+                    .expose_secret()
+                    .as_bytes()
+                    .ct_eq(required.expose_secret().as_bytes()),
+            )
+        });
+        if matches {
+            Ok(())
+        } else {
+            Err(reject(
+                ErrorCode::PermissionDenied,
+                "this league registers referees only with the operator's referee registration token (auth_token)",
+            ))
+        }
+    }
+
+    /// Metadata validated and its contact endpoint in canonical form, allowed by the policy when the
+    /// league will call it there.
+    async fn admit(&self, meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
+        let mut meta = validate(meta)?;
+        let contact = Endpoint::parse("contact_endpoint", &meta.contact_endpoint)?;
+        // The league calls an external agent at its contact endpoint; the league's own services
+        // (registered over gRPC inside the deployment) are reached at their service endpoints.
+        if is_external(&meta) {
+            self.endpoints.check(&contact).await?;
+        }
+        meta.contact_endpoint = contact.as_str().to_owned();
+        Ok(meta)
+    }
+}
+
+/// Whether the agent is reached through the gateway (labelled so by it).
+fn is_external(meta: &AgentMeta) -> bool {
+    meta.labels.get(league_proto::EXTERNAL_LABEL).map(String::as_str) == Some("true")
+}
+
 /// What a registration hands back, once.
 #[derive(Debug)]
 pub struct Registered {
@@ -26,8 +124,12 @@ pub struct Registered {
     pub league_id: Option<String>,
 }
 
-pub async fn register_referee(pool: &PgPool, request: RegisterRefereeRequest) -> ManagerResult<Registered> {
-    let meta = validate(request.meta)?;
+pub async fn register_referee(
+    pool: &PgPool,
+    rules: &Rules,
+    request: RegisterRefereeRequest,
+) -> ManagerResult<Registered> {
+    let meta = rules.admit(request.meta).await?;
     if request.max_concurrent_matches == 0 {
         return Err(reject(
             ErrorCode::MissingRequiredField,
@@ -35,6 +137,19 @@ pub async fn register_referee(pool: &PgPool, request: RegisterRefereeRequest) ->
         ));
     }
     let mut tx = pool.begin().await?;
+    // The counter row's lock (insert_agent) orders registrations; this count is taken under it.
+    sqlx::query("select 1 from agent_counters where kind = 'referee' for update")
+        .execute(&mut *tx)
+        .await?;
+    let (referees,): (i64,) = sqlx::query_as("select count(*) from agents where kind = 'referee'")
+        .fetch_one(&mut *tx)
+        .await?;
+    if referees >= i64::from(rules.max_referees) {
+        return Err(reject(
+            ErrorCode::InvalidLeagueState,
+            format!("the league has its maximum of {} referees", rules.max_referees),
+        ));
+    }
     let (agent_id, token) = insert_agent(
         &mut tx,
         AgentKind::Referee,
@@ -64,9 +179,10 @@ pub async fn register_referee(pool: &PgPool, request: RegisterRefereeRequest) ->
 /// registration started the league.
 pub async fn register_player(
     pool: &PgPool,
+    rules: &Rules,
     request: RegisterPlayerRequest,
 ) -> ManagerResult<(Registered, bool)> {
-    let meta = validate(request.meta)?;
+    let meta = rules.admit(request.meta).await?;
     let mut tx = pool.begin().await?;
     let league: Option<(String, String, String, i32)> = if request.league_id.is_empty() {
         sqlx::query_as(
@@ -106,6 +222,20 @@ pub async fn register_player(
         return Err(reject(
             ErrorCode::UnsupportedGameType,
             format!("league {league_id} plays {game_type}, which the player does not list"),
+        ));
+    }
+    // The league row is locked (for update above): concurrent registrations count one at a time.
+    let (joined,): (i64,) = sqlx::query_as("select count(*) from league_players where league_id = $1")
+        .bind(&league_id)
+        .fetch_one(&mut *tx)
+        .await?;
+    if joined >= i64::from(rules.max_players) {
+        return Err(reject(
+            ErrorCode::InvalidLeagueState,
+            format!(
+                "league {league_id} is full: it takes at most {} players",
+                rules.max_players
+            ),
         ));
     }
     let (agent_id, token) = insert_agent(&mut tx, AgentKind::Player, &meta, None).await?;
@@ -208,6 +338,12 @@ pub fn validate(meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
                 format!("{field} is too long or has control characters"),
             ));
         }
+        if value.chars().any(is_invisible_format) {
+            return Err(reject(
+                ErrorCode::InvalidMessageFormat,
+                format!("{field} has invisible formatting characters (bidirectional controls or zero-width)"),
+            ));
+        }
     }
     for (field, endpoint) in [
         ("contact_endpoint", &meta.contact_endpoint),
@@ -263,6 +399,23 @@ pub fn validate(meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
             ),
         )),
     }
+}
+
+/// Characters that change how a name reads without being seen: bidirectional embeddings, overrides,
+/// isolates and marks (which can make one name display as another), and zero-width characters (which
+/// make two names that look the same differ). Names with them are refused rather than silently
+/// stripped, so what an agent registers is exactly what everyone sees.
+fn is_invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{061C}'
+            | '\u{FEFF}'
+            | '\u{180E}'
+    )
 }
 
 #[cfg(test)]
@@ -325,6 +478,28 @@ mod tests {
                 ..meta()
             }))),
             Some(ErrorCode::InvalidMessageFormat)
+        );
+        for sneaky in [
+            "Ali\u{202E}ecila",
+            "Al\u{200B}ice",
+            "\u{2066}Alice\u{2069}",
+            "\u{FEFF}Alice",
+        ] {
+            assert_eq!(
+                code(validate(Some(AgentMeta {
+                    display_name: sneaky.into(),
+                    ..meta()
+                }))),
+                Some(ErrorCode::InvalidMessageFormat),
+                "{sneaky:?}"
+            );
+        }
+        assert!(
+            validate(Some(AgentMeta {
+                display_name: "Zoë 🎲 名前".into(),
+                ..meta()
+            }))
+            .is_ok()
         );
         assert_eq!(
             code(validate(Some(AgentMeta {

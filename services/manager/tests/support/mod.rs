@@ -44,6 +44,7 @@ pub async fn spawn_manager(auto_start: u32) -> TestManager {
             lease_duration: Duration::from_secs(30),
             ..TimingConfig::default()
         },
+        ..ManagerConfig::default()
     };
     let app = ManagerApp::build(&config).await.expect("manager builds");
     let (addr, pool) = (app.local_addr(), app.pool().clone());
