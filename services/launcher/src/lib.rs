@@ -1,8 +1,12 @@
 //! The `league` command's subcommands: each service, and the local launcher.
 
+pub mod args;
 pub mod bench;
 pub mod children;
+pub mod clean;
 pub mod fake_agent;
+pub mod interrupt;
+pub mod progress;
 pub mod run;
 pub mod services;
 pub mod table;
@@ -26,6 +30,8 @@ pub enum Command {
     Warnings(warnings::WarningsArgs),
     /// Run a whole league on this machine and print the standings.
     Run(run::RunArgs),
+    /// Drop databases `league run` kept, and stop its private Postgres cluster.
+    Clean(clean::CleanArgs),
     /// Run leagues of instant bots (or fake external agents) and report throughput, latency and memory.
     Bench(bench::BenchArgs),
 }
@@ -39,6 +45,7 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Gateway => services::gateway().await,
         Command::Warnings(args) => warnings::warnings(args).await,
         Command::Run(args) => run::run(args).await,
+        Command::Clean(args) => clean::clean(args).await,
         Command::Bench(args) => bench::bench(args).await,
     }
 }

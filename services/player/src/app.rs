@@ -53,7 +53,8 @@ impl PlayerConfig {
         Ok(config)
     }
 
-    /// One bot per player, behaviours taken from the list in turn; names say which is which.
+    /// One bot per player, behaviours taken from the list in turn. A bot's name says its behaviour
+    /// (`bot-adaptive`); its player id, given at registration, is what tells it apart.
     pub fn specs(&self) -> anyhow::Result<Vec<BotSpec>> {
         let behaviours = Behaviour::parse_list(&self.strategies).context("LEAGUE_STRATEGIES")?;
         anyhow::ensure!(!behaviours.is_empty(), "LEAGUE_STRATEGIES names no behaviour");
@@ -61,7 +62,7 @@ impl PlayerConfig {
             .map(|i| {
                 let behaviour = behaviours[i % behaviours.len()];
                 BotSpec {
-                    display_name: format!("bot-{:02}-{behaviour}", i + 1),
+                    display_name: format!("bot-{behaviour}"),
                     behaviour,
                 }
             })

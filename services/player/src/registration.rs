@@ -1,9 +1,9 @@
 //! Registering the host's bots with the manager (LEAGUE_REGISTER_REQUEST), many at once.
 //!
 //! Every bot is served at the same gRPC address (`service_endpoint`); its `contact_endpoint`, which the
-//! manager requires to be unique, is that address plus `/players/<display name>`.
-
-use std::collections::HashSet;
+//! manager requires to be unique, is that address plus `/players/bot-<n>`, `n` its place in the host's
+//! list (stable across restarts of the host). Display names need not be unique: bots are told apart by
+//! the player ids the manager gives them.
 
 use anyhow::{Context, bail};
 use futures::StreamExt;
@@ -44,8 +44,7 @@ pub struct RegisteredBot {
 /// 16 at a time, and returns them in the order of `specs`.
 ///
 /// Every registration is waited for, even after one fails, so that no accepted bot is silently dropped;
-/// the error then names each bot that failed. Display names must be unique (they make the contact
-/// endpoints unique), which is checked before anything is sent.
+/// the error then names each bot that failed.
 pub async fn register_bots(
     client: &mut ManagerServiceClient<GrpcChannel>,
     host: &PlayerHost,
@@ -53,13 +52,6 @@ pub async fn register_bots(
     service_endpoint: &str,
     league_id: &str,
 ) -> anyhow::Result<Vec<RegisteredBot>> {
-    let mut names = HashSet::new();
-    if let Some(duplicate) = specs.iter().find(|spec| !names.insert(&spec.display_name)) {
-        bail!(
-            "display name {:?} is given to more than one bot",
-            duplicate.display_name
-        );
-    }
     // Calls for these bots that arrive before their registration's answer wait for it (see PlayerHost).
     let _registering = host.registration();
     // Collected first: a lazy `map` of futures borrowing `specs` makes the whole future not `Send`
@@ -71,9 +63,17 @@ pub async fn register_bots(
             // Clients share one channel; a clone per request lets the requests run concurrently.
             let mut client = client.clone();
             async move {
-                let registered = register(&mut client, host, spec, service_endpoint, league_id)
-                    .await
-                    .with_context(|| format!("registering bot {:?} ({})", spec.display_name, spec.behaviour));
+                let contact_endpoint = format!("{service_endpoint}/players/bot-{:02}", index + 1);
+                let registered = register(
+                    &mut client,
+                    host,
+                    spec,
+                    service_endpoint,
+                    &contact_endpoint,
+                    league_id,
+                )
+                .await
+                .with_context(|| format!("registering bot {:?} ({})", spec.display_name, spec.behaviour));
                 (index, registered)
             }
         })
@@ -109,13 +109,14 @@ async fn register(
     host: &PlayerHost,
     spec: &BotSpec,
     service_endpoint: &str,
+    contact_endpoint: &str,
     league_id: &str,
 ) -> anyhow::Result<RegisteredBot> {
     let meta = AgentMeta {
         display_name: spec.display_name.clone(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         game_types: GAME_TYPES.map(str::to_owned).to_vec(),
-        contact_endpoint: format!("{service_endpoint}/players/{}", spec.display_name),
+        contact_endpoint: contact_endpoint.to_owned(),
         service_endpoint: service_endpoint.to_owned(),
         protocol_version: PROTOCOL_VERSION.to_owned(),
         labels: Default::default(),
