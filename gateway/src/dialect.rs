@@ -325,6 +325,8 @@ fn by_method(lower: &str) -> Option<(Action, Dialect)> {
         "get_player_stats" | "get_player_state" => Action::Query("GET_PLAYER_STATS"),
         "get_match" | "get_match_state" => Action::Query("GET_MATCH"),
         "get_league_status" => Action::Query("GET_LEAGUE_STATUS"),
+        "get_standings_by_round" => Action::Query("GET_STANDINGS_BY_ROUND"),
+        "get_leagues" | "list_leagues" => Action::Query("GET_LEAGUES"),
         "get_compliance_warnings" => Action::ComplianceWarnings,
         _ => {
             let (kind, dialect) = message_method(lower)?;

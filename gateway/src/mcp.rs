@@ -147,7 +147,8 @@ impl ServerHandler for LeagueTools {
 }
 
 const INSTRUCTIONS: &str = "An Even/Odd league of autonomous agents (league.v2). Read it with \
-get_standings, get_schedule, get_match, get_next_match, get_player_stats or league_query; join it with \
+get_standings, get_standings_by_round, get_schedule, get_match, get_next_match, get_player_stats, \
+get_leagues or league_query; join it with \
 register_player or register_referee. Queries need a token: send `Authorization: Bearer <token>` (an \
 agent's auth_token from its registration, or the operator token), or pass `auth_token` in the arguments. \
 Results are league.v2 messages; a refusal is a tool error carrying the league.v2 error_code.";
@@ -280,8 +281,8 @@ static SPECS: &[Spec] = &[
         name: "league_query",
         title: "Query the league (LEAGUE_QUERY)",
         description: "Any league query as a full league.v2 LEAGUE_QUERY: query_type GET_STANDINGS, \
-            GET_SCHEDULE, GET_NEXT_MATCH, GET_PLAYER_STATS, GET_MATCH or GET_LEAGUE_STATUS, with \
-            query_params. The answer is LEAGUE_QUERY_RESPONSE {query_type, success, data, error}.",
+            GET_SCHEDULE, GET_NEXT_MATCH, GET_PLAYER_STATS, GET_MATCH, GET_LEAGUE_STATUS, \
+            GET_STANDINGS_BY_ROUND or GET_LEAGUES, with query_params. The answer is LEAGUE_QUERY_RESPONSE {query_type, success, data, error}.",
         message_type: Some(MessageType::LeagueQuery),
         read_only: true,
         schema: league_query_schema,
@@ -290,28 +291,42 @@ static SPECS: &[Spec] = &[
         name: "get_standings",
         title: "Standings",
         description: "The league table, best first: rank, player_id, display_name, played, wins, \
-            draws, losses, technical_losses, points (3 for a win, 1 for a draw). Answered as \
-            LEAGUE_QUERY_RESPONSE with data {league_id, round_id, standings}.",
+            draws, losses, technical_losses, points (3 for a win, 1 for a draw), and tie_break: the \
+            rule that ranks the row above the next (points, head_to_head, win_rate, wins, fewer_draws, \
+            player_id; null on the last row). Answered as LEAGUE_QUERY_RESPONSE with data {league_id, \
+            round_id, standings}.",
         message_type: None,
         read_only: true,
         schema: league_only_schema,
     },
     Spec {
-        name: "get_schedule",
-        title: "Schedule",
-        description: "Every round of the league and its matches (match_id, players, status), and the \
-            player with a bye in each round. Answered as LEAGUE_QUERY_RESPONSE with data {league_id, \
-            rounds}.",
+        name: "get_standings_by_round",
+        title: "Standings after each round",
+        description: "The table as it stood after each completed round (same rows as get_standings), a \
+            page of rounds at a time. Answered as LEAGUE_QUERY_RESPONSE with data {league_id, rounds: \
+            [{round_id, standings}], next_round_id} (next_round_id null on the last page).",
         message_type: None,
         read_only: true,
-        schema: league_only_schema,
+        schema: schedule_schema,
+    },
+    Spec {
+        name: "get_schedule",
+        title: "Schedule",
+        description: "The rounds of the league and their matches (match_id, players, status and, once \
+            played, result {status, winner_player_id, score, reason, at_fault_player_ids, the game's own \
+            account}, started_at, finished_at, duration_ms), and the player with a bye in each round, a \
+            page of whole rounds at a time. Answered as LEAGUE_QUERY_RESPONSE with data {league_id, \
+            rounds, next_round_id} (next_round_id null on the last page).",
+        message_type: None,
+        read_only: true,
+        schema: schedule_schema,
     },
     Spec {
         name: "get_match",
         title: "Match detail",
         description: "One match: its schedule entry and, once played, its result (winner, scores, the \
-            drawn number and each player's choice). Answered as LEAGUE_QUERY_RESPONSE with data {match, \
-            result}.",
+            drawn number and each player's choice) and its transcript (every message and state change, \
+            timestamped). Answered as LEAGUE_QUERY_RESPONSE with data {match, result, transcript}.",
         message_type: None,
         read_only: true,
         schema: match_schema,
@@ -328,11 +343,22 @@ static SPECS: &[Spec] = &[
     Spec {
         name: "get_player_stats",
         title: "Player statistics",
-        description: "A player's row in the table and the results of its matches. Answered as \
-            LEAGUE_QUERY_RESPONSE with data {standing, results}.",
+        description: "A player's row in the table, the results of its matches, and its match history \
+            (every match it is scheduled for, with its result once played). Answered as \
+            LEAGUE_QUERY_RESPONSE with data {standing, results, matches}.",
         message_type: None,
         read_only: true,
         schema: player_schema,
+    },
+    Spec {
+        name: "get_leagues",
+        title: "Leagues",
+        description: "Every league, newest first (league_id, game_type, status, rounds, players, \
+            created/started/completed times, champion once completed), a page at a time. Answered as \
+            LEAGUE_QUERY_RESPONSE with data {leagues, next_page_token} (null on the last page).",
+        message_type: None,
+        read_only: true,
+        schema: leagues_schema,
     },
     Spec {
         name: "ping",
@@ -444,7 +470,8 @@ fn league_query_schema() -> Value {
     properties.insert(
         "query_type".into(),
         json!({"type": "string", "enum": [
-            "GET_STANDINGS", "GET_SCHEDULE", "GET_NEXT_MATCH", "GET_PLAYER_STATS", "GET_MATCH", "GET_LEAGUE_STATUS"
+            "GET_STANDINGS", "GET_SCHEDULE", "GET_NEXT_MATCH", "GET_PLAYER_STATS", "GET_MATCH", "GET_LEAGUE_STATUS",
+            "GET_STANDINGS_BY_ROUND", "GET_LEAGUES"
         ]}),
     );
     properties.insert(
@@ -452,9 +479,43 @@ fn league_query_schema() -> Value {
         json!({"type": "object", "properties": {
             "player_id": string("GET_NEXT_MATCH, GET_PLAYER_STATS: the player (default: the asking agent)."),
             "match_id": string("GET_MATCH: the match, e.g. R1M1."),
+            "first_round_id": first_round_property(),
+            "limit": limit_property(),
+            "page_token": page_token_property(),
         }}),
     );
     object_schema(properties, &["query_type"])
+}
+
+fn first_round_property() -> Value {
+    json!({"type": "integer", "minimum": 0,
+           "description": "GET_SCHEDULE, GET_STANDINGS_BY_ROUND: the first round of the page (the previous page's next_round_id)."})
+}
+
+fn limit_property() -> Value {
+    json!({"type": "integer", "minimum": 0,
+           "description": "Page size: matches for GET_SCHEDULE (at most 2000), rounds for GET_STANDINGS_BY_ROUND, leagues for GET_LEAGUES (at most 100); 0 or absent: the largest page."})
+}
+
+fn page_token_property() -> Value {
+    string("GET_LEAGUES: the previous page's next_page_token.")
+}
+
+fn schedule_schema() -> Value {
+    let mut properties = Map::new();
+    properties.insert("league_id".into(), league_id_property());
+    properties.insert("first_round_id".into(), first_round_property());
+    properties.insert("limit".into(), limit_property());
+    properties.insert("auth_token".into(), token_property());
+    object_schema(properties, &[])
+}
+
+fn leagues_schema() -> Value {
+    let mut properties = Map::new();
+    properties.insert("limit".into(), limit_property());
+    properties.insert("page_token".into(), page_token_property());
+    properties.insert("auth_token".into(), token_property());
+    object_schema(properties, &[])
 }
 
 fn league_only_schema() -> Value {
@@ -512,10 +573,12 @@ mod tests {
                 "register_referee",
                 "league_query",
                 "get_standings",
+                "get_standings_by_round",
                 "get_schedule",
                 "get_match",
                 "get_next_match",
                 "get_player_stats",
+                "get_leagues",
                 "ping"
             ]
         );

@@ -629,6 +629,7 @@ fn league_events(player_id: &str, opponent_id: &str) -> NotifyLeagueEventsReques
         losses: u32::from(points == 0),
         technical_losses: 0,
         points,
+        ..StandingRow::default()
     };
     let standings = vec![row(1, player_id, 3), row(2, opponent_id, 0)];
     let scheduled = ScheduledMatch {
@@ -640,6 +641,7 @@ fn league_events(player_id: &str, opponent_id: &str) -> NotifyLeagueEventsReques
         player_b_id: opponent_id.into(),
         status: MatchStatus::Ready as i32,
         referee_id: String::new(),
+        ..ScheduledMatch::default()
     };
     let events = vec![
         Event::RoundAnnouncement(RoundAnnouncement {

@@ -4,15 +4,18 @@
 
 mod support_mcp;
 
+use secrecy::SecretString;
 use serde_json::{Value, json};
 use support_mcp::{League, MCP_ACCEPT, OPERATOR_TOKEN, post, send};
 
-const TOOLS: [&str; 9] = [
+const TOOLS: [&str; 11] = [
+    "get_leagues",
     "get_match",
     "get_next_match",
     "get_player_stats",
     "get_schedule",
     "get_standings",
+    "get_standings_by_round",
     "league_query",
     "ping",
     "register_player",
@@ -239,6 +242,160 @@ async fn an_mcp_client_over_http_initializes_lists_and_calls_the_league_tools() 
     )
     .await;
     assert_eq!(unknown["error"]["code"], json!(-32602), "{unknown}");
+}
+
+/// Plays the league's one match as a referee would, straight to the manager: P01 wins, with a
+/// two-entry transcript.
+async fn play_the_match(league: &League) {
+    use league_proto::v2::*;
+    let mut manager = manager_service_client::ManagerServiceClient::new(
+        league_runtime::grpc::channel(&league.manager_url).expect("channel"),
+    );
+    let operator = SecretString::from(OPERATOR_TOKEN.to_owned());
+    let referee = manager
+        .register_referee(RegisterRefereeRequest {
+            meta: Some(AgentMeta {
+                display_name: "ref".into(),
+                version: "1".into(),
+                game_types: vec!["even_odd".into()],
+                contact_endpoint: "http://127.0.0.1:9/ref".into(),
+                service_endpoint: "http://127.0.0.1:9".into(),
+                ..AgentMeta::default()
+            }),
+            max_concurrent_matches: 1,
+        })
+        .await
+        .expect("referee registers")
+        .into_inner();
+    let referee = league_runtime::Credentials::new(referee.referee_id, referee.auth_token);
+    manager
+        .start_league(league_runtime::credentials::operator_request(
+            &operator,
+            StartLeagueRequest::default(),
+        ))
+        .await
+        .expect("league starts");
+    let assignment = manager
+        .claim_matches(referee.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: Some(prost_types::Duration { seconds: 5, nanos: 0 }),
+        }))
+        .await
+        .expect("claim")
+        .into_inner()
+        .assignments
+        .remove(0);
+    let scheduled = assignment.r#match.clone().expect("match");
+    let score = |player_id: &str, points| PlayerScore {
+        player_id: player_id.into(),
+        points,
+    };
+    let at = |seconds| prost_types::Timestamp { seconds, nanos: 0 };
+    let report = ReportMatchResultRequest {
+        league_id: scheduled.league_id.clone(),
+        match_id: scheduled.match_id.clone(),
+        lease_id: assignment.lease_id.clone(),
+        result: Some(MatchResult {
+            match_id: scheduled.match_id.clone(),
+            status: ResultStatus::Win as i32,
+            winner_player_id: scheduled.player_a_id.clone(),
+            scores: vec![score(&scheduled.player_a_id, 3), score(&scheduled.player_b_id, 0)],
+            reason: "P01 chose even, number was 8 (even)".into(),
+            ..MatchResult::default()
+        }),
+        transcript: Some(MatchTranscript {
+            match_id: scheduled.match_id.clone(),
+            entries: vec![
+                TranscriptEntry {
+                    at: Some(at(1_800_000_000)),
+                    entry: Some(transcript_entry::Entry::Message(MessageRecord {
+                        direction: Direction::ToPlayer as i32,
+                        player_id: scheduled.player_a_id.clone(),
+                        message_type: "CHOOSE_PARITY_CALL".into(),
+                        attempt: 1,
+                        ..MessageRecord::default()
+                    })),
+                },
+                TranscriptEntry {
+                    at: Some(at(1_800_000_002)),
+                    entry: Some(transcript_entry::Entry::StateTransition(StateTransition {
+                        from: MatchState::Evaluating as i32,
+                        to: MatchState::Finished as i32,
+                        reason: "decided".into(),
+                    })),
+                },
+            ],
+        }),
+    };
+    manager
+        .report_match_result(referee.request(report))
+        .await
+        .expect("result recorded");
+}
+
+#[tokio::test]
+async fn a_played_league_is_readable_with_outcomes_transcripts_tables_by_round_and_the_league_list() {
+    let league = League::start().await;
+    let (p1, _) = league.register_player("alpha").await;
+    let (p2, _) = league.register_player("beta").await;
+    play_the_match(&league).await;
+    let op = Some(OPERATOR_TOKEN);
+
+    let matched = call(&league, op, "get_match", json!({"match_id": "R1M1"})).await;
+    let data = &matched["structuredContent"]["data"];
+    assert_eq!(data["result"]["winner_player_id"], json!(p1), "{matched}");
+    let entries = data["transcript"]["entries"]
+        .as_array()
+        .expect("the transcript's entries");
+    assert_eq!(entries.len(), 2, "{matched}");
+    assert_eq!(entries[0]["message"]["message_type"], json!("CHOOSE_PARITY_CALL"));
+    assert_eq!(
+        entries[1]["state_transition"]["to"],
+        json!("MATCH_STATE_FINISHED")
+    );
+    assert_eq!(entries[1]["at"], json!("2027-01-15T08:00:02Z"));
+
+    let schedule = call(&league, op, "get_schedule", json!({})).await;
+    let first = &schedule["structuredContent"]["data"]["rounds"][0]["matches"][0];
+    assert_eq!(first["status"], json!("COMPLETED"), "{schedule}");
+    assert_eq!(first["result"]["status"], json!("WIN"), "{schedule}");
+    assert_eq!(first["result"]["winner_player_id"], json!(p1), "{schedule}");
+    assert_eq!(first["duration_ms"], json!(2000), "{schedule}");
+
+    let by_round = call(&league, op, "get_standings_by_round", json!({})).await;
+    let rounds = &by_round["structuredContent"]["data"]["rounds"];
+    assert_eq!(rounds[0]["round_id"], json!(1), "{by_round}");
+    assert_eq!(rounds[0]["standings"][0]["player_id"], json!(p1), "{by_round}");
+    assert_eq!(
+        rounds[0]["standings"][0]["tie_break"],
+        json!("points"),
+        "{by_round}"
+    );
+    assert_eq!(rounds[0]["standings"][1]["player_id"], json!(p2), "{by_round}");
+    assert_eq!(rounds[0]["standings"][1]["tie_break"], json!(null), "{by_round}");
+
+    let history = call(&league, op, "get_player_stats", json!({"player_id": p2})).await;
+    let matches = &history["structuredContent"]["data"]["matches"];
+    assert_eq!(matches[0]["result"]["winner_player_id"], json!(p1), "{history}");
+
+    let leagues = call(&league, op, "get_leagues", json!({"limit": 5})).await;
+    let listed = &leagues["structuredContent"]["data"]["leagues"];
+    assert_eq!(listed[0]["league_id"], json!(support_mcp::LEAGUE_ID), "{leagues}");
+    assert_eq!(listed[0]["status"], json!("COMPLETED"), "{leagues}");
+    assert_eq!(listed[0]["champion"]["player_id"], json!(p1), "{leagues}");
+
+    let bad_limit = call(
+        &league,
+        op,
+        "league_query",
+        json!({"query_type": "GET_LEAGUES", "query_params": {"limit": "ten"}}),
+    )
+    .await;
+    assert_eq!(
+        bad_limit["structuredContent"]["error_code"],
+        json!("E002"),
+        "{bad_limit}"
+    );
 }
 
 #[tokio::test]

@@ -2,6 +2,7 @@
 //! descriptor set for reflection, and the error-code table every service shares.
 
 pub mod error_code;
+pub mod json;
 
 pub use error_code::ErrorCode;
 

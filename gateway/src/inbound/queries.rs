@@ -1,5 +1,6 @@
-//! LEAGUE_QUERY (GET_STANDINGS, GET_SCHEDULE, GET_NEXT_MATCH, GET_PLAYER_STATS, and our GET_MATCH and
-//! GET_LEAGUE_STATUS), and the debug shorthands (`get_standings`…) that ask the same with fewer words.
+//! LEAGUE_QUERY (GET_STANDINGS, GET_SCHEDULE, GET_NEXT_MATCH, GET_PLAYER_STATS, and our GET_MATCH,
+//! GET_LEAGUE_STATUS, GET_STANDINGS_BY_ROUND and GET_LEAGUES), and the debug shorthands
+//! (`get_standings`…) that ask the same with fewer words.
 //! Every query is authenticated, by an agent's token or the operator's. Standings, the hot query, come
 //! from a cache at most 100 ms old (crate::standings); the others go to the manager each time.
 
@@ -22,6 +23,8 @@ pub const QUERY_TYPES: &[&str] = &[
     "GET_PLAYER_STATS",
     "GET_MATCH",
     "GET_LEAGUE_STATUS",
+    "GET_STANDINGS_BY_ROUND",
+    "GET_LEAGUES",
 ];
 
 /// Who asks: an agent (and which), or the operator.
@@ -131,15 +134,15 @@ async fn run(
             .or_else(|| text(message, name))
             .map(str::to_owned)
     };
-    let outcome = answer(
-        inbound,
-        &asker,
-        query_type,
+    let asked = Asked {
         league_id,
-        param("player_id").or_else(|| agent_id.clone()),
-        param("match_id"),
-    )
-    .await;
+        player_id: param("player_id").or_else(|| agent_id.clone()),
+        match_id: param("match_id"),
+        first_round_id: number(&params, message, "first_round_id")?,
+        limit: number(&params, message, "limit")?,
+        page_token: param("page_token").unwrap_or_default(),
+    };
+    let outcome = answer(inbound, &asker, query_type, asked).await;
     let (success, data, error) = match outcome {
         Ok(data) => (true, data, Value::Null),
         Err(error)
@@ -181,14 +184,42 @@ fn conversation(message: &Map<String, Value>) -> Option<String> {
     text(message, "conversation_id").map(str::to_owned)
 }
 
-async fn answer(
-    inbound: &Inbound,
-    asker: &Asker,
-    query_type: &str,
+/// What a query asks about; each query type reads the fields it needs.
+struct Asked {
     league_id: String,
     player_id: Option<String>,
     match_id: Option<String>,
-) -> LeagueResult<Value> {
+    /// GET_SCHEDULE, GET_STANDINGS_BY_ROUND: where a page starts (0: the first round).
+    first_round_id: u32,
+    /// The page size: matches (GET_SCHEDULE), rounds (GET_STANDINGS_BY_ROUND), leagues (GET_LEAGUES).
+    limit: u32,
+    /// GET_LEAGUES: the previous page's `next_page_token`.
+    page_token: String,
+}
+
+/// An optional non-negative whole number among the query parameters, or beside them in a debug
+/// shorthand (0 when absent).
+fn number(params: &Map<String, Value>, message: &Map<String, Value>, name: &str) -> LeagueResult<u32> {
+    match params.get(name).or_else(|| message.get(name)) {
+        None | Some(Value::Null) => Ok(0),
+        Some(value) => value.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| {
+            LeagueError::new(
+                ErrorCode::InvalidMessageFormat,
+                format!("query_params.{name} must be a non-negative integer"),
+            )
+        }),
+    }
+}
+
+async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked) -> LeagueResult<Value> {
+    let Asked {
+        league_id,
+        player_id,
+        match_id,
+        first_round_id,
+        limit,
+        page_token,
+    } = asked;
     let mut manager = inbound.league.manager.clone();
     match query_type {
         "GET_STANDINGS" => {
@@ -198,8 +229,13 @@ async fn answer(
             Ok(inbound.league.standings(&league_id).await?.data.value())
         }
         "GET_SCHEDULE" => {
+            let request = GetScheduleRequest {
+                league_id,
+                first_round_id,
+                max_matches: limit,
+            };
             let r = manager
-                .get_schedule(with(asker, inbound, GetScheduleRequest { league_id }))
+                .get_schedule(with(asker, inbound, request))
                 .await?
                 .into_inner();
             let rounds: Vec<Value> = r
@@ -208,12 +244,16 @@ async fn answer(
                 .map(|round| {
                     json!({
                         "round_id": round.round_id,
-                        "matches": round.matches.iter().map(|m| convert::scheduled_match(m, &inbound.public_url)).collect::<Vec<_>>(),
+                        "matches": round.matches.iter().map(|m| played_match(m, &inbound.public_url)).collect::<Vec<_>>(),
                         "bye_player_ids": round.bye_player_ids,
                     })
                 })
                 .collect();
-            Ok(json!({"league_id": r.league_id, "rounds": rounds}))
+            Ok(json!({
+                "league_id": r.league_id,
+                "rounds": rounds,
+                "next_round_id": (r.next_round_id > 0).then_some(r.next_round_id),
+            }))
         }
         "GET_NEXT_MATCH" => {
             let player_id = player_id.ok_or_else(|| missing("player_id"))?;
@@ -236,6 +276,7 @@ async fn answer(
             Ok(json!({
                 "standing": r.standing.as_ref().map(convert::standing),
                 "results": r.results.iter().map(convert::match_result).collect::<Vec<_>>(),
+                "matches": r.matches.iter().map(|m| played_match(m, &inbound.public_url)).collect::<Vec<_>>(),
             }))
         }
         "GET_MATCH" => {
@@ -244,9 +285,69 @@ async fn answer(
                 .get_match(with(asker, inbound, GetMatchRequest { league_id, match_id }))
                 .await?
                 .into_inner();
+            let transcript = r
+                .transcript
+                .as_ref()
+                .map(|transcript| league_proto::json::to_json("league.v2.MatchTranscript", transcript))
+                .transpose()
+                .map_err(|error| LeagueError::new(ErrorCode::InternalError, error.to_string()))?;
             Ok(json!({
                 "match": r.r#match.as_ref().map(|m| convert::scheduled_match(m, &inbound.public_url)),
                 "result": r.result.as_ref().map(convert::match_result),
+                "transcript": transcript,
+            }))
+        }
+        "GET_STANDINGS_BY_ROUND" => {
+            let request = GetStandingsByRoundRequest {
+                league_id,
+                first_round_id,
+                max_rounds: limit,
+            };
+            let r = manager
+                .get_standings_by_round(with(asker, inbound, request))
+                .await?
+                .into_inner();
+            let rounds: Vec<Value> = r
+                .rounds
+                .iter()
+                .map(|round| json!({"round_id": round.round_id, "standings": convert::standings(&round.standings)}))
+                .collect();
+            Ok(json!({
+                "league_id": r.league_id,
+                "rounds": rounds,
+                "next_round_id": (r.next_round_id > 0).then_some(r.next_round_id),
+            }))
+        }
+        "GET_LEAGUES" => {
+            let request = ListLeaguesRequest {
+                page_size: limit,
+                page_token,
+            };
+            let r = manager
+                .list_leagues(with(asker, inbound, request))
+                .await?
+                .into_inner();
+            let leagues: Vec<Value> = r
+                .leagues
+                .iter()
+                .map(|league| {
+                    json!({
+                        "league_id": league.league_id,
+                        "game_type": league.game_type,
+                        "status": league_status(league.status),
+                        "current_round_id": league.current_round_id,
+                        "total_rounds": league.total_rounds,
+                        "registered_players": league.registered_players,
+                        "created_at": league.created_at.map(rfc3339),
+                        "started_at": league.started_at.map(rfc3339),
+                        "completed_at": league.completed_at.map(rfc3339),
+                        "champion": league.champion.as_ref().map(convert::standing),
+                    })
+                })
+                .collect();
+            Ok(json!({
+                "leagues": leagues,
+                "next_page_token": (!r.next_page_token.is_empty()).then_some(r.next_page_token),
             }))
         }
         _ => {
@@ -254,16 +355,10 @@ async fn answer(
                 .get_league_status(with(asker, inbound, GetLeagueStatusRequest { league_id }))
                 .await?
                 .into_inner();
-            let status = match LeagueStatus::try_from(r.status).unwrap_or(LeagueStatus::Unspecified) {
-                LeagueStatus::Registering => "REGISTERING",
-                LeagueStatus::Running => "RUNNING",
-                LeagueStatus::Completed => "COMPLETED",
-                LeagueStatus::Unspecified => "UNKNOWN",
-            };
             Ok(json!({
                 "league_id": r.league_id,
                 "game_type": r.game_type,
-                "status": status,
+                "status": league_status(r.status),
                 "current_round_id": r.current_round_id,
                 "total_rounds": r.total_rounds,
                 "total_matches": r.total_matches,
@@ -273,6 +368,40 @@ async fn answer(
             }))
         }
     }
+}
+
+fn league_status(status: i32) -> &'static str {
+    match LeagueStatus::try_from(status).unwrap_or(LeagueStatus::Unspecified) {
+        LeagueStatus::Registering => "REGISTERING",
+        LeagueStatus::Running => "RUNNING",
+        LeagueStatus::Completed => "COMPLETED",
+        LeagueStatus::Unspecified => "UNKNOWN",
+    }
+}
+
+/// A scheduled match with what it came to: its result (winner, score, reason, players at fault for a
+/// technical loss, the game's own account) and when it started and ended, once finished.
+fn played_match(m: &ScheduledMatch, referee_endpoint: &str) -> Value {
+    let mut value = convert::scheduled_match(m, referee_endpoint);
+    if let Value::Object(object) = &mut value {
+        object.insert(
+            "result".into(),
+            m.result.as_ref().map(convert::match_result).into(),
+        );
+        object.insert("started_at".into(), m.started_at.map(rfc3339).into());
+        object.insert("finished_at".into(), m.finished_at.map(rfc3339).into());
+        let millis = |at: prost_types::Timestamp| at.seconds * 1000 + i64::from(at.nanos / 1_000_000);
+        let duration_ms = m
+            .started_at
+            .zip(m.finished_at)
+            .map(|(from, to)| millis(to) - millis(from));
+        object.insert("duration_ms".into(), duration_ms.into());
+    }
+    value
+}
+
+fn rfc3339(at: prost_types::Timestamp) -> String {
+    std::time::SystemTime::try_from(at).map_or_else(|_| String::new(), crate::wire::timestamp::format)
 }
 
 fn with<T>(asker: &Asker, inbound: &Inbound, message: T) -> tonic::Request<T> {

@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use league_proto::v2::{MatchResult, MatchStatus, ResultStatus, ScheduledMatch, StandingRow};
+use league_proto::v2::{MatchResult, MatchStatus, ResultStatus, ScheduledMatch, StandingRow, TieBreak};
 use prost_types::value::Kind;
 use serde_json::{Map, Number, Value, json};
 
@@ -20,7 +20,22 @@ pub fn standing(row: &StandingRow) -> Value {
         "losses": row.losses,
         "technical_losses": row.technical_losses,
         "points": row.points,
+        "tie_break": tie_break(row.above_next_by),
     })
+}
+
+/// The rule that ranks a row above the next one: "points" when they differ on points, else the
+/// tie-break that separated them (null on the last row).
+pub fn tie_break(rule: i32) -> Value {
+    match TieBreak::try_from(rule).unwrap_or(TieBreak::Unspecified) {
+        TieBreak::Unspecified => Value::Null,
+        TieBreak::Points => "points".into(),
+        TieBreak::HeadToHead => "head_to_head".into(),
+        TieBreak::WinRate => "win_rate".into(),
+        TieBreak::Wins => "wins".into(),
+        TieBreak::FewerDraws => "fewer_draws".into(),
+        TieBreak::PlayerId => "player_id".into(),
+    }
 }
 
 pub fn standings(rows: &[StandingRow]) -> Value {

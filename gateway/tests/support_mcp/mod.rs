@@ -33,6 +33,8 @@ pub fn repository() -> PathBuf {
 pub struct League {
     /// The gateway's public HTTP address (`/mcp`).
     pub http: SocketAddr,
+    /// The manager's gRPC address, for tests that play matches as a referee would.
+    pub manager_url: String,
     gateway: Shutdown,
     manager: Shutdown,
 }
@@ -75,7 +77,7 @@ impl League {
         let mut config = GatewayConfig {
             http_addr: "127.0.0.1:0".parse().expect("address"),
             listen_addr: "127.0.0.1:0".parse().expect("address"),
-            manager_url,
+            manager_url: manager_url.clone(),
             operator_token: Some(SecretString::from(OPERATOR_TOKEN.to_owned())),
             ..GatewayConfig::default()
         };
@@ -87,6 +89,7 @@ impl League {
         tokio::spawn(gateway_app.run(gateway.signal()));
         Self {
             http,
+            manager_url,
             gateway,
             manager,
         }

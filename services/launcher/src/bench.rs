@@ -165,6 +165,7 @@ async fn measure(players: u32, finished: &mut Finished) -> anyhow::Result<Measur
             &finished.operator_token,
             GetScheduleRequest {
                 league_id: finished.league_id.clone(),
+                ..GetScheduleRequest::default()
             },
         ))
         .await

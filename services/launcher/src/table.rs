@@ -49,6 +49,7 @@ mod tests {
             losses: 0,
             technical_losses: 0,
             points: 7,
+            ..StandingRow::default()
         }];
         let table = render(&rows);
         assert_eq!(table.lines().count(), 2);

@@ -15,8 +15,8 @@ use tonic::{Request, Response, Status};
 
 use crate::auth::{AgentKind, Authenticator, Caller};
 use crate::config::TimingConfig;
-use crate::error::{ManagerResult, reject};
-use crate::league::{queries, queue, registration, report, start, table};
+use crate::error::{ManagerError, ManagerResult, reject};
+use crate::league::{history, queries, queue, registration, report, start, table};
 use crate::wakeups::Wakeups;
 
 /// Longest long poll a referee may ask for.
@@ -218,9 +218,45 @@ impl ManagerService for Manager {
         request: Request<GetScheduleRequest>,
     ) -> Result<Response<GetScheduleResponse>, Status> {
         self.querier(request.metadata()).await?;
-        let (mut conn, league_id) = self.league_connection(&request.get_ref().league_id).await?;
-        let rounds = queries::schedule(&mut conn, &league_id).await?;
-        Ok(Response::new(GetScheduleResponse { league_id, rounds }))
+        let request = request.into_inner();
+        let (mut conn, league_id) = self.league_connection(&request.league_id).await?;
+        let (rounds, next_round_id) =
+            history::schedule_page(&mut conn, &league_id, request.first_round_id, request.max_matches)
+                .await?;
+        Ok(Response::new(GetScheduleResponse {
+            league_id,
+            rounds,
+            next_round_id,
+        }))
+    }
+
+    async fn get_standings_by_round(
+        &self,
+        request: Request<GetStandingsByRoundRequest>,
+    ) -> Result<Response<GetStandingsByRoundResponse>, Status> {
+        self.querier(request.metadata()).await?;
+        let request = request.into_inner();
+        let (mut conn, league_id) = self.league_connection(&request.league_id).await?;
+        let (rounds, next_round_id) =
+            history::standings_by_round(&mut conn, &league_id, request.first_round_id, request.max_rounds)
+                .await?;
+        Ok(Response::new(GetStandingsByRoundResponse {
+            league_id,
+            rounds,
+            next_round_id,
+        }))
+    }
+
+    async fn list_leagues(
+        &self,
+        request: Request<ListLeaguesRequest>,
+    ) -> Result<Response<ListLeaguesResponse>, Status> {
+        self.querier(request.metadata()).await?;
+        let request = request.into_inner();
+        let mut conn = self.pool.acquire().await.map_err(ManagerError::from)?;
+        Ok(Response::new(
+            history::list_leagues(&mut conn, request.page_size, &request.page_token).await?,
+        ))
     }
 
     async fn get_next_match(

@@ -34,6 +34,7 @@ use std::hash::Hash;
 
 use crate::results::{Mark, RecordedResult, Side};
 use tie_break::Meeting;
+pub use tie_break::TieBreak;
 
 /// One player's line in the league table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +50,9 @@ pub struct StandingRow<P> {
     /// The losses that were technical losses or double forfeits.
     pub technical_losses: u32,
     pub points: u32,
+    /// The rule that ranks this player above the next row ([`TieBreak::Points`] when their points
+    /// differ); `None` on the last row.
+    pub above_next_by: Option<TieBreak>,
 }
 
 /// Why the table cannot be computed from these players and results.
@@ -85,6 +89,7 @@ impl<P> StandingRow<P> {
             losses: 0,
             technical_losses: 0,
             points: 0,
+            above_next_by: None,
         }
     }
 
@@ -143,15 +148,19 @@ pub fn compute_standings<P: Ord + Clone + Hash>(
     }
 
     let order = tie_break::ranking(&rows, &meetings);
-    let mut places = vec![0; rows.len()];
-    for (place, &i) in order.iter().enumerate() {
-        places[i] = place;
+    let mut places = vec![(0, None); rows.len()];
+    for (place, &(i, above_next_by)) in order.iter().enumerate() {
+        places[i] = (place, above_next_by);
     }
     let mut table: Vec<_> = rows.into_iter().zip(places).collect();
-    table.sort_unstable_by_key(|&(_, place)| place);
+    table.sort_unstable_by_key(|&(_, (place, _))| place);
     Ok(table
         .into_iter()
         .zip(1..=u32::MAX)
-        .map(|((row, _), rank)| StandingRow { rank, ..row })
+        .map(|((row, (_, above_next_by)), rank)| StandingRow {
+            rank,
+            above_next_by,
+            ..row
+        })
         .collect())
 }

@@ -89,6 +89,8 @@ fake_manager! {
     get_player_stats(GetPlayerStatsRequest) -> GetPlayerStatsResponse;
     get_match(GetMatchRequest) -> GetMatchResponse;
     get_league_status(GetLeagueStatusRequest) -> GetLeagueStatusResponse;
+    get_standings_by_round(GetStandingsByRoundRequest) -> GetStandingsByRoundResponse;
+    list_leagues(ListLeaguesRequest) -> ListLeaguesResponse;
     release_leases(ReleaseLeasesRequest) -> ReleaseLeasesResponse;
 }
 

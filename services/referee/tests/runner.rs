@@ -377,6 +377,7 @@ fn assignment(game_type: &str) -> MatchAssignment {
             player_b_id: "P02".into(),
             status: v2::MatchStatus::Running.into(),
             referee_id: "REF01".into(),
+            ..ScheduledMatch::default()
         }),
         lease_id: "lease-1".into(),
         lease_expires_at: None,

@@ -262,6 +262,20 @@ impl ManagerService for FakeManager {
         Err(Status::unimplemented("fake"))
     }
 
+    async fn get_standings_by_round(
+        &self,
+        _: Request<GetStandingsByRoundRequest>,
+    ) -> Result<Response<GetStandingsByRoundResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn list_leagues(
+        &self,
+        _: Request<ListLeaguesRequest>,
+    ) -> Result<Response<ListLeaguesResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
     async fn release_leases(
         &self,
         request: Request<ReleaseLeasesRequest>,
@@ -462,6 +476,7 @@ fn assignment(match_id: &str, players: [&str; 2], endpoint: &str) -> MatchAssign
             player_b_id: players[1].into(),
             status: MatchStatus::Running.into(),
             referee_id: "REF01".into(),
+            ..ScheduledMatch::default()
         }),
         lease_id: format!("lease-{match_id}"),
         lease_expires_at: lease_expiry(),

@@ -2,6 +2,7 @@
 //! outbox, the table and queries.
 
 pub mod events;
+pub mod history;
 pub mod queries;
 pub mod queue;
 pub mod registration;

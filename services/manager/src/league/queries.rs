@@ -4,14 +4,14 @@
 use league_proto::ErrorCode;
 use league_proto::v2::{
     GetLeagueStatusResponse, GetMatchResponse, GetPlayerStatsResponse, LeagueStatus, MatchResult,
-    MatchStatus, MatchTranscript, ScheduledMatch, ScheduledRound,
+    MatchStatus, MatchTranscript, ScheduledMatch,
 };
 use prost::Message;
 use sqlx::PgConnection;
 
 use crate::error::{ManagerResult, reject};
 use crate::league::queue::timestamp_from_millis;
-use crate::league::table;
+use crate::league::{history, table};
 
 /// The league `league_id` names, or the newest one when it is empty.
 pub async fn resolve_league(conn: &mut PgConnection, league_id: &str) -> ManagerResult<String> {
@@ -32,7 +32,7 @@ pub async fn resolve_league(conn: &mut PgConnection, league_id: &str) -> Manager
 
 /// A schedule row as the queries read it.
 #[derive(Debug, sqlx::FromRow)]
-struct MatchRow {
+pub(crate) struct MatchRow {
     league_id: String,
     round_id: i32,
     match_id: String,
@@ -52,7 +52,7 @@ struct MatchDetailRow {
     transcript: Option<Vec<u8>>,
 }
 
-const MATCH_COLUMNS: &str =
+pub(crate) const MATCH_COLUMNS: &str =
     "m.league_id, m.round_id, m.match_id, l.game_type, m.player_a_id, m.player_b_id, m.referee_id, m.status";
 
 impl From<MatchRow> for ScheduledMatch {
@@ -66,6 +66,7 @@ impl From<MatchRow> for ScheduledMatch {
             player_a_id: row.player_a_id,
             player_b_id: row.player_b_id,
             referee_id: row.referee_id.unwrap_or_default(),
+            ..ScheduledMatch::default()
         }
     }
 }
@@ -109,27 +110,6 @@ pub async fn last_completed_round(conn: &mut PgConnection, league_id: &str) -> M
     Ok(round_id as u32)
 }
 
-pub async fn schedule(conn: &mut PgConnection, league_id: &str) -> ManagerResult<Vec<ScheduledRound>> {
-    let byes: Vec<(i32, Option<String>)> =
-        sqlx::query_as("select round_id, bye_player_id from rounds where league_id = $1 order by round_id")
-            .bind(league_id)
-            .fetch_all(&mut *conn)
-            .await?;
-    let matches = scheduled_matches(conn, league_id, None).await?;
-    Ok(byes
-        .into_iter()
-        .map(|(round_id, bye)| ScheduledRound {
-            round_id: round_id as u32,
-            matches: matches
-                .iter()
-                .filter(|m| m.round_id == round_id as u32)
-                .cloned()
-                .collect(),
-            bye_player_ids: bye.into_iter().collect(),
-        })
-        .collect())
-}
-
 /// The player's first match that is not finished, if any.
 pub async fn next_match(
     conn: &mut PgConnection,
@@ -168,6 +148,7 @@ pub async fn player_stats(
     .fetch_all(&mut *conn)
     .await?;
     Ok(GetPlayerStatsResponse {
+        matches: history::player_matches(conn, league_id, player_id).await?,
         standing,
         results: results
             .into_iter()
@@ -232,11 +213,7 @@ pub async fn league_status(
     .bind(league_id)
     .fetch_one(&mut *conn)
     .await?;
-    let status = match status.as_str() {
-        "registering" => LeagueStatus::Registering,
-        "running" => LeagueStatus::Running,
-        _ => LeagueStatus::Completed,
-    };
+    let status = history::league_status(&status);
     let champion = if status == LeagueStatus::Completed {
         table::standings(conn, league_id).await?.into_iter().next()
     } else {
@@ -274,6 +251,6 @@ async fn ensure_player(conn: &mut PgConnection, league_id: &str, player_id: &str
     })
 }
 
-fn decode<M: Message + Default>(bytes: &[u8]) -> ManagerResult<M> {
+pub(crate) fn decode<M: Message + Default>(bytes: &[u8]) -> ManagerResult<M> {
     M::decode(bytes).map_err(|error| anyhow::anyhow!("stored record does not decode: {error}").into())
 }

@@ -136,6 +136,7 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
                 player_b_id: b,
                 status: MatchStatus::Running as i32,
                 referee_id: referee_id.to_owned(),
+                ..ScheduledMatch::default()
             }),
             lease_id,
             lease_expires_at: Some(timestamp_from_millis(expires_ms)),

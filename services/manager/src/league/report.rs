@@ -85,9 +85,14 @@ pub async fn report(
         ));
     }
     let verdict = verify(&result, &request.match_id, &player_a, &player_b)?;
+    let transcript = request.transcript.unwrap_or_default();
+    // The same records as JSON, for plain SQL (the match_results and transcript_entries views).
+    let result_json = json_text("league.v2.MatchResult", &result)?;
+    let transcript_json = json_text("league.v2.MatchTranscript", &transcript)?;
     sqlx::query(
         "update matches set status = 'finished', result_status = $3, winner_player_id = $4,
-             at_fault_player_ids = $5, result = $6, transcript = $7, finished_at = now()
+             at_fault_player_ids = $5, result = $6, transcript = $7, finished_at = now(),
+             result_json = $8::text::jsonb, transcript_json = $9::text::jsonb
          where league_id = $1 and match_id = $2",
     )
     .bind(&request.league_id)
@@ -96,7 +101,9 @@ pub async fn report(
     .bind(verdict.winner)
     .bind(&result.at_fault_player_ids)
     .bind(result.encode_to_vec())
-    .bind(request.transcript.unwrap_or_default().encode_to_vec())
+    .bind(transcript.encode_to_vec())
+    .bind(result_json)
+    .bind(transcript_json)
     .execute(&mut *tx)
     .await?;
     // Last statement before commit: the round row's lock is held as briefly as possible.
@@ -118,6 +125,13 @@ pub async fn report(
         duplicate: false,
         round_completed: remaining == 0,
     })
+}
+
+/// `message` as proto3 JSON text, for a jsonb column.
+fn json_text<M: Message>(full_name: &str, message: &M) -> ManagerResult<String> {
+    league_proto::json::to_json(full_name, message)
+        .map(|json| json.to_string())
+        .map_err(|error| anyhow::anyhow!("storing a {full_name} as JSON: {error}").into())
 }
 
 /// The reported match, locked for the report's transaction.

@@ -1,12 +1,15 @@
 //! The league table from the database: players and recorded results go through the pure
-//! `standings::compute_standings`, so what we store and send always equals a recomputation.
+//! `standings::compute_standings`, so what we store and send always equals a recomputation. The table
+//! after any round is the same computation over the results of the rounds up to it.
 
-use league_proto::v2::StandingRow;
+use std::collections::HashMap;
+
+use league_proto::v2::{RoundStandings, StandingRow, TieBreak as ProtoTieBreak};
 use sqlx::PgConnection;
 
 use crate::error::ManagerResult;
 use crate::results::{Outcome, RecordedResult, Side};
-use crate::standings::compute_standings;
+use crate::standings::{TieBreak, compute_standings};
 
 /// A player id that sorts by the number the manager assigned (P2 < P10), the final tie-break.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -18,6 +21,7 @@ struct Ranked {
 /// A finished match as standings need it.
 #[derive(Debug, sqlx::FromRow)]
 struct ResultRow {
+    round_id: i32,
     player_a_id: String,
     a_number: i32,
     player_b_id: String,
@@ -27,94 +31,153 @@ struct ResultRow {
     at_fault_player_ids: Option<Vec<String>>,
 }
 
+/// A league's players and finished matches, read once: the table after any round comes from them.
+#[derive(Debug)]
+pub struct LeagueResults {
+    league_id: String,
+    players: Vec<Ranked>,
+    names: HashMap<String, String>,
+    /// The finished matches in round order, and the round of each: the table after a round is the
+    /// table of a prefix.
+    results: Vec<RecordedResult<Ranked>>,
+    rounds: Vec<u32>,
+}
+
+impl LeagueResults {
+    pub async fn load(conn: &mut PgConnection, league_id: &str) -> ManagerResult<Self> {
+        let players: Vec<(String, i32, String)> = sqlx::query_as(
+            "select a.agent_id, a.agent_number, a.display_name
+             from league_players lp join agents a on a.agent_id = lp.player_id
+             where lp.league_id = $1 order by a.agent_number",
+        )
+        .bind(league_id)
+        .fetch_all(&mut *conn)
+        .await?;
+        let rows: Vec<ResultRow> = sqlx::query_as(
+            "select m.round_id, m.player_a_id, pa.agent_number as a_number, m.player_b_id,
+                    pb.agent_number as b_number, m.result_status, m.winner_player_id, m.at_fault_player_ids
+             from matches m
+             join agents pa on pa.agent_id = m.player_a_id
+             join agents pb on pb.agent_id = m.player_b_id
+             where m.league_id = $1 and m.status = 'finished'",
+        )
+        .bind(league_id)
+        .fetch_all(&mut *conn)
+        .await?;
+        let mut results: Vec<(u32, RecordedResult<Ranked>)> = rows.into_iter().map(recorded).collect();
+        results.sort_by_key(|(round, _)| *round);
+        let (rounds, results) = results.into_iter().unzip();
+        Ok(Self {
+            league_id: league_id.to_owned(),
+            players: players
+                .iter()
+                .map(|(id, number, _)| Ranked {
+                    number: *number,
+                    id: id.clone(),
+                })
+                .collect(),
+            names: players.into_iter().map(|(id, _, name)| (id, name)).collect(),
+            results,
+            rounds,
+        })
+    }
+
+    /// The table counting every finished match.
+    pub fn current(&self) -> ManagerResult<Vec<StandingRow>> {
+        self.after(u32::MAX)
+    }
+
+    /// The table counting the finished matches of rounds 1 to `round_id`.
+    pub fn after(&self, round_id: u32) -> ManagerResult<Vec<StandingRow>> {
+        let counted = self.rounds.partition_point(|&round| round <= round_id);
+        let table = compute_standings(&self.players, &self.results[..counted])
+            .map_err(|error| anyhow::anyhow!("standings of {}: {error}", self.league_id))?;
+        Ok(table
+            .into_iter()
+            .map(|row| StandingRow {
+                rank: row.rank,
+                display_name: self.names.get(&row.player_id.id).cloned().unwrap_or_default(),
+                player_id: row.player_id.id,
+                played: row.played,
+                wins: row.wins,
+                draws: row.draws,
+                losses: row.losses,
+                technical_losses: row.technical_losses,
+                points: row.points,
+                above_next_by: row
+                    .above_next_by
+                    .map_or(ProtoTieBreak::Unspecified, proto_tie_break)
+                    as i32,
+            })
+            .collect())
+    }
+
+    /// The tables after each of `rounds`.
+    pub fn after_each(&self, rounds: impl IntoIterator<Item = u32>) -> ManagerResult<Vec<RoundStandings>> {
+        rounds
+            .into_iter()
+            .map(|round_id| {
+                Ok(RoundStandings {
+                    round_id,
+                    standings: self.after(round_id)?,
+                })
+            })
+            .collect()
+    }
+
+    pub fn player_count(&self) -> usize {
+        self.players.len()
+    }
+}
+
 /// The current table of `league_id`, best first.
 pub async fn standings(conn: &mut PgConnection, league_id: &str) -> ManagerResult<Vec<StandingRow>> {
-    let players: Vec<(String, i32, String)> = sqlx::query_as(
-        "select a.agent_id, a.agent_number, a.display_name
-         from league_players lp join agents a on a.agent_id = lp.player_id
-         where lp.league_id = $1 order by a.agent_number",
-    )
-    .bind(league_id)
-    .fetch_all(&mut *conn)
-    .await?;
-    let rows: Vec<ResultRow> = sqlx::query_as(
-        "select m.player_a_id, pa.agent_number as a_number, m.player_b_id, pb.agent_number as b_number,
-                m.result_status, m.winner_player_id, m.at_fault_player_ids
-         from matches m
-         join agents pa on pa.agent_id = m.player_a_id
-         join agents pb on pb.agent_id = m.player_b_id
-         where m.league_id = $1 and m.status = 'finished'",
-    )
-    .bind(league_id)
-    .fetch_all(&mut *conn)
-    .await?;
+    LeagueResults::load(conn, league_id).await?.current()
+}
 
-    let ranked: Vec<Ranked> = players
-        .iter()
-        .map(|(id, number, _)| Ranked {
-            number: *number,
-            id: id.clone(),
-        })
-        .collect();
-    let results = rows
-        .into_iter()
-        .map(
-            |ResultRow {
-                 player_a_id: a,
-                 a_number,
-                 player_b_id: b,
-                 b_number,
-                 result_status: status,
-                 winner_player_id: winner,
-                 at_fault_player_ids: at_fault,
-             }| {
-                let side_of = |player: Option<&String>| if player == Some(&a) { Side::A } else { Side::B };
-                let outcome = match status.as_str() {
-                    "win" => Outcome::Win {
-                        winner: side_of(winner.as_ref()),
-                    },
-                    "draw" => Outcome::Draw,
-                    "technical_loss" => Outcome::TechnicalLoss {
-                        loser: side_of(at_fault.as_ref().and_then(|players| players.first())),
-                    },
-                    _ => Outcome::DoubleForfeit,
-                };
-                RecordedResult {
-                    player_a: Ranked {
-                        number: a_number,
-                        id: a.clone(),
-                    },
-                    player_b: Ranked {
-                        number: b_number,
-                        id: b,
-                    },
-                    outcome,
-                }
-            },
-        )
-        .collect::<Vec<_>>();
-    let table = compute_standings(&ranked, &results)
-        .map_err(|error| anyhow::anyhow!("standings of {league_id}: {error}"))?;
-    let names: std::collections::HashMap<&str, &str> = players
-        .iter()
-        .map(|(id, _, name)| (id.as_str(), name.as_str()))
-        .collect();
-    Ok(table
-        .into_iter()
-        .map(|row| StandingRow {
-            rank: row.rank,
-            display_name: names
-                .get(row.player_id.id.as_str())
-                .copied()
-                .unwrap_or_default()
-                .to_owned(),
-            player_id: row.player_id.id,
-            played: row.played,
-            wins: row.wins,
-            draws: row.draws,
-            losses: row.losses,
-            technical_losses: row.technical_losses,
-            points: row.points,
-        })
-        .collect())
+fn recorded(row: ResultRow) -> (u32, RecordedResult<Ranked>) {
+    let ResultRow {
+        round_id,
+        player_a_id: a,
+        a_number,
+        player_b_id: b,
+        b_number,
+        result_status: status,
+        winner_player_id: winner,
+        at_fault_player_ids: at_fault,
+    } = row;
+    let side_of = |player: Option<&String>| if player == Some(&a) { Side::A } else { Side::B };
+    let outcome = match status.as_str() {
+        "win" => Outcome::Win {
+            winner: side_of(winner.as_ref()),
+        },
+        "draw" => Outcome::Draw,
+        "technical_loss" => Outcome::TechnicalLoss {
+            loser: side_of(at_fault.as_ref().and_then(|players| players.first())),
+        },
+        _ => Outcome::DoubleForfeit,
+    };
+    let result = RecordedResult {
+        player_a: Ranked {
+            number: a_number,
+            id: a,
+        },
+        player_b: Ranked {
+            number: b_number,
+            id: b,
+        },
+        outcome,
+    };
+    (u32::try_from(round_id).unwrap_or(0), result)
+}
+
+fn proto_tie_break(rule: TieBreak) -> ProtoTieBreak {
+    match rule {
+        TieBreak::Points => ProtoTieBreak::Points,
+        TieBreak::HeadToHead => ProtoTieBreak::HeadToHead,
+        TieBreak::WinRate => ProtoTieBreak::WinRate,
+        TieBreak::Wins => ProtoTieBreak::Wins,
+        TieBreak::FewerDraws => ProtoTieBreak::FewerDraws,
+        TieBreak::PlayerId => ProtoTieBreak::PlayerId,
+    }
 }

@@ -56,3 +56,8 @@ pub(super) fn record(rows: &[StandingRow<Id>], id: Id) -> (u32, u32, u32, u32, u
     let r = row(rows, id);
     (r.played, r.wins, r.draws, r.losses, r.technical_losses, r.points)
 }
+
+/// The rule that ranks `id` above the next row.
+pub(super) fn above_next_by(rows: &[StandingRow<Id>], id: Id) -> Option<super::TieBreak> {
+    row(rows, id).above_next_by
+}

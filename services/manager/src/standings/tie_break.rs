@@ -18,18 +18,48 @@ pub(super) struct Meeting {
     pub(super) points_b: u32,
 }
 
-/// Indices into `rows`, best first.
-pub(super) fn ranking<P: Ord>(rows: &[StandingRow<P>], meetings: &[Meeting]) -> Vec<usize> {
+/// Which rule put a player above the next one in the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TieBreak {
+    /// More points: the two were not tied.
+    Points,
+    HeadToHead,
+    WinRate,
+    Wins,
+    FewerDraws,
+    PlayerId,
+}
+
+/// Indices into `rows`, best first, each with the rule that ranks it above the next (None for the last).
+pub(super) fn ranking<P: Ord>(
+    rows: &[StandingRow<P>],
+    meetings: &[Meeting],
+) -> Vec<(usize, Option<TieBreak>)> {
     let mut by_points: Vec<usize> = (0..rows.len()).collect();
     by_points.sort_by_key(|&i| Reverse(rows[i].points));
-    let mut order = Vec::with_capacity(rows.len());
+    // Each player's head-to-head tier, numbered across the whole table: two neighbours level on
+    // points in different tiers were separated by head-to-head.
+    let mut order: Vec<(usize, usize)> = Vec::with_capacity(rows.len());
+    let mut tier_number = 0;
     for level in by_points.chunk_by(|&x, &y| rows[x].points == rows[y].points) {
         for mut tier in head_to_head(level.to_vec(), meetings) {
             tier.sort_by(|&x, &y| after_head_to_head(&rows[x], &rows[y]));
-            order.extend(tier);
+            order.extend(tier.into_iter().map(|i| (i, tier_number)));
+            tier_number += 1;
         }
     }
-    order
+    let mut ranked: Vec<(usize, Option<TieBreak>)> = order.iter().map(|&(i, _)| (i, None)).collect();
+    for (place, pair) in order.windows(2).enumerate() {
+        let ((x, x_tier), (y, y_tier)) = (pair[0], pair[1]);
+        ranked[place].1 = Some(if rows[x].points != rows[y].points {
+            TieBreak::Points
+        } else if x_tier != y_tier {
+            TieBreak::HeadToHead
+        } else {
+            after_head_to_head_rule(&rows[x], &rows[y])
+        });
+    }
+    ranked
 }
 
 /// Splits a group level on points into tiers, best first, that head-to-head cannot split further.
@@ -70,6 +100,19 @@ pub(super) fn after_head_to_head<P: Ord>(x: &StandingRow<P>, y: &StandingRow<P>)
         .then(y.wins.cmp(&x.wins))
         .then(x.draws.cmp(&y.draws))
         .then(x.player_id.cmp(&y.player_id))
+}
+
+/// The first of steps 2 to 5 that tells `x` and `y` apart.
+pub(super) fn after_head_to_head_rule<P: Ord>(x: &StandingRow<P>, y: &StandingRow<P>) -> TieBreak {
+    if compare_win_rates(y, x).is_ne() {
+        TieBreak::WinRate
+    } else if x.wins != y.wins {
+        TieBreak::Wins
+    } else if x.draws != y.draws {
+        TieBreak::FewerDraws
+    } else {
+        TieBreak::PlayerId
+    }
 }
 
 /// wins / played as exact fractions. Not having played is 0 / 1, which also keeps a player with

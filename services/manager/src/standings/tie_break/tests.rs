@@ -3,10 +3,11 @@
 
 use std::cmp::Ordering;
 
-use super::after_head_to_head;
+use super::{after_head_to_head, after_head_to_head_rule};
 use crate::results::RecordedResult;
 use crate::standings::StandingRow;
-use crate::standings::fixtures::{Id, beats, draw, ranked, record, table};
+use crate::standings::TieBreak;
+use crate::standings::fixtures::{Id, above_next_by, beats, draw, ranked, record, table};
 
 #[test]
 fn head_to_head_winner_ranks_higher() {
@@ -23,6 +24,9 @@ fn head_to_head_winner_ranks_higher() {
     assert_eq!(record(&rows, "P02"), (4, 1, 3, 0, 0, 6));
     assert_eq!(record(&rows, "P01"), (3, 2, 0, 1, 0, 6));
     assert_eq!(ranked(&rows), ["P02", "P01", "X1", "X2", "X3", "X4", "X5"]);
+    assert_eq!(above_next_by(&rows, "P02"), Some(TieBreak::HeadToHead));
+    assert_eq!(above_next_by(&rows, "P01"), Some(TieBreak::Points));
+    assert_eq!(above_next_by(&rows, "X5"), None, "the last row");
 }
 
 #[test]
@@ -40,6 +44,7 @@ fn a_drawn_or_unplayed_head_to_head_passes_to_win_rate() {
     assert_eq!(record(&rows, "P02"), (3, 2, 1, 0, 0, 7));
     assert_eq!(record(&rows, "P01"), (5, 1, 4, 0, 0, 7));
     assert_eq!(ranked(&rows)[..2], ["P02", "P01"]);
+    assert_eq!(above_next_by(&rows, "P02"), Some(TieBreak::WinRate));
 
     let unplayed = [&others[..], &[draw("P02", "X7"), draw("P01", "X8")]].concat();
     let rows = table(&[], &unplayed);
@@ -89,6 +94,7 @@ fn win_rate_comes_before_total_wins() {
     assert_eq!(record(&rows, "P02"), (4, 1, 3, 0, 0, 6));
     assert_eq!(record(&rows, "P01"), (9, 2, 0, 7, 0, 6));
     assert_eq!(ranked(&rows)[..2], ["P02", "P01"]);
+    assert_eq!(above_next_by(&rows, "P02"), Some(TieBreak::WinRate));
 }
 
 #[test]
@@ -109,6 +115,7 @@ fn total_wins_decide_between_equal_win_rates() {
     assert_eq!(record(&rows, "P02"), (8, 2, 0, 6, 0, 6));
     assert_eq!(record(&rows, "P01"), (4, 1, 3, 0, 0, 6));
     assert_eq!(ranked(&rows)[..2], ["P02", "P01"]);
+    assert_eq!(above_next_by(&rows, "P02"), Some(TieBreak::Wins));
 }
 
 #[test]
@@ -124,10 +131,12 @@ fn fewer_draws_decide_after_wins() {
         losses: 3 - draws,
         technical_losses: 0,
         points: 3 + draws,
+        above_next_by: None,
     };
     let (p01, p02) = (line("P01", 2), line("P02", 0));
     assert_eq!(after_head_to_head(&p02, &p01), Ordering::Less);
     assert_eq!(after_head_to_head(&p01, &p02), Ordering::Greater);
+    assert_eq!(after_head_to_head_rule(&p02, &p01), TieBreak::FewerDraws);
 }
 
 #[test]
@@ -138,6 +147,7 @@ fn player_id_decides_last() {
     );
     assert_eq!(record(&rows, "P01"), record(&rows, "P02"));
     assert_eq!(ranked(&rows), ["P01", "P02", "X1", "X2"]);
+    assert_eq!(above_next_by(&rows, "P01"), Some(TieBreak::PlayerId));
 }
 
 /// P02 beat P01 and P03 beat P02; P01 and P03 have not met yet. All three have 6 points.

@@ -1,0 +1,258 @@
+//! What happened in a league, for people and tools looking back: the schedule with each match's
+//! outcome, a player's match history, the table after each round, and the list of leagues. Every
+//! answer is bounded: large ones come a page at a time.
+
+use league_proto::v2::{
+    LeagueStatus, LeagueSummary, ListLeaguesResponse, MatchResult, RoundStandings, ScheduledMatch,
+    ScheduledRound,
+};
+use sqlx::PgConnection;
+
+use crate::error::{ManagerResult, reject};
+use crate::league::queries::{MATCH_COLUMNS, MatchRow, decode};
+use crate::league::queue::timestamp_from_millis;
+use crate::league::table::{self, LeagueResults};
+use league_proto::ErrorCode;
+
+/// Most matches in one schedule page.
+pub const MAX_SCHEDULE_PAGE: u32 = 2_000;
+/// Most table rows (rounds × players) in one page of standings by round.
+pub const MAX_STANDINGS_ROWS: usize = 20_000;
+/// Leagues in a page when the caller does not say, and the most it may ask for.
+pub const DEFAULT_LEAGUE_PAGE: u32 = 20;
+pub const MAX_LEAGUE_PAGE: u32 = 100;
+
+/// A schedule row with what the match came to.
+#[derive(Debug, sqlx::FromRow)]
+struct PlayedRow {
+    #[sqlx(flatten)]
+    scheduled: MatchRow,
+    result: Option<Vec<u8>>,
+    started_ms: Option<i64>,
+    finished_ms: Option<i64>,
+}
+
+/// The schedule columns, the stored result, and when the match started and finished by its referee's
+/// clock (its transcript's first and last entries; the time the result was recorded when there is no
+/// transcript), in epoch milliseconds.
+const PLAYED_COLUMNS: &str = "m.result,
+    (extract(epoch from (m.transcript_json->'entries'->0->>'at')::timestamptz) * 1000)::bigint as started_ms,
+    (extract(epoch from coalesce((m.transcript_json->'entries'->-1->>'at')::timestamptz, m.finished_at))
+        * 1000)::bigint as finished_ms";
+
+impl PlayedRow {
+    fn into_match(self) -> ManagerResult<ScheduledMatch> {
+        Ok(ScheduledMatch {
+            result: self.result.as_deref().map(decode::<MatchResult>).transpose()?,
+            started_at: self.started_ms.map(timestamp_from_millis),
+            finished_at: self.finished_ms.map(timestamp_from_millis),
+            ..self.scheduled.into()
+        })
+    }
+}
+
+/// Whole rounds from `first_round_id` holding at most `max_matches` matches (at least one round), each
+/// match with its outcome once finished; and the round the next page starts at (0: none).
+pub async fn schedule_page(
+    conn: &mut PgConnection,
+    league_id: &str,
+    first_round_id: u32,
+    max_matches: u32,
+) -> ManagerResult<(Vec<ScheduledRound>, u32)> {
+    let first = first_round_id.max(1) as i32;
+    let max_matches = if max_matches == 0 {
+        MAX_SCHEDULE_PAGE
+    } else {
+        max_matches.min(MAX_SCHEDULE_PAGE)
+    };
+    let rounds: Vec<(i32, Option<String>, i64)> = sqlx::query_as(
+        "select r.round_id, r.bye_player_id,
+                (select count(*) from matches m where m.league_id = r.league_id and m.round_id = r.round_id)
+         from rounds r where r.league_id = $1 and r.round_id >= $2 order by r.round_id",
+    )
+    .bind(league_id)
+    .bind(first)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut taken = 0;
+    let mut matches_taken = 0i64;
+    for (_, _, count) in &rounds {
+        if taken > 0 && matches_taken + count > i64::from(max_matches) {
+            break;
+        }
+        taken += 1;
+        matches_taken += count;
+    }
+    let next_round_id = rounds.get(taken).map_or(0, |(round_id, _, _)| *round_id as u32);
+    let rounds = &rounds[..taken];
+    let Some(last) = rounds.last().map(|(round_id, _, _)| *round_id) else {
+        return Ok((vec![], 0));
+    };
+    let rows: Vec<PlayedRow> = sqlx::query_as(&format!(
+        "select {MATCH_COLUMNS}, {PLAYED_COLUMNS} from matches m join leagues l on l.league_id = m.league_id
+         where m.league_id = $1 and m.round_id between $2 and $3 order by m.round_id, m.match_number"
+    ))
+    .bind(league_id)
+    .bind(first)
+    .bind(last)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut matches = rows
+        .into_iter()
+        .map(PlayedRow::into_match)
+        .collect::<ManagerResult<Vec<_>>>()?
+        .into_iter()
+        .peekable();
+    let mut page = Vec::with_capacity(rounds.len());
+    for (round_id, bye, _) in rounds {
+        let round_id = *round_id as u32;
+        let mut in_round = vec![];
+        while let Some(next) = matches.next_if(|m| m.round_id == round_id) {
+            in_round.push(next);
+        }
+        page.push(ScheduledRound {
+            round_id,
+            matches: in_round,
+            bye_player_ids: bye.iter().cloned().collect(),
+        });
+    }
+    Ok((page, next_round_id))
+}
+
+/// Every match of `player_id` (one per opponent at most), in play order, with its outcome once finished.
+pub async fn player_matches(
+    conn: &mut PgConnection,
+    league_id: &str,
+    player_id: &str,
+) -> ManagerResult<Vec<ScheduledMatch>> {
+    let rows: Vec<PlayedRow> = sqlx::query_as(&format!(
+        "select {MATCH_COLUMNS}, {PLAYED_COLUMNS} from matches m join leagues l on l.league_id = m.league_id
+         where m.league_id = $1 and (m.player_a_id = $2 or m.player_b_id = $2)
+         order by m.round_id, m.match_number"
+    ))
+    .bind(league_id)
+    .bind(player_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    rows.into_iter().map(PlayedRow::into_match).collect()
+}
+
+/// The table after each completed round from `first_round_id`, at most `max_rounds` of them (0: as many
+/// as [`MAX_STANDINGS_ROWS`] allows, always at least one); and the round the next page starts at (0: none).
+pub async fn standings_by_round(
+    conn: &mut PgConnection,
+    league_id: &str,
+    first_round_id: u32,
+    max_rounds: u32,
+) -> ManagerResult<(Vec<RoundStandings>, u32)> {
+    let completed: Vec<(i32,)> = sqlx::query_as(
+        "select round_id from rounds where league_id = $1 and status = 'completed' and round_id >= $2
+         order by round_id",
+    )
+    .bind(league_id)
+    .bind(first_round_id.max(1) as i32)
+    .fetch_all(&mut *conn)
+    .await?;
+    let results = LeagueResults::load(conn, league_id).await?;
+    let fit = (MAX_STANDINGS_ROWS / results.player_count().max(1)).max(1);
+    let take = match max_rounds {
+        0 => fit,
+        asked => fit.min(asked as usize),
+    };
+    let next_round_id = completed.get(take).map_or(0, |(round_id,)| *round_id as u32);
+    let rounds = completed.iter().take(take).map(|(round_id,)| *round_id as u32);
+    Ok((results.after_each(rounds)?, next_round_id))
+}
+
+type LeagueListRow = (
+    String,
+    String,
+    String,
+    i32,
+    i32,
+    i64,
+    i64,
+    Option<i64>,
+    Option<i64>,
+);
+
+/// Leagues newest first, `page_size` from the offset in `page_token`.
+pub async fn list_leagues(
+    conn: &mut PgConnection,
+    page_size: u32,
+    page_token: &str,
+) -> ManagerResult<ListLeaguesResponse> {
+    let size = match page_size {
+        0 => DEFAULT_LEAGUE_PAGE,
+        size => size.min(MAX_LEAGUE_PAGE),
+    };
+    let offset: i64 = if page_token.is_empty() {
+        0
+    } else {
+        page_token
+            .parse()
+            .ok()
+            .filter(|offset| *offset >= 0)
+            .ok_or_else(|| {
+                reject(
+                    ErrorCode::InvalidMessageFormat,
+                    format!("invalid page_token {page_token:?}"),
+                )
+            })?
+    };
+    // One more than asked: whether there is a next page.
+    let rows: Vec<LeagueListRow> = sqlx::query_as(
+        "select l.league_id, l.game_type, l.status, l.current_round, l.total_rounds,
+                (select count(*) from league_players lp where lp.league_id = l.league_id),
+                (extract(epoch from l.created_at) * 1000)::bigint,
+                (extract(epoch from l.started_at) * 1000)::bigint,
+                (extract(epoch from l.completed_at) * 1000)::bigint
+         from leagues l order by l.created_at desc, l.league_id limit $1 offset $2",
+    )
+    .bind(i64::from(size) + 1)
+    .bind(offset)
+    .fetch_all(&mut *conn)
+    .await?;
+    let more = rows.len() > size as usize;
+    let mut leagues = Vec::with_capacity(rows.len().min(size as usize));
+    for (league_id, game_type, status, current, total, players, created, started, completed) in
+        rows.into_iter().take(size as usize)
+    {
+        let status = league_status(&status);
+        let champion = if status == LeagueStatus::Completed {
+            table::standings(conn, &league_id).await?.into_iter().next()
+        } else {
+            None
+        };
+        leagues.push(LeagueSummary {
+            league_id,
+            game_type,
+            status: status as i32,
+            current_round_id: current as u32,
+            total_rounds: total as u32,
+            registered_players: players as u32,
+            created_at: Some(timestamp_from_millis(created)),
+            started_at: started.map(timestamp_from_millis),
+            completed_at: completed.map(timestamp_from_millis),
+            champion,
+        });
+    }
+    Ok(ListLeaguesResponse {
+        leagues,
+        next_page_token: if more {
+            (offset + i64::from(size)).to_string()
+        } else {
+            String::new()
+        },
+    })
+}
+
+/// A league's stored status as the contract's enum.
+pub fn league_status(status: &str) -> LeagueStatus {
+    match status {
+        "registering" => LeagueStatus::Registering,
+        "running" => LeagueStatus::Running,
+        "completed" => LeagueStatus::Completed,
+        _ => LeagueStatus::Unspecified,
+    }
+}
