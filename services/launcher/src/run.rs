@@ -17,16 +17,12 @@ use secrecy::{ExposeSecret, SecretString};
 pub use crate::interrupt::Interrupted;
 
 use crate::args;
-use crate::children::{self, Service};
 use crate::clean::{self, RUN_DATABASE_PREFIX};
 use crate::interrupt::Signals;
 use crate::progress::Progress;
+use crate::state::State;
+use crate::system::{self, Plan, Running};
 use crate::table;
-
-/// How long a service has to say it is ready.
-const READY_WITHIN: Duration = Duration::from_secs(60);
-/// How long a service has to stop after SIGTERM before it is killed.
-const STOP_GRACE: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -175,7 +171,7 @@ pub async fn run_league_with<G, T>(
     }
     let mut running = Running::default();
     let outcome = tokio::select! {
-        played = play(args, &database_url, &mut running, external, inspect) => Ok(played),
+        played = play(args, &database_url, &database, &mut running, external, inspect) => Ok(played),
         signal = signals.received() => Err(signal),
     };
     if outcome.is_err() {
@@ -194,38 +190,11 @@ pub async fn run_league_with<G, T>(
     }
 }
 
-/// The services of a run, in the order they stop.
-#[derive(Debug, Default)]
-struct Running {
-    manager: Option<Service>,
-    gateways: Vec<Service>,
-    referees: Vec<Service>,
-    players: Vec<Service>,
-}
-
-impl Running {
-    /// Referees first (no new match starts; running ones are given back), then the players and the
-    /// gateways, the manager last: nobody is left talking to a service that is gone.
-    async fn stop(self) {
-        let manager: Vec<Service> = self.manager.into_iter().collect();
-        for group in [self.referees, self.players, self.gateways, manager] {
-            futures::future::join_all(group.into_iter().map(|service| service.stop(STOP_GRACE))).await;
-        }
-    }
-
-    fn all(&self) -> impl Iterator<Item = &Service> {
-        self.manager
-            .iter()
-            .chain(&self.gateways)
-            .chain(&self.referees)
-            .chain(&self.players)
-    }
-}
-
 /// Starts the services into `running` and follows the league to its end.
 async fn play<G, T>(
     args: &RunArgs,
     database_url: &SecretString,
+    database: &str,
     running: &mut Running,
     external: impl AsyncFnOnce(&[String]) -> anyhow::Result<G>,
     inspect: impl AsyncFnOnce(&mut Finished, &G) -> anyhow::Result<T>,
@@ -233,99 +202,37 @@ async fn play<G, T>(
     let deadline = args::parse(&args.deadline).map_err(anyhow::Error::msg)?;
     let operator_token = league_manager::tokens::issue()?;
     let league_id = format!("league_{}", args.game);
-    let quiet_logs = std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned());
-    let common = vec![
-        ("RUST_LOG".to_owned(), quiet_logs),
-        ("LEAGUE_LISTEN_ADDR".to_owned(), "127.0.0.1:0".to_owned()),
-        ("LEAGUE_ADMIN_ADDR".to_owned(), "127.0.0.1:0".to_owned()),
-        ("LEAGUE_ID".to_owned(), league_id.clone()),
-    ];
-    let mut manager_env = common.clone();
-    manager_env.extend([
-        ("DATABASE_URL".to_owned(), database_url.expose_secret().to_owned()),
-        (
-            "LEAGUE_OPERATOR_TOKEN".to_owned(),
-            operator_token.expose_secret().to_owned(),
-        ),
-        ("LEAGUE_GAME_TYPE".to_owned(), args.game.clone()),
-        (
-            "LEAGUE_AUTO_START_PLAYERS".to_owned(),
-            (args.players + args.external_players).to_string(),
-        ),
-        ("LEAGUE_JOIN_TIMEOUT".to_owned(), args.join_timeout.clone()),
-        ("LEAGUE_MOVE_TIMEOUT".to_owned(), args.move_timeout.clone()),
-        ("LEAGUE_RETRY_DELAY".to_owned(), args.retry_delay.clone()),
-        ("LEAGUE_MAX_ATTEMPTS".to_owned(), args.max_attempts.to_string()),
-    ]);
-    let manager = running
-        .manager
-        .insert(children::start("manager", "manager", &manager_env, READY_WITHIN).await?);
-    let manager_url = manager.url.clone();
-    let mut gateway_urls = vec![];
-    // The gateways first, so external agents can register while the bots do.
-    for replica in 1..=args.gateways.max(1) {
-        let addr = if replica == 1 {
-            args.gateway_addr.clone()
-        } else {
-            "127.0.0.1:0".to_owned()
-        };
-        let mut gateway_env = common.clone();
-        gateway_env.extend([
-            ("LEAGUE_MANAGER_URL".to_owned(), manager_url.clone()),
-            ("LEAGUE_HTTP_ADDR".to_owned(), addr),
-            (
-                "LEAGUE_OPERATOR_TOKEN".to_owned(),
-                operator_token.expose_secret().to_owned(),
-            ),
-        ]);
-        if let Some(limit) = args.agent_rate_limit {
-            gateway_env.push(("LEAGUE_AGENT_RATE_LIMIT".to_owned(), limit.to_string()));
-        }
-        let gateway = children::start(
-            &format!("gateway-{replica}"),
-            "gateway",
-            &gateway_env,
-            READY_WITHIN,
-        )
-        .await?;
-        if !args.quiet {
-            println!(
-                "gateway: external agents POST league.v2 JSON-RPC to {}/mcp",
-                gateway.url
-            );
-        }
-        gateway_urls.push(format!("{}/mcp", gateway.url));
-        running.gateways.push(gateway);
-    }
-    let mut referee_env = common.clone();
-    referee_env.extend([
-        ("LEAGUE_MANAGER_URL".to_owned(), manager_url.clone()),
-        (
-            "LEAGUE_REFEREE_CAPACITY".to_owned(),
-            args.referee_capacity.to_string(),
-        ),
-        // An interrupted run should not wait long for the matches in flight.
-        ("LEAGUE_SHUTDOWN_GRACE".to_owned(), "3s".to_owned()),
-    ]);
-    for i in 1..=args.referees {
-        let mut env = referee_env.clone();
-        env.push(("LEAGUE_REFEREE_NAME".to_owned(), format!("referee-{i}")));
-        running
-            .referees
-            .push(children::start(&format!("referee-{i}"), "referee", &env, READY_WITHIN).await?);
-    }
-    // External players register once the referees are up, as the bots do: the league may start as
-    // soon as the last player is in.
-    let external = external(&gateway_urls).await?;
-    let mut player_env = common.clone();
-    player_env.push(("LEAGUE_MANAGER_URL".to_owned(), manager_url.clone()));
-    player_env.push(("LEAGUE_PLAYERS".to_owned(), args.players.to_string()));
-    player_env.push(("LEAGUE_STRATEGIES".to_owned(), args.strategies.clone()));
-    if args.players > 0 {
-        running
-            .players
-            .push(children::start("players", "player", &player_env, READY_WITHIN).await?);
-    }
+    let plan = Plan {
+        database_url: database_url.clone(),
+        operator_token: operator_token.clone(),
+        league_id: league_id.clone(),
+        game: args.game.clone(),
+        auto_start_players: args.players + args.external_players,
+        timing: vec![
+            ("LEAGUE_JOIN_TIMEOUT", args.join_timeout.clone()),
+            ("LEAGUE_MOVE_TIMEOUT", args.move_timeout.clone()),
+            ("LEAGUE_RETRY_DELAY", args.retry_delay.clone()),
+            ("LEAGUE_MAX_ATTEMPTS", args.max_attempts.to_string()),
+        ],
+        gateways: args.gateways,
+        gateway_addr: args.gateway_addr.clone(),
+        agent_rate_limit: args.agent_rate_limit,
+        referees: args.referees,
+        referee_capacity: args.referee_capacity,
+        players: args.players,
+        strategies: args.strategies.clone(),
+        quiet: args.quiet,
+    };
+    let (started, external) = system::start(&plan, running, external).await?;
+    let _published = State::publish(
+        &started.manager_url,
+        started.gateway_urls.first().map_or("", String::as_str),
+        database,
+        &league_id,
+        &operator_token,
+    )?;
+    let manager_url = started.manager_url;
+    let gateway_urls = started.gateway_urls;
     let (summary, status, client) =
         follow(&manager_url, &operator_token, &league_id, deadline, args.quiet).await?;
     let peak_rss_kib = running

@@ -75,6 +75,35 @@ pub async fn create_database(server: &PostgresServer, prefix: &str) -> anyhow::R
     )))
 }
 
+/// The database `name` on `server`, created if it does not exist yet (a server's data across restarts).
+pub async fn ensure_database(server: &PostgresServer, name: &str) -> anyhow::Result<SecretString> {
+    anyhow::ensure!(
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+        "database name {name:?}: use letters, digits and _ only"
+    );
+    let mut admin = PgConnectOptions::from_str(server.url.expose_secret())?
+        .log_statements(tracing::log::LevelFilter::Debug)
+        .connect()
+        .await
+        .context("connecting to create a database")?;
+    let exists: Option<(i32,)> = sqlx::query_as("select 1 from pg_database where datname = $1")
+        .bind(name)
+        .fetch_optional(&mut admin)
+        .await
+        .context("looking for the database")?;
+    if exists.is_none() {
+        sqlx::query(&format!("create database \"{name}\""))
+            .execute(&mut admin)
+            .await
+            .with_context(|| format!("creating database {name}"))?;
+    }
+    admin.close().await.ok();
+    Ok(SecretString::from(with_database(
+        server.url.expose_secret(),
+        name,
+    )))
+}
+
 /// Drops the database `name` on `server` (Postgres refuses while anyone is connected to it).
 pub async fn drop_database(server: &PostgresServer, name: &str) -> anyhow::Result<()> {
     let mut admin = PgConnectOptions::from_str(server.url.expose_secret())?
