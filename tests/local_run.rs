@@ -222,6 +222,76 @@ fn a_finished_run_drops_its_database_unless_kept() {
     assert!(refused.contains("is not a database of `league run`"), "{refused}");
 }
 
+/// Runs a kept league and returns its database.
+fn kept_run(args: &[&str]) -> String {
+    let mut all = vec!["run", "--keep", "--quiet", "--gateway-addr", "127.0.0.1:0"];
+    all.extend(args);
+    let output = league(&all).output().expect("the league binary runs");
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("kept database "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the kept database is named")
+        .to_owned()
+}
+
+#[test]
+fn a_seeded_double_round_robin_plays_every_pairing_twice_the_same_way() {
+    let args = [
+        "--players",
+        "3",
+        "--cycles",
+        "2",
+        "--seed",
+        "42",
+        "--strategies",
+        "random",
+    ];
+    let first = kept_run(&args);
+    let second = kept_run(&args);
+    let read = |database: &str| {
+        query(
+            database,
+            "select match_id || ' ' || player_a_id || '-' || player_b_id || ' '
+                    || coalesce((result_json->'game_metadata'->'choices')::text, '')
+             from matches order by round_id, match_number",
+        )
+    };
+    let (one, two) = (read(&first), read(&second));
+    // Three players, twice: six matches, each ordered pair (seat A, seat B) once.
+    assert_eq!(one.len(), 6, "{one:#?}");
+    let mut seats: Vec<&str> = one.iter().filter_map(|row| row.split(' ').nth(1)).collect();
+    seats.sort();
+    seats.dedup();
+    assert_eq!(seats.len(), 6, "{one:#?}");
+    assert!(
+        one.iter().all(|row| row.contains("even") || row.contains("odd")),
+        "{one:#?}"
+    );
+    // The same seed, the same choices (only the referee's draw differs).
+    assert_eq!(one, two);
+    for database in [first, second] {
+        let cleaned = league(&["clean", &database]).output().expect("league clean runs");
+        assert!(cleaned.status.success(), "{}", text(&cleaned.stderr));
+    }
+}
+
+/// The rows of a one-column text query on the database `name` of the server `league run` uses.
+fn query(name: &str, sql: &str) -> Vec<String> {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    runtime.block_on(async {
+        let url = std::env::var("DATABASE_URL")
+            .unwrap_or_else(|_| league_manager::postgres::LOCAL_DEFAULT_URL.to_owned());
+        let url = league_manager::postgres::with_database(&url, name);
+        let pool = sqlx::PgPool::connect(&url).await.expect("the run's database");
+        let rows: Vec<(String,)> = sqlx::query_as(sql).fetch_all(&pool).await.expect("the query");
+        pool.close().await;
+        rows.into_iter().map(|(row,)| row).collect()
+    })
+}
+
 fn named_database(stderr: &str) -> String {
     stderr
         .lines()

@@ -216,6 +216,7 @@ pub async fn start_league(setup: Setup) -> RunningLeague {
         players: setup.players,
         strategies: setup.strategies.to_owned(),
         league_id,
+        seed: None,
     })
     .await
     .expect("the player host builds");

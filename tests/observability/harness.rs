@@ -163,6 +163,7 @@ pub async fn start(setup: Setup) -> League {
         players: 1,
         strategies: "always_even".to_owned(),
         league_id: league_id.clone(),
+        seed: None,
     })
     .await
     .expect("the test's player host builds");

@@ -10,7 +10,9 @@ use anyhow::Context;
 use clap::Args;
 use league_manager::postgres;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
-use league_proto::v2::{GetLeagueStatusRequest, GetLeagueStatusResponse, GetStandingsRequest, LeagueStatus};
+use league_proto::v2::{
+    GetLeagueStatusRequest, GetLeagueStatusResponse, GetStandingsRequest, LeagueStatus, MatchTiming,
+};
 use league_runtime::credentials::operator_request;
 use secrecy::{ExposeSecret, SecretString};
 
@@ -51,6 +53,12 @@ pub struct RunArgs {
     /// Pause between attempts after a timeout or connection error.
     #[arg(long, default_value = "2s", allow_hyphen_values = true, value_parser = args::duration)]
     pub retry_delay: String,
+    /// Times every pairing is played; each second cycle swaps the seats (2: a double round robin).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub cycles: u32,
+    /// Makes the bots' choices reproducible (the referee's draw stays random).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Attempts before a technical loss.
     #[arg(long, default_value_t = 3)]
     pub max_attempts: u32,
@@ -155,7 +163,7 @@ pub async fn run_league_with<G, T>(
     external: impl AsyncFnOnce(&[String]) -> anyhow::Result<G>,
     inspect: impl AsyncFnOnce(&mut Finished, &G) -> anyhow::Result<T>,
 ) -> anyhow::Result<(RunSummary, T)> {
-    args::check_size(args.players + args.external_players, 1)?;
+    args::check_size(args.players + args.external_players, args.cycles)?;
     let mut signals = Signals::listen()?;
     league_runtime::config::warn_unknown_variables();
     if args.referees == 0 {
@@ -208,12 +216,15 @@ async fn play<G, T>(
         league_id: league_id.clone(),
         game: args.game.clone(),
         auto_start_players: args.players + args.external_players,
-        timing: vec![
-            ("LEAGUE_JOIN_TIMEOUT", args.join_timeout.clone()),
-            ("LEAGUE_MOVE_TIMEOUT", args.move_timeout.clone()),
-            ("LEAGUE_RETRY_DELAY", args.retry_delay.clone()),
-            ("LEAGUE_MAX_ATTEMPTS", args.max_attempts.to_string()),
-        ],
+        cycles: args.cycles,
+        seed: args.seed,
+        timing: MatchTiming {
+            join_timeout: Some(proto_duration(&args.join_timeout)?),
+            move_timeout: Some(proto_duration(&args.move_timeout)?),
+            retry_delay: Some(proto_duration(&args.retry_delay)?),
+            max_attempts: args.max_attempts,
+            ..MatchTiming::default()
+        },
         gateways: args.gateways,
         gateway_addr: args.gateway_addr.clone(),
         agent_rate_limit: args.agent_rate_limit,
@@ -317,6 +328,12 @@ async fn follow(
         // Progress display for a person, not synchronisation: the league runs on its own.
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// A duration option as the contracts carry it.
+fn proto_duration(text: &str) -> anyhow::Result<prost_types::Duration> {
+    let duration = args::parse(text).map_err(anyhow::Error::msg)?;
+    Ok(prost_types::Duration::try_from(duration)?)
 }
 
 /// The league's own time, from its start (all players in) to its last result, as the manager recorded

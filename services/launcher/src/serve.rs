@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use league_manager::postgres;
+use league_proto::v2::MatchTiming;
 
 use crate::args;
 use crate::interrupt::Signals;
@@ -33,6 +34,12 @@ pub struct ServeArgs {
     /// The first league's game.
     #[arg(long, default_value = "even_odd", value_parser = args::game)]
     pub game: String,
+    /// Times the first league plays its round robin (2: a double round robin, seats swapped).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub cycles: u32,
+    /// Makes the bots' choices reproducible (the referee's draw stays random).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Start the first league once this many players are in (0: with `league start`).
     #[arg(long, default_value_t = 0)]
     pub auto_start: u32,
@@ -63,7 +70,9 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         league_id: args.league.clone(),
         game: args.game.clone(),
         auto_start_players: args.auto_start,
-        timing: vec![],
+        cycles: args.cycles,
+        seed: args.seed,
+        timing: MatchTiming::default(),
         gateways: 1,
         gateway_addr: args.gateway_addr.clone(),
         agent_rate_limit: None,

@@ -4,6 +4,9 @@
 
 use std::time::Duration;
 
+use league_proto::v2::manager_service_client::ManagerServiceClient;
+use league_proto::v2::{CreateLeagueRequest, GetLeagueStatusRequest, MatchTiming};
+use league_runtime::credentials::operator_request;
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::children::{self, Service};
@@ -18,13 +21,17 @@ const STOP_GRACE: Duration = Duration::from_secs(10);
 pub struct Plan {
     pub database_url: SecretString,
     pub operator_token: SecretString,
-    /// The league the manager opens at start-up (`LEAGUE_ID`).
+    /// The league opened once the manager is up (kept if it exists already).
     pub league_id: String,
     pub game: String,
     /// Start the league once this many players are in (0: by `league start`).
     pub auto_start_players: u32,
-    /// Match timings for the manager, as `LEAGUE_*` variables and their values.
-    pub timing: Vec<(&'static str, String)>,
+    /// Times the league plays its round robin (2: a double round robin).
+    pub cycles: u32,
+    /// Makes the bots' choices reproducible.
+    pub seed: Option<u64>,
+    /// The league's match timings (unset ones: the manager's defaults).
+    pub timing: MatchTiming,
     pub gateways: u32,
     /// The first gateway's address (`…:0`: a free port).
     pub gateway_addr: String,
@@ -74,6 +81,37 @@ impl Running {
     }
 }
 
+/// Creates the plan's league unless it exists (a `league serve` restarted on the same database).
+async fn open_league(plan: &Plan, manager_url: &str) -> anyhow::Result<()> {
+    let mut client = ManagerServiceClient::new(league_runtime::grpc::channel(manager_url)?);
+    let exists = client
+        .get_league_status(operator_request(
+            &plan.operator_token,
+            GetLeagueStatusRequest {
+                league_id: plan.league_id.clone(),
+            },
+        ))
+        .await
+        .is_ok();
+    if exists {
+        return Ok(());
+    }
+    client
+        .create_league(operator_request(
+            &plan.operator_token,
+            CreateLeagueRequest {
+                league_id: plan.league_id.clone(),
+                game_type: plan.game.clone(),
+                timing: Some(plan.timing),
+                auto_start_players: plan.auto_start_players,
+                cycles: plan.cycles,
+            },
+        ))
+        .await
+        .map_err(|status| anyhow::anyhow!("creating league {}: {}", plan.league_id, status.message()))?;
+    Ok(())
+}
+
 /// Starts `plan` into `running` (which keeps whatever started, even when a later start fails), calling
 /// `external` once the gateways and referees are up and before the bots, with each gateway's `/mcp`.
 pub async fn start<G>(
@@ -96,21 +134,14 @@ pub async fn start<G>(
             plan.database_url.expose_secret().to_owned(),
         ),
         ("LEAGUE_OPERATOR_TOKEN".to_owned(), token.clone()),
-        ("LEAGUE_GAME_TYPE".to_owned(), plan.game.clone()),
-        (
-            "LEAGUE_AUTO_START_PLAYERS".to_owned(),
-            plan.auto_start_players.to_string(),
-        ),
+        // No league from the configuration: the launcher creates it below, with its format.
+        ("LEAGUE_ID".to_owned(), String::new()),
     ]);
-    manager_env.extend(
-        plan.timing
-            .iter()
-            .map(|(name, value)| ((*name).to_owned(), value.clone())),
-    );
     let manager = running
         .manager
         .insert(children::start("manager", "manager", &manager_env, READY_WITHIN).await?);
     let manager_url = manager.url.clone();
+    open_league(plan, &manager_url).await?;
     let mut gateway_urls = vec![];
     // The gateways first, so external agents can register while the bots do.
     for replica in 1..=plan.gateways.max(1) {
@@ -170,6 +201,9 @@ pub async fn start<G>(
         ("LEAGUE_PLAYERS".to_owned(), plan.players.to_string()),
         ("LEAGUE_STRATEGIES".to_owned(), plan.strategies.clone()),
     ]);
+    if let Some(seed) = plan.seed {
+        player_env.push(("LEAGUE_SEED".to_owned(), seed.to_string()));
+    }
     if plan.players > 0 {
         running
             .players

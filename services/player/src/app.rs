@@ -31,6 +31,8 @@ pub struct PlayerConfig {
     /// `LEAGUE_ID`: the league to join (empty: the one open for registration).
     #[serde(rename = "id")]
     pub league_id: String,
+    /// `LEAGUE_SEED`: makes the bots' choices reproducible (none: the OS RNG).
+    pub seed: Option<u64>,
 }
 
 impl Default for PlayerConfig {
@@ -42,6 +44,7 @@ impl Default for PlayerConfig {
             players: 4,
             strategies: "random,adaptive,alternating,always_even,always_odd".to_owned(),
             league_id: String::new(),
+            seed: None,
         }
     }
 }
@@ -82,11 +85,12 @@ pub struct PlayerApp {
 impl PlayerApp {
     pub async fn build(config: PlayerConfig) -> anyhow::Result<Self> {
         let (listener, local_addr) = grpc::bind(config.listen_addr).await?;
+        let seed = config.seed;
         Ok(Self {
             config,
             listener,
             local_addr,
-            host: Arc::new(PlayerHost::new()),
+            host: Arc::new(PlayerHost::new().seeded(seed)),
             readiness: Readiness::new(),
         })
     }

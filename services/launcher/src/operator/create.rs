@@ -18,6 +18,9 @@ pub struct CreateArgs {
     /// Start on its own once this many players have registered (0: only by `league start`).
     #[arg(long, default_value_t = 0)]
     pub auto_start: u32,
+    /// Times every pairing is played; each second cycle swaps the seats (2: a double round robin).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub cycles: u32,
     /// Time for a player to acknowledge an invitation (default: the manager's).
     #[arg(long, allow_hyphen_values = true, value_parser = args::positive_duration)]
     pub join_timeout: Option<String>,
@@ -55,6 +58,7 @@ pub async fn create(args: CreateArgs) -> anyhow::Result<()> {
             game_type: args.game,
             timing: Some(timing),
             auto_start_players: args.auto_start,
+            cycles: args.cycles,
         }))
         .await
         .map_err(failed("creating the league"))?
