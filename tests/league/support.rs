@@ -217,6 +217,7 @@ pub async fn start_league(setup: Setup) -> RunningLeague {
         strategies: setup.strategies.to_owned(),
         league_id,
         seed: None,
+        llm: Default::default(),
     })
     .await
     .expect("the player host builds");

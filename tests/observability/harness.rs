@@ -164,6 +164,7 @@ pub async fn start(setup: Setup) -> League {
         strategies: "always_even".to_owned(),
         league_id: league_id.clone(),
         seed: None,
+        llm: Default::default(),
     })
     .await
     .expect("the test's player host builds");

@@ -13,6 +13,7 @@ use league_runtime::{ShutdownSignal, grpc};
 use serde::Deserialize;
 use tokio::net::TcpListener;
 
+use crate::llm::{LlmClient, LlmConfig};
 use crate::{Behaviour, BotSpec, PlayerHost, RegisteredBot, register_bots};
 
 #[derive(Debug, Clone, Deserialize)]
@@ -33,6 +34,9 @@ pub struct PlayerConfig {
     pub league_id: String,
     /// `LEAGUE_SEED`: makes the bots' choices reproducible (none: the OS RNG).
     pub seed: Option<u64>,
+    /// `LEAGUE_LLM_*`: the chat endpoint of `llm` bots (read flat, beside the rest).
+    #[serde(skip)]
+    pub llm: LlmConfig,
 }
 
 impl Default for PlayerConfig {
@@ -45,14 +49,16 @@ impl Default for PlayerConfig {
             strategies: "random,adaptive,alternating,always_even,always_odd".to_owned(),
             league_id: String::new(),
             seed: None,
+            llm: LlmConfig::default(),
         }
     }
 }
 
 impl PlayerConfig {
     pub fn load() -> anyhow::Result<Self> {
-        let config: Self = league_runtime::config::load()?;
-        config.specs()?;
+        let mut config: Self = league_runtime::config::load()?;
+        config.llm = league_runtime::config::load()?;
+        unavailable_llm(&config.specs()?, &config.llm)?;
         Ok(config)
     }
 
@@ -73,6 +79,17 @@ impl PlayerConfig {
     }
 }
 
+/// Refuses `llm` bots without a chat endpoint to ask (or with an unusable one).
+pub fn unavailable_llm(specs: &[BotSpec], llm: &LlmConfig) -> anyhow::Result<()> {
+    let client = LlmClient::from_config(llm)?;
+    anyhow::ensure!(
+        client.is_some() || !specs.iter().any(|spec| spec.behaviour == Behaviour::Llm),
+        "the llm strategy is unavailable: set LEAGUE_LLM_URL (an OpenAI-compatible chat completions URL) \
+         and LEAGUE_LLM_MODEL"
+    );
+    Ok(())
+}
+
 #[derive(Debug)]
 pub struct PlayerApp {
     config: PlayerConfig,
@@ -86,11 +103,12 @@ impl PlayerApp {
     pub async fn build(config: PlayerConfig) -> anyhow::Result<Self> {
         let (listener, local_addr) = grpc::bind(config.listen_addr).await?;
         let seed = config.seed;
+        let llm = LlmClient::from_config(&config.llm)?;
         Ok(Self {
             config,
             listener,
             local_addr,
-            host: Arc::new(PlayerHost::new().seeded(seed)),
+            host: Arc::new(PlayerHost::new().seeded(seed).with_llm(llm)),
             readiness: Readiness::new(),
         })
     }

@@ -23,7 +23,9 @@ use tonic::{Request, Response, Status};
 
 use crate::behaviour::Behaviour;
 use crate::bot::{Bot, Reply};
+use crate::llm::LlmClient;
 use crate::memory::{EventKind, GameErrorRecord, GameRecord};
+use crate::strategy::{EVEN_ODD, parity_move};
 
 /// A hosted bot as listed by [`PlayerHost::bots`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +50,8 @@ pub struct PlayerHost {
     roster: tokio::sync::watch::Sender<u64>,
     /// Makes the bots' choices reproducible (see [`PlayerHost::seeded`]); none: the OS RNG.
     seed: Option<u64>,
+    /// The chat endpoint `llm` bots ask; without one they play their fallback.
+    llm: Option<Arc<LlmClient>>,
 }
 
 /// Held while one registration is in flight (see [`PlayerHost::registration`]).
@@ -74,6 +78,46 @@ impl PlayerHost {
     /// the calls arrive in. Only the bots' choices: the referee's draw stays the OS CSPRNG's.
     pub fn seeded(self, seed: Option<u64>) -> PlayerHost {
         PlayerHost { seed, ..self }
+    }
+
+    /// The chat endpoint that `llm` bots ask for their Even/Odd choices.
+    pub fn with_llm(self, llm: Option<LlmClient>) -> PlayerHost {
+        PlayerHost {
+            llm: llm.map(Arc::new),
+            ..self
+        }
+    }
+
+    /// For an `llm` bot in an Even/Odd match, the model's move; `None` when the bot is not one, or the
+    /// model gave no usable answer (then the bot plays its fallback).
+    async fn ask_llm(&self, request: &RequestMoveRequest) -> Option<RequestMoveResponse> {
+        let llm = self.llm.as_ref()?;
+        let game_type = request.context.as_ref().map(|context| context.game_type.as_str());
+        if game_type != Some(EVEN_ODD) {
+            return None;
+        }
+        let opponent = request.opponent_id.as_str();
+        let history = self
+            .with_bot(&request.player_id, |bot| {
+                (bot.behaviour == Behaviour::Llm).then(|| {
+                    bot.memory
+                        .history()
+                        .iter()
+                        .filter(|game| game.opponent_id == opponent)
+                        .filter_map(|game| game.opponent_choice)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .ok()??;
+        match llm.choose(opponent, &history).await {
+            Ok(parity) => Some(RequestMoveResponse {
+                move_payload: Some(parity_move(parity.as_str())),
+            }),
+            Err(error) => {
+                tracing::warn!(player_id = %request.player_id, %error, "llm strategy: playing adaptive instead");
+                None
+            }
+        }
     }
 
     /// Marks a registration as in flight until the returned guard is dropped (after `add_bot`).
@@ -210,6 +254,9 @@ impl PlayerService for PlayerHost {
             "move request"
         );
         self.await_bot(&request.player_id).await;
+        if let Some(answer) = self.ask_llm(&request).await {
+            return Ok(Response::new(answer));
+        }
         // Unseeded, bots play against the operating system's RNG: nothing for an opponent to learn.
         let reply: Reply<_> = self.with_bot(&request.player_id, |bot| match self.seed {
             Some(seed) => bot.move_for(&request, &mut choice_rng(seed, &request)),
