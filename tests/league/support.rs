@@ -210,6 +210,8 @@ pub async fn start_league(setup: Setup) -> RunningLeague {
         strategies: setup.strategies.to_owned(),
         league_id,
         state_dir: None,
+        seed: None,
+        llm: Default::default(),
     })
     .await
     .expect("the player host builds");

@@ -162,6 +162,8 @@ pub async fn start(setup: Setup) -> League {
         strategies: "always_even".to_owned(),
         league_id: league_id.clone(),
         state_dir: None,
+        seed: None,
+        llm: Default::default(),
     })
     .await
     .expect("the test's player host builds");

@@ -95,20 +95,12 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<()> {
             players: bots,
             referees: args.referees,
             referee_capacity: args.referee_capacity,
-            strategies: "random,adaptive,alternating,always_even,always_odd".to_owned(),
-            game: "even_odd".to_owned(),
-            join_timeout: "5s".to_owned(),
-            move_timeout: "30s".to_owned(),
-            retry_delay: "2s".to_owned(),
-            max_attempts: 3,
-            cluster_dir: ".league/postgres".into(),
-            deadline: "30m".to_owned(),
             quiet: true,
             gateway_addr: "127.0.0.1:0".to_owned(),
             external_players: external,
-            gateways: 1,
             // The bench measures the gateway, not its per-agent rate limit.
             agent_rate_limit: Some(10_000_000),
+            ..RunArgs::defaults()?
         };
         eprintln!(
             "bench: {players} {} players, {} referees × {} matches",

@@ -2,13 +2,45 @@
 //! the environment. A child says it is ready by printing `LEAGUE_READY <service> <url>` on stdout, so
 //! the launcher waits for that line rather than for a guessed amount of time. Just before it, a service
 //! with an admin server prints `LEAGUE_ADMIN <service> <url>` (metrics, health, readiness).
+//!
+//! Children die with whoever started them, whatever kills it: each runs in its own process group (a
+//! Ctrl-C at the terminal reaches only the launcher, which then stops them in order and waits for them),
+//! and each asks the kernel for SIGTERM when its parent dies ([`die_with_parent`]), which covers a
+//! SIGKILLed launcher that stops nothing.
 
 use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::Context;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
+
+/// The variable that tells a child its parent's pid, so that it can die with it.
+pub const PARENT_PID_VAR: &str = "LEAGUE_PARENT_PID";
+
+/// In a process started by [`start_program`]: asks the kernel to send SIGTERM (a graceful shutdown)
+/// when the parent dies. Elsewhere it does nothing.
+///
+/// The kernel sends it when the parent *thread* that spawned us exits; the launcher spawns from its
+/// runtime's worker threads, which live as long as the run. A parent that died before the request was
+/// made cannot be noticed by the kernel any more, hence the check of who the parent is now.
+pub fn die_with_parent() -> anyhow::Result<()> {
+    let Ok(expected) = std::env::var(PARENT_PID_VAR) else {
+        return Ok(());
+    };
+    let expected: i32 = expected
+        .parse()
+        .with_context(|| format!("{PARENT_PID_VAR} is not a process id: {expected:?}"))?;
+    nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).context("asking to die with the launcher")?;
+    let parent = nix::unistd::getppid().as_raw();
+    anyhow::ensure!(
+        parent == expected,
+        "the process that started this one (pid {expected}) has already exited"
+    );
+    Ok(())
+}
 
 /// A running service process.
 #[derive(Debug)]
@@ -41,9 +73,18 @@ pub async fn start_program(
     ready_within: Duration,
     stderr: Stdio,
 ) -> anyhow::Result<Service> {
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    // Unknown LEAGUE_* variables were warned about once, by the launcher: not again by every child.
+    for (name, _) in std::env::vars() {
+        if league_runtime::config::is_unknown(&name) {
+            command.env_remove(name);
+        }
+    }
+    let mut child = command
         .arg(subcommand)
         .envs(env.iter().map(|(key, value)| (key, value)))
+        .env(PARENT_PID_VAR, std::process::id().to_string())
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(stderr)
@@ -109,12 +150,7 @@ impl Service {
             .child
             .id()
             .with_context(|| format!("{} has already exited", self.name))?;
-        let signalled = Command::new("kill")
-            .arg("-TERM")
-            .arg(pid.to_string())
-            .status()
-            .await?;
-        anyhow::ensure!(signalled.success(), "cannot signal {}", self.name);
+        signal_group(pid, Signal::SIGTERM).with_context(|| format!("cannot signal {}", self.name))?;
         match tokio::time::timeout(within, self.child.wait()).await {
             Ok(exited) => Ok(exited?),
             Err(_) => {
@@ -127,15 +163,17 @@ impl Service {
     /// SIGTERM, then up to `grace` for a clean exit, then SIGKILL.
     pub async fn stop(mut self, grace: Duration) {
         if let Some(pid) = self.child.id() {
-            let _ = Command::new("kill")
-                .arg("-TERM")
-                .arg(pid.to_string())
-                .status()
-                .await;
+            let _ = signal_group(pid, Signal::SIGTERM);
         }
         if tokio::time::timeout(grace, self.child.wait()).await.is_err() {
             tracing::warn!(service = %self.name, "did not stop in time; killing");
             let _ = self.child.kill().await;
         }
     }
+}
+
+/// Signals a child's whole process group (the child leads it), so whatever it started goes too.
+fn signal_group(pid: u32, signal: Signal) -> nix::Result<()> {
+    let pid = i32::try_from(pid).map_err(|_| nix::errno::Errno::ESRCH)?;
+    killpg(Pid::from_raw(pid), signal)
 }

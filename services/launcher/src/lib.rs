@@ -1,13 +1,22 @@
 //! The `league` command's subcommands: each service, and the local launcher.
 
+pub mod args;
 pub mod bench;
 pub mod children;
+pub mod clean;
 pub mod fake_agent;
+pub mod interrupt;
+pub mod operator;
+pub mod output;
 pub mod probe;
+pub mod progress;
 pub mod query;
 pub mod report;
 pub mod run;
+pub mod serve;
 pub mod services;
+pub mod state;
+pub mod system;
 pub mod table;
 pub mod warnings;
 
@@ -21,12 +30,27 @@ pub enum Command {
     Migrate,
     /// Run a referee worker.
     Referee,
-    /// Run a player host with bot players.
-    Player,
+    /// Without an id: run a player host with bot players. With one (`league player P01`): that
+    /// player's standing and matches (operator).
+    Player(operator::player::PlayerArgs),
     /// Run the gateway: league.v2 JSON-RPC and MCP on /mcp for external agents.
     Gateway,
     /// List external agents' protocol-compliance warnings (operator; LEAGUE_MANAGER_URL, LEAGUE_OPERATOR_TOKEN).
     Warnings(warnings::WarningsArgs),
+    /// List the leagues of the running system (operator).
+    Leagues(operator::leagues::LeaguesArgs),
+    /// Create a league on the running system (operator).
+    Create(operator::create::CreateArgs),
+    /// Start a league with the players registered so far (operator).
+    Start(operator::start::StartArgs),
+    /// A league's standings (operator).
+    Standings(operator::standings::StandingsArgs),
+    /// A league's schedule, with each match's outcome (operator).
+    Schedule(operator::schedule::ScheduleArgs),
+    /// One match: players, outcome, transcript (operator).
+    Match(operator::match_view::MatchArgs),
+    /// Run the whole system on this machine until Ctrl-C: manager, gateway, referees, bots.
+    Serve(serve::ServeArgs),
     /// Run a whole league on this machine and print the standings.
     Run(run::RunArgs),
     /// Play a short scripted exchange with a player agent and print its compliance report.
@@ -35,6 +59,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Ask about a league (leagues, standings, schedule, match, player) and print the answer as JSON.
     Query(query::QueryArgs),
+    /// Drop databases `league run` kept, and stop its private Postgres cluster.
+    Clean(clean::CleanArgs),
     /// Run leagues of instant bots (or fake external agents) and report throughput, latency and memory.
     Bench(bench::BenchArgs),
 }
@@ -44,12 +70,21 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Manager => services::manager().await,
         Command::Migrate => services::migrate().await,
         Command::Referee => services::referee().await,
-        Command::Player => services::player().await,
         Command::Gateway => services::gateway().await,
         Command::Warnings(args) => warnings::warnings(args).await,
+        Command::Leagues(args) => operator::leagues::leagues(args).await,
+        Command::Create(args) => operator::create::create(args).await,
+        Command::Start(args) => operator::start::start(args).await,
+        Command::Standings(args) => operator::standings::standings(args).await,
+        Command::Schedule(args) => operator::schedule::schedule(args).await,
+        Command::Match(args) => operator::match_view::show(args).await,
+        Command::Player(args) if args.player_id.is_none() => services::player().await,
+        Command::Player(args) => operator::player::show(args).await,
+        Command::Serve(args) => serve::serve(args).await,
         Command::Run(args) => run::run(args).await,
         Command::Report(args) => report::report(args).await,
         Command::Query(args) => query::query(args).await,
+        Command::Clean(args) => clean::clean(args).await,
         Command::Bench(args) => bench::bench(args).await,
         Command::Probe(args) => probe::probe(args).await,
     }

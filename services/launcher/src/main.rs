@@ -6,7 +6,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use league_launcher::{Command, execute};
+use league_launcher::run::Interrupted;
+use league_launcher::{Command, children, execute};
+
+/// The longest error message printed: a message built from a huge input must not flood the terminal.
+const MAX_ERROR_CHARS: usize = 4_000;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -21,6 +25,10 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(error) = children::die_with_parent() {
+        eprintln!("league: {error:#}");
+        return ExitCode::FAILURE;
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -31,8 +39,38 @@ fn main() -> ExitCode {
     match runtime.block_on(execute(cli.command)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("league: {error:#}");
+            if let Some(interrupted) = error.downcast_ref::<Interrupted>() {
+                eprintln!("{interrupted}");
+                return ExitCode::from(interrupted.exit_code());
+            }
+            eprintln!("league: {}", capped(&format!("{error:#}")));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `message`, cut to [`MAX_ERROR_CHARS`] with a note of how much was left out.
+fn capped(message: &str) -> String {
+    match message.char_indices().nth(MAX_ERROR_CHARS) {
+        None => message.to_owned(),
+        Some((cut, _)) => format!(
+            "{}… ({} more bytes not shown)",
+            &message[..cut],
+            message.len() - cut
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_error_messages_are_cut() {
+        assert_eq!(capped("short"), "short");
+        let long = "x".repeat(MAX_ERROR_CHARS + 10);
+        let shown = capped(&long);
+        assert!(shown.starts_with(&"x".repeat(MAX_ERROR_CHARS)));
+        assert!(shown.ends_with("… (10 more bytes not shown)"), "{shown}");
     }
 }

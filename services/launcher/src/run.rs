@@ -10,11 +10,20 @@ use anyhow::Context;
 use clap::Args;
 use league_manager::postgres;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
-use league_proto::v2::{GetLeagueStatusRequest, GetLeagueStatusResponse, GetStandingsRequest, LeagueStatus};
+use league_proto::v2::{
+    GetLeagueStatusRequest, GetLeagueStatusResponse, GetStandingsRequest, LeagueStatus, MatchTiming,
+};
 use league_runtime::credentials::operator_request;
 use secrecy::{ExposeSecret, SecretString};
 
-use crate::children;
+pub use crate::interrupt::Interrupted;
+
+use crate::args;
+use crate::clean::{self, RUN_DATABASE_PREFIX};
+use crate::interrupt::Signals;
+use crate::progress::Progress;
+use crate::state::State;
+use crate::system::{self, Plan, Running};
 use crate::table;
 
 #[derive(Debug, Clone, Args)]
@@ -33,17 +42,23 @@ pub struct RunArgs {
     #[arg(long, default_value = "random,adaptive,alternating,always_even,always_odd")]
     pub strategies: String,
     /// The game: even_odd or tic_tac_toe.
-    #[arg(long, default_value = "even_odd")]
+    #[arg(long, default_value = "even_odd", value_parser = args::game)]
     pub game: String,
     /// Time for a player to acknowledge an invitation.
-    #[arg(long, default_value = "5s")]
+    #[arg(long, default_value = "5s", allow_hyphen_values = true, value_parser = args::positive_duration)]
     pub join_timeout: String,
     /// Time for a player to answer a move request.
-    #[arg(long, default_value = "30s")]
+    #[arg(long, default_value = "30s", allow_hyphen_values = true, value_parser = args::positive_duration)]
     pub move_timeout: String,
     /// Pause between attempts after a timeout or connection error.
-    #[arg(long, default_value = "2s")]
+    #[arg(long, default_value = "2s", allow_hyphen_values = true, value_parser = args::duration)]
     pub retry_delay: String,
+    /// Times every pairing is played; each second cycle swaps the seats (2: a double round robin).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub cycles: u32,
+    /// Makes the bots' choices reproducible (the referee's draw stays random).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Attempts before a technical loss.
     #[arg(long, default_value_t = 3)]
     pub max_attempts: u32,
@@ -51,11 +66,15 @@ pub struct RunArgs {
     #[arg(long, default_value = ".league/postgres")]
     pub cluster_dir: PathBuf,
     /// Give up if the league has not finished by then.
-    #[arg(long, default_value = "30m")]
+    #[arg(long, default_value = "30m", allow_hyphen_values = true, value_parser = args::positive_duration)]
     pub deadline: String,
-    /// Print only the final table.
+    /// Print only the final standings and the champion (no addresses, progress or summary).
     #[arg(long)]
     pub quiet: bool,
+    /// Keep the run's database afterwards (and a private Postgres cluster running); without it, a
+    /// finished run drops its database. An interrupted or failed run always keeps it.
+    #[arg(long)]
+    pub keep: bool,
     /// Where the gateway serves `/mcp` for external agents (`…:0` picks a free port).
     #[arg(long, default_value = "127.0.0.1:8000")]
     pub gateway_addr: String,
@@ -70,6 +89,18 @@ pub struct RunArgs {
     /// the gateway's default when not given).
     #[arg(long)]
     pub agent_rate_limit: Option<u32>,
+}
+
+impl RunArgs {
+    /// What `league run` without options would do (callers change what they need).
+    pub fn defaults() -> anyhow::Result<Self> {
+        #[derive(Debug, clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            run: RunArgs,
+        }
+        Ok(<Only as clap::Parser>::try_parse_from(["run"])?.run)
+    }
 }
 
 /// A finished league whose services are still up, for whoever wants to look at it before they stop.
@@ -98,7 +129,7 @@ pub struct RunSummary {
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let (summary, ()) = run_league(&args, crate::report::after_run).await?;
     if !args.quiet {
-        let per_second = f64::from(summary.total_matches) / summary.elapsed.as_secs_f64();
+        let per_second = f64::from(summary.total_matches) / summary.elapsed.as_secs_f64().max(1e-9);
         println!(
             "{} matches in {:.2} s ({per_second:.0} matches/s)",
             summary.total_matches,
@@ -124,144 +155,116 @@ pub async fn run_league<T>(
 /// [`run_league`], with `external` started once the gateways and referees are up (given each gateway's
 /// `/mcp`) and before the bots: it registers the league's `--external-players`. What it returns stays
 /// alive until the services stop, and `inspect` sees it too.
+///
+/// Ctrl-C or SIGTERM stops every service, waits for them, and ends in [`Interrupted`], which names the
+/// database (kept). A finished run drops its database unless `--keep`.
 pub async fn run_league_with<G, T>(
     args: &RunArgs,
     external: impl AsyncFnOnce(&[String]) -> anyhow::Result<G>,
     inspect: impl AsyncFnOnce(&mut Finished, &G) -> anyhow::Result<T>,
 ) -> anyhow::Result<(RunSummary, T)> {
-    anyhow::ensure!(
-        args.players + args.external_players >= 2,
-        "a league needs at least 2 players"
-    );
+    args::check_size(args.players + args.external_players, args.cycles)?;
+    let mut signals = Signals::listen()?;
+    league_runtime::config::warn_unknown_variables();
     if args.referees == 0 {
         // Allowed: external referees registered through the gateway then run every match.
         eprintln!("no referee processes: matches wait for external referees registered through the gateway");
     }
-    let deadline = parse_duration(&args.deadline)?;
+    let cluster_was_running = postgres::private_cluster_running(&args.cluster_dir);
     let server = postgres::resolve(&args.cluster_dir).await?;
-    let database_url = postgres::create_database(&server, "league_run").await?;
+    let database_url = postgres::create_database(&server, RUN_DATABASE_PREFIX).await?;
+    let database = postgres::database_name(database_url.expose_secret()).to_owned();
+    if !args.quiet {
+        eprintln!("database: {database}");
+    }
+    let mut running = Running::default();
+    let outcome = tokio::select! {
+        played = play(args, &database_url, &database, &mut running, external, inspect) => Ok(played),
+        signal = signals.received() => Err(signal),
+    };
+    if outcome.is_err() {
+        eprintln!("stopping the league's services…");
+    }
+    running.stop().await;
+    match outcome {
+        Ok(Ok(played)) => {
+            clean::after_run(&server, &database, !cluster_was_running, args.keep, args.quiet).await?;
+            Ok(played)
+        }
+        Ok(Err(error)) => Err(error.context(format!(
+            "the league so far is in database {database} (kept; `league clean {database}` drops it)"
+        ))),
+        Err(signal) => Err(Interrupted { signal, database }.into()),
+    }
+}
+
+/// Starts the services into `running` and follows the league to its end.
+async fn play<G, T>(
+    args: &RunArgs,
+    database_url: &SecretString,
+    database: &str,
+    running: &mut Running,
+    external: impl AsyncFnOnce(&[String]) -> anyhow::Result<G>,
+    inspect: impl AsyncFnOnce(&mut Finished, &G) -> anyhow::Result<T>,
+) -> anyhow::Result<(RunSummary, T)> {
+    let deadline = args::parse(&args.deadline).map_err(anyhow::Error::msg)?;
     let operator_token = league_manager::tokens::issue()?;
     let league_id = format!("league_{}", args.game);
-    let quiet_logs = std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned());
-    let common = vec![
-        ("RUST_LOG".to_owned(), quiet_logs),
-        ("LEAGUE_LISTEN_ADDR".to_owned(), "127.0.0.1:0".to_owned()),
-        ("LEAGUE_ADMIN_ADDR".to_owned(), "127.0.0.1:0".to_owned()),
-        ("LEAGUE_ID".to_owned(), league_id.clone()),
-    ];
-    let mut manager_env = common.clone();
-    manager_env.extend([
-        ("DATABASE_URL".to_owned(), database_url.expose_secret().to_owned()),
-        (
-            "LEAGUE_OPERATOR_TOKEN".to_owned(),
-            operator_token.expose_secret().to_owned(),
-        ),
-        ("LEAGUE_GAME_TYPE".to_owned(), args.game.clone()),
-        (
-            "LEAGUE_AUTO_START_PLAYERS".to_owned(),
-            (args.players + args.external_players).to_string(),
-        ),
-        ("LEAGUE_JOIN_TIMEOUT".to_owned(), args.join_timeout.clone()),
-        ("LEAGUE_MOVE_TIMEOUT".to_owned(), args.move_timeout.clone()),
-        ("LEAGUE_RETRY_DELAY".to_owned(), args.retry_delay.clone()),
-        ("LEAGUE_MAX_ATTEMPTS".to_owned(), args.max_attempts.to_string()),
-    ]);
-    let ready = Duration::from_secs(60);
-    let manager = children::start("manager", "manager", &manager_env, ready).await?;
-    let mut services = vec![];
-    let mut gateway_urls = vec![];
-    let started = async {
-        // The gateways first, so external agents can register while the bots do.
-        for replica in 1..=args.gateways.max(1) {
-            let addr = if replica == 1 {
-                args.gateway_addr.clone()
-            } else {
-                "127.0.0.1:0".to_owned()
-            };
-            let mut gateway_env = common.clone();
-            gateway_env.extend([
-                ("LEAGUE_MANAGER_URL".to_owned(), manager.url.clone()),
-                ("LEAGUE_HTTP_ADDR".to_owned(), addr),
-                (
-                    "LEAGUE_OPERATOR_TOKEN".to_owned(),
-                    operator_token.expose_secret().to_owned(),
-                ),
-            ]);
-            if let Some(limit) = args.agent_rate_limit {
-                // Every local agent shares 127.0.0.1: the address's rate follows the agents'.
-                gateway_env.push(("LEAGUE_AGENT_RATE_LIMIT".to_owned(), limit.to_string()));
-                gateway_env.push(("LEAGUE_ADDRESS_RATE_LIMIT".to_owned(), limit.to_string()));
-            }
-            let gateway =
-                children::start(&format!("gateway-{replica}"), "gateway", &gateway_env, ready).await?;
-            if !args.quiet {
-                println!(
-                    "gateway: external agents POST league.v2 JSON-RPC to {}/mcp",
-                    gateway.url
-                );
-            }
-            gateway_urls.push(format!("{}/mcp", gateway.url));
-            services.push(gateway);
-        }
-        let mut referee_env = common.clone();
-        referee_env.push(("LEAGUE_MANAGER_URL".to_owned(), manager.url.clone()));
-        referee_env.push((
-            "LEAGUE_REFEREE_CAPACITY".to_owned(),
-            args.referee_capacity.to_string(),
-        ));
-        for i in 1..=args.referees {
-            let mut env = referee_env.clone();
-            env.push(("LEAGUE_REFEREE_NAME".to_owned(), format!("referee-{i}")));
-            services.push(children::start(&format!("referee-{i}"), "referee", &env, ready).await?);
-        }
-        // External players register once the referees are up, as the bots do: the league may start
-        // as soon as the last player is in.
-        let external = external(&gateway_urls).await?;
-        let mut player_env = common.clone();
-        player_env.push(("LEAGUE_MANAGER_URL".to_owned(), manager.url.clone()));
-        player_env.push(("LEAGUE_PLAYERS".to_owned(), args.players.to_string()));
-        player_env.push(("LEAGUE_STRATEGIES".to_owned(), args.strategies.clone()));
-        let clock = Instant::now();
-        if args.players > 0 {
-            services.push(children::start("players", "player", &player_env, ready).await?);
-        }
-        let (summary, status, client) = follow(
-            &manager.url,
-            &operator_token,
-            &league_id,
-            deadline,
-            args.quiet,
-            clock,
-        )
-        .await?;
-        let mut peak_rss_kib = vec![("manager".to_owned(), manager.peak_rss_kib().unwrap_or(0))];
-        peak_rss_kib.extend(
-            services
-                .iter()
-                .map(|service| (service.name.clone(), service.peak_rss_kib().unwrap_or(0))),
-        );
-        let admin_urls = std::iter::once(&manager)
-            .chain(&services)
-            .filter_map(|service| Some((service.name.clone(), service.admin_url.clone()?)))
-            .collect();
-        let mut finished = Finished {
-            client,
-            operator_token: operator_token.clone(),
-            league_id: league_id.clone(),
-            status,
-            peak_rss_kib,
-            admin_urls,
-            gateway_urls: gateway_urls.clone(),
-        };
-        let inspected = inspect(&mut finished, &external).await?;
-        anyhow::Ok((summary, inspected))
-    }
-    .await;
-    for service in services {
-        service.stop(Duration::from_secs(10)).await;
-    }
-    manager.stop(Duration::from_secs(10)).await;
-    started
+    let plan = Plan {
+        database_url: database_url.clone(),
+        operator_token: operator_token.clone(),
+        league_id: league_id.clone(),
+        game: args.game.clone(),
+        auto_start_players: args.players + args.external_players,
+        cycles: args.cycles,
+        seed: args.seed,
+        timing: MatchTiming {
+            join_timeout: Some(proto_duration(&args.join_timeout)?),
+            move_timeout: Some(proto_duration(&args.move_timeout)?),
+            retry_delay: Some(proto_duration(&args.retry_delay)?),
+            max_attempts: args.max_attempts,
+            ..MatchTiming::default()
+        },
+        gateways: args.gateways,
+        gateway_addr: args.gateway_addr.clone(),
+        agent_rate_limit: args.agent_rate_limit,
+        referees: args.referees,
+        referee_capacity: args.referee_capacity,
+        players: args.players,
+        strategies: args.strategies.clone(),
+        quiet: args.quiet,
+    };
+    let (started, external) = system::start(&plan, running, external).await?;
+    let _published = State::publish(
+        &started.manager_url,
+        started.gateway_urls.first().map_or("", String::as_str),
+        database,
+        &league_id,
+        &operator_token,
+    )?;
+    let manager_url = started.manager_url;
+    let gateway_urls = started.gateway_urls;
+    let (summary, status, client) =
+        follow(&manager_url, &operator_token, &league_id, deadline, args.quiet).await?;
+    let peak_rss_kib = running
+        .all()
+        .map(|service| (service.name.clone(), service.peak_rss_kib().unwrap_or(0)))
+        .collect();
+    let admin_urls = running
+        .all()
+        .filter_map(|service| Some((service.name.clone(), service.admin_url.clone()?)))
+        .collect();
+    let mut finished = Finished {
+        client,
+        operator_token: operator_token.clone(),
+        league_id: league_id.clone(),
+        status,
+        peak_rss_kib,
+        admin_urls,
+        gateway_urls,
+    };
+    let inspected = inspect(&mut finished, &external).await?;
+    Ok((summary, inspected))
 }
 
 /// Watches the league until it completes, then prints the table.
@@ -271,14 +274,14 @@ async fn follow(
     league_id: &str,
     deadline: Duration,
     quiet: bool,
-    clock: Instant,
 ) -> anyhow::Result<(
     RunSummary,
     GetLeagueStatusResponse,
     ManagerServiceClient<league_runtime::grpc::GrpcChannel>,
 )> {
     let mut client = ManagerServiceClient::new(league_runtime::grpc::channel(manager_url)?);
-    let mut last_shown = (u32::MAX, u32::MAX);
+    let clock = Instant::now();
+    let mut progress = Progress::new(quiet);
     loop {
         let status = client
             .get_league_status(operator_request(
@@ -290,16 +293,9 @@ async fn follow(
             .await
             .context("asking the manager for the league's status")?
             .into_inner();
-        let progress = (status.current_round_id, status.finished_matches);
-        if !quiet && progress != last_shown && status.total_matches > 0 {
-            eprintln!(
-                "round {}/{} · {}/{} matches",
-                status.current_round_id, status.total_rounds, status.finished_matches, status.total_matches
-            );
-            last_shown = progress;
-        }
+        progress.update(&status);
         if status.status == LeagueStatus::Completed as i32 {
-            let elapsed = clock.elapsed();
+            progress.finish();
             let standings = client
                 .get_standings(operator_request(
                     operator_token,
@@ -311,9 +307,7 @@ async fn follow(
                 .context("reading the final standings")?
                 .into_inner()
                 .standings;
-            if !quiet || standings.len() <= 64 {
-                println!("\nFinal standings of {league_id}\n{}", table::render(&standings));
-            }
+            println!("\nFinal standings of {league_id}\n{}", table::render(&standings));
             if let Some(champion) = standings.first() {
                 println!(
                     "Champion: {} ({}) with {} points",
@@ -323,7 +317,7 @@ async fn follow(
             let summary = RunSummary {
                 league_id: league_id.to_owned(),
                 total_matches: status.total_matches,
-                elapsed,
+                elapsed: league_time(&status).unwrap_or_else(|| clock.elapsed()),
             };
             return Ok((summary, status, client));
         }
@@ -336,6 +330,37 @@ async fn follow(
     }
 }
 
-fn parse_duration(text: &str) -> anyhow::Result<Duration> {
-    humantime_serde::re::humantime::parse_duration(text).with_context(|| format!("invalid duration {text:?}"))
+/// A duration option as the contracts carry it.
+fn proto_duration(text: &str) -> anyhow::Result<prost_types::Duration> {
+    let duration = args::parse(text).map_err(anyhow::Error::msg)?;
+    Ok(prost_types::Duration::try_from(duration)?)
+}
+
+/// The league's own time, from its start (all players in) to its last result, as the manager recorded
+/// them: waiting for external agents to register is not the league's time.
+fn league_time(status: &GetLeagueStatusResponse) -> Option<Duration> {
+    let millis = |t: &prost_types::Timestamp| t.seconds * 1_000 + i64::from(t.nanos) / 1_000_000;
+    let elapsed = millis(status.completed_at.as_ref()?) - millis(status.started_at.as_ref()?);
+    Some(Duration::from_millis(u64::try_from(elapsed).ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_league_time_runs_from_its_start_to_its_last_result() {
+        let at = |seconds, nanos| Some(prost_types::Timestamp { seconds, nanos });
+        let status = GetLeagueStatusResponse {
+            started_at: at(100, 500_000_000),
+            completed_at: at(102, 750_000_000),
+            ..Default::default()
+        };
+        assert_eq!(league_time(&status), Some(Duration::from_millis(2_250)));
+        let unfinished = GetLeagueStatusResponse {
+            started_at: at(100, 0),
+            ..Default::default()
+        };
+        assert_eq!(league_time(&unfinished), None);
+    }
 }

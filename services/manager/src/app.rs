@@ -52,6 +52,8 @@ impl ManagerApp {
                     game_type: config.game_type.clone(),
                     timing: config.timing,
                     auto_start_players: config.auto_start_players,
+                    // Other formats come with CreateLeague.
+                    cycles: 1,
                 },
             )
             .await

@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use anyhow::Context;
 use secrecy::SecretString;
 use serde::Deserialize;
 
@@ -106,6 +107,17 @@ pub struct TimingConfig {
     pub lease_duration: Duration,
 }
 
+/// Refuses a game no referee can run, naming the ones it can.
+pub fn known_game(game_type: &str) -> anyhow::Result<()> {
+    let known = league_referee::games::GAME_TYPES;
+    anyhow::ensure!(
+        known.contains(&game_type),
+        "unknown game {game_type:?}: the known games are {}",
+        known.join(", ")
+    );
+    Ok(())
+}
+
 impl Default for ManagerConfig {
     fn default() -> Self {
         Self {
@@ -152,6 +164,7 @@ impl ManagerConfig {
             self.db_max_connections >= 2,
             "LEAGUE_DB_MAX_CONNECTIONS must be at least 2"
         );
+        known_game(&self.game_type).context("LEAGUE_GAME_TYPE")?;
         anyhow::ensure!(
             self.auto_start_players != 1,
             "LEAGUE_AUTO_START_PLAYERS must be 0 (start by command) or at least 2"
@@ -202,6 +215,14 @@ mod tests {
         config.timing.max_attempts = 0;
         assert!(config.validate().is_err());
         config.timing.max_attempts = 3;
+        config.game_type = "chess".to_owned();
+        let refused = config.validate().expect_err("chess is not a game here");
+        assert_eq!(
+            format!("{refused:#}"),
+            "LEAGUE_GAME_TYPE: unknown game \"chess\": the known games are even_odd, tic_tac_toe"
+        );
+        config.game_type = "tic_tac_toe".to_owned();
+        assert!(config.validate().is_ok());
         config.database_url = None;
         assert!(config.validate().is_err());
     }

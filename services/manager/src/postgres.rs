@@ -75,6 +75,81 @@ pub async fn create_database(server: &PostgresServer, prefix: &str) -> anyhow::R
     )))
 }
 
+/// The database `name` on `server`, created if it does not exist yet (a server's data across restarts).
+pub async fn ensure_database(server: &PostgresServer, name: &str) -> anyhow::Result<SecretString> {
+    anyhow::ensure!(
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+        "database name {name:?}: use letters, digits and _ only"
+    );
+    let mut admin = PgConnectOptions::from_str(server.url.expose_secret())?
+        .log_statements(tracing::log::LevelFilter::Debug)
+        .connect()
+        .await
+        .context("connecting to create a database")?;
+    let exists: Option<(i32,)> = sqlx::query_as("select 1 from pg_database where datname = $1")
+        .bind(name)
+        .fetch_optional(&mut admin)
+        .await
+        .context("looking for the database")?;
+    if exists.is_none() {
+        sqlx::query(&format!("create database \"{name}\""))
+            .execute(&mut admin)
+            .await
+            .with_context(|| format!("creating database {name}"))?;
+    }
+    admin.close().await.ok();
+    Ok(SecretString::from(with_database(
+        server.url.expose_secret(),
+        name,
+    )))
+}
+
+/// Drops the database `name` on `server` (Postgres refuses while anyone is connected to it).
+pub async fn drop_database(server: &PostgresServer, name: &str) -> anyhow::Result<()> {
+    let mut admin = PgConnectOptions::from_str(server.url.expose_secret())?
+        .log_statements(tracing::log::LevelFilter::Debug)
+        .connect()
+        .await
+        .context("connecting to drop a database")?;
+    let dropped = sqlx::query(&format!("drop database if exists \"{}\"", name.replace('"', "")))
+        .execute(&mut admin)
+        .await
+        .with_context(|| format!("dropping database {name}"));
+    admin.close().await.ok();
+    dropped.map(|_| ())
+}
+
+/// The databases on `server` that [`create_database`] made with `prefix`, by name.
+pub async fn databases_with_prefix(server: &PostgresServer, prefix: &str) -> anyhow::Result<Vec<String>> {
+    let mut admin = PgConnectOptions::from_str(server.url.expose_secret())?
+        .connect()
+        .await
+        .context("connecting to list databases")?;
+    let names: Vec<(String,)> = sqlx::query_as(
+        "select datname from pg_database where datname ~ ('^' || $1 || '_[0-9a-f]{16}$') order by datname",
+    )
+    .bind(prefix)
+    .fetch_all(&mut admin)
+    .await
+    .context("listing databases")?;
+    admin.close().await.ok();
+    Ok(names.into_iter().map(|(name,)| name).collect())
+}
+
+/// The database a connection URL names.
+pub fn database_name(url: &str) -> &str {
+    let base = url.split_once('?').map_or(url, |(base, _)| base);
+    let authority_start = base.find("://").map_or(0, |i| i + 3);
+    base[authority_start..]
+        .split_once('/')
+        .map_or("", |(_, database)| database)
+}
+
+/// Whether the private cluster under `dir` looks started (its postmaster's pid file is there).
+pub fn private_cluster_running(dir: &Path) -> bool {
+    dir.join("data").join("postmaster.pid").exists()
+}
+
 /// `url` with its database name replaced by `database` (query parameters kept).
 pub fn with_database(url: &str, database: &str) -> String {
     let (base, query) = match url.split_once('?') {
@@ -228,6 +303,16 @@ fn run_as_postgres(as_root: bool, command: &mut Command) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_database_name_is_read_from_a_url() {
+        assert_eq!(
+            database_name("postgres://p@h:5432/league_run_00ff"),
+            "league_run_00ff"
+        );
+        assert_eq!(database_name("postgres://p@localhost/a?host=/tmp/pg"), "a");
+        assert_eq!(database_name("postgres://p@h:5432"), "");
+    }
 
     #[test]
     fn the_database_name_is_replaced_and_the_rest_kept() {

@@ -8,6 +8,10 @@
 //!
 //! With an odd number of players one seat of the circle is empty; whoever faces it has the bye, which
 //! gives every player exactly one bye over the cycle.
+//!
+//! A league may play the round robin several times ([`round_robin_cycles`]): every second cycle swaps
+//! the seats, so in a double round robin each pairing is played once with either player in seat A
+//! (which moves first in tic_tac_toe).
 
 mod match_id;
 #[cfg(test)]
@@ -51,6 +55,8 @@ pub enum ScheduleError<P> {
     TooManyPlayers { count: usize },
     #[error("player {0:?} is listed more than once")]
     DuplicatePlayer(P),
+    #[error("a league plays its round robin at least once")]
+    NoCycles,
 }
 
 impl<P> Schedule<P> {
@@ -83,6 +89,53 @@ pub fn round_robin<P: Clone + Eq + Hash>(players: &[P]) -> Result<Schedule<P>, S
             pair_round(players, &circle, round_id)
         })
         .collect();
+    Ok(Schedule { rounds })
+}
+
+/// Schedules `cycles` round robins one after the other, the seats swapped in every second one; round
+/// numbers run on across cycles (with 4 players and 2 cycles: rounds 1–6).
+pub fn round_robin_cycles<P: Clone + Eq + Hash>(
+    players: &[P],
+    cycles: u32,
+) -> Result<Schedule<P>, ScheduleError<P>> {
+    if cycles == 0 {
+        return Err(ScheduleError::NoCycles);
+    }
+    let single = round_robin(players)?;
+    let per_cycle = single.rounds.len();
+    let too_many = || ScheduleError::TooManyPlayers { count: players.len() };
+    let total = per_cycle
+        .checked_mul(cycles as usize)
+        .filter(|&total| u32::try_from(total).is_ok())
+        .ok_or_else(too_many)?;
+    let mut rounds = Vec::with_capacity(total);
+    for cycle in 0..cycles as usize {
+        let swapped = cycle % 2 == 1;
+        for round in &single.rounds {
+            let round_id = (cycle * per_cycle) as u32 + round.round_id;
+            let matches = round
+                .matches
+                .iter()
+                .map(|pairing| {
+                    let (player_a, player_b) = if swapped {
+                        (pairing.player_b.clone(), pairing.player_a.clone())
+                    } else {
+                        (pairing.player_a.clone(), pairing.player_b.clone())
+                    };
+                    Pairing {
+                        match_id: MatchId::new(round_id, pairing.match_id.number()),
+                        player_a,
+                        player_b,
+                    }
+                })
+                .collect();
+            rounds.push(Round {
+                round_id,
+                matches,
+                bye: round.bye.clone(),
+            });
+        }
+    }
     Ok(Schedule { rounds })
 }
 
@@ -158,6 +211,59 @@ mod tests {
                 vec![("R3M1".into(), "P02", "P03")],
             ]
         );
+    }
+
+    #[test]
+    fn a_double_round_robin_plays_every_pairing_twice_with_the_seats_swapped() {
+        let schedule = round_robin_cycles(&["P01", "P02", "P03", "P04"], 2).unwrap();
+        let table: Vec<_> = schedule.rounds.iter().map(pairs).collect();
+        assert_eq!(table.len(), 6);
+        assert_eq!(
+            table[3..],
+            vec![
+                vec![("R4M1".into(), "P02", "P01"), ("R4M2".into(), "P04", "P03")],
+                vec![("R5M1".into(), "P03", "P01"), ("R5M2".into(), "P04", "P02")],
+                vec![("R6M1".into(), "P04", "P01"), ("R6M2".into(), "P03", "P02")],
+            ]
+        );
+        assert_eq!(schedule.total_matches(), 12);
+        // Every ordered pair (seat A, seat B) exactly once.
+        let mut seated: Vec<(&str, &str)> = schedule
+            .rounds
+            .iter()
+            .flat_map(|round| round.matches.iter().map(|m| (m.player_a, m.player_b)))
+            .collect();
+        seated.sort();
+        seated.dedup();
+        assert_eq!(seated.len(), 12);
+    }
+
+    #[test]
+    fn any_number_of_cycles_alternates_the_seats() {
+        let players = ["P01", "P02", "P03"];
+        let schedule = round_robin_cycles(&players, 3).unwrap();
+        assert_eq!(schedule.rounds.len(), 9);
+        let round_ids: Vec<u32> = schedule.rounds.iter().map(|round| round.round_id).collect();
+        assert_eq!(round_ids, (1..=9).collect::<Vec<_>>());
+        let first_matches: Vec<_> = schedule
+            .rounds
+            .iter()
+            .step_by(3)
+            .map(|r| pairs(r)[0].clone())
+            .collect();
+        assert_eq!(
+            first_matches,
+            vec![
+                ("R1M1".into(), "P01", "P02"),
+                ("R4M1".into(), "P02", "P01"),
+                ("R7M1".into(), "P01", "P02"),
+            ]
+        );
+        assert_eq!(
+            round_robin_cycles(&players, 1).unwrap(),
+            round_robin(&players).unwrap()
+        );
+        assert_eq!(round_robin_cycles(&players, 0), Err(ScheduleError::NoCycles));
     }
 
     #[test]

@@ -180,6 +180,7 @@ impl ManagerService for Manager {
             game_type: request.game_type,
             timing: timing_from(request.timing, self.default_timing)?,
             auto_start_players: request.auto_start_players,
+            cycles: request.cycles.max(1),
         };
         start::create(&self.pool, &league).await?;
         Ok(Response::new(CreateLeagueResponse { league_id }))

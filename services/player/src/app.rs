@@ -14,6 +14,7 @@ use league_runtime::{SavedCredentials, ShutdownSignal, grpc};
 use serde::Deserialize;
 use tokio::net::TcpListener;
 
+use crate::llm::{LlmClient, LlmConfig};
 use crate::registration::resume_or_register_bots;
 use crate::{Behaviour, BotSpec, PlayerHost, RegisteredBot};
 
@@ -37,6 +38,11 @@ pub struct PlayerConfig {
     /// a restart on the same address every bot resumes its registration and plays its remaining
     /// matches. Unset: nothing is kept, and a restarted host cannot rejoin a running league.
     pub state_dir: Option<PathBuf>,
+    /// `LEAGUE_SEED`: makes the bots' choices reproducible (none: the OS RNG).
+    pub seed: Option<u64>,
+    /// `LEAGUE_LLM_*`: the chat endpoint of `llm` bots (read flat, beside the rest).
+    #[serde(skip)]
+    pub llm: LlmConfig,
 }
 
 impl Default for PlayerConfig {
@@ -49,18 +55,22 @@ impl Default for PlayerConfig {
             strategies: "random,adaptive,alternating,always_even,always_odd".to_owned(),
             league_id: String::new(),
             state_dir: None,
+            seed: None,
+            llm: LlmConfig::default(),
         }
     }
 }
 
 impl PlayerConfig {
     pub fn load() -> anyhow::Result<Self> {
-        let config: Self = league_runtime::config::load()?;
-        config.specs()?;
+        let mut config: Self = league_runtime::config::load()?;
+        config.llm = league_runtime::config::load()?;
+        unavailable_llm(&config.specs()?, &config.llm)?;
         Ok(config)
     }
 
-    /// One bot per player, behaviours taken from the list in turn; names say which is which.
+    /// One bot per player, behaviours taken from the list in turn. A bot's name says its behaviour
+    /// (`bot-adaptive`); its player id, given at registration, is what tells it apart.
     pub fn specs(&self) -> anyhow::Result<Vec<BotSpec>> {
         let behaviours = Behaviour::parse_list(&self.strategies).context("LEAGUE_STRATEGIES")?;
         anyhow::ensure!(!behaviours.is_empty(), "LEAGUE_STRATEGIES names no behaviour");
@@ -68,12 +78,23 @@ impl PlayerConfig {
             .map(|i| {
                 let behaviour = behaviours[i % behaviours.len()];
                 BotSpec {
-                    display_name: format!("bot-{:02}-{behaviour}", i + 1),
+                    display_name: format!("bot-{behaviour}"),
                     behaviour,
                 }
             })
             .collect())
     }
+}
+
+/// Refuses `llm` bots without a chat endpoint to ask (or with an unusable one).
+pub fn unavailable_llm(specs: &[BotSpec], llm: &LlmConfig) -> anyhow::Result<()> {
+    let client = LlmClient::from_config(llm)?;
+    anyhow::ensure!(
+        client.is_some() || !specs.iter().any(|spec| spec.behaviour == Behaviour::Llm),
+        "the llm strategy is unavailable: set LEAGUE_LLM_URL (an OpenAI-compatible chat completions URL) \
+         and LEAGUE_LLM_MODEL"
+    );
+    Ok(())
 }
 
 #[derive(Debug)]
@@ -88,11 +109,13 @@ pub struct PlayerApp {
 impl PlayerApp {
     pub async fn build(config: PlayerConfig) -> anyhow::Result<Self> {
         let (listener, local_addr) = grpc::bind(config.listen_addr).await?;
+        let seed = config.seed;
+        let llm = LlmClient::from_config(&config.llm)?;
         Ok(Self {
             config,
             listener,
             local_addr,
-            host: Arc::new(PlayerHost::new()),
+            host: Arc::new(PlayerHost::new().seeded(seed).with_llm(llm)),
             readiness: Readiness::new(),
         })
     }

@@ -12,7 +12,12 @@ use crate::strategy::StrategyKind;
 pub enum Behaviour {
     Strategy(StrategyKind),
     Fault(Fault),
+    /// Asks a language model (see [`crate::llm`]), playing adaptive whenever that fails.
+    Llm,
 }
+
+/// The configuration name of [`Behaviour::Llm`].
+pub const LLM: &str = "llm";
 
 impl Behaviour {
     /// A comma-separated list, e.g. `"random, adaptive,late:200"`; spaces around names are ignored.
@@ -38,6 +43,7 @@ impl fmt::Display for Behaviour {
         match self {
             Behaviour::Strategy(kind) => kind.fmt(f),
             Behaviour::Fault(fault) => fault.fmt(f),
+            Behaviour::Llm => f.write_str(LLM),
         }
     }
 }
@@ -47,7 +53,7 @@ impl fmt::Display for Behaviour {
 pub enum ParseBehaviourError {
     #[error(
         "unknown behaviour {0:?}: expected random, always_even, always_odd, alternating, adaptive, \
-         silent, late:<millis>, invalid, declines or flaky:<n>"
+         llm, silent, late:<millis>, invalid, declines or flaky:<n>"
     )]
     Unknown(String),
     #[error("{0:?} needs a whole number after the colon, e.g. late:500 or flaky:2")]
@@ -58,6 +64,9 @@ impl FromStr for Behaviour {
     type Err = ParseBehaviourError;
 
     fn from_str(name: &str) -> Result<Self, Self::Err> {
+        if name == LLM {
+            return Ok(Behaviour::Llm);
+        }
         match name.parse::<StrategyKind>() {
             Ok(kind) => Ok(Behaviour::Strategy(kind)),
             Err(_) => name.parse().map(Behaviour::Fault),

@@ -69,11 +69,13 @@ impl Bot {
                 arrival_timestamp,
                 reason: "this bot declines every invitation".to_owned(),
             }),
-            Behaviour::Strategy(_) | Behaviour::Fault(_) => Reply::Now(InviteToMatchResponse {
-                accept: true,
-                arrival_timestamp,
-                reason: String::new(),
-            }),
+            Behaviour::Strategy(_) | Behaviour::Fault(_) | Behaviour::Llm => {
+                Reply::Now(InviteToMatchResponse {
+                    accept: true,
+                    arrival_timestamp,
+                    reason: String::new(),
+                })
+            }
         }
     }
 
@@ -90,6 +92,8 @@ impl Bot {
         };
         match self.behaviour {
             Behaviour::Strategy(kind) => Reply::Now(play(kind, rng)),
+            // The model is asked by the host, outside the bots' lock; here is its fallback.
+            Behaviour::Llm => Reply::Now(play(StrategyKind::Adaptive, rng)),
             Behaviour::Fault(Fault::Silent) => Reply::Never,
             Behaviour::Fault(Fault::Late(delay)) => Reply::After(delay, play(StrategyKind::Random, rng)),
             Behaviour::Fault(Fault::Invalid) => Reply::Now(RequestMoveResponse {

@@ -16,13 +16,16 @@ use league_proto::v2::{
     RequestMoveResponse,
 };
 use league_proto::{ErrorCode, error_code};
-use rand::TryRngCore;
-use rand::rngs::OsRng;
+use rand::rngs::{OsRng, StdRng};
+use rand::{SeedableRng, TryRngCore};
+use sha2::{Digest, Sha256};
 use tonic::{Request, Response, Status};
 
 use crate::behaviour::Behaviour;
 use crate::bot::{Bot, Reply};
+use crate::llm::LlmClient;
 use crate::memory::{EventKind, GameErrorRecord, GameRecord};
+use crate::strategy::{EVEN_ODD, parity_move};
 
 /// A hosted bot as listed by [`PlayerHost::bots`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +48,10 @@ pub struct PlayerHost {
     registering: AtomicUsize,
     /// Bumped whenever a bot is added or a registration ends.
     roster: tokio::sync::watch::Sender<u64>,
+    /// Makes the bots' choices reproducible (see [`PlayerHost::seeded`]); none: the OS RNG.
+    seed: Option<u64>,
+    /// The chat endpoint `llm` bots ask; without one they play their fallback.
+    llm: Option<Arc<LlmClient>>,
 }
 
 /// Held while one registration is in flight (see [`PlayerHost::registration`]).
@@ -64,6 +71,53 @@ const REGISTRATION_WAIT: Duration = Duration::from_secs(10);
 impl PlayerHost {
     pub fn new() -> PlayerHost {
         PlayerHost::default()
+    }
+
+    /// With a seed, each choice comes from an RNG seeded by the seed and what is being decided (player,
+    /// match, step, attempt), so the same bot in the same situation chooses the same, whatever order
+    /// the calls arrive in. Only the bots' choices: the referee's draw stays the OS CSPRNG's.
+    pub fn seeded(self, seed: Option<u64>) -> PlayerHost {
+        PlayerHost { seed, ..self }
+    }
+
+    /// The chat endpoint that `llm` bots ask for their Even/Odd choices.
+    pub fn with_llm(self, llm: Option<LlmClient>) -> PlayerHost {
+        PlayerHost {
+            llm: llm.map(Arc::new),
+            ..self
+        }
+    }
+
+    /// For an `llm` bot in an Even/Odd match, the model's move; `None` when the bot is not one, or the
+    /// model gave no usable answer (then the bot plays its fallback).
+    async fn ask_llm(&self, request: &RequestMoveRequest) -> Option<RequestMoveResponse> {
+        let llm = self.llm.as_ref()?;
+        let game_type = request.context.as_ref().map(|context| context.game_type.as_str());
+        if game_type != Some(EVEN_ODD) {
+            return None;
+        }
+        let opponent = request.opponent_id.as_str();
+        let history = self
+            .with_bot(&request.player_id, |bot| {
+                (bot.behaviour == Behaviour::Llm).then(|| {
+                    bot.memory
+                        .history()
+                        .iter()
+                        .filter(|game| game.opponent_id == opponent)
+                        .filter_map(|game| game.opponent_choice)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .ok()??;
+        match llm.choose(opponent, &history).await {
+            Ok(parity) => Some(RequestMoveResponse {
+                move_payload: Some(parity_move(parity.as_str())),
+            }),
+            Err(error) => {
+                tracing::warn!(player_id = %request.player_id, %error, "llm strategy: playing adaptive instead");
+                None
+            }
+        }
     }
 
     /// Marks a registration as in flight until the returned guard is dropped (after `add_bot`).
@@ -200,9 +254,13 @@ impl PlayerService for PlayerHost {
             "move request"
         );
         self.await_bot(&request.player_id).await;
-        // Bots play against the operating system's RNG: nothing to seed, nothing for an opponent to learn.
-        let reply: Reply<_> = self.with_bot(&request.player_id, |bot| {
-            bot.move_for(&request, &mut OsRng.unwrap_err())
+        if let Some(answer) = self.ask_llm(&request).await {
+            return Ok(Response::new(answer));
+        }
+        // Unseeded, bots play against the operating system's RNG: nothing for an opponent to learn.
+        let reply: Reply<_> = self.with_bot(&request.player_id, |bot| match self.seed {
+            Some(seed) => bot.move_for(&request, &mut choice_rng(seed, &request)),
+            None => bot.move_for(&request, &mut OsRng.unwrap_err()),
         })?;
         reply.deliver().await
     }
@@ -281,6 +339,19 @@ fn name_call(player_id: &str, context: Option<&MatchContext>) {
     league_runtime::grpc::record_call_fields(league_id, match_id, conversation_id, player_id);
 }
 
+/// The RNG of one seeded choice: a function of the seed and of what is being decided.
+fn choice_rng(seed: u64, request: &RequestMoveRequest) -> StdRng {
+    let match_id = request
+        .context
+        .as_ref()
+        .map_or("", |context| context.match_id.as_str());
+    let key = format!(
+        "{seed}/{}/{match_id}/{}/{}",
+        request.player_id, request.step, request.attempt
+    );
+    StdRng::from_seed(Sha256::digest(key.as_bytes()).into())
+}
+
 impl PlayerHost {
     /// Records one league notification for its bot, once per event id.
     async fn take_event(&self, request: NotifyLeagueEventRequest) -> Result<(), Status> {
@@ -296,5 +367,45 @@ impl PlayerHost {
             tracing::debug!(player_id = %request.player_id, event_id = %request.event_id, "event redelivered");
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod seeded {
+    use super::*;
+
+    /// A random bot's choices over 40 matches.
+    async fn choices(seed: Option<u64>) -> Vec<String> {
+        let host = PlayerHost::new().seeded(seed);
+        host.add_bot("P01", "bot-random", "random".parse().expect("a behaviour"));
+        let mut choices = vec![];
+        for round in 1..=40 {
+            let request = RequestMoveRequest {
+                player_id: "P01".into(),
+                step: 1,
+                context: Some(MatchContext {
+                    game_type: "even_odd".into(),
+                    match_id: format!("R{round}M1"),
+                    ..MatchContext::default()
+                }),
+                ..RequestMoveRequest::default()
+            };
+            let answer = host
+                .request_move(Request::new(request))
+                .await
+                .expect("a move")
+                .into_inner();
+            choices.push(format!("{:?}", answer.move_payload));
+        }
+        choices
+    }
+
+    #[tokio::test]
+    async fn the_same_seed_gives_the_same_choices_and_another_seed_others() {
+        let first = choices(Some(7)).await;
+        assert_eq!(first, choices(Some(7)).await);
+        assert_ne!(first, choices(Some(8)).await);
+        // Unseeded: the OS RNG; 40 coin flips coincide with the seeded ones once in 2^40.
+        assert_ne!(first, choices(None).await);
     }
 }

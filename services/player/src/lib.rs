@@ -9,6 +9,7 @@ pub mod behaviour;
 pub mod bot;
 pub mod fault;
 pub mod host;
+pub mod llm;
 pub mod memory;
 pub mod parity;
 mod payload;

@@ -1,13 +1,15 @@
 //! Registering the host's bots with the manager (LEAGUE_REGISTER_REQUEST), many at once.
 //!
 //! Every bot is served at the same gRPC address (`service_endpoint`); its `contact_endpoint`, which the
-//! manager requires to be unique, is that address plus `/players/<display name>`.
+//! manager requires to be unique, is that address plus `/players/bot-<n>`, `n` its place in the host's
+//! list (stable across restarts of the host). Display names need not be unique: bots are told apart by
+//! the player ids the manager gives them.
 //!
 //! A host that restarts on the same address resumes each bot whose credentials it kept (see
 //! [`resume_or_register_bots`]): the registration carries the bot's previous id and token, and the
 //! manager gives the bot its identity back, in its league, even while that league is running.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use anyhow::{Context, bail};
 use futures::StreamExt;
@@ -51,8 +53,7 @@ pub struct RegisteredBot {
 /// 16 at a time, and returns them in the order of `specs`.
 ///
 /// Every registration is waited for, even after one fails, so that no accepted bot is silently dropped;
-/// the error then names each bot that failed. Display names must be unique (they make the contact
-/// endpoints unique), which is checked before anything is sent.
+/// the error then names each bot that failed.
 pub async fn register_bots(
     client: &mut ManagerServiceClient<GrpcChannel>,
     host: &PlayerHost,
@@ -74,13 +75,6 @@ pub async fn resume_or_register_bots(
     league_id: &str,
     store: Option<&SavedCredentials>,
 ) -> anyhow::Result<Vec<RegisteredBot>> {
-    let mut names = HashSet::new();
-    if let Some(duplicate) = specs.iter().find(|spec| !names.insert(&spec.display_name)) {
-        bail!(
-            "display name {:?} is given to more than one bot",
-            duplicate.display_name
-        );
-    }
     let mut saved = match store {
         Some(store) => store.load()?,
         None => BTreeMap::new(),
@@ -97,9 +91,18 @@ pub async fn resume_or_register_bots(
             // Clients share one channel; a clone per request lets the requests run concurrently.
             let mut client = client.clone();
             async move {
-                let registered = register(&mut client, host, spec, service_endpoint, league_id, previous)
-                    .await
-                    .with_context(|| format!("registering bot {:?} ({})", spec.display_name, spec.behaviour));
+                let contact_endpoint = format!("{service_endpoint}/players/bot-{:02}", index + 1);
+                let registered = register(
+                    &mut client,
+                    host,
+                    spec,
+                    service_endpoint,
+                    &contact_endpoint,
+                    league_id,
+                    previous,
+                )
+                .await
+                .with_context(|| format!("registering bot {:?} ({})", spec.display_name, spec.behaviour));
                 (index, registered)
             }
         })
@@ -146,15 +149,15 @@ async fn register(
     host: &PlayerHost,
     spec: &BotSpec,
     service_endpoint: &str,
+    contact_endpoint: &str,
     league_id: &str,
     saved: &BTreeMap<String, Credentials>,
 ) -> anyhow::Result<RegisteredBot> {
-    let contact_endpoint = format!("{service_endpoint}/players/{}", spec.display_name);
     let meta = AgentMeta {
         display_name: spec.display_name.clone(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         game_types: GAME_TYPES.map(str::to_owned).to_vec(),
-        contact_endpoint: contact_endpoint.clone(),
+        contact_endpoint: contact_endpoint.to_owned(),
         service_endpoint: service_endpoint.to_owned(),
         protocol_version: PROTOCOL_VERSION.to_owned(),
         labels: Default::default(),
@@ -164,7 +167,7 @@ async fn register(
         league_id: league_id.to_owned(),
     };
     let mut answer = None;
-    if let Some(previous) = saved.get(&contact_endpoint) {
+    if let Some(previous) = saved.get(contact_endpoint) {
         match client.register_player(previous.request(request.clone())).await {
             Ok(response) => {
                 tracing::info!(player_id = %previous.agent_id, "bot resumed its registration");
@@ -200,6 +203,6 @@ async fn register(
         display_name: spec.display_name.clone(),
         behaviour: spec.behaviour,
         league_id: response.league_id,
-        contact_endpoint,
+        contact_endpoint: contact_endpoint.to_owned(),
     })
 }

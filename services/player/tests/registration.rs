@@ -197,10 +197,10 @@ async fn a_refused_bot_is_named_and_the_others_still_finish() {
 }
 
 #[tokio::test]
-async fn duplicate_display_names_are_refused_before_anything_is_sent() {
+async fn bots_of_the_same_name_get_their_own_contact_endpoints() {
     let (manager, mut client) = serve().await;
     let names = ["same", "other", "same"].map(String::from);
-    let error = register_bots(
+    let registered = register_bots(
         &mut client,
         &PlayerHost::new(),
         &specs(&names),
@@ -208,9 +208,24 @@ async fn duplicate_display_names_are_refused_before_anything_is_sent() {
         "",
     )
     .await
-    .expect_err("duplicate");
-    assert!(error.to_string().contains("\"same\""), "{error}");
-    assert!(manager.received.lock().expect("lock").is_empty());
+    .expect("names need not be unique");
+    assert_eq!(registered.len(), 3);
+    let mut endpoints: Vec<String> = manager
+        .received
+        .lock()
+        .expect("lock")
+        .iter()
+        .map(|request| request.meta.as_ref().expect("meta").contact_endpoint.clone())
+        .collect();
+    endpoints.sort();
+    assert_eq!(
+        endpoints,
+        [
+            "http://players:1/players/bot-01",
+            "http://players:1/players/bot-02",
+            "http://players:1/players/bot-03"
+        ]
+    );
 }
 
 #[tokio::test]

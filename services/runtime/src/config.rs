@@ -4,7 +4,10 @@
 //!
 //! `LEAGUE_MOVE_TIMEOUT=250ms` sets the field `move_timeout`; durations are humantime strings
 //! ("5s", "250ms"). Each service's struct takes the fields it knows and ignores the rest, because all
-//! services share one variable namespace.
+//! services share one variable namespace. A `LEAGUE_*` variable that no service knows is most likely a
+//! typo (`LEAGUE_MOVE_TIMOUT`), so it is warned about, once per process, naming the closest known one.
+
+use std::sync::Once;
 
 use figment::Figment;
 use figment::providers::{Env, Format, Toml};
@@ -13,8 +16,99 @@ use serde::de::DeserializeOwned;
 /// Environment variable naming an optional TOML configuration file.
 pub const CONFIG_FILE_VAR: &str = "LEAGUE_CONFIG";
 
+/// Every `LEAGUE_*` variable some part of the league reads: the one list, kept beside the loader.
+pub const KNOWN_VARIABLES: &[&str] = &[
+    "LEAGUE_ADMIN_ADDR",
+    "LEAGUE_ADVERTISE_URL",
+    "LEAGUE_AGENT_CALL_TIMEOUT",
+    "LEAGUE_AGENT_RATE_LIMIT",
+    "LEAGUE_AUTO_START_PLAYERS",
+    "LEAGUE_COMPLIANCE",
+    "LEAGUE_CONFIG",
+    "LEAGUE_DB_MAX_CONNECTIONS",
+    "LEAGUE_DIALECTS",
+    "LEAGUE_GAME_OVER_TIMEOUT",
+    "LEAGUE_GAME_TYPE",
+    // Compose-file settings (.env), read by compose rather than by a service.
+    "LEAGUE_GATEWAY_PORT",
+    "LEAGUE_HTTP_ADDR",
+    "LEAGUE_ID",
+    "LEAGUE_IMAGE",
+    "LEAGUE_JOIN_TIMEOUT",
+    "LEAGUE_LEASE_DURATION",
+    "LEAGUE_LISTEN_ADDR",
+    "LEAGUE_LLM_API_KEY",
+    "LEAGUE_LLM_MODEL",
+    "LEAGUE_LLM_TIMEOUT",
+    "LEAGUE_LLM_URL",
+    "LEAGUE_LOG_FORMAT",
+    "LEAGUE_MANAGER_PORT",
+    "LEAGUE_MANAGER_URL",
+    "LEAGUE_MAX_ATTEMPTS",
+    "LEAGUE_MAX_BODY_BYTES",
+    "LEAGUE_MAX_CONNECTIONS",
+    "LEAGUE_MOVE_TIMEOUT",
+    "LEAGUE_OPERATOR_TOKEN",
+    "LEAGUE_PARENT_PID",
+    "LEAGUE_PLAYERS",
+    "LEAGUE_PUBLIC_URL",
+    "LEAGUE_REFEREE_CAPACITY",
+    "LEAGUE_REFEREE_NAME",
+    "LEAGUE_RETRY_DELAY",
+    "LEAGUE_SEED",
+    "LEAGUE_SHUTDOWN_GRACE",
+    "LEAGUE_STATE_FILE",
+    "LEAGUE_STRATEGIES",
+];
+
+/// Whether `name` is a `LEAGUE_*` variable that no part of the league reads.
+pub fn is_unknown(name: &str) -> bool {
+    name.starts_with("LEAGUE_") && !KNOWN_VARIABLES.contains(&name)
+}
+
+/// `variables` (names) that start with `LEAGUE_` but are not [`KNOWN_VARIABLES`], each with a warning
+/// that names the closest known variable when one is close.
+pub fn unknown_variables<'a>(variables: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    variables
+        .into_iter()
+        .filter(|name| is_unknown(name))
+        .map(|name| {
+            let closest = KNOWN_VARIABLES
+                .iter()
+                .map(|known| (strsim::levenshtein(name, known), known))
+                .min()
+                .filter(|&(distance, _)| distance <= 3);
+            match closest {
+                Some((_, known)) => {
+                    format!("{name} is not a league setting (did you mean {known}?); ignored")
+                }
+                None => format!("{name} is not a league setting; ignored"),
+            }
+        })
+        .collect()
+}
+
+/// Warns (once per process) about each unknown `LEAGUE_*` variable of this environment: in the logs when
+/// telemetry is installed (a JSON log stays JSON), else on stderr.
+pub fn warn_unknown_variables() {
+    static WARNED: Once = Once::new();
+    WARNED.call_once(|| {
+        let names: Vec<String> = std::env::vars_os()
+            .filter_map(|(name, _)| name.into_string().ok())
+            .collect();
+        for warning in unknown_variables(names.iter().map(String::as_str)) {
+            if tracing::dispatcher::has_been_set() {
+                tracing::warn!("{warning}");
+            } else {
+                eprintln!("warning: {warning}");
+            }
+        }
+    });
+}
+
 /// Loads `T` from its defaults (`#[serde(default)]`), the optional file, and the environment.
 pub fn load<T: DeserializeOwned>() -> anyhow::Result<T> {
+    warn_unknown_variables();
     let mut figment = Figment::new();
     if let Ok(path) = std::env::var(CONFIG_FILE_VAR) {
         figment = figment.merge(Toml::file_exact(path));
@@ -48,6 +142,29 @@ mod tests {
                 players: 4,
             }
         }
+    }
+
+    #[test]
+    fn unknown_league_variables_are_named_with_the_closest_known_one() {
+        let warnings = unknown_variables([
+            "LEAGUE_MOVE_TIMOUT",
+            "LEAGUE_MOVE_TIMEOUT",
+            "LEAGUE_SOMETHING_ELSE_ENTIRELY",
+            "PATH",
+        ]);
+        assert_eq!(
+            warnings,
+            [
+                "LEAGUE_MOVE_TIMOUT is not a league setting (did you mean LEAGUE_MOVE_TIMEOUT?); ignored",
+                "LEAGUE_SOMETHING_ELSE_ENTIRELY is not a league setting; ignored",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_known_variables_are_sorted_and_unique() {
+        assert!(KNOWN_VARIABLES.windows(2).all(|pair| pair[0] < pair[1]));
+        assert!(KNOWN_VARIABLES.iter().all(|name| name.starts_with("LEAGUE_")));
     }
 
     fn jailed<T: DeserializeOwned>() -> Result<T, figment::Error> {

@@ -18,6 +18,7 @@ pub mod json_lines;
 pub mod propagation;
 
 use std::fmt;
+use std::io::IsTerminal;
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::Resource;
@@ -97,6 +98,8 @@ pub fn init(service: &'static str) -> TelemetryGuard {
     let text_logs = (!json).then(|| {
         tracing_subscriber::fmt::layer()
             .with_writer(std::io::stderr)
+            // Colour codes only for a person at a terminal, never into a file or a pipe.
+            .with_ansi(std::io::stderr().is_terminal())
             .compact()
             .fmt_fields(debug_fn(text_field))
             .with_filter(log_filter())

@@ -1,7 +1,7 @@
 //! Creating a league and starting it: the round-robin schedule is computed from the registered players
 //! (in registration order), persisted whole, and round 1 is released to the referees.
 
-use crate::schedule::round_robin;
+use crate::schedule::round_robin_cycles;
 use league_proto::ErrorCode;
 use sqlx::{PgConnection, PgPool};
 
@@ -18,6 +18,8 @@ pub struct NewLeague {
     pub timing: TimingConfig,
     /// 0: started by command; otherwise at least 2.
     pub auto_start_players: u32,
+    /// Times the round robin is played (at least 1).
+    pub cycles: u32,
 }
 
 /// What starting a league scheduled.
@@ -50,6 +52,12 @@ async fn insert(pool: &PgPool, league: &NewLeague) -> ManagerResult<bool> {
             "league_id and game_type are required",
         ));
     }
+    if league.cycles == 0 {
+        return Err(reject(
+            ErrorCode::InvalidMessageFormat,
+            "a league plays its round robin at least once",
+        ));
+    }
     if league.auto_start_players == 1 {
         return Err(reject(
             ErrorCode::InvalidLeagueState,
@@ -63,8 +71,8 @@ async fn insert(pool: &PgPool, league: &NewLeague) -> ManagerResult<bool> {
     let millis = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
     let inserted = sqlx::query(
         "insert into leagues (league_id, game_type, status, join_timeout_ms, move_timeout_ms,
-             game_over_timeout_ms, max_attempts, retry_delay_ms, lease_duration_ms, auto_start_players)
-         values ($1, $2, 'registering', $3, $4, $5, $6, $7, $8, $9)
+             game_over_timeout_ms, max_attempts, retry_delay_ms, lease_duration_ms, auto_start_players, cycles)
+         values ($1, $2, 'registering', $3, $4, $5, $6, $7, $8, $9, $10)
          on conflict (league_id) do nothing",
     )
     .bind(&league.league_id)
@@ -76,6 +84,7 @@ async fn insert(pool: &PgPool, league: &NewLeague) -> ManagerResult<bool> {
     .bind(millis(league.timing.retry_delay))
     .bind(millis(league.timing.lease_duration))
     .bind(i32::try_from(league.auto_start_players).unwrap_or(i32::MAX))
+    .bind(i32::try_from(league.cycles).unwrap_or(i32::MAX))
     .execute(pool)
     .await?;
     Ok(inserted.rows_affected() == 1)
@@ -102,10 +111,11 @@ pub async fn start(pool: &PgPool, league_id: &str) -> ManagerResult<Started> {
 
 /// Starts a league whose row the caller has locked.
 pub async fn start_locked(tx: &mut PgConnection, league_id: &str) -> ManagerResult<Started> {
-    let (status,): (String,) = sqlx::query_as("select status from leagues where league_id = $1")
-        .bind(league_id)
-        .fetch_one(&mut *tx)
-        .await?;
+    let (status, cycles): (String, i32) =
+        sqlx::query_as("select status, cycles from leagues where league_id = $1")
+            .bind(league_id)
+            .fetch_one(&mut *tx)
+            .await?;
     if status != "registering" {
         return Err(reject(
             ErrorCode::InvalidLeagueState,
@@ -129,8 +139,8 @@ pub async fn start_locked(tx: &mut PgConnection, league_id: &str) -> ManagerResu
             ),
         ));
     }
-    let schedule =
-        round_robin(&players).map_err(|error| anyhow::anyhow!("scheduling {league_id}: {error}"))?;
+    let schedule = round_robin_cycles(&players, u32::try_from(cycles).unwrap_or(1))
+        .map_err(|error| anyhow::anyhow!("scheduling {league_id}: {error}"))?;
 
     let (mut round_ids, mut remaining, mut byes, mut statuses) = (vec![], vec![], vec![], vec![]);
     let (mut match_ids, mut match_rounds, mut numbers, mut player_a, mut player_b, mut match_status) =

@@ -1,0 +1,71 @@
+//! `league create`: a new league (game, timings, auto-start size) on the running system.
+
+use clap::Args;
+use league_proto::v2::{CreateLeagueRequest, CreateLeagueResponse, MatchTiming};
+
+use super::{Operator, failed};
+use crate::args;
+use crate::output::{self, Format, Rows};
+
+#[derive(Debug, Clone, Args)]
+pub struct CreateArgs {
+    /// The new league's id (default: the manager chooses one).
+    #[arg(long, default_value = "")]
+    pub league: String,
+    /// The game: even_odd or tic_tac_toe.
+    #[arg(long, default_value = "even_odd", value_parser = args::game)]
+    pub game: String,
+    /// Start on its own once this many players have registered (0: only by `league start`).
+    #[arg(long, default_value_t = 0)]
+    pub auto_start: u32,
+    /// Times every pairing is played; each second cycle swaps the seats (2: a double round robin).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub cycles: u32,
+    /// Time for a player to acknowledge an invitation (default: the manager's).
+    #[arg(long, allow_hyphen_values = true, value_parser = args::positive_duration)]
+    pub join_timeout: Option<String>,
+    /// Time for a player to answer a move request (default: the manager's).
+    #[arg(long, allow_hyphen_values = true, value_parser = args::positive_duration)]
+    pub move_timeout: Option<String>,
+    /// How to print: table, json or csv.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub output: Format,
+}
+
+pub async fn create(args: CreateArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.auto_start != 1,
+        "--auto-start must be 0 (start with `league start`) or at least 2"
+    );
+    let duration = |text: &Option<String>| -> anyhow::Result<Option<prost_types::Duration>> {
+        text.as_deref()
+            .map(|text| {
+                let parsed = args::parse(text).map_err(anyhow::Error::msg)?;
+                Ok(prost_types::Duration::try_from(parsed)?)
+            })
+            .transpose()
+    };
+    let timing = MatchTiming {
+        join_timeout: duration(&args.join_timeout)?,
+        move_timeout: duration(&args.move_timeout)?,
+        ..MatchTiming::default()
+    };
+    let mut operator = Operator::connect()?;
+    let created: CreateLeagueResponse = operator
+        .manager
+        .create_league(operator.request(CreateLeagueRequest {
+            league_id: args.league,
+            game_type: args.game,
+            timing: Some(timing),
+            auto_start_players: args.auto_start,
+            cycles: args.cycles,
+        }))
+        .await
+        .map_err(failed("creating the league"))?
+        .into_inner();
+    let mut rows = Rows::new(&["league"]);
+    rows.push(vec![created.league_id.clone()]);
+    output::print(args.output, &rows, || {
+        output::json("league.v2.CreateLeagueResponse", &created)
+    })
+}

@@ -1,0 +1,69 @@
+//! `league leagues`: every league of the deployment, newest first.
+
+use clap::Args;
+use league_proto::v2::{LeagueStatus, ListLeaguesRequest, ListLeaguesResponse};
+
+use super::{Common, Operator, failed, time};
+use crate::output::{self, Rows, cell};
+
+#[derive(Debug, Clone, Args)]
+pub struct LeaguesArgs {
+    #[command(flatten)]
+    pub common: Common,
+}
+
+pub async fn leagues(args: LeaguesArgs) -> anyhow::Result<()> {
+    let mut operator = Operator::connect()?;
+    let mut all = ListLeaguesResponse::default();
+    let mut page_token = String::new();
+    // Bounded: a page holds up to 100 leagues, and the list ends with an empty token.
+    for _ in 0..1_000 {
+        let page = operator
+            .manager
+            .list_leagues(operator.request(ListLeaguesRequest {
+                page_size: 100,
+                page_token,
+            }))
+            .await
+            .map_err(failed("listing leagues"))?
+            .into_inner();
+        all.leagues.extend(page.leagues);
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        page_token = page.next_page_token;
+    }
+    let mut rows = Rows::new(&[
+        "league", "game", "status", "round", "rounds", "players", "champion", "created",
+    ]);
+    for league in &all.leagues {
+        rows.push(vec![
+            league.league_id.clone(),
+            league.game_type.clone(),
+            status_name(league.status),
+            cell(league.current_round_id),
+            cell(league.total_rounds),
+            cell(league.registered_players),
+            league
+                .champion
+                .as_ref()
+                .map(|row| row.player_id.clone())
+                .unwrap_or_default(),
+            time(league.created_at.as_ref()),
+        ]);
+    }
+    output::print(args.common.output, &rows, || {
+        output::json("league.v2.ListLeaguesResponse", &all)
+    })
+}
+
+/// A league's status as people say it.
+pub fn status_name(status: i32) -> String {
+    match LeagueStatus::try_from(status) {
+        Ok(LeagueStatus::Registering) => "registering",
+        Ok(LeagueStatus::Running) => "running",
+        Ok(LeagueStatus::Completed) => "completed",
+        _ => "unknown",
+    }
+    .to_owned()
+}

@@ -1,0 +1,119 @@
+//! The operator's commands against a running system (`league leagues | create | start | standings |
+//! schedule | match | player | warnings`). Where the system is comes from `LEAGUE_MANAGER_URL` and
+//! `LEAGUE_OPERATOR_TOKEN` (or the `LEAGUE_CONFIG` file), else from the state file of a `league run`
+//! or `league serve` on this machine.
+
+pub mod create;
+pub mod leagues;
+pub mod match_view;
+pub mod player;
+pub mod schedule;
+pub mod standings;
+pub mod start;
+
+use clap::Args;
+use league_proto::v2::ListLeaguesRequest;
+use league_proto::v2::agents_service_client::AgentsServiceClient;
+use league_proto::v2::manager_service_client::ManagerServiceClient;
+use league_runtime::credentials::operator_request;
+use league_runtime::grpc::GrpcChannel;
+use secrecy::SecretString;
+use serde::Deserialize;
+
+use crate::output::Format;
+use crate::state::{State, state_file};
+
+/// What every operator command takes.
+#[derive(Debug, Clone, Args)]
+pub struct Common {
+    /// How to print: table, json or csv.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub output: Format,
+    /// The league (default: LEAGUE_ID, else the running system's league, else the newest).
+    #[arg(long)]
+    pub league: Option<String>,
+}
+
+/// The settings an operator command reads (`LEAGUE_MANAGER_URL`, `LEAGUE_OPERATOR_TOKEN`, `LEAGUE_ID`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Settings {
+    manager_url: Option<String>,
+    operator_token: Option<SecretString>,
+    #[serde(rename = "id")]
+    league_id: Option<String>,
+}
+
+/// A connection to the manager with the operator's credential.
+#[derive(Debug)]
+pub struct Operator {
+    pub manager: ManagerServiceClient<GrpcChannel>,
+    pub agents: AgentsServiceClient<GrpcChannel>,
+    pub token: SecretString,
+    default_league: Option<String>,
+}
+
+impl Operator {
+    pub fn connect() -> anyhow::Result<Self> {
+        let settings: Settings = league_runtime::config::load()?;
+        let state = State::read()?;
+        let manager_url = settings
+            .manager_url
+            .or_else(|| state.as_ref().map(|state| state.manager_url.clone()))
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "no manager to ask: set LEAGUE_MANAGER_URL (and LEAGUE_OPERATOR_TOKEN), or start \
+                     `league serve` on this machine (it writes {})",
+                    state_file().display()
+                )
+            })?;
+        let token = match (settings.operator_token, &state) {
+            (Some(token), _) => token,
+            (None, Some(state)) => state.operator_token()?,
+            (None, None) => anyhow::bail!("LEAGUE_OPERATOR_TOKEN is required"),
+        };
+        let channel = league_runtime::grpc::channel(&manager_url)?;
+        Ok(Self {
+            manager: ManagerServiceClient::new(channel.clone()),
+            agents: AgentsServiceClient::new(channel),
+            token,
+            default_league: settings.league_id.or(state.map(|state| state.league_id)),
+        })
+    }
+
+    pub fn request<T>(&self, message: T) -> tonic::Request<T> {
+        operator_request(&self.token, message)
+    }
+
+    /// The league a command is about: the one asked for, else the default, else the newest.
+    pub async fn league(&mut self, asked: Option<String>) -> anyhow::Result<String> {
+        if let Some(league) = asked.or_else(|| self.default_league.clone()) {
+            return Ok(league);
+        }
+        let newest = self
+            .manager
+            .list_leagues(self.request(ListLeaguesRequest {
+                page_size: 1,
+                page_token: String::new(),
+            }))
+            .await
+            .map_err(failed("listing leagues"))?
+            .into_inner()
+            .leagues
+            .into_iter()
+            .next();
+        newest
+            .map(|league| league.league_id)
+            .ok_or_else(|| anyhow::anyhow!("there is no league yet (`league create` makes one)"))
+    }
+}
+
+/// An RPC's failure as the manager put it.
+pub fn failed(doing: &'static str) -> impl Fn(tonic::Status) -> anyhow::Error {
+    move |status| anyhow::anyhow!("{doing}: {}", status.message())
+}
+
+/// A protobuf timestamp as RFC 3339 (empty when unset).
+pub fn time(at: Option<&prost_types::Timestamp>) -> String {
+    at.map(ToString::to_string).unwrap_or_default()
+}

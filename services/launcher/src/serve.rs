@@ -1,0 +1,117 @@
+//! `league serve`: the whole system on this machine, staying up — the compose topology without Docker.
+//! Its data is in one database (`league_serve` unless told otherwise) that outlives it, so a second
+//! `league serve` carries on where the first stopped. Where it is goes to the state file for the
+//! operator commands; Ctrl-C or SIGTERM stops every service in order.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use league_manager::postgres;
+use league_proto::v2::MatchTiming;
+
+use crate::args;
+use crate::interrupt::Signals;
+use crate::state::State;
+use crate::system::{self, Plan, Running};
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Bot players in a player host (0: none; external agents register through the gateway).
+    #[arg(long, default_value_t = 0)]
+    pub players: u32,
+    /// Bot behaviours, assigned to the bots in turn.
+    #[arg(long, default_value = "random,adaptive,alternating,always_even,always_odd")]
+    pub strategies: String,
+    /// Referee processes.
+    #[arg(long, default_value_t = 2)]
+    pub referees: u32,
+    /// Matches each referee runs at once.
+    #[arg(long, default_value_t = 8)]
+    pub referee_capacity: u32,
+    /// The league opened at start-up (unless it exists); more come with `league create`.
+    #[arg(long, default_value = "league_even_odd")]
+    pub league: String,
+    /// The first league's game.
+    #[arg(long, default_value = "even_odd", value_parser = args::game)]
+    pub game: String,
+    /// Times the first league plays its round robin (2: a double round robin, seats swapped).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub cycles: u32,
+    /// Makes the bots' choices reproducible (the referee's draw stays random).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Start the first league once this many players are in (0: with `league start`).
+    #[arg(long, default_value_t = 0)]
+    pub auto_start: u32,
+    /// Where the gateway serves `/mcp` (`…:0` picks a free port).
+    #[arg(long, default_value = "127.0.0.1:8000")]
+    pub gateway_addr: String,
+    /// The database (kept; created if missing).
+    #[arg(long, default_value = "league_serve")]
+    pub database: String,
+    /// Where a private Postgres cluster lives if one must be started.
+    #[arg(long, default_value = ".league/postgres")]
+    pub cluster_dir: PathBuf,
+}
+
+pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.auto_start != 1,
+        "--auto-start must be 0 (start with `league start`) or at least 2"
+    );
+    let mut signals = Signals::listen()?;
+    league_runtime::config::warn_unknown_variables();
+    let server = postgres::resolve(&args.cluster_dir).await?;
+    let database_url = postgres::ensure_database(&server, &args.database).await?;
+    let operator_token = league_manager::tokens::issue()?;
+    let plan = Plan {
+        database_url,
+        operator_token: operator_token.clone(),
+        league_id: args.league.clone(),
+        game: args.game.clone(),
+        auto_start_players: args.auto_start,
+        cycles: args.cycles,
+        seed: args.seed,
+        timing: MatchTiming::default(),
+        gateways: 1,
+        gateway_addr: args.gateway_addr.clone(),
+        agent_rate_limit: None,
+        referees: args.referees,
+        referee_capacity: args.referee_capacity,
+        players: args.players,
+        strategies: args.strategies.clone(),
+        quiet: false,
+    };
+    let mut running = Running::default();
+    let serving = async {
+        let (started, ()) = system::start(&plan, &mut running, async |_: &[String]| Ok(())).await?;
+        let published = State::publish(
+            &started.manager_url,
+            started.gateway_urls.first().map_or("", String::as_str),
+            &args.database,
+            &args.league,
+            &operator_token,
+        )?;
+        println!("manager: {}", started.manager_url);
+        println!(
+            "operator token: {} (readable only by you)",
+            published.state.operator_token_file.display()
+        );
+        println!("database: {} (kept)", args.database);
+        println!(
+            "serving; Ctrl-C stops. `league leagues`, `league create`, `league standings` … work from here."
+        );
+        // Up until a signal: the published state goes with this future.
+        std::future::pending::<()>().await;
+        let _still_published = published;
+        anyhow::Ok(())
+    };
+    let outcome = tokio::select! {
+        served = serving => served,
+        _ = signals.received() => Ok(()),
+    };
+    eprintln!("stopping the league's services…");
+    running.stop().await;
+    eprintln!("stopped; the data stays in database {}", args.database);
+    outcome
+}

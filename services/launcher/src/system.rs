@@ -1,0 +1,221 @@
+//! The whole system on this machine, as compose runs it but without Docker: the manager, the gateways,
+//! the referees and a player host, each a child process of this binary on loopback, and how they stop.
+//! `league run` and `league serve` both start it.
+
+use std::time::Duration;
+
+use league_proto::v2::manager_service_client::ManagerServiceClient;
+use league_proto::v2::{CreateLeagueRequest, GetLeagueStatusRequest, MatchTiming};
+use league_runtime::credentials::operator_request;
+use secrecy::{ExposeSecret, SecretString};
+
+use crate::children::{self, Service};
+
+/// How long a service has to say it is ready.
+const READY_WITHIN: Duration = Duration::from_secs(60);
+/// How long a service has to stop after SIGTERM before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub database_url: SecretString,
+    pub operator_token: SecretString,
+    /// The league opened once the manager is up (kept if it exists already).
+    pub league_id: String,
+    pub game: String,
+    /// Start the league once this many players are in (0: by `league start`).
+    pub auto_start_players: u32,
+    /// Times the league plays its round robin (2: a double round robin).
+    pub cycles: u32,
+    /// Makes the bots' choices reproducible.
+    pub seed: Option<u64>,
+    /// The league's match timings (unset ones: the manager's defaults).
+    pub timing: MatchTiming,
+    pub gateways: u32,
+    /// The first gateway's address (`…:0`: a free port).
+    pub gateway_addr: String,
+    pub agent_rate_limit: Option<u32>,
+    pub referees: u32,
+    pub referee_capacity: u32,
+    /// Bots in the player host (0: no host).
+    pub players: u32,
+    pub strategies: String,
+    /// Print the gateway's address.
+    pub quiet: bool,
+}
+
+/// Where the started system answers.
+#[derive(Debug)]
+pub struct Started {
+    pub manager_url: String,
+    /// Each gateway replica's `/mcp`.
+    pub gateway_urls: Vec<String>,
+}
+
+/// The services started so far, in the order they stop.
+#[derive(Debug, Default)]
+pub struct Running {
+    pub manager: Option<Service>,
+    pub gateways: Vec<Service>,
+    pub referees: Vec<Service>,
+    pub players: Vec<Service>,
+}
+
+impl Running {
+    /// Referees first (no new match starts; running ones are given back), then the players and the
+    /// gateways, the manager last: nobody is left talking to a service that is gone.
+    pub async fn stop(self) {
+        let manager: Vec<Service> = self.manager.into_iter().collect();
+        for group in [self.referees, self.players, self.gateways, manager] {
+            futures::future::join_all(group.into_iter().map(|service| service.stop(STOP_GRACE))).await;
+        }
+    }
+
+    pub fn all(&self) -> impl Iterator<Item = &Service> {
+        self.manager
+            .iter()
+            .chain(&self.gateways)
+            .chain(&self.referees)
+            .chain(&self.players)
+    }
+}
+
+/// Creates the plan's league unless it exists (a `league serve` restarted on the same database).
+async fn open_league(plan: &Plan, manager_url: &str) -> anyhow::Result<()> {
+    let mut client = ManagerServiceClient::new(league_runtime::grpc::channel(manager_url)?);
+    let exists = client
+        .get_league_status(operator_request(
+            &plan.operator_token,
+            GetLeagueStatusRequest {
+                league_id: plan.league_id.clone(),
+            },
+        ))
+        .await
+        .is_ok();
+    if exists {
+        return Ok(());
+    }
+    client
+        .create_league(operator_request(
+            &plan.operator_token,
+            CreateLeagueRequest {
+                league_id: plan.league_id.clone(),
+                game_type: plan.game.clone(),
+                timing: Some(plan.timing),
+                auto_start_players: plan.auto_start_players,
+                cycles: plan.cycles,
+            },
+        ))
+        .await
+        .map_err(|status| anyhow::anyhow!("creating league {}: {}", plan.league_id, status.message()))?;
+    Ok(())
+}
+
+/// Starts `plan` into `running` (which keeps whatever started, even when a later start fails), calling
+/// `external` once the gateways and referees are up and before the bots, with each gateway's `/mcp`.
+pub async fn start<G>(
+    plan: &Plan,
+    running: &mut Running,
+    external: impl AsyncFnOnce(&[String]) -> anyhow::Result<G>,
+) -> anyhow::Result<(Started, G)> {
+    let token = plan.operator_token.expose_secret().to_owned();
+    let quiet_logs = std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned());
+    let common = vec![
+        ("RUST_LOG".to_owned(), quiet_logs),
+        ("LEAGUE_LISTEN_ADDR".to_owned(), "127.0.0.1:0".to_owned()),
+        ("LEAGUE_ADMIN_ADDR".to_owned(), "127.0.0.1:0".to_owned()),
+        ("LEAGUE_ID".to_owned(), plan.league_id.clone()),
+    ];
+    let mut manager_env = common.clone();
+    manager_env.extend([
+        (
+            "DATABASE_URL".to_owned(),
+            plan.database_url.expose_secret().to_owned(),
+        ),
+        ("LEAGUE_OPERATOR_TOKEN".to_owned(), token.clone()),
+        // No league from the configuration: the launcher creates it below, with its format.
+        ("LEAGUE_ID".to_owned(), String::new()),
+    ]);
+    let manager = running
+        .manager
+        .insert(children::start("manager", "manager", &manager_env, READY_WITHIN).await?);
+    let manager_url = manager.url.clone();
+    open_league(plan, &manager_url).await?;
+    let mut gateway_urls = vec![];
+    // The gateways first, so external agents can register while the bots do.
+    for replica in 1..=plan.gateways.max(1) {
+        let addr = if replica == 1 {
+            plan.gateway_addr.clone()
+        } else {
+            "127.0.0.1:0".to_owned()
+        };
+        let mut gateway_env = common.clone();
+        gateway_env.extend([
+            ("LEAGUE_MANAGER_URL".to_owned(), manager_url.clone()),
+            ("LEAGUE_HTTP_ADDR".to_owned(), addr),
+            ("LEAGUE_OPERATOR_TOKEN".to_owned(), token.clone()),
+        ]);
+        if let Some(limit) = plan.agent_rate_limit {
+            // Every local agent shares 127.0.0.1: the address's rate follows the agents'.
+            gateway_env.push(("LEAGUE_AGENT_RATE_LIMIT".to_owned(), limit.to_string()));
+            gateway_env.push(("LEAGUE_ADDRESS_RATE_LIMIT".to_owned(), limit.to_string()));
+        }
+        let gateway = children::start(
+            &format!("gateway-{replica}"),
+            "gateway",
+            &gateway_env,
+            READY_WITHIN,
+        )
+        .await?;
+        if !plan.quiet {
+            println!(
+                "gateway: external agents POST league.v2 JSON-RPC to {}/mcp",
+                gateway.url
+            );
+        }
+        gateway_urls.push(format!("{}/mcp", gateway.url));
+        running.gateways.push(gateway);
+    }
+    let mut referee_env = common.clone();
+    referee_env.extend([
+        ("LEAGUE_MANAGER_URL".to_owned(), manager_url.clone()),
+        (
+            "LEAGUE_REFEREE_CAPACITY".to_owned(),
+            plan.referee_capacity.to_string(),
+        ),
+        // A stop should not wait long for the matches in flight.
+        ("LEAGUE_SHUTDOWN_GRACE".to_owned(), "3s".to_owned()),
+    ]);
+    for i in 1..=plan.referees {
+        let mut env = referee_env.clone();
+        env.push(("LEAGUE_REFEREE_NAME".to_owned(), format!("referee-{i}")));
+        running
+            .referees
+            .push(children::start(&format!("referee-{i}"), "referee", &env, READY_WITHIN).await?);
+    }
+    // External players register once the referees are up, as the bots do: the league may start as
+    // soon as the last player is in.
+    let external = external(&gateway_urls).await?;
+    let mut player_env = common.clone();
+    player_env.extend([
+        ("LEAGUE_MANAGER_URL".to_owned(), manager_url.clone()),
+        ("LEAGUE_PLAYERS".to_owned(), plan.players.to_string()),
+        ("LEAGUE_STRATEGIES".to_owned(), plan.strategies.clone()),
+    ]);
+    if let Some(seed) = plan.seed {
+        player_env.push(("LEAGUE_SEED".to_owned(), seed.to_string()));
+    }
+    if plan.players > 0 {
+        running
+            .players
+            .push(children::start("players", "player", &player_env, READY_WITHIN).await?);
+    }
+    Ok((
+        Started {
+            manager_url,
+            gateway_urls,
+        },
+        external,
+    ))
+}

@@ -1,0 +1,366 @@
+//! `league run` at its edges, through the real binary: wrong options refused at once with what is wrong,
+//! children that die with the launcher whatever kills it, an interrupted run that names its database,
+//! and a finished run that cleans up after itself unless told to keep.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+fn league(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_league"));
+    command.args(args).env("RUST_LOG", "warn");
+    command
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn refused(args: &[&str]) -> String {
+    let output = league(args).output().expect("the league binary runs");
+    assert!(!output.status.success(), "{args:?} was accepted");
+    text(&output.stderr)
+}
+
+#[test]
+fn wrong_options_are_refused_at_once_saying_what_is_wrong() {
+    let chess = refused(&["run", "--game", "chess"]);
+    assert!(
+        chess.contains("unknown game \"chess\": the known games are even_odd, tic_tac_toe"),
+        "{chess}"
+    );
+    let negative = refused(&["run", "--join-timeout", "-1s"]);
+    assert!(negative.contains("\"-1s\" is negative"), "{negative}");
+    let huge = refused(&["run", "--players", "100000"]);
+    assert!(
+        huge.contains("100000 players would play 4999950000 matches"),
+        "{huge}"
+    );
+    assert!(huge.len() < 1_000, "one short line: {huge}");
+}
+
+#[test]
+fn a_manager_refuses_an_unknown_game_and_warns_of_unknown_variables() {
+    let output = league(&["manager"])
+        .env("DATABASE_URL", "postgres://postgres@127.0.0.1:1/none")
+        .env("LEAGUE_GAME_TYPE", "chess")
+        .env("LEAGUE_MOVE_TIMOUT", "1s")
+        .env("LEAGUE_ADMIN_ADDR", "127.0.0.1:0")
+        .env("LEAGUE_LISTEN_ADDR", "127.0.0.1:0")
+        .output()
+        .expect("the league binary runs");
+    let stderr = text(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("LEAGUE_MOVE_TIMOUT is not a league setting (did you mean LEAGUE_MOVE_TIMEOUT?)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr
+            .contains("LEAGUE_GAME_TYPE: unknown game \"chess\": the known games are even_odd, tic_tac_toe"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "no colour codes into a pipe: {stderr}"
+    );
+}
+
+/// A run whose league cannot start (it waits for an external agent that never comes), with every one of
+/// its services up; lines of its stderr arrive on the channel.
+struct Waiting {
+    launcher: Child,
+    services: Vec<u32>,
+    database: String,
+    stderr: mpsc::Receiver<String>,
+}
+
+fn start_waiting_run() -> Waiting {
+    let mut launcher = league(&[
+        "run",
+        "--players",
+        "2",
+        "--referees",
+        "2",
+        "--external-players",
+        "1",
+        "--gateway-addr",
+        "127.0.0.1:0",
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("the league binary starts");
+    let (lines, stderr) = mpsc::channel();
+    let pipe = launcher.stderr.take().expect("stderr");
+    std::thread::spawn(move || {
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let stdout = launcher.stdout.take().expect("stdout");
+    std::thread::spawn(move || for _ in BufReader::new(stdout).lines().map_while(Result::ok) {});
+    let database = loop {
+        let line = stderr
+            .recv_timeout(Duration::from_secs(120))
+            .expect("the run names its database");
+        if let Some(name) = line.strip_prefix("database: ") {
+            break name.to_owned();
+        }
+    };
+    // Manager, gateway, two referees, the player host.
+    let services = wait_for(|| Some(children_of(launcher.id())).filter(|pids| pids.len() == 5))
+        .expect("five services start");
+    Waiting {
+        launcher,
+        services,
+        database,
+        stderr,
+    }
+}
+
+#[test]
+fn sigterm_stops_every_service_and_names_the_database() {
+    let mut run = start_waiting_run();
+    signal("TERM", run.launcher.id());
+    let status = wait_for(|| run.launcher.try_wait().expect("wait")).expect("the launcher exits");
+    let stderr: Vec<String> = run.stderr.try_iter().collect();
+    assert_eq!(status.code(), Some(143), "{stderr:#?}");
+    let expected = format!("interrupted; the league so far is in database {}", run.database);
+    assert!(
+        stderr.iter().any(|line| line.starts_with(&expected)),
+        "{stderr:#?}"
+    );
+    // The launcher waited for them: nothing is left once it has exited.
+    let alive: Vec<u32> = run.services.iter().copied().filter(|&pid| alive(pid)).collect();
+    assert!(alive.is_empty(), "services outlived the launcher: {alive:?}");
+    // The database was kept, and `league clean` drops it.
+    let cleaned = league(&["clean", &run.database])
+        .output()
+        .expect("league clean runs");
+    assert!(cleaned.status.success(), "{}", text(&cleaned.stderr));
+    assert_eq!(
+        text(&cleaned.stdout).trim(),
+        format!("dropped database {}", run.database)
+    );
+}
+
+#[test]
+fn services_die_with_a_killed_launcher() {
+    let mut run = start_waiting_run();
+    signal("KILL", run.launcher.id());
+    run.launcher.wait().expect("the launcher is reaped");
+    let gone = wait_for(|| run.services.iter().all(|&pid| !alive(pid)).then_some(()));
+    assert!(
+        gone.is_some(),
+        "services outlived a killed launcher: {:?}",
+        run.services
+    );
+    let _ = league(&["clean", &run.database]).output();
+}
+
+#[test]
+fn a_finished_run_drops_its_database_unless_kept() {
+    let output = league(&["run", "--players", "3", "--gateway-addr", "127.0.0.1:0"])
+        .output()
+        .expect("the league binary runs");
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let database = named_database(&stderr);
+    assert!(
+        stderr.contains(&format!("dropped database {database} (--keep keeps it)")),
+        "{stderr}"
+    );
+    assert!(!database_exists(&database), "{database} is still there");
+    // Piped: plain progress lines, no bar, no colour codes.
+    assert!(stderr.contains(" matches\n"), "{stderr}");
+    assert!(
+        !stderr.contains('\u{1b}') && !stdout.contains('\u{1b}'),
+        "{stderr}"
+    );
+    assert!(stdout.contains("3 matches in "), "{stdout}");
+    // Bots are told apart by their ids; their names say their behaviour.
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .filter(|fields| fields.len() == 9 && fields[0].parse::<u32>().is_ok())
+        .collect();
+    assert_eq!(rows.len(), 3, "{stdout}");
+    for row in rows {
+        let name = row[2];
+        assert!(
+            ["bot-random", "bot-adaptive", "bot-alternating"].contains(&name),
+            "{row:?}"
+        );
+    }
+
+    let kept: Output = league(&[
+        "run",
+        "--players",
+        "2",
+        "--keep",
+        "--quiet",
+        "--gateway-addr",
+        "127.0.0.1:0",
+    ])
+    .output()
+    .expect("the league binary runs");
+    let stderr = text(&kept.stderr);
+    assert!(kept.status.success(), "{stderr}");
+    let database = stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("kept database "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the kept database is named")
+        .to_owned();
+    assert!(database_exists(&database), "{database} was not kept");
+    let cleaned = league(&["clean", &database]).output().expect("league clean runs");
+    assert!(cleaned.status.success(), "{}", text(&cleaned.stderr));
+    assert!(!database_exists(&database), "{database} was not dropped");
+    let refused = refused(&["clean", "postgres"]);
+    assert!(refused.contains("is not a database of `league run`"), "{refused}");
+}
+
+/// Runs a kept league and returns its database.
+fn kept_run(args: &[&str]) -> String {
+    let mut all = vec!["run", "--keep", "--quiet", "--gateway-addr", "127.0.0.1:0"];
+    all.extend(args);
+    let output = league(&all).output().expect("the league binary runs");
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("kept database "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the kept database is named")
+        .to_owned()
+}
+
+#[test]
+fn a_seeded_double_round_robin_plays_every_pairing_twice_the_same_way() {
+    let args = [
+        "--players",
+        "3",
+        "--cycles",
+        "2",
+        "--seed",
+        "42",
+        "--strategies",
+        "random",
+    ];
+    let first = kept_run(&args);
+    let second = kept_run(&args);
+    let read = |database: &str| {
+        query(
+            database,
+            "select match_id || ' ' || player_a_id || '-' || player_b_id || ' '
+                    || coalesce((result_json->'game_metadata'->'choices')::text, '')
+             from matches order by round_id, match_number",
+        )
+    };
+    let (one, two) = (read(&first), read(&second));
+    // Three players, twice: six matches, each ordered pair (seat A, seat B) once.
+    assert_eq!(one.len(), 6, "{one:#?}");
+    let mut seats: Vec<&str> = one.iter().filter_map(|row| row.split(' ').nth(1)).collect();
+    seats.sort();
+    seats.dedup();
+    assert_eq!(seats.len(), 6, "{one:#?}");
+    assert!(
+        one.iter().all(|row| row.contains("even") || row.contains("odd")),
+        "{one:#?}"
+    );
+    // The same seed, the same choices (only the referee's draw differs).
+    assert_eq!(one, two);
+    for database in [first, second] {
+        let cleaned = league(&["clean", &database]).output().expect("league clean runs");
+        assert!(cleaned.status.success(), "{}", text(&cleaned.stderr));
+    }
+}
+
+/// The rows of a one-column text query on the database `name` of the server `league run` uses.
+fn query(name: &str, sql: &str) -> Vec<String> {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    runtime.block_on(async {
+        let url = std::env::var("DATABASE_URL")
+            .unwrap_or_else(|_| league_manager::postgres::LOCAL_DEFAULT_URL.to_owned());
+        let url = league_manager::postgres::with_database(&url, name);
+        let pool = sqlx::PgPool::connect(&url).await.expect("the run's database");
+        let rows: Vec<(String,)> = sqlx::query_as(sql).fetch_all(&pool).await.expect("the query");
+        pool.close().await;
+        rows.into_iter().map(|(row,)| row).collect()
+    })
+}
+
+fn named_database(stderr: &str) -> String {
+    stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("database: "))
+        .expect("the run names its database")
+        .to_owned()
+}
+
+/// Whether the Postgres server `league run` uses has a database `name`.
+fn database_exists(name: &str) -> bool {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    runtime.block_on(async {
+        let url = std::env::var("DATABASE_URL")
+            .unwrap_or_else(|_| league_manager::postgres::LOCAL_DEFAULT_URL.to_owned());
+        let url = league_manager::postgres::with_database(&url, "postgres");
+        let pool = sqlx::PgPool::connect(&url).await.expect("the local Postgres");
+        let found: Option<(i32,)> = sqlx::query_as("select 1 from pg_database where datname = $1")
+            .bind(name)
+            .fetch_optional(&pool)
+            .await
+            .expect("pg_database");
+        pool.close().await;
+        found.is_some()
+    })
+}
+
+fn signal(name: &str, pid: u32) {
+    let status = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+}
+
+/// Processes whose parent is `parent`.
+fn children_of(parent: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| stat(pid).is_some_and(|(_, ppid)| ppid == parent))
+        .collect()
+}
+
+/// A process that exists and is not a zombie.
+fn alive(pid: u32) -> bool {
+    stat(pid).is_some_and(|(state, _)| state != 'Z' && state != 'X')
+}
+
+/// State and parent of `pid`, from `/proc/<pid>/stat`.
+fn stat(pid: u32) -> Option<(char, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    Some((state, ppid))
+}
+
+/// Polls `check` until it answers, for at most a minute.
+fn wait_for<T>(mut check: impl FnMut() -> Option<T>) -> Option<T> {
+    let until = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < until {
+        if let Some(found) = check() {
+            return Some(found);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}

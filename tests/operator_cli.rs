@@ -1,0 +1,197 @@
+//! The operator's day through the real binary: `league serve` keeps the system up and says where it is
+//! (a state file, the token readable only by the user); `league create | leagues | start | standings |
+//! schedule | match | player | warnings` work against it in table, JSON and CSV; Ctrl-C stops it.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn league(state_file: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_league"));
+    command
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .env("LEAGUE_STATE_FILE", state_file)
+        .env_remove("LEAGUE_MANAGER_URL")
+        .env_remove("LEAGUE_OPERATOR_TOKEN")
+        .env_remove("LEAGUE_ID");
+    command
+}
+
+/// Runs an operator command that must succeed; its stdout.
+fn ok(state_file: &Path, args: &[&str]) -> String {
+    let output = league(state_file, args).output().expect("the league binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "league {args:?} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// Stops the server and drops its database whatever the test's outcome.
+struct Served {
+    child: Child,
+    database: String,
+    dir: PathBuf,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+        let database = self.database.clone();
+        let _ = std::thread::spawn(move || drop_database(&database)).join();
+    }
+}
+
+#[test]
+fn an_operator_runs_leagues_on_a_served_system() {
+    let tag = format!(
+        "{}_{}",
+        std::process::id(),
+        Instant::now().elapsed().subsec_nanos()
+    );
+    let dir = std::env::temp_dir().join(format!("league-cli-{tag}"));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let state_file = dir.join("state.json");
+    let database = format!("league_cli_{tag}");
+
+    // Nothing runs yet: the commands say where they looked.
+    let output = league(&state_file, &["leagues"]).output().expect("runs");
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("LEAGUE_MANAGER_URL"));
+
+    let child = league(
+        &state_file,
+        &[
+            "serve",
+            "--players",
+            "2",
+            "--gateway-addr",
+            "127.0.0.1:0",
+            "--database",
+            &database,
+        ],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("league serve starts");
+    let mut served = Served { child, database, dir };
+    assert!(
+        wait_for(|| state_file.exists().then_some(())).is_some(),
+        "league serve wrote no state file"
+    );
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state_file).expect("state")).expect("JSON");
+    let token_file = state["operator_token_file"].as_str().expect("a token file");
+    let mode = std::fs::metadata(token_file)
+        .expect("token file")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "the token is the user's alone");
+    assert_eq!(state["database"], served.database.as_str());
+
+    let created = ok(
+        &state_file,
+        &["create", "--league", "second", "--game", "tic_tac_toe"],
+    );
+    assert!(created.contains("second"), "{created}");
+    let leagues: serde_json::Value =
+        serde_json::from_str(&ok(&state_file, &["leagues", "--output", "json"])).expect("JSON");
+    let ids: Vec<&str> = leagues["leagues"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|league| league["league_id"].as_str())
+        .collect();
+    assert!(
+        ids.contains(&"second") && ids.contains(&"league_even_odd"),
+        "{ids:?}"
+    );
+
+    // The two bots joined the first league; start it and wait for its end.
+    let started = ok(
+        &state_file,
+        &["start", "--league", "league_even_odd", "--output", "csv"],
+    );
+    assert_eq!(started, "league,rounds,matches\nleague_even_odd,1,1\n");
+    let completed = wait_for(|| {
+        let csv = ok(&state_file, &["leagues", "--output", "csv"]);
+        csv.lines()
+            .any(|line| line.starts_with("league_even_odd,even_odd,completed,"))
+            .then_some(())
+    });
+    assert!(completed.is_some(), "the league did not complete");
+
+    let standings = ok(
+        &state_file,
+        &["standings", "--league", "league_even_odd", "--output", "csv"],
+    );
+    let lines: Vec<&str> = standings.lines().collect();
+    assert_eq!(lines[0], "rank,player,name,played,W,D,L,TL,points");
+    assert_eq!(lines.len(), 3, "{standings}");
+    let schedule = ok(&state_file, &["schedule", "--league", "league_even_odd"]);
+    assert!(
+        schedule.contains("R1M1") && schedule.contains("finished"),
+        "{schedule}"
+    );
+    let one: serde_json::Value = serde_json::from_str(&ok(
+        &state_file,
+        &["match", "R1M1", "--league", "league_even_odd", "--output", "json"],
+    ))
+    .expect("JSON");
+    assert_eq!(one["match"]["match_id"], "R1M1");
+    assert!(
+        one["transcript"]["entries"]
+            .as_array()
+            .is_some_and(|entries| !entries.is_empty())
+    );
+    let player = ok(&state_file, &["player", "P01", "--league", "league_even_odd"]);
+    assert!(player.contains("P01") && player.contains("R1M1"), "{player}");
+    let warnings = ok(&state_file, &["warnings"]);
+    assert_eq!(warnings.trim(), "no compliance warnings");
+
+    // Ctrl-C: a clean stop, and the state goes with the server.
+    let status = Command::new("kill")
+        .args(["-INT", &served.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let exited = wait_for(|| served.child.try_wait().expect("wait")).expect("league serve stops");
+    assert!(exited.success(), "{exited:?}");
+    assert!(!state_file.exists() && !Path::new(token_file).exists());
+}
+
+fn drop_database(name: &str) {
+    let Ok(runtime) = tokio::runtime::Runtime::new() else {
+        return;
+    };
+    runtime.block_on(async {
+        let url = std::env::var("DATABASE_URL")
+            .unwrap_or_else(|_| league_manager::postgres::LOCAL_DEFAULT_URL.to_owned());
+        let url = league_manager::postgres::with_database(&url, "postgres");
+        if let Ok(pool) = sqlx::PgPool::connect(&url).await {
+            let _ = sqlx::query(&format!("drop database if exists \"{name}\" with (force)"))
+                .execute(&pool)
+                .await;
+            pool.close().await;
+        }
+    });
+}
+
+/// Polls `check` until it answers, for at most two minutes.
+fn wait_for<T>(mut check: impl FnMut() -> Option<T>) -> Option<T> {
+    let until = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < until {
+        if let Some(found) = check() {
+            return Some(found);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    None
+}
