@@ -350,3 +350,45 @@ fn entry(mut fields: Map<String, Value>, scheduled: &ScheduledMatch) -> Value {
     fields.insert("status".into(), "ASSIGNED".into());
     Value::Object(fields)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_contact_endpoint_stands_for_the_addresses_of_its_host() {
+        let loopback: IpAddr = [127, 0, 0, 1].into();
+        assert_eq!(addresses("http://127.0.0.1:8101/mcp").await, vec![loopback]);
+        // An IPv4 address written as IPv6 is the same address.
+        assert_eq!(
+            addresses("http://[::ffff:127.0.0.1]:8101/mcp").await,
+            vec![loopback]
+        );
+        assert!(
+            addresses("http://localhost:8101/mcp")
+                .await
+                .iter()
+                .all(IpAddr::is_loopback)
+        );
+        assert!(addresses("not a url").await.is_empty());
+        assert!(addresses("/mcp").await.is_empty());
+    }
+
+    #[test]
+    fn a_pull_names_its_referee_by_id_or_sender() {
+        let message = |value: Value| value.as_object().cloned().unwrap_or_default();
+        assert_eq!(
+            named_referee(&message(json!({"referee_id": "REF02"}))).as_deref(),
+            Some("REF02")
+        );
+        assert_eq!(
+            named_referee(&message(json!({"sender": "referee:REF03"}))).as_deref(),
+            Some("REF03")
+        );
+        assert_eq!(named_referee(&message(json!({"sender": "player:P01"}))), None);
+        assert_eq!(
+            named_referee(&message(json!({"query_type": "GET_REGISTRATIONS"}))),
+            None
+        );
+    }
+}
