@@ -33,6 +33,8 @@ const PULL_BATCH: u32 = 64;
 /// Who is pulling.
 enum Puller {
     Referee(String),
+    /// A tokenless pull naming no referee, from the address of one (or more: referees may share a host).
+    SomeReferee,
     Operator,
 }
 
@@ -46,6 +48,12 @@ pub async fn assigned_matches(
     let named = named_referee(message);
     let referee_id = match identify(inbound, message, checker, http, named.as_deref()).await? {
         Puller::Referee(referee_id) => referee_id,
+        Puller::SomeReferee => {
+            return Err(LeagueError::new(
+                ErrorCode::MissingRequiredField,
+                "referee_id is required",
+            ));
+        }
         Puller::Operator => {
             return Err(LeagueError::new(
                 ErrorCode::PermissionDenied,
@@ -186,7 +194,7 @@ pub async fn registrations(
         result,
         agent_id: match puller {
             Puller::Referee(referee_id) => Some(referee_id),
-            Puller::Operator => None,
+            Puller::SomeReferee | Puller::Operator => None,
         },
     })
 }
@@ -203,7 +211,8 @@ fn named_referee(message: &Map<String, Value>) -> Option<String> {
 }
 
 /// Who pulls: by token when there is one; else (lenient mode) the external referee — the one named, or
-/// any when none is — whose contact endpoint is at the request's source address.
+/// any when none is — whose contact endpoint is at the request's source address. A pull that names no
+/// one is known only as some referee: its warnings are counted against nobody.
 async fn identify(
     inbound: &Inbound,
     message: &Map<String, Value>,
@@ -273,7 +282,10 @@ async fn identify(
             && external
             && addresses(&meta.contact_endpoint).await.contains(&source)
         {
-            return Ok(Puller::Referee(referee.agent_id));
+            return Ok(match named {
+                Some(_) => Puller::Referee(referee.agent_id),
+                None => Puller::SomeReferee,
+            });
         }
     }
     Err(refused(format!(
