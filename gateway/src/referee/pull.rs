@@ -228,7 +228,13 @@ async fn identify(
             return Ok(Puller::Operator);
         }
         let (agent, _) = inbound.authenticated(message, checker, http).await?;
-        if agent.kind != AgentKind::Referee || named.is_some_and(|named| named != agent.agent_id) {
+        if agent.kind != AgentKind::Referee {
+            return Err(LeagueError::new(
+                ErrorCode::PermissionDenied,
+                "only referees (and the operator) pull registrations and matches",
+            ));
+        }
+        if named.is_some_and(|named| named != agent.agent_id) {
             return Err(LeagueError::new(
                 ErrorCode::PermissionDenied,
                 format!("{} may pull only its own matches", agent.agent_id),
