@@ -162,6 +162,7 @@ async fn a_strict_player_takes_every_message_the_probe_sends() {
     let (_agent, url) = registered(STRICT_PLAYER, &["bare", "probed"]).await;
     let (success, report) = probe(&url).await;
     assert!(success, "every message taken: {report}");
+    assert_eq!(report["sender_form"], "bare", "{report}");
     for message_type in EVERY_MESSAGE {
         assert_eq!(message(&report, message_type)["accepted"], true, "{report}");
     }

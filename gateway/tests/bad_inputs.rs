@@ -490,7 +490,9 @@ fn registration_and_framing_cases(
         "sender not registered" => with(&ask, &["sender"], "player:P99".into()), error(200, -32012, "E012");
         "query_type missing" => without(&ask, &["query_type"]), params("E003");
         "query_type a number" => with(&ask, &["query_type"], 1.into()), params("E002");
-        "query_type GET_REGISTRATIONS" => with(&ask, &["query_type"], "GET_REGISTRATIONS".into()), params("E002");
+        "query_type GET_EVERYTHING" => with(&ask, &["query_type"], "GET_EVERYTHING".into()), params("E002");
+        // The registrations are for referees (and the operator) to ask.
+        "GET_REGISTRATIONS from a player" => with(&ask, &["query_type"], "GET_REGISTRATIONS".into()), error(200, -32020, "E020");
         "query_params a string" => with(&ask, &["query_params"], "all".into()), params("E002");
         "GET_MATCH of an unknown match" => get_match, Expect::QueryFailed("E007");
         "GET_STANDINGS of an unknown league" => with(&ask, &["league_id"], "no_such_league".into()), Expect::QueryFailed("E006");

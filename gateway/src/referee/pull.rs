@@ -33,6 +33,8 @@ const PULL_BATCH: u32 = 64;
 /// Who is pulling.
 enum Puller {
     Referee(String),
+    /// A tokenless pull naming no referee, from the address of one (or more: referees may share a host).
+    SomeReferee,
     Operator,
 }
 
@@ -46,6 +48,12 @@ pub async fn assigned_matches(
     let named = named_referee(message);
     let referee_id = match identify(inbound, message, checker, http, named.as_deref()).await? {
         Puller::Referee(referee_id) => referee_id,
+        Puller::SomeReferee => {
+            return Err(LeagueError::new(
+                ErrorCode::MissingRequiredField,
+                "referee_id is required",
+            ));
+        }
         Puller::Operator => {
             return Err(LeagueError::new(
                 ErrorCode::PermissionDenied,
@@ -186,7 +194,7 @@ pub async fn registrations(
         result,
         agent_id: match puller {
             Puller::Referee(referee_id) => Some(referee_id),
-            Puller::Operator => None,
+            Puller::SomeReferee | Puller::Operator => None,
         },
     })
 }
@@ -203,7 +211,8 @@ fn named_referee(message: &Map<String, Value>) -> Option<String> {
 }
 
 /// Who pulls: by token when there is one; else (lenient mode) the external referee — the one named, or
-/// any when none is — whose contact endpoint is at the request's source address.
+/// any when none is — whose contact endpoint is at the request's source address. A pull that names no
+/// one is known only as some referee: its warnings are counted against nobody.
 async fn identify(
     inbound: &Inbound,
     message: &Map<String, Value>,
@@ -219,7 +228,13 @@ async fn identify(
             return Ok(Puller::Operator);
         }
         let (agent, _) = inbound.authenticated(message, checker, http).await?;
-        if agent.kind != AgentKind::Referee || named.is_some_and(|named| named != agent.agent_id) {
+        if agent.kind != AgentKind::Referee {
+            return Err(LeagueError::new(
+                ErrorCode::PermissionDenied,
+                "only referees (and the operator) pull registrations and matches",
+            ));
+        }
+        if named.is_some_and(|named| named != agent.agent_id) {
             return Err(LeagueError::new(
                 ErrorCode::PermissionDenied,
                 format!("{} may pull only its own matches", agent.agent_id),
@@ -273,7 +288,10 @@ async fn identify(
             && external
             && addresses(&meta.contact_endpoint).await.contains(&source)
         {
-            return Ok(Puller::Referee(referee.agent_id));
+            return Ok(match named {
+                Some(_) => Puller::Referee(referee.agent_id),
+                None => Puller::SomeReferee,
+            });
         }
     }
     Err(refused(format!(
@@ -361,4 +379,46 @@ fn entry(mut fields: Map<String, Value>, scheduled: &ScheduledMatch) -> Value {
     fields.insert("player_B_id".into(), scheduled.player_b_id.clone().into());
     fields.insert("status".into(), "ASSIGNED".into());
     Value::Object(fields)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_contact_endpoint_stands_for_the_addresses_of_its_host() {
+        let loopback: IpAddr = [127, 0, 0, 1].into();
+        assert_eq!(addresses("http://127.0.0.1:8101/mcp").await, vec![loopback]);
+        // An IPv4 address written as IPv6 is the same address.
+        assert_eq!(
+            addresses("http://[::ffff:127.0.0.1]:8101/mcp").await,
+            vec![loopback]
+        );
+        assert!(
+            addresses("http://localhost:8101/mcp")
+                .await
+                .iter()
+                .all(IpAddr::is_loopback)
+        );
+        assert!(addresses("not a url").await.is_empty());
+        assert!(addresses("/mcp").await.is_empty());
+    }
+
+    #[test]
+    fn a_pull_names_its_referee_by_id_or_sender() {
+        let message = |value: Value| value.as_object().cloned().unwrap_or_default();
+        assert_eq!(
+            named_referee(&message(json!({"referee_id": "REF02"}))).as_deref(),
+            Some("REF02")
+        );
+        assert_eq!(
+            named_referee(&message(json!({"sender": "referee:REF03"}))).as_deref(),
+            Some("REF03")
+        );
+        assert_eq!(named_referee(&message(json!({"sender": "player:P01"}))), None);
+        assert_eq!(
+            named_referee(&message(json!({"query_type": "GET_REGISTRATIONS"}))),
+            None
+        );
+    }
 }

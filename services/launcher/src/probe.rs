@@ -84,6 +84,7 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
     };
     let mut steps = Vec::new();
     let mut dialect = None;
+    let mut probed = None;
     for candidate in DIALECTS {
         let agent = league.remember(ExternalAgent::new(
             PLAYER.to_owned(),
@@ -96,6 +97,7 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
         let last = candidate == DIALECTS[DIALECTS.len() - 1];
         if step.accepted || last {
             dialect = step.accepted.then(|| agent.dialect());
+            probed = Some(agent);
             steps.push(step);
             break;
         }
@@ -126,7 +128,9 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
             steps.push(run(message_type, &warnings, notified).await.0);
         }
     }
-    report(&args, dialect, &steps);
+    // The manager's sender as the agent took it (the bridge tries the other form when refused over it).
+    let form = probed.map(|agent| agent.sender_form());
+    report(&args, dialect, form, &steps);
     if dialect.is_some() && steps.iter().all(|step| step.accepted) {
         Ok(())
     } else {
@@ -348,7 +352,7 @@ fn events() -> Vec<(&'static str, Event)> {
     ]
 }
 
-fn report(args: &ProbeArgs, dialect: Option<Dialect>, steps: &[Step]) {
+fn report(args: &ProbeArgs, dialect: Option<Dialect>, form: Option<SenderForm>, steps: &[Step]) {
     if args.json {
         let steps: Vec<Value> = steps
             .iter()
@@ -363,7 +367,12 @@ fn report(args: &ProbeArgs, dialect: Option<Dialect>, steps: &[Step]) {
                 })
             })
             .collect();
-        let report = json!({"agent": args.url, "dialect": dialect.map(Dialect::as_str), "messages": steps});
+        let report = json!({
+            "agent": args.url,
+            "dialect": dialect.map(Dialect::as_str),
+            "sender_form": form.map(SenderForm::as_str),
+            "messages": steps,
+        });
         println!("{report}");
         return;
     }
@@ -371,6 +380,9 @@ fn report(args: &ProbeArgs, dialect: Option<Dialect>, steps: &[Step]) {
     match dialect {
         Some(dialect) => println!("dialect  {}", dialect.as_str()),
         None => println!("dialect  none: the agent took no GAME_INVITATION in any dialect"),
+    }
+    if let Some(form) = form {
+        println!("sender   {} (the manager as {})", form.as_str(), form.manager());
     }
     for step in steps {
         let verdict = if step.accepted { "accepted" } else { "REFUSED" };
