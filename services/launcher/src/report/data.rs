@@ -81,27 +81,7 @@ impl LeagueData {
             }
             first_round_id = page.next_round_id;
         }
-        let mut rounds = vec![];
-        let mut first_round_id = 1;
-        loop {
-            let page = client
-                .get_schedule(operator_request(
-                    token,
-                    GetScheduleRequest {
-                        league_id: league_id.clone(),
-                        first_round_id,
-                        max_matches: 0,
-                    },
-                ))
-                .await
-                .context("reading the schedule")?
-                .into_inner();
-            rounds.extend(page.rounds);
-            if page.next_round_id <= first_round_id {
-                break;
-            }
-            first_round_id = page.next_round_id;
-        }
+        let rounds = schedule(client, token, &league_id).await?;
         // Transcripts only where they explain something the result does not: technical losses.
         let mut causes = HashMap::new();
         for scheduled in rounds.iter().flat_map(|round| &round.matches) {
@@ -142,6 +122,36 @@ impl LeagueData {
 
     pub fn league_id(&self) -> &str {
         &self.status.league_id
+    }
+}
+
+/// Every round of `league_id` and its matches with their outcomes, read a page at a time.
+pub async fn schedule(
+    client: &mut ManagerServiceClient<GrpcChannel>,
+    token: &SecretString,
+    league_id: &str,
+) -> anyhow::Result<Vec<ScheduledRound>> {
+    let mut rounds = vec![];
+    let mut first_round_id = 1;
+    loop {
+        let page = client
+            .get_schedule(operator_request(
+                token,
+                GetScheduleRequest {
+                    league_id: league_id.to_owned(),
+                    first_round_id,
+                    max_matches: 0,
+                },
+            ))
+            .await
+            .context("reading the schedule")?
+            .into_inner();
+        rounds.extend(page.rounds);
+        // Pages move forward or end: a page that would not is the end too.
+        if page.next_round_id <= first_round_id {
+            return Ok(rounds);
+        }
+        first_round_id = page.next_round_id;
     }
 }
 
