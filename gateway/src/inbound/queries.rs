@@ -387,7 +387,8 @@ pub fn league_status(status: i32) -> &'static str {
 }
 
 /// A scheduled match with what it came to: its result (winner, score, reason, players at fault for a
-/// technical loss, the game's own account) and when it started and ended, once finished.
+/// technical loss and why they lost, the game's own account) and when it started and ended, once
+/// finished.
 fn played_match(m: &ScheduledMatch, referee_endpoint: &str) -> Value {
     let mut value = convert::scheduled_match(m, referee_endpoint);
     if let Value::Object(object) = &mut value {
@@ -397,6 +398,8 @@ fn played_match(m: &ScheduledMatch, referee_endpoint: &str) -> Value {
         );
         object.insert("started_at".into(), m.started_at.map(rfc3339).into());
         object.insert("finished_at".into(), m.finished_at.map(rfc3339).into());
+        let cause = (!m.technical_loss_cause.is_empty()).then(|| m.technical_loss_cause.clone());
+        object.insert("technical_loss_cause".into(), cause.into());
         let millis = |at: prost_types::Timestamp| at.seconds * 1000 + i64::from(at.nanos / 1_000_000);
         let duration_ms = m
             .started_at

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use league_proto::v2::transcript_entry::Entry;
-use league_proto::v2::{Direction, GetLeagueStatusRequest, GetMatchRequest, GetScheduleRequest};
+use league_proto::v2::{Direction, GetLeagueStatusRequest, GetMatchRequest};
 use league_runtime::credentials::operator_request;
 use secrecy::ExposeSecret;
 use serde_json::{Value, json};
@@ -159,21 +159,15 @@ async fn measure(players: u32, finished: &mut Finished) -> anyhow::Result<Measur
         anyhow::bail!("the league reports no start or completion time");
     };
     let wall = Duration::from_secs_f64(((millis(completed) - millis(started)) / 1e3).max(0.0));
-    let schedule = finished
-        .client
-        .get_schedule(operator_request(
-            &finished.operator_token,
-            GetScheduleRequest {
-                league_id: finished.league_id.clone(),
-                ..GetScheduleRequest::default()
-            },
-        ))
-        .await
-        .context("reading the schedule")?
-        .into_inner();
+    let schedule = crate::report::data::schedule(
+        &mut finished.client,
+        &finished.operator_token,
+        &finished.league_id,
+    )
+    .await?;
     let mut durations = Vec::new();
     let mut player_calls = 0usize;
-    for scheduled in schedule.rounds.iter().flat_map(|round| &round.matches) {
+    for scheduled in schedule.iter().flat_map(|round| &round.matches) {
         let detail = finished
             .client
             .get_match(operator_request(

@@ -1,5 +1,5 @@
-//! The final standings as a table for the terminal. Where a player is level on points with the next
-//! one, the last column names the tie-break rule that put it above.
+//! The final standings as a table for the terminal, and under it, after a blank line, which tie-break
+//! rule put each player above another level on points.
 
 use std::fmt::Write;
 
@@ -9,13 +9,13 @@ pub fn render(standings: &[StandingRow]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>4}  {:<6} {:<24} {:>6} {:>4} {:>4} {:>4} {:>4} {:>6}  above next by",
+        "{:>4}  {:<6} {:<24} {:>6} {:>4} {:>4} {:>4} {:>4} {:>6}",
         "rank", "player", "name", "played", "W", "D", "L", "TL", "points"
     );
     for row in standings {
         let _ = writeln!(
             out,
-            "{:>4}  {:<6} {:<24} {:>6} {:>4} {:>4} {:>4} {:>4} {:>6}  {}",
+            "{:>4}  {:<6} {:<24} {:>6} {:>4} {:>4} {:>4} {:>4} {:>6}",
             row.rank,
             row.player_id,
             truncate(&row.display_name, 24),
@@ -24,12 +24,25 @@ pub fn render(standings: &[StandingRow]) -> String {
             row.draws,
             row.losses,
             row.technical_losses,
-            row.points,
-            match crate::report::tables::tie_break_name(row.above_next_by) {
-                Some("points") | None => "",
-                Some(rule) => rule,
-            }
+            row.points
         );
+    }
+    let ties: Vec<String> = standings
+        .windows(2)
+        .filter_map(
+            |pair| match crate::report::tables::tie_break_name(pair[0].above_next_by) {
+                Some("points") | None => None,
+                Some(rule) => Some(format!(
+                    "{} above {} by {}",
+                    pair[0].player_id,
+                    pair[1].player_id,
+                    rule.replace('_', " ")
+                )),
+            },
+        )
+        .collect();
+    if !ties.is_empty() {
+        let _ = writeln!(out, "\nLevel on points: {}", ties.join("; "));
     }
     out
 }
@@ -41,6 +54,28 @@ fn truncate(text: &str, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use league_proto::v2::TieBreak;
+
+    #[test]
+    fn players_level_on_points_are_explained_under_the_table() {
+        let row = |rank: u32, id: &str, points: u32, rule: TieBreak| StandingRow {
+            rank,
+            player_id: id.into(),
+            points,
+            above_next_by: rule as i32,
+            ..StandingRow::default()
+        };
+        let rows = [
+            row(1, "P03", 9, TieBreak::Points),
+            row(2, "P01", 6, TieBreak::HeadToHead),
+            row(3, "P02", 6, TieBreak::Unspecified),
+        ];
+        let table = render(&rows);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 6, "{table}");
+        assert_eq!(lines[4], "", "a blank line ends the table");
+        assert_eq!(lines[5], "Level on points: P01 above P02 by head to head");
+    }
 
     #[test]
     fn one_line_per_player_under_a_header() {
@@ -54,7 +89,7 @@ mod tests {
             losses: 0,
             technical_losses: 0,
             points: 7,
-            above_next_by: league_proto::v2::TieBreak::Wins as i32,
+            ..StandingRow::default()
         }];
         let table = render(&rows);
         assert_eq!(table.lines().count(), 2);
@@ -62,7 +97,7 @@ mod tests {
             table
                 .lines()
                 .nth(1)
-                .is_some_and(|line| line.contains("P01") && line.trim_end().ends_with("7  wins"))
+                .is_some_and(|line| line.contains("P01") && line.trim_end().ends_with('7'))
         );
     }
 }

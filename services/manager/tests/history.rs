@@ -230,6 +230,14 @@ async fn the_schedule_history_and_match_carry_outcomes_and_transcripts() {
         result.at_fault_player_ids,
         std::slice::from_ref(&r3m1.player_a_id)
     );
+    // Its transcript shows no failed exchange of the player at fault: it is taken as declined.
+    assert_eq!(r3m1.technical_loss_cause, "declined");
+    assert!(
+        schedule.rounds[0]
+            .matches
+            .iter()
+            .all(|m| m.technical_loss_cause.is_empty())
+    );
 
     // Pages hold whole rounds: a page of at most 3 matches is one round of 2.
     let page = client

@@ -1,16 +1,11 @@
 //! Everything a report shows about one league, read through the manager's queries a page at a time,
-//! and what follows from it: each player's strategy group, each match's outcome for each player, and
-//! why a technical loss happened.
-
-use std::collections::HashMap;
+//! and what follows from it: each player's strategy group and each match's outcome for each player.
 
 use anyhow::Context;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
-use league_proto::v2::transcript_entry::Entry;
 use league_proto::v2::{
-    GetLeagueStatusRequest, GetLeagueStatusResponse, GetMatchRequest, GetScheduleRequest,
-    GetStandingsByRoundRequest, GetStandingsRequest, MatchTranscript, ResultStatus, RoundStandings,
-    ScheduledMatch, ScheduledRound, StandingRow,
+    GetLeagueStatusRequest, GetLeagueStatusResponse, GetScheduleRequest, GetStandingsByRoundRequest,
+    GetStandingsRequest, ResultStatus, RoundStandings, ScheduledMatch, ScheduledRound, StandingRow,
 };
 use league_runtime::credentials::operator_request;
 use league_runtime::grpc::GrpcChannel;
@@ -24,11 +19,8 @@ pub struct LeagueData {
     pub standings: Vec<StandingRow>,
     /// The table after each completed round, in round order.
     pub by_round: Vec<RoundStandings>,
-    /// Every round and its matches, each with its result once finished.
+    /// Every round and its matches, each with its result (and a technical loss's cause) once finished.
     pub rounds: Vec<ScheduledRound>,
-    /// Why each technical loss or double forfeit happened, by match id: the error the player at fault
-    /// last got (timeout, unreachable, invalid_move…), from the match's transcript.
-    pub causes: HashMap<String, String>,
 }
 
 impl LeagueData {
@@ -81,58 +73,12 @@ impl LeagueData {
             }
             first_round_id = page.next_round_id;
         }
-        let mut rounds = vec![];
-        let mut first_round_id = 1;
-        loop {
-            let page = client
-                .get_schedule(operator_request(
-                    token,
-                    GetScheduleRequest {
-                        league_id: league_id.clone(),
-                        first_round_id,
-                        max_matches: 0,
-                    },
-                ))
-                .await
-                .context("reading the schedule")?
-                .into_inner();
-            rounds.extend(page.rounds);
-            if page.next_round_id <= first_round_id {
-                break;
-            }
-            first_round_id = page.next_round_id;
-        }
-        // Transcripts only where they explain something the result does not: technical losses.
-        let mut causes = HashMap::new();
-        for scheduled in rounds.iter().flat_map(|round| &round.matches) {
-            let Some(result) = &scheduled.result else { continue };
-            if result.at_fault_player_ids.is_empty() {
-                continue;
-            }
-            let detail = client
-                .get_match(operator_request(
-                    token,
-                    GetMatchRequest {
-                        league_id: league_id.clone(),
-                        match_id: scheduled.match_id.clone(),
-                    },
-                ))
-                .await
-                .with_context(|| format!("reading match {}", scheduled.match_id))?
-                .into_inner();
-            let cause = detail
-                .transcript
-                .as_ref()
-                .and_then(|transcript| technical_loss_cause(transcript, &result.at_fault_player_ids))
-                .unwrap_or_else(|| "declined".to_owned());
-            causes.insert(scheduled.match_id.clone(), cause);
-        }
+        let rounds = schedule(client, token, &league_id).await?;
         Ok(Self {
             status,
             standings,
             by_round,
             rounds,
-            causes,
         })
     }
 
@@ -145,33 +91,34 @@ impl LeagueData {
     }
 }
 
-/// The last failed exchange of a player at fault before the result (a missing answer, or the
-/// GAME_ERROR telling it its move was refused), named as the league's metrics name technical-loss
-/// causes. None when the transcript shows none (the player declined the invitation).
-pub fn technical_loss_cause(transcript: &MatchTranscript, at_fault: &[String]) -> Option<String> {
-    transcript
-        .entries
-        .iter()
-        .rev()
-        .find_map(|entry| match &entry.entry {
-            // GAME_OVER is delivered after the result, best effort: its failure is not why the match was lost.
-            Some(Entry::Message(message))
-                if !message.error_code.is_empty()
-                    && at_fault.contains(&message.player_id)
-                    && message.message_type != "GAME_OVER" =>
-            {
-                Some(
-                    match message.error_code.as_str() {
-                        "E001" => "timeout",
-                        "E009" => "unreachable",
-                        "E004" | "E010" => "invalid_move",
-                        other => other,
-                    }
-                    .to_owned(),
-                )
-            }
-            _ => None,
-        })
+/// Every round of `league_id` and its matches with their outcomes, read a page at a time.
+pub async fn schedule(
+    client: &mut ManagerServiceClient<GrpcChannel>,
+    token: &SecretString,
+    league_id: &str,
+) -> anyhow::Result<Vec<ScheduledRound>> {
+    let mut rounds = vec![];
+    let mut first_round_id = 1;
+    loop {
+        let page = client
+            .get_schedule(operator_request(
+                token,
+                GetScheduleRequest {
+                    league_id: league_id.to_owned(),
+                    first_round_id,
+                    max_matches: 0,
+                },
+            ))
+            .await
+            .context("reading the schedule")?
+            .into_inner();
+        rounds.extend(page.rounds);
+        // Pages move forward or end: a page that would not is the end too.
+        if page.next_round_id <= first_round_id {
+            return Ok(rounds);
+        }
+        first_round_id = page.next_round_id;
+    }
 }
 
 /// A player's strategy group: a bot's behaviour (its name is `bot-<n>-<behaviour>`), or "external"
@@ -219,7 +166,6 @@ pub fn duration_ms(scheduled: &ScheduledMatch) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use league_proto::v2::{Direction, MessageRecord, TranscriptEntry};
 
     #[test]
     fn bots_are_grouped_by_behaviour_and_everyone_else_is_external() {
@@ -228,39 +174,5 @@ mod tests {
         assert_eq!(strategy_of("bot-03-late:200"), "late");
         assert_eq!(strategy_of("alpha"), "external");
         assert_eq!(strategy_of("bot-x-random"), "external");
-    }
-
-    #[test]
-    fn the_cause_is_the_last_error_of_a_player_at_fault() {
-        let failed = |player: &str, message_type: &str, code: &str| TranscriptEntry {
-            at: None,
-            entry: Some(Entry::Message(MessageRecord {
-                direction: Direction::FromPlayer as i32,
-                player_id: player.into(),
-                message_type: message_type.into(),
-                error_code: code.into(),
-                ..MessageRecord::default()
-            })),
-        };
-        let transcript = MatchTranscript {
-            match_id: "R1M1".into(),
-            entries: vec![
-                failed("P01", "GAME_JOIN_ACK", "E009"),
-                failed("P02", "GAME_ERROR", "E004"),
-                failed("P01", "CHOOSE_PARITY_RESPONSE", "E001"),
-                failed("P01", "GAME_OVER", "E009"),
-            ],
-        };
-        let at_fault = ["P01".to_owned()];
-        assert_eq!(
-            technical_loss_cause(&transcript, &at_fault).as_deref(),
-            Some("timeout")
-        );
-        let at_fault = ["P02".to_owned()];
-        assert_eq!(
-            technical_loss_cause(&transcript, &at_fault).as_deref(),
-            Some("invalid_move")
-        );
-        assert_eq!(technical_loss_cause(&transcript, &["P03".to_owned()]), None);
     }
 }

@@ -155,8 +155,8 @@ fn matches(page: &mut String, data: &LeagueData) {
         for scheduled in round.matches.iter().take(LISTED_MATCHES - listed) {
             let result = scheduled.result.as_ref();
             let mut outcome = outcome_name(scheduled).replace('_', " ");
-            if let Some(cause) = data.causes.get(&scheduled.match_id) {
-                let _ = write!(outcome, " ({cause})");
+            if !scheduled.technical_loss_cause.is_empty() {
+                let _ = write!(outcome, " ({})", scheduled.technical_loss_cause);
             }
             let _ = writeln!(
                 page,

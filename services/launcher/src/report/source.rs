@@ -41,14 +41,16 @@ pub struct SourceArgs {
 
 impl SourceArgs {
     pub async fn connect(&self) -> anyhow::Result<Connected> {
-        let source = match (&self.manager, &self.database) {
+        // An empty variable (LEAGUE_MANAGER_URL= in a shell) is no choice at all.
+        let given = |value: &Option<String>| value.clone().filter(|v| !v.trim().is_empty());
+        let source = match (given(&self.manager), given(&self.database)) {
             (Some(url), _) => Source::Manager {
-                url: url.clone(),
+                url,
                 token: std::env::var("LEAGUE_OPERATOR_TOKEN")
                     .map(SecretString::from)
                     .map_err(|_| anyhow::anyhow!("--manager needs LEAGUE_OPERATOR_TOKEN"))?,
             },
-            (None, Some(given)) => Source::Database(database_url(given, &self.cluster_dir).await?),
+            (None, Some(database)) => Source::Database(database_url(&database, &self.cluster_dir).await?),
             (None, None) => Source::NewestRun,
         };
         connect(source, &self.cluster_dir).await

@@ -123,7 +123,7 @@ pub fn matches_csv(data: &LeagueData) -> String {
                 points(&scheduled.player_a_id),
                 points(&scheduled.player_b_id),
                 result.map(|r| r.reason.clone()).unwrap_or_default(),
-                data.causes.get(&scheduled.match_id).cloned().unwrap_or_default(),
+                scheduled.technical_loss_cause.clone(),
                 duration_ms(scheduled)
                     .map(|ms| ms.to_string())
                     .unwrap_or_default(),

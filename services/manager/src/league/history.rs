@@ -30,6 +30,9 @@ struct PlayedRow {
     result: Option<Vec<u8>>,
     started_ms: Option<i64>,
     finished_ms: Option<i64>,
+    /// For a match with players at fault: the error code of the last exchange one of them failed
+    /// (empty when none did); None for other matches.
+    fault_code: Option<String>,
 }
 
 /// The schedule columns, the stored result, and when the match started and finished by its referee's
@@ -38,7 +41,15 @@ struct PlayedRow {
 const PLAYED_COLUMNS: &str = "m.result,
     (extract(epoch from (m.transcript_json->'entries'->0->>'at')::timestamptz) * 1000)::bigint as started_ms,
     (extract(epoch from coalesce((m.transcript_json->'entries'->-1->>'at')::timestamptz, m.finished_at))
-        * 1000)::bigint as finished_ms";
+        * 1000)::bigint as finished_ms,
+    case when cardinality(m.at_fault_player_ids) > 0 then coalesce((
+        select e.entry->'message'->>'error_code'
+        from jsonb_array_elements(m.transcript_json->'entries') with ordinality as e(entry, seq)
+        where e.entry->'message'->>'error_code' <> ''
+          and e.entry->'message'->>'player_id' = any(m.at_fault_player_ids)
+          -- GAME_OVER goes out after the result, best effort: not why the match was lost.
+          and e.entry->'message'->>'message_type' <> 'GAME_OVER'
+        order by e.seq desc limit 1), '') end as fault_code";
 
 impl PlayedRow {
     fn into_match(self) -> ManagerResult<ScheduledMatch> {
@@ -46,6 +57,7 @@ impl PlayedRow {
             result: self.result.as_deref().map(decode::<MatchResult>).transpose()?,
             started_at: self.started_ms.map(timestamp_from_millis),
             finished_at: self.finished_ms.map(timestamp_from_millis),
+            technical_loss_cause: self.fault_code.as_deref().map(cause).unwrap_or_default(),
             ..self.scheduled.into()
         })
     }
@@ -245,6 +257,18 @@ pub async fn list_leagues(
             String::new()
         },
     })
+}
+
+/// A technical loss's cause from the error code of the last exchange the player at fault failed.
+fn cause(code: &str) -> String {
+    match code {
+        "" => "declined",
+        "E001" => "timeout",
+        "E009" => "unreachable",
+        "E004" | "E010" => "invalid_move",
+        other => other,
+    }
+    .to_owned()
 }
 
 /// A league's stored status as the contract's enum.

@@ -27,11 +27,16 @@ pub struct Reported {
 pub async fn report(
     pool: &PgPool,
     referee_id: &str,
-    request: ReportMatchResultRequest,
+    mut request: ReportMatchResultRequest,
 ) -> ManagerResult<Reported> {
     let result = request
         .result
         .ok_or_else(|| reject(ErrorCode::MissingRequiredField, "result is required"))?;
+    let transcript = request.transcript.take().unwrap_or_default();
+    // The same records as JSON, for plain SQL (the match_results and transcript_entries views); made
+    // before the transaction so no lock waits on the encoding.
+    let result_json = json_text("league.v2.MatchResult", &result)?;
+    let transcript_json = json_text("league.v2.MatchTranscript", &transcript)?;
     let mut tx = pool.begin().await?;
     let row: Option<LeasedMatch> = sqlx::query_as(
         "select status, referee_id as holder, lease_id::text, result as stored, player_a_id as player_a,
@@ -85,10 +90,6 @@ pub async fn report(
         ));
     }
     let verdict = verify(&result, &request.match_id, &player_a, &player_b)?;
-    let transcript = request.transcript.unwrap_or_default();
-    // The same records as JSON, for plain SQL (the match_results and transcript_entries views).
-    let result_json = json_text("league.v2.MatchResult", &result)?;
-    let transcript_json = json_text("league.v2.MatchTranscript", &transcript)?;
     sqlx::query(
         "update matches set status = 'finished', result_status = $3, winner_player_id = $4,
              at_fault_player_ids = $5, result = $6, transcript = $7, finished_at = now(),
