@@ -74,7 +74,7 @@ impl MessageType {
         }
     }
 
-    /// The specification's method name for this message (LEAGUE_V2.md's table).
+    /// The specification's method name for this message (docs/protocol.md, "The 18 messages").
     pub fn canonical_method(self) -> &'static str {
         match self {
             Self::RefereeRegisterRequest => "register_referee",

@@ -497,7 +497,7 @@ fn missing_keys(reference: &Value, ours: &Value, path: &str, missing: &mut Vec<S
 
 /// Where the specification and a peer's own manager disagree, we send the specification's field.
 const SPECIFICATION_OVER_TRAFFIC: &[&str] = &[
-    // LEAGUE_V2.md: standings rows have `played`; peer-a's manager sends `matches_played`.
+    // The specification's standings rows have `played`; peer-a's manager sends `matches_played`.
     "params.standings[].matches_played",
     "params.final_standings[].matches_played",
 ];

@@ -1,7 +1,7 @@
 //! The league.v2 error codes: the one table every service uses, with the gRPC code each maps to.
 //!
 //! The specification names E001, E003–E005, E009, E011–E013, E018 and E021; the seeds disagree on a few
-//! numbers (seed 001 uses E004 and E011 differently) and the specification wins. The codes it leaves
+//! numbers (one of the course's documents uses E004 and E011 differently) and the specification wins. The codes it leaves
 //! unnamed are ours; each is defined here once and documented in docs/protocol.md.
 
 use std::fmt;

@@ -7,13 +7,11 @@
 //! the test's own pool (the manager closes its pool when it stops).
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use league_manager::config::TimingConfig;
-use league_manager::postgres::{self, PostgresServer};
 use league_manager::{ManagerApp, ManagerConfig};
 use league_player::app::{PlayerApp, PlayerConfig};
 use league_player::{Behaviour, PlayerHost, RegisteredBot};
@@ -22,9 +20,10 @@ use league_proto::v2::{GetLeagueStatusRequest, GetStandingsRequest, GetStandings
 use league_referee::app::{RefereeApp, RefereeConfig};
 use league_runtime::Shutdown;
 use league_runtime::grpc::GrpcChannel;
+use league_testkit::TestDatabase;
 use secrecy::{ExposeSecret, SecretString};
+use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
-use sqlx::{Connection, PgConnection, PgPool};
 use tokio::task::JoinHandle;
 
 use crate::invariants::{self, Facts};
@@ -119,7 +118,8 @@ pub struct Referee {
 pub struct RunningLeague {
     pub setup: Setup,
     pub league_id: String,
-    server: PostgresServer,
+    /// Dropped with the league (kept when a test fails).
+    _database: TestDatabase,
     /// The test's own pool on the league's database (not the manager's).
     pub pool: PgPool,
     pub manager_addr: SocketAddr,
@@ -148,10 +148,6 @@ fn telemetry() {
     }
 }
 
-fn cluster_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.league/postgres")
-}
-
 pub fn operator<T>(message: T) -> tonic::Request<T> {
     league_runtime::credentials::operator_request(&SecretString::from(OPERATOR_TOKEN.to_owned()), message)
 }
@@ -160,12 +156,8 @@ pub fn operator<T>(message: T) -> tonic::Request<T> {
 /// once every bot is registered and hosted, starts the league (operator `StartLeague`) and returns.
 pub async fn start_league(setup: Setup) -> RunningLeague {
     telemetry();
-    let server = postgres::resolve(&cluster_dir())
-        .await
-        .expect("a Postgres server");
-    let database_url = postgres::create_database(&server, "league_suite")
-        .await
-        .expect("a fresh database");
+    let database = TestDatabase::create("league_suite").await;
+    let database_url = database.url().clone();
     let league_id = format!("league_{}_{}", setup.game, setup.players);
     let config = ManagerConfig {
         listen_addr: "127.0.0.1:0".parse().expect("an address"),
@@ -194,7 +186,7 @@ pub async fn start_league(setup: Setup) -> RunningLeague {
     let mut league = RunningLeague {
         setup: setup.clone(),
         league_id: league_id.clone(),
-        server,
+        _database: database,
         pool,
         manager_addr,
         manager,
@@ -332,21 +324,10 @@ impl RunningLeague {
         }
     }
 
-    /// Drops the league's database once a test has passed (a failed test leaves it for inspection).
+    /// Drops the league's database once a test has passed (a failed test leaves it for inspection:
+    /// `TestDatabase`).
     pub async fn cleanup(self) {
-        let (database,): (String,) = sqlx::query_as("select current_database()")
-            .fetch_one(&self.pool)
-            .await
-            .expect("the database's name");
         self.pool.close().await;
-        let mut admin = PgConnection::connect(self.server.url.expose_secret())
-            .await
-            .expect("an admin connection");
-        sqlx::query(&format!("drop database if exists \"{database}\" with (force)"))
-            .execute(&mut admin)
-            .await
-            .expect("the test database is dropped");
-        admin.close().await.ok();
     }
 
     /// Where the league stands, for the message of a league that did not finish.

@@ -7,17 +7,16 @@
 //! manager sends it once the last result is recorded), and [`League::stop`] waits for every process to
 //! exit after SIGTERM — by then each has exported its last spans.
 
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use league_manager::postgres;
 use league_player::RegisteredBot;
 use league_player::app::{PlayerApp, PlayerConfig};
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_runtime::Shutdown;
 use league_runtime::grpc::GrpcChannel;
+use league_testkit::TestDatabase;
 use secrecy::{ExposeSecret, SecretString};
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
@@ -75,6 +74,8 @@ pub struct League {
     host: Arc<league_player::PlayerHost>,
     shutdown: Shutdown,
     bot_run: JoinHandle<anyhow::Result<()>>,
+    /// Dropped with the league, after its processes stopped.
+    _database: TestDatabase,
 }
 
 /// What a stopped league leaves: everything each process printed, by process name.
@@ -90,11 +91,8 @@ pub fn var(key: &str, value: impl Into<String>) -> (String, String) {
 /// Starts the manager, the referees and the player host, and registers the test's bot; the league
 /// starts by itself once every bot has joined.
 pub async fn start(setup: Setup) -> League {
-    let cluster = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.league/postgres");
-    let server = postgres::resolve(&cluster).await.expect("a Postgres server");
-    let database_url = postgres::create_database(&server, "league_observability")
-        .await
-        .expect("a fresh database");
+    let database = TestDatabase::create("league_observability").await;
+    let database_url = database.url().clone();
     let pool = PgPoolOptions::new()
         .max_connections(2)
         .connect(database_url.expose_secret())
@@ -186,6 +184,7 @@ pub async fn start(setup: Setup) -> League {
         host,
         shutdown,
         bot_run,
+        _database: database,
     }
 }
 
@@ -193,51 +192,31 @@ pub async fn start(setup: Setup) -> League {
 #[derive(Debug)]
 pub struct LoneManager {
     pub process: Process,
-    server_url: SecretString,
-    database_url: SecretString,
+    database: TestDatabase,
 }
 
 /// Starts a manager on a fresh database; no league is played.
 pub async fn start_manager() -> LoneManager {
-    let cluster = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.league/postgres");
-    let server = postgres::resolve(&cluster).await.expect("a Postgres server");
-    let database_url = postgres::create_database(&server, "league_observability")
-        .await
-        .expect("a fresh database");
+    let database = TestDatabase::create("league_observability").await;
     let env = [
         var("RUST_LOG", "warn"),
         var("NO_COLOR", "1"),
         var("LEAGUE_LISTEN_ADDR", "127.0.0.1:0"),
         var("LEAGUE_ADMIN_ADDR", "127.0.0.1:0"),
         var("LEAGUE_ID", "league_alone"),
-        var("DATABASE_URL", database_url.expose_secret()),
+        var("DATABASE_URL", database.url().expose_secret()),
         var("LEAGUE_OPERATOR_TOKEN", OPERATOR_TOKEN),
     ];
     LoneManager {
         process: Process::start("manager", "manager", &env).await,
-        server_url: server.url,
-        database_url,
+        database,
     }
 }
 
 impl LoneManager {
     /// Drops the manager's database under it, its connections closed.
     pub async fn drop_database(&self) {
-        use sqlx::Connection;
-        let url = self.database_url.expose_secret();
-        let name = url
-            .rsplit('/')
-            .next()
-            .and_then(|rest| rest.split('?').next())
-            .expect("a database name");
-        let mut admin = sqlx::PgConnection::connect(self.server_url.expose_secret())
-            .await
-            .expect("an admin connection");
-        sqlx::query(&format!("drop database \"{name}\" with (force)"))
-            .execute(&mut admin)
-            .await
-            .expect("the database is dropped");
-        admin.close().await.expect("the admin connection closes");
+        self.database.drop_now().await;
     }
 
     /// SIGTERM, the exit awaited, and everything the manager printed.

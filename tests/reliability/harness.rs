@@ -12,13 +12,14 @@ use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime};
 
 use league_launcher::children::{self, Service};
-use league_manager::postgres::{self, PostgresServer};
+use league_manager::postgres::PostgresServer;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::referee_service_client::RefereeServiceClient;
 use league_proto::v2::{GetStandingsRequest, GetStandingsResponse, ListRunningMatchesRequest, RunningMatch};
+use league_testkit::TestDatabase;
 use secrecy::{ExposeSecret, SecretString};
+use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
-use sqlx::{Connection, PgConnection, PgPool};
 
 use crate::invariants::{self, Facts};
 
@@ -150,47 +151,36 @@ impl Logs {
 /// A fresh database of its own for one test, and the test's own pool on it.
 #[derive(Debug)]
 pub struct Database {
-    pub server: PostgresServer,
     pub url: SecretString,
     pub pool: PgPool,
+    database: TestDatabase,
 }
 
 impl Database {
     /// On the server every test uses (`DATABASE_URL`, 127.0.0.1:5432, or the project's private cluster).
     pub async fn fresh() -> Database {
-        let cluster = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.league/postgres");
-        let server = postgres::resolve(&cluster).await.expect("a Postgres server");
-        Database::create_on(server).await
+        Database::with(TestDatabase::create("league_reliability").await).await
     }
 
     pub async fn create_on(server: PostgresServer) -> Database {
-        let url = postgres::create_database(&server, "league_reliability")
-            .await
-            .expect("a fresh database");
+        Database::with(TestDatabase::create_on(&server, "league_reliability").await).await
+    }
+
+    async fn with(database: TestDatabase) -> Database {
+        let url = database.url().clone();
         let pool = PgPoolOptions::new()
             .max_connections(4)
             .acquire_timeout(Duration::from_secs(30))
             .connect(url.expose_secret())
             .await
             .expect("the test's pool connects");
-        Database { server, url, pool }
+        Database { url, pool, database }
     }
 
-    /// Drops the database once the test passed (a failed test leaves it for inspection).
+    /// Drops the database once the test passed (a failed test leaves it for inspection: `TestDatabase`).
     pub async fn drop(self) {
-        let (name,): (String,) = sqlx::query_as("select current_database()")
-            .fetch_one(&self.pool)
-            .await
-            .expect("the database's name");
         self.pool.close().await;
-        let mut admin = PgConnection::connect(self.server.url.expose_secret())
-            .await
-            .expect("an admin connection");
-        sqlx::query(&format!("drop database if exists \"{name}\" with (force)"))
-            .execute(&mut admin)
-            .await
-            .expect("the test database is dropped");
-        admin.close().await.ok();
+        drop(self.database);
     }
 }
 

@@ -1,4 +1,4 @@
-//! Reliability, as issue 6 asks for it: every service is a separate process of the real `league` binary
+//! Reliability: every service is a separate process of the real `league` binary
 //! (manager, referees, player hosts, each with its own `LEAGUE_*` environment, found through its
 //! `LEAGUE_READY` line), and each scenario breaks something in the middle of a league — kill -9, SIGTERM,
 //! a second manager, a Postgres restart, more referees — then checks the design's invariants against

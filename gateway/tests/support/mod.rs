@@ -20,10 +20,11 @@ use hyper_util::rt::TokioIo;
 use league_gateway::compliance::Mode;
 use league_gateway::{GatewayApp, GatewayConfig};
 use league_manager::config::TimingConfig;
-use league_manager::{ManagerApp, ManagerConfig, postgres};
+use league_manager::{ManagerApp, ManagerConfig};
 use league_proto::v2::player_service_client::PlayerServiceClient;
 use league_runtime::Shutdown;
 use league_runtime::grpc::GrpcChannel;
+use league_testkit::TestDatabase;
 use secrecy::SecretString;
 use serde_json::{Map, Value, json};
 use sqlx::PgPool;
@@ -72,6 +73,7 @@ pub struct TestManager {
     pub url: String,
     pub pool: PgPool,
     shutdown: Shutdown,
+    _database: TestDatabase,
 }
 
 impl Drop for TestManager {
@@ -83,11 +85,8 @@ impl Drop for TestManager {
 /// A manager on 127.0.0.1:0 serving a fresh database, with the league [`LEAGUE_ID`] open for
 /// registration (started by the operator).
 pub async fn spawn_manager() -> TestManager {
-    let cluster = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.league/postgres");
-    let server = postgres::resolve(&cluster).await.expect("a Postgres server");
-    let database_url = postgres::create_database(&server, "gateway_test")
-        .await
-        .expect("a fresh database");
+    let database = TestDatabase::create("gateway_test").await;
+    let database_url = database.url().clone();
     let config = ManagerConfig {
         listen_addr: "127.0.0.1:0".parse().expect("address"),
         database_url: Some(database_url),
@@ -103,7 +102,12 @@ pub async fn spawn_manager() -> TestManager {
     let pool = app.pool().clone();
     let shutdown = Shutdown::new();
     tokio::spawn(app.run(shutdown.signal()));
-    TestManager { url, pool, shutdown }
+    TestManager {
+        url,
+        pool,
+        shutdown,
+        _database: database,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------

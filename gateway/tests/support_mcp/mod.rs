@@ -12,8 +12,9 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use league_gateway::{GatewayApp, GatewayConfig};
 use league_manager::config::TimingConfig;
-use league_manager::{ManagerApp, ManagerConfig, postgres};
+use league_manager::{ManagerApp, ManagerConfig};
 use league_runtime::Shutdown;
+use league_testkit::TestDatabase;
 use secrecy::SecretString;
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
@@ -37,6 +38,7 @@ pub struct League {
     pub manager_url: String,
     gateway: Shutdown,
     manager: Shutdown,
+    _database: TestDatabase,
 }
 
 impl Drop for League {
@@ -53,12 +55,8 @@ impl League {
 
     /// As [`League::start`], with the gateway's configuration adjusted by `adjust`.
     pub async fn start_with(adjust: impl FnOnce(&mut GatewayConfig)) -> Self {
-        let server = postgres::resolve(&repository().join(".league/postgres"))
-            .await
-            .expect("a Postgres server");
-        let database_url = postgres::create_database(&server, "gateway_mcp_test")
-            .await
-            .expect("a fresh database");
+        let database = TestDatabase::create("gateway_mcp_test").await;
+        let database_url = database.url().clone();
         let config = ManagerConfig {
             listen_addr: "127.0.0.1:0".parse().expect("address"),
             database_url: Some(database_url),
@@ -92,6 +90,7 @@ impl League {
             manager_url,
             gateway,
             manager,
+            _database: database,
         }
     }
 

@@ -1,19 +1,14 @@
 //! `league migrate`, run the way compose's one-shot `migrate` service and an upgrade run it: it applies
 //! every migration to a fresh database, exits 0, and changes nothing the second time.
 
-use std::path::PathBuf;
-
-use league_manager::postgres;
+use league_testkit::TestDatabase;
 use secrecy::ExposeSecret;
 use sqlx::{Connection, PgConnection};
 
 #[tokio::test]
 async fn league_migrate_applies_every_migration_once_and_exits() {
-    let cluster_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.league/postgres");
-    let server = postgres::resolve(&cluster_dir).await.expect("a Postgres server");
-    let url = postgres::create_database(&server, "league_migrate")
-        .await
-        .expect("a fresh database");
+    let test_database = TestDatabase::create("league_migrate").await;
+    let url = test_database.url();
     let latest = league_manager::db::MIGRATOR
         .iter()
         .map(|migration| migration.version)
@@ -48,17 +43,5 @@ async fn league_migrate_applies_every_migration_once_and_exits() {
         usize::try_from(applied).expect("a count"),
         league_manager::db::MIGRATOR.iter().count()
     );
-    let (name,): (String,) = sqlx::query_as("select current_database()")
-        .fetch_one(&mut database)
-        .await
-        .expect("the database's name");
     database.close().await.ok();
-
-    let mut admin = PgConnection::connect(server.url.expose_secret())
-        .await
-        .expect("an admin connection");
-    sqlx::query(&format!("drop database if exists \"{name}\" with (force)"))
-        .execute(&mut admin)
-        .await
-        .expect("the test database is dropped");
 }

@@ -1,4 +1,4 @@
-//! Recorded match results and what each one is worth to the two players (seed 000 §6.1).
+//! Recorded match results and what each one is worth to the two players (3 for a win, 1 each for a draw, 0 for a loss).
 
 /// One of the two seats in a match; player A is the one listed first in the schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,4 +1,4 @@
-//! The round-robin schedule: who meets whom in which round, by the circle method of seed 000 §7.4.
+//! The round-robin schedule: who meets whom in which round, by the circle method (ADR 0004).
 //!
 //! The seed's Python turns the circle *after* pairing a round, yet its own table for four players
 //! starts with P01–P02, P03–P04, which is what turning *before* pairing gives. We follow the table:

@@ -1,4 +1,4 @@
-//! The league table: 3/1/0 points (seed 000 §6.1) and the tie-break chain (seed 000 §6.2.2).
+//! The league table: 3/1/0 points and the tie-break chain (points, head-to-head, win rate, wins, fewer draws, player id).
 //!
 //! Players level on points are ordered by, in turn:
 //!

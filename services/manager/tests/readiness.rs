@@ -1,21 +1,13 @@
 //! The manager is ready only once its database is migrated, and only while the database answers; its
 //! metrics are read from the database when scraped.
 
-use std::path::PathBuf;
-use std::str::FromStr;
-
-use league_manager::{ManagerApp, ManagerConfig, postgres};
+use league_manager::{ManagerApp, ManagerConfig};
 use league_runtime::admin::Readiness;
-use secrecy::ExposeSecret;
-use sqlx::{ConnectOptions, Connection};
+use league_testkit::TestDatabase;
 
 #[tokio::test]
 async fn ready_while_the_database_answers_and_metrics_come_from_it() {
-    let cluster = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.league/postgres");
-    let server = postgres::resolve(&cluster).await.expect("a Postgres server");
-    let database_url = postgres::create_database(&server, "league_readiness")
-        .await
-        .expect("a fresh database");
+    let database = TestDatabase::create("league_readiness").await;
     let readiness = Readiness::new();
     assert!(
         !readiness.is_ready().await,
@@ -24,7 +16,7 @@ async fn ready_while_the_database_answers_and_metrics_come_from_it() {
 
     let config = ManagerConfig {
         listen_addr: "127.0.0.1:0".parse().expect("an address"),
-        database_url: Some(database_url.clone()),
+        database_url: Some(database.url().clone()),
         league_id: "league_ready".into(),
         ..ManagerConfig::default()
     };
@@ -44,22 +36,6 @@ async fn ready_while_the_database_answers_and_metrics_come_from_it() {
     assert!(text.contains("league_manager_match_queue_depth 0"), "{text}");
 
     // The database goes away under the manager.
-    let name = database_url
-        .expose_secret()
-        .rsplit('/')
-        .next()
-        .and_then(|rest| rest.split('?').next())
-        .expect("a database name")
-        .to_owned();
-    let mut admin = sqlx::postgres::PgConnectOptions::from_str(server.url.expose_secret())
-        .expect("the server's URL")
-        .connect()
-        .await
-        .expect("an admin connection");
-    sqlx::query(&format!("drop database \"{name}\" with (force)"))
-        .execute(&mut admin)
-        .await
-        .expect("the database is dropped");
-    admin.close().await.ok();
+    database.drop_now().await;
     assert!(!readiness.is_ready().await, "not ready once the database is gone");
 }

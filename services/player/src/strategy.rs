@@ -1,6 +1,6 @@
 //! Bot strategies: how a bot picks its move from the step context, its opponent and its own memory.
 //!
-//! The strategies differ only in Even/Odd (seed 000 §8.1). In tic-tac-toe every bot plays the same
+//! The strategies differ only in Even/Odd. In tic-tac-toe every bot plays the same
 //! simple legal game, so that a league of any game can be run with any mix of bots.
 
 use std::fmt;
@@ -25,13 +25,13 @@ pub const GAME_TYPES: [&str; 2] = [EVEN_ODD, TIC_TAC_TOE];
 /// How a well-behaved bot chooses its parity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StrategyKind {
-    /// 50/50 from the operating system's RNG (seed 000 §8.1.1).
+    /// 50/50 from the operating system's RNG.
     Random,
     AlwaysEven,
     AlwaysOdd,
     /// The opposite of this bot's own previous choice, starting with even.
     Alternating,
-    /// Pattern detection on the opponent's past choices (seed 000 §8.1.2).
+    /// Pattern detection on the opponent's past choices.
     Adaptive,
 }
 

@@ -1,8 +1,8 @@
 //! Where the referee's randomness comes from: the operating system's CSPRNG, and nothing seedable.
 //!
-//! Seed 000 §3.2.1 requires a cryptographically secure draw so that no player can predict it. Production
+//! The league requires a cryptographically secure draw so that no player can predict it. Production
 //! code therefore has exactly one [`Chance`], [`OsChance`]; the seeded and fixed sources that tests need
-//! exist only under `cfg(test)` (seed 001 §7: "production flow must remain crypto-random").
+//! exist only under `cfg(test)` (the production draw must always be cryptographically random).
 
 use rand::TryRngCore;
 use rand::distr::{Distribution, Uniform};
@@ -21,7 +21,7 @@ pub trait Chance: Send {
     /// If `low > high`: games ask for fixed ranges, so an empty one is a bug in the game.
     fn number_between(&mut self, low: u32, high: u32) -> u32;
 
-    /// Which source drew the number, for the audit log (seed 000 §4.2.4), e.g. `"os"`.
+    /// Which source drew the number, for the audit log, e.g. `"os"`.
     fn source(&self) -> &'static str;
 }
 

@@ -1,7 +1,7 @@
 //! What every game is to the referee: seats, moves that may be refused, an outcome, and the engine trait.
 //!
 //! A game writes its rules once as a [`GameEngine`]; the referee drives it through [`Game`], which it can
-//! hold as `Box<dyn Game>` without knowing which game it is (ADR-003, seed 003 "Game Engine Interface").
+//! hold as `Box<dyn Game>` without knowing which game it is (ADR 0003).
 
 use std::fmt;
 
@@ -82,7 +82,7 @@ pub enum GameResult {
 }
 
 impl GameResult {
-    /// Points by seat index: 3 and 0 for a win, 1 each for a draw (seed 000 §6.1).
+    /// Points by seat index: 3 and 0 for a win, 1 each for a draw.
     pub fn points(self) -> [u32; 2] {
         match self {
             GameResult::Win { winner: Seat::A } => [3, 0],
@@ -125,7 +125,7 @@ impl GameOutcome {
     }
 }
 
-/// A game's rules (seed 003 GameEngine: init, step context per player, validate, apply, terminal?, outcome).
+/// A game's rules (the game-engine interface: init, step context per player, validate, apply, terminal?, outcome).
 ///
 /// `Debug` so that whatever holds a game (the match runner) can derive it.
 pub trait GameEngine: fmt::Debug + Send + 'static {

@@ -1,4 +1,4 @@
-//! The state of one match as the referee runs it (seed 000 §5.1), and the only moves between states.
+//! The state of one match as the referee runs it, and the only moves between states.
 //!
 //! WAITING_FOR_PLAYERS → COLLECTING_CHOICES → DRAWING_NUMBER → EVALUATING → FINISHED, or from any state
 //! that is not terminal to ABORTED. Games without chance (tic-tac-toe) pass through DRAWING_NUMBER too,
@@ -91,7 +91,7 @@ impl From<MatchState> for v2::MatchState {
     }
 }
 
-/// A move between match states that seed 000 §5.1.3 does not allow.
+/// A move between match states that the match state machine does not allow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("a match cannot go from {from} to {to}")]
 pub struct IllegalTransition {

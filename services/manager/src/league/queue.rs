@@ -2,7 +2,7 @@
 //! referees never get the same match and never wait on each other), renew leases while they run, and a
 //! match whose lease expired is claimable again. No transaction outlives a statement here.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use league_proto::v2::{
     AssignedPlayer, LeaseRef, LeaseRenewal, MatchAssignment, MatchStatus, MatchTiming, PlayerRecord,
@@ -238,11 +238,4 @@ pub fn timestamp_from_millis(millis: i64) -> prost_types::Timestamp {
         seconds: millis.div_euclid(1000),
         nanos: (millis.rem_euclid(1000) * 1_000_000) as i32,
     }
-}
-
-pub fn now_timestamp() -> prost_types::Timestamp {
-    let millis = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
-    timestamp_from_millis(millis)
 }

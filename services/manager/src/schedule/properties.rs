@@ -83,7 +83,7 @@ fn a_league_of_499_players_is_a_full_round_robin() {
     check_league(499);
 }
 
-/// seed 000 §7.4 as written, with `None` for its "BYE" sentinel.
+/// the circle method as the league rules write it, with `None` for its "BYE" sentinel.
 fn seed_python(player_ids: &[u32]) -> Vec<Vec<(u32, u32)>> {
     let mut ids: Vec<Option<u32>> = player_ids.iter().copied().map(Some).collect();
     if ids.len() % 2 == 1 {

@@ -3,15 +3,15 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use league_manager::config::TimingConfig;
-use league_manager::{ManagerApp, ManagerConfig, postgres};
+use league_manager::{ManagerApp, ManagerConfig};
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::*;
 use league_runtime::grpc::GrpcChannel;
 use league_runtime::{Credentials, Shutdown};
+use league_testkit::TestDatabase;
 use secrecy::SecretString;
 use sqlx::PgPool;
 
@@ -23,21 +23,15 @@ pub struct TestManager {
     pub pool: PgPool,
     pub shutdown: Shutdown,
     pub database_url: SecretString,
-}
-
-pub fn cluster_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.league/postgres")
+    /// Dropped (and the database with it) when the test is done.
+    pub database: TestDatabase,
 }
 
 /// A manager serving a fresh database, with an empty league `league_id` that starts automatically once
 /// `auto_start` players joined (0: by command).
 pub async fn spawn_manager(auto_start: u32) -> TestManager {
-    let server = postgres::resolve(&cluster_dir())
-        .await
-        .expect("a Postgres server");
-    let database_url = postgres::create_database(&server, "league_test")
-        .await
-        .expect("a fresh database");
+    let database = TestDatabase::create("league_test").await;
+    let database_url = database.url().clone();
     let config = ManagerConfig {
         listen_addr: "127.0.0.1:0".parse().unwrap(),
         database_url: Some(database_url.clone()),
@@ -60,6 +54,7 @@ pub async fn spawn_manager(auto_start: u32) -> TestManager {
         pool,
         shutdown,
         database_url,
+        database,
     }
 }
 

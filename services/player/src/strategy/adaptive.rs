@@ -1,4 +1,4 @@
-//! The adaptive strategy of seed 000 §8.1.2: look for a pattern in one opponent's past choices and play
+//! The adaptive strategy: look for a pattern in one opponent's past choices and play
 //! into it, falling back to chance when there is too little history.
 //!
 //! Each detector is the seed's, step for step, including its thresholds; where the seed's Python leaves
@@ -39,7 +39,7 @@ pub fn choose(opponent_id: &str, history: &[GameRecord], rng: &mut impl Rng) -> 
         return Parity::random(rng);
     }
     let choices: Vec<Parity> = seen.iter().map(|&(choice, _)| choice).collect();
-    // Seed 000: "Opponent biased toward even → choose even to win when number is even."
+    // The rule: an opponent biased toward even → choose even, to win when the number is even.
     frequency_bias(&choices)
         .or_else(|| alternation_prediction(&choices))
         .unwrap_or_else(|| conditional_prediction(&seen))

@@ -1,4 +1,4 @@
-//! Statistical checks that the OS draw of 1..=10 is fair (seed 000 §3.2.2), and that the checks can fail.
+//! Statistical checks that the OS draw of 1..=10 is fair, and that the checks can fail.
 //!
 //! Per draw of 100 000 numbers: χ² goodness of fit (df = 9) below 16.919, the p = 0.05 critical value;
 //! each number within ±10% of its expected count; the even share within 49–51%; lag-1 autocorrelation

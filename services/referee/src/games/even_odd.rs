@@ -1,7 +1,7 @@
-//! Even/Odd (seed 000 §3, seed 001 §3): both players choose a parity at once, then the referee draws 1..=10.
+//! Even/Odd: both players choose a parity at once, then the referee draws 1..=10.
 //!
 //! Different choices: whoever matched the number's parity wins 3–0. Same choices: a draw, 1–1, whatever
-//! the number (seed 001 §3, "Note on Draws"). The number is drawn only once both choices are in, so no
+//! the number (so an even/odd game always has a winner). The number is drawn only once both choices are in, so no
 //! choice can depend on it.
 
 use std::fmt;
@@ -46,7 +46,7 @@ impl Parity {
         }
     }
 
-    /// Exactly `"even"` or `"odd"`: seed 000 §3.3.1 is case-sensitive and accepts no abbreviation.
+    /// Exactly `"even"` or `"odd"`: the rule is case-sensitive and accepts no abbreviation.
     fn parse(text: &str) -> Option<Parity> {
         match text {
             "even" => Some(Parity::Even),

@@ -1,4 +1,4 @@
-//! Tic-tac-toe: the seeds' second game (seed 000 §10.3), turn-based, to keep the referee game-agnostic.
+//! Tic-tac-toe: the league's second game, turn-based, to keep the referee game-agnostic.
 //!
 //! Seat A plays X and moves first; the seats alternate. A move is `{"position": n}`, cells numbered 0–8
 //! row by row. Three in a row wins 3–0; a full board without one is a draw, 1–1. No chance is involved.

@@ -9,7 +9,7 @@
 //!   FAILED_PRECONDITION, OUT_OF_RANGE, UNIMPLEMENTED) are a deliberate refusal by the player's side: not
 //!   retried, the player fails the exchange at once (recorded as E009 unless the status carried a code).
 //! - A move the game refuses: the engine's code (E004 for even_odd, E010 otherwise), retried — it uses
-//!   an attempt (seed 000 §3.3.2), although the code itself is not "retryable" in the error table.
+//!   an attempt (an invalid choice may be corrected within the retry budget), although the code itself is not "retryable" in the error table.
 //! - A declined invitation is not a miss: the player loses at once, without retries or GAME_ERROR.
 
 use std::time::Duration;

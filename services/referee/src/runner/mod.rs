@@ -1,4 +1,4 @@
-//! Runs one match from invitation to GAME_OVER (seed 000 §4–5): pure async logic over the [`Players`]
+//! Runs one match from invitation to GAME_OVER: pure async logic over the [`Players`]
 //! trait, every wait on `tokio::time` (so tests run on paused time).
 //!
 //! 1. WAITING_FOR_PLAYERS: both players are invited at once. Each invitation is bounded by the join

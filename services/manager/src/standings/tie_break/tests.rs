@@ -55,7 +55,7 @@ fn a_drawn_or_unplayed_head_to_head_passes_to_win_rate() {
 
 #[test]
 fn the_seeds_example_is_decided_by_win_rate() {
-    // seed 000 §6.2.2: P01 12 points 3W 3D 0L, P02 12 points 4W 0D 2L, and they have not met.
+    // The tie-break example of the league rules: P01 12 points 3W 3D 0L, P02 12 points 4W 0D 2L, and they have not met.
     let results = [
         beats("P01", "X1"),
         beats("P01", "X2"),

@@ -1,4 +1,4 @@
-//! Even/Odd against seed 000 §3 (rules, Table 1, invalid choices) and seed 001 §3.1 (the six scenarios).
+//! Even/Odd against its rules (the outcome table, invalid choices) and the six scenarios of the course's examples.
 
 use league_proto::ErrorCode;
 use prost_types::{Struct, Value};
@@ -103,7 +103,7 @@ fn seed_000_invalid_choices_are_refused_with_e004() {
 
 #[test]
 fn a_payload_under_another_field_name_is_refused() {
-    // Seed 000 §9.3 calls the field `choice`; league.v2 names it `parity_choice` (player.proto).
+    // An older revision of the specification calls the field `choice`; league.v2 names it `parity_choice` (player.proto).
     let payload = object([("choice", string("even"))]);
     let refused = game().validate(Seat::A, &payload).expect_err("wrong field name");
     assert_eq!(refused.code, ErrorCode::InvalidParityChoice);

@@ -1,0 +1,6 @@
+//! The test kit: what the tests of every crate share, so each piece of test plumbing has one home.
+//! It is a dev-dependency only; nothing here ships in a binary.
+
+pub mod database;
+
+pub use database::TestDatabase;
