@@ -13,9 +13,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use league_launcher::children::{self, Service};
-use league_manager::postgres;
 use league_proto::v2::GetLeagueStatusRequest;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
+use league_testkit::TestDatabase;
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -93,11 +93,8 @@ async fn watch_a_league(test: &str, players: u32, strategies: &str) -> (Value, S
     let _serial = SERIAL.lock().await;
     let out_dir = PathBuf::from(OUTPUT_DIR).join(test);
     std::fs::create_dir_all(&out_dir).expect("the screenshot directory");
-    let cluster = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.league/postgres");
-    let server = postgres::resolve(&cluster).await.expect("a Postgres server");
-    let database = postgres::create_database(&server, "league_live_page")
-        .await
-        .expect("a fresh database");
+    // Dropped when the test is done (kept, and named, when it fails).
+    let database = TestDatabase::create("league_live_page").await;
     let league_id = format!("live_{test}");
     let common = [
         var("RUST_LOG", "warn"),
@@ -107,7 +104,7 @@ async fn watch_a_league(test: &str, players: u32, strategies: &str) -> (Value, S
     ];
     let mut env = common.to_vec();
     env.extend([
-        var("DATABASE_URL", database.expose_secret()),
+        var("DATABASE_URL", database.url().expose_secret()),
         var("LEAGUE_OPERATOR_TOKEN", OPERATOR_TOKEN),
         var("LEAGUE_GAME_TYPE", "even_odd"),
         var("LEAGUE_AUTO_START_PLAYERS", players.to_string()),

@@ -22,6 +22,19 @@ fn time(at: Option<prost_types::Timestamp>) -> Value {
         .map_or(Value::Null, |at| timestamp::format(at).into())
 }
 
+/// To the millisecond: a match's transcript entries often fall within one second.
+fn precise_time(at: Option<prost_types::Timestamp>) -> Value {
+    at.and_then(|at| SystemTime::try_from(at).ok())
+        .map_or(Value::Null, |at| {
+            let millis = at
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|since| since.subsec_millis())
+                .unwrap_or_default();
+            let seconds = timestamp::format(at);
+            format!("{}.{millis:03}Z", seconds.trim_end_matches('Z')).into()
+        })
+}
+
 /// Where the league is: status, rounds and matches done, the champion once it is completed.
 pub async fn status(league: &League, league_id: &str) -> Result<GetLeagueStatusResponse, tonic::Status> {
     let request = league.as_operator(GetLeagueStatusRequest {
@@ -188,7 +201,7 @@ pub fn transcript_json(answer: &GetMatchResponse) -> Value {
 }
 
 fn entry_json(entry: &TranscriptEntry) -> Value {
-    let at = time(entry.at);
+    let at = precise_time(entry.at);
     match &entry.entry {
         Some(transcript_entry::Entry::StateTransition(transition)) => json!({
             "at": at,
@@ -273,6 +286,16 @@ mod tests {
         assert_eq!(progression["players"][1]["points"], json!([0, 0, 3]));
         assert_eq!(progression["players"][2]["points"], json!([0, 3, 3]));
         assert_eq!(progression["players"][2]["display_name"], "bot-P03");
+    }
+
+    #[test]
+    fn transcript_times_keep_their_milliseconds() {
+        let at = prost_types::Timestamp {
+            seconds: 1_795_000_000,
+            nanos: 42_000_000,
+        };
+        assert_eq!(precise_time(Some(at)), json!("2026-11-18T11:06:40.042Z"));
+        assert_eq!(precise_time(None), Value::Null);
     }
 
     #[test]

@@ -285,7 +285,7 @@ async function openTranscript(matchId) {
 }
 
 function entryItem(entry) {
-  const at = entry.at ? entry.at.slice(11, 23) : "";
+  const at = entry.at ? entry.at.slice(11, 23) : ""; // hh:mm:ss.mmm
   if (entry.kind === "state") {
     return el("li", { class: "entry state-change" },
       el("span", { class: "at" }, at), el("span", { class: "dir" }, "•"),
