@@ -150,11 +150,11 @@ async fn answer(state: Arc<HttpState>, peer: SocketAddr, http: HttpContext, body
             json_response(StatusCode::OK, jsonrpc::failure(refused.id, &refused.error))
         }
         Ok(RpcBody::Single(Ok(call))) => {
-            if !allowed(&state, peer, &call) {
+            if !state.limits.allow_call(peer.ip(), &call) {
                 return rate_limited_response(call.id.clone().unwrap_or(Value::Null));
             }
             let answer = state.inbound.handle(call, &http).await;
-            count_failed_authentication(&state, peer, answer.as_ref());
+            state.limits.count_answer(peer.ip(), answer.as_ref());
             match answer {
                 Some(answer) => json_response(StatusCode::OK, answer),
                 None => StatusCode::NO_CONTENT.into_response(),
@@ -167,12 +167,12 @@ async fn answer(state: Arc<HttpState>, peer: SocketAddr, http: HttpContext, body
                 async move {
                     match call {
                         Err(refused) => Some(jsonrpc::failure(refused.id, &refused.error)),
-                        Ok(call) if !allowed(&state, peer, &call) => {
+                        Ok(call) if !state.limits.allow_call(peer.ip(), &call) => {
                             call.id.is_some().then(|| rate_limited(&call))
                         }
                         Ok(call) => {
                             let answer = state.inbound.handle(call, &http).await;
-                            count_failed_authentication(&state, peer, answer.as_ref());
+                            state.limits.count_answer(peer.ip(), answer.as_ref());
                             answer
                         }
                     }
@@ -239,54 +239,12 @@ fn not_json(headers: &HeaderMap) -> Option<Response> {
     ))
 }
 
-/// An answer refusing a token (E012) counts against the address's failed authentications. A missing
-/// token (E011) does not: it never reached the manager.
-fn count_failed_authentication(state: &HttpState, peer: SocketAddr, answer: Option<&Value>) {
-    let code = answer.and_then(|answer| answer.pointer("/error/data/error_code"));
-    if code.and_then(Value::as_str) == Some(ErrorCode::AuthTokenInvalid.code()) {
-        state.limits.failed_authentication(peer.ip());
-    }
-}
-
 fn rate_limited_response(id: Value) -> Response {
     let error = LeagueError::new(ErrorCode::RateLimited, "too many requests; slow down and retry");
     json_response(
         StatusCode::TOO_MANY_REQUESTS,
         jsonrpc::failure(id, &error.to_rpc(None)),
     )
-}
-
-/// Whether the call is within its agent's rate, and a registration within its address's.
-fn allowed(state: &HttpState, peer: SocketAddr, call: &Call) -> bool {
-    state.limits.allow_agent(peer.ip(), claimed_sender(call))
-        && (!is_registration(call) || state.limits.allow_registration(peer.ip()))
-}
-
-/// Whether a call looks like a registration, in any framing (`register_player`,
-/// `LEAGUE_REGISTER_REQUEST`, `tools/call {name: "register_referee"}`, a `message_type`): cheap, before
-/// the call is resolved; a false match only spends the registration allowance.
-fn is_registration(call: &Call) -> bool {
-    let names = [
-        Some(call.method.as_str()),
-        call.params.get("name").and_then(Value::as_str),
-        call.params.get("message_type").and_then(Value::as_str),
-    ];
-    names
-        .into_iter()
-        .flatten()
-        .any(|name| name.to_ascii_lowercase().contains("register"))
-}
-
-/// The sender a call names (in any of the framings agents use), for its agent's rate: kept per address
-/// and sender, so an agent that names someone else only spends its own address's allowance.
-fn claimed_sender(call: &Call) -> &str {
-    let params = &call.params;
-    params
-        .get("sender")
-        .or_else(|| params.get("message").and_then(|m| m.get("sender")))
-        .or_else(|| params.get("arguments").and_then(|a| a.get("sender")))
-        .and_then(Value::as_str)
-        .unwrap_or("-")
 }
 
 fn rate_limited(call: &Call) -> Value {

@@ -224,6 +224,25 @@ mod tests {
         assert_eq!(refused.id, json!("a"));
     }
 
+    #[tokio::test]
+    async fn rounded_ids_are_written_back_as_they_came() {
+        let body = br#"{"jsonrpc":"2.0","method":"ping","id":123456789012345678901234567890}"#;
+        let written = crate::shared_json::scope(async {
+            let Ok(Body::Single(Ok(call))) = parse(body) else {
+                panic!("one call expected");
+            };
+            crate::shared_json::to_vec(&success(call.id.unwrap_or_default(), json!({})))
+        })
+        .await;
+        let text = String::from_utf8(written).expect("utf-8");
+        assert!(text.contains(r#""id":123456789012345678901234567890"#), "{text}");
+        // Outside a scope the id is the number it parses to.
+        let Ok(Body::Single(Ok(call))) = parse(body) else {
+            panic!("one call expected");
+        };
+        assert!(call.id.is_some_and(|id| id.is_f64()));
+    }
+
     #[test]
     fn batches_keep_order_and_mix_good_and_bad() {
         let Ok(Body::Batch(calls)) = parse(br#"[{"jsonrpc":"2.0","method":"ping","id":1}, 3]"#) else {

@@ -23,6 +23,10 @@ use std::time::Instant;
 
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
+use league_proto::ErrorCode;
+use serde_json::Value;
+
+use crate::jsonrpc::Call;
 
 /// Keys kept by one limiter before those whose allowance is full again are forgotten.
 const MAX_KEYS: usize = 10_000;
@@ -75,6 +79,21 @@ impl RequestLimits {
         self.address.allow(&ip)
     }
 
+    /// Whether one call from `ip` may go on: its agent's rate, and its address's registrations when it
+    /// is one.
+    pub fn allow_call(&self, ip: IpAddr, call: &Call) -> bool {
+        self.allow_agent(ip, claimed_sender(call)) && (!is_registration(call) || self.allow_registration(ip))
+    }
+
+    /// Counts an answer refusing a token (E012) against the address's failed authentications. A missing
+    /// token (E011) does not count: it never reached the manager.
+    pub fn count_answer(&self, ip: IpAddr, answer: Option<&Value>) {
+        let code = answer.and_then(|answer| answer.pointer("/error/data/error_code"));
+        if code.and_then(Value::as_str) == Some(ErrorCode::AuthTokenInvalid.code()) {
+            self.failed_authentication(ip);
+        }
+    }
+
     /// Whether one call from `ip` claiming to be `sender` may go on.
     pub fn allow_agent(&self, ip: IpAddr, sender: &str) -> bool {
         let sender = sender
@@ -104,6 +123,32 @@ impl RequestLimits {
         }
         self.failed_auth.forget_idle();
     }
+}
+
+/// Whether a call looks like a registration, in any framing (`register_player`,
+/// `LEAGUE_REGISTER_REQUEST`, `tools/call {name: "register_referee"}`, a `message_type`): cheap, before
+/// the call is resolved; a false match only spends the registration allowance.
+fn is_registration(call: &Call) -> bool {
+    let names = [
+        Some(call.method.as_str()),
+        call.params.get("name").and_then(Value::as_str),
+        call.params.get("message_type").and_then(Value::as_str),
+    ];
+    names
+        .into_iter()
+        .flatten()
+        .any(|name| name.to_ascii_lowercase().contains("register"))
+}
+
+/// The sender a call names, in any of the framings agents use.
+fn claimed_sender(call: &Call) -> &str {
+    let params = &call.params;
+    params
+        .get("sender")
+        .or_else(|| params.get("message").and_then(|m| m.get("sender")))
+        .or_else(|| params.get("arguments").and_then(|a| a.get("sender")))
+        .and_then(Value::as_str)
+        .unwrap_or("-")
 }
 
 /// One keyed limiter, its memory bounded.
