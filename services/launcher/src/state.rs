@@ -31,13 +31,17 @@ pub fn state_file() -> PathBuf {
 }
 
 impl State {
-    /// The state of the run on this machine, if one runs.
+    /// The state of the run on this machine, if one runs (a file left by a launcher that was killed
+    /// is ignored).
     pub fn read() -> anyhow::Result<Option<Self>> {
         let path = state_file();
         match std::fs::read_to_string(&path) {
-            Ok(text) => Ok(Some(
-                serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))?,
-            )),
+            Ok(text) => {
+                let state: State =
+                    serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
+                let alive = Path::new(&format!("/proc/{}", state.pid)).exists();
+                Ok(alive.then_some(state))
+            }
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(error) => Err(error).with_context(|| format!("reading {}", path.display())),
         }
