@@ -177,7 +177,10 @@ def poll():
                     raise RuntimeError(f"{match['match_id']}: players not among the registrations")
                 start(match)
         except Exception as error:  # noqa: BLE001
-            say({"error": f"poll: {error}"})
+            # A league that is gone (its gateway stopped once the league ended) is no protocol fault:
+            # a pulling referee simply polls again. Anything else is a complaint.
+            gone = isinstance(error, ConnectionError) or isinstance(getattr(error, "reason", None), ConnectionError)
+            say({"unreachable" if gone else "error": f"poll: {error}"})
         time.sleep(ARGS.poll)
 
 

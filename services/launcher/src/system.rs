@@ -173,6 +173,9 @@ pub async fn start<G>(
                 "gateway: external agents POST league.v2 JSON-RPC to {}/mcp",
                 gateway.url
             );
+            if replica == 1 {
+                println!("live page: {}/ (the standings as results arrive)", gateway.url);
+            }
         }
         gateway_urls.push(format!("{}/mcp", gateway.url));
         running.gateways.push(gateway);

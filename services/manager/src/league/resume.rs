@@ -21,6 +21,7 @@ use sqlx::{PgConnection, PgPool};
 
 use crate::auth::AgentKind;
 use crate::error::{ManagerResult, reject};
+use crate::league::endpoint::Endpoint;
 use crate::league::registration::{Registered, validate};
 use crate::wakeups::Wakeups;
 
@@ -144,7 +145,9 @@ async fn update_agent(
             format!("{agent_id} is a {stored_kind}, not a {}", kind.as_str()),
         ));
     }
-    if contact_endpoint != meta.contact_endpoint {
+    // Compared in canonical form, as registration stored it (`…/x/` and `HTTP://HOST/x` are `…/x`).
+    let presented = Endpoint::parse("contact_endpoint", &meta.contact_endpoint)?;
+    if contact_endpoint != presented.as_str() {
         return Err(reject(
             ErrorCode::PermissionDenied,
             format!(
