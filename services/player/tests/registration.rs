@@ -259,8 +259,8 @@ async fn bots_registered_before_a_failure_are_kept_and_resumed_by_the_next_run()
     assert_eq!(
         kept,
         [
-            ("http://players:1/players/alpha", "P-alpha"),
-            ("http://players:1/players/beta", "P-beta")
+            ("http://players:1/players/bot-01", "P-alpha"),
+            ("http://players:1/players/bot-03", "P-beta")
         ],
         "the bots that made it are kept although another failed"
     );
