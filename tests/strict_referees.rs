@@ -7,8 +7,10 @@
 use std::process::Stdio;
 use std::time::Duration;
 
+use league_testkit::LeagueRun;
+use league_testkit::league_run::{checked_table, python};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpSocket;
 use tokio::process::{Child, ChildStdout, Command};
 
@@ -32,74 +34,16 @@ async fn start_league() -> (Child, BufReader<ChildStdout>, String) {
     .await
 }
 
-/// `league run --referees 0` with `args` (players and move timeout).
+/// `league run --referees 0` with `args` (players and move timeout): the process, its output and the
+/// gateway's `/mcp`.
 async fn start_league_with(args: &[&str]) -> (Child, BufReader<ChildStdout>, String) {
-    let mut league = Command::new(env!("CARGO_BIN_EXE_league"))
-        .arg("run")
-        .args(args)
-        .args([
-            "--referees",
-            "0",
-            "--gateway-addr",
-            "127.0.0.1:0",
-            "--join-timeout",
-            "3s",
-        ])
-        .args(["--retry-delay", "100ms", "--deadline", "120s"])
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("league run starts");
-    let mut stdout = BufReader::new(league.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let read = stdout.read_line(&mut line).await.expect("launcher output");
-        assert!(read > 0, "league run ended before announcing its gateway");
-        if let Some(url) = line
-            .trim()
-            .split(" to ")
-            .nth(1)
-            .filter(|_| line.starts_with("gateway:"))
-        {
-            return (league, stdout, url.to_owned());
-        }
-    }
-}
-
-fn python(script: &str, args: &[&str]) -> Child {
-    Command::new("python3")
-        .arg(script)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("python3 runs the agent")
-}
-
-/// The league's final table, checked: four players, three matches each, no technical loss, points that
-/// add up.
-fn check_table(output: &str) {
-    let rows: Vec<Vec<&str>> = output
-        .lines()
-        .skip_while(|line| !line.trim_start().starts_with("rank"))
-        .skip(1)
-        .take_while(|line| !line.trim().is_empty())
-        .map(|line| line.split_whitespace().collect())
-        .collect();
-    assert_eq!(rows.len(), 4, "players in the table:\n{output}");
-    for row in &rows {
-        let number = |i: usize| row[row.len() - i].parse::<u32>().expect("a number");
-        let (games, wins, draws, losses, technical, points) =
-            (number(6), number(5), number(4), number(3), number(2), number(1));
-        assert_eq!(games, 3, "{row:?}");
-        assert_eq!(wins + draws + losses, games, "{row:?}");
-        assert_eq!(technical, 0, "no technical losses: {row:?}\n{output}");
-        assert_eq!(points, 3 * wins + draws, "{row:?}");
-    }
+    let args = [args, &["--referees", "0"]].concat();
+    let LeagueRun {
+        process,
+        stdout,
+        mut gateways,
+    } = LeagueRun::start(env!("CARGO_BIN_EXE_league"), &args, 1).await;
+    (process, stdout, gateways.remove(0))
 }
 
 /// A whole league refereed by one strict referee of `style`.
@@ -126,7 +70,7 @@ async fn league_refereed_in(style: &str) {
         status.success(),
         "league run failed ({style}):\n{output}\nreferee: {lines:?}"
     );
-    check_table(&output);
+    checked_table(&output, 4, 3, &[]);
     let complaints: Vec<_> = lines
         .iter()
         .filter(|line| line.get("error").is_some() || line.get("refused").is_some())

@@ -2,5 +2,7 @@
 //! It is a dev-dependency only; nothing here ships in a binary.
 
 pub mod database;
+pub mod league_run;
 
 pub use database::TestDatabase;
+pub use league_run::LeagueRun;

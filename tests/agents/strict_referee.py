@@ -161,19 +161,28 @@ def start(match):
     threading.Thread(target=run_match, args=(match,), daemon=True).start()
 
 
+def registered_players():
+    registrations = checked(post(ARGS.league, "league_query", {
+        "query_type": "GET_REGISTRATIONS", "conversation_id": f"conv-poll-{secrets.token_hex(4)}"}),
+                            "LEAGUE_QUERY_RESPONSE")
+    return {p["player_id"] for p in registrations["players"]}
+
+
 def poll():
     """The pull style: registrations and assigned matches, every few seconds, without a token."""
     while True:
         try:
-            registrations = checked(post(ARGS.league, "league_query", {
-                "query_type": "GET_REGISTRATIONS", "conversation_id": f"conv-poll-{secrets.token_hex(4)}"}),
-                                    "LEAGUE_QUERY_RESPONSE")
-            known = {p["player_id"] for p in registrations["players"]}
+            known = registered_players()
             assigned = post(ARGS.league, "get_assigned_matches", {"referee_id": STATE["referee_id"]})
             for match in assigned["matches"]:
                 conformance.require(match, ["match_id", "league_id", "round_id", "game_type", "players",
                                             "players[].contact_endpoint", "report_endpoint"])
-                if not {p["player_id"] for p in match["players"]} <= known:
+                players = {p["player_id"] for p in match["players"]}
+                if not players <= known:
+                    # The last player may have registered (and started the league) between the two
+                    # polls: ask once more before calling it a fault.
+                    known = registered_players()
+                if not players <= known:
                     raise RuntimeError(f"{match['match_id']}: players not among the registrations")
                 start(match)
         except Exception as error:  # noqa: BLE001

@@ -1,0 +1,167 @@
+//! A real `league run` in its own process, as the end-to-end tests with external agents drive it: started
+//! with test timings, read until its gateways say where they listen, finished with its final table
+//! checked; and the Python agents of tests/agents beside it.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::process::{Child, ChildStdout, Command};
+
+/// How long a test league may take, and how long an agent may take to stop after LEAGUE_COMPLETED.
+const LEAGUE_WITHIN: Duration = Duration::from_secs(180);
+const AGENT_STOPS_WITHIN: Duration = Duration::from_secs(60);
+
+/// The settings every test league shares: any free gateway port, quick joins and retries, a deadline.
+const TEST_TIMINGS: [&str; 8] = [
+    "--gateway-addr",
+    "127.0.0.1:0",
+    "--join-timeout",
+    "3s",
+    "--retry-delay",
+    "100ms",
+    "--deadline",
+    "120s",
+];
+
+/// `league run`, started, with the `/mcp` URL of each gateway it announced.
+#[derive(Debug)]
+pub struct LeagueRun {
+    pub process: Child,
+    pub stdout: BufReader<ChildStdout>,
+    pub gateways: Vec<String>,
+}
+
+impl LeagueRun {
+    /// Starts `<league> run <args>` (plus [`TEST_TIMINGS`]) and reads its output until `gateways`
+    /// gateways announced themselves — which they do before the league can start, since it waits for
+    /// its external players. `league` is the binary (`env!("CARGO_BIN_EXE_league")`).
+    pub async fn start(league: &str, args: &[&str], gateways: usize) -> Self {
+        let mut process = Command::new(league)
+            .arg("run")
+            .args(args)
+            .args(TEST_TIMINGS)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("league run starts");
+        let mut stdout = BufReader::new(process.stdout.take().expect("stdout"));
+        let mut announced = Vec::new();
+        let mut line = String::new();
+        while announced.len() < gateways {
+            line.clear();
+            let read = stdout.read_line(&mut line).await.expect("launcher output");
+            assert!(read > 0, "league run ended before announcing its gateways");
+            if let Some(url) = gateway_url(&line) {
+                announced.push(url.to_owned());
+            }
+        }
+        Self {
+            process,
+            stdout,
+            gateways: announced,
+        }
+    }
+
+    /// Waits for the league to finish and `league run` to exit successfully; the rest of its output.
+    pub async fn finish(mut self) -> String {
+        let mut rest = String::new();
+        tokio::time::timeout(LEAGUE_WITHIN, self.stdout.read_to_string(&mut rest))
+            .await
+            .expect("the league finishes")
+            .expect("launcher output");
+        let status = self.process.wait().await.expect("league run exits");
+        assert!(status.success(), "league run failed:\n{rest}");
+        rest
+    }
+}
+
+/// The `/mcp` URL in a launcher line `gateway: external agents POST … to <url>`.
+fn gateway_url(line: &str) -> Option<&str> {
+    line.starts_with("gateway:")
+        .then(|| line.trim().split(" to ").nth(1))
+        .flatten()
+}
+
+/// A Python agent (`python3 <script> <args>`), its stdout captured, killed if the test drops it.
+pub fn python(script: &str, args: &[&str]) -> Child {
+    Command::new("python3")
+        .arg(script)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python3 runs the agent")
+}
+
+/// Each agent's JSON summary (printed when it got LEAGUE_COMPLETED), checked: it completed, with no
+/// error of its own.
+pub async fn summaries(agents: Vec<Child>) -> Vec<Value> {
+    let mut summaries = Vec::new();
+    for agent in agents {
+        let output = tokio::time::timeout(AGENT_STOPS_WITHIN, agent.wait_with_output())
+            .await
+            .expect("the agent stops after LEAGUE_COMPLETED")
+            .expect("agent output");
+        let text = String::from_utf8_lossy(&output.stdout).to_string();
+        let summary: Value = serde_json::from_str(text.trim()).unwrap_or_else(|_| panic!("summary: {text}"));
+        assert_eq!(summary["completed"], true, "{summary}");
+        assert_eq!(summary["errors"], serde_json::json!([]), "{summary}");
+        summaries.push(summary);
+    }
+    summaries
+}
+
+/// The final table's rows (split on whitespace), checked: `players` rows, each with `played` matches,
+/// no technical loss, and points that add up (3 a win, 1 a draw); every summarised agent is in it.
+pub fn checked_table<'a>(
+    output: &'a str,
+    players: usize,
+    played: u32,
+    summaries: &[Value],
+) -> Vec<Vec<&'a str>> {
+    let rows: Vec<Vec<&str>> = output
+        .lines()
+        .skip_while(|line| !line.trim_start().starts_with("rank"))
+        .skip(1)
+        .take_while(|line| !line.trim().is_empty())
+        .map(|line| line.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), players, "players in the table:\n{output}");
+    for row in &rows {
+        let number = |i: usize| row[row.len() - i].parse::<u32>().expect("a number");
+        let (games, wins, draws, losses, technical, points) =
+            (number(6), number(5), number(4), number(3), number(2), number(1));
+        assert_eq!(games, played, "{row:?}");
+        assert_eq!(wins + draws + losses, games, "{row:?}");
+        assert_eq!(
+            technical, 0,
+            "agents that answer never lose technically: {row:?}\n{output}"
+        );
+        assert_eq!(points, 3 * wins + draws, "{row:?}");
+    }
+    for summary in summaries {
+        let player_id = summary["player_id"].as_str().expect("player id");
+        assert!(
+            rows.iter().any(|row| row[1] == player_id),
+            "{player_id} in the table:\n{output}"
+        );
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gateway_line_names_the_mcp_url() {
+        let line = "gateway: external agents POST league.v2 JSON-RPC to http://127.0.0.1:41/mcp\n";
+        assert_eq!(gateway_url(line), Some("http://127.0.0.1:41/mcp"));
+        assert_eq!(gateway_url("live page: http://127.0.0.1:41/ (…)\n"), None);
+    }
+}
