@@ -169,7 +169,7 @@ fn a_finished_run_drops_its_database_unless_kept() {
     assert!(output.status.success(), "{stdout}\n{stderr}");
     let database = named_database(&stderr);
     assert!(
-        stderr.contains(&format!("dropped database {database} (--keep keeps it)")),
+        stderr.contains(&format!("dropped database {database} (--keep keeps it")),
         "{stderr}"
     );
     assert!(!database_exists(&database), "{database} is still there");

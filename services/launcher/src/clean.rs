@@ -88,7 +88,10 @@ pub async fn after_run(
     quiet: bool,
 ) -> anyhow::Result<()> {
     if keep {
-        eprintln!("kept database {database} (`league clean {database}` drops it)");
+        eprintln!(
+            "kept database {database} (`league report --database {database}` writes its results again; \
+             `league clean {database}` drops it)"
+        );
         if let Origin::PrivateCluster(dir) = &server.origin {
             eprintln!(
                 "the private Postgres cluster under {} keeps running (`league clean --stop-cluster` stops it)",
@@ -99,7 +102,7 @@ pub async fn after_run(
     }
     postgres::drop_database(server, database).await?;
     if !quiet {
-        eprintln!("dropped database {database} (--keep keeps it)");
+        eprintln!("dropped database {database} (--keep keeps it, for `league report` later)");
     }
     if let (true, Origin::PrivateCluster(dir)) = (started_cluster, &server.origin) {
         stop_cluster(dir).await?;

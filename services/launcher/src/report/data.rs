@@ -121,18 +121,22 @@ pub async fn schedule(
     }
 }
 
-/// A player's strategy group: a bot's behaviour (its name is `bot-<n>-<behaviour>`), or "external"
-/// for agents that registered on their own.
+/// A player's strategy group: a bot's behaviour (its name is `bot-<behaviour>`, or `bot-<n>-<behaviour>`
+/// from older runs), or "external" for agents that registered on their own.
 pub fn strategy_of(display_name: &str) -> String {
-    let mut parts = display_name.splitn(3, '-');
-    match (parts.next(), parts.next(), parts.next()) {
-        (Some("bot"), Some(number), Some(behaviour))
-            if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) && !behaviour.is_empty() =>
-        {
-            // Fault behaviours carry a parameter (late:200, flaky:3): the group is the behaviour.
-            behaviour.split(':').next().unwrap_or(behaviour).to_owned()
+    let Some(rest) = display_name.strip_prefix("bot-") else {
+        return "external".to_owned();
+    };
+    let behaviour = match rest.split_once('-') {
+        Some((number, behaviour)) if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) => {
+            behaviour
         }
-        _ => "external".to_owned(),
+        _ => rest,
+    };
+    match behaviour.parse::<league_player::Behaviour>() {
+        // Fault behaviours carry a parameter (late:200, flaky:3): the group is the behaviour.
+        Ok(_) => behaviour.split(':').next().unwrap_or(behaviour).to_owned(),
+        Err(_) => "external".to_owned(),
     }
 }
 
@@ -169,6 +173,9 @@ mod tests {
 
     #[test]
     fn bots_are_grouped_by_behaviour_and_everyone_else_is_external() {
+        assert_eq!(strategy_of("bot-random"), "random");
+        assert_eq!(strategy_of("bot-late:200"), "late");
+        assert_eq!(strategy_of("bot-clever"), "external");
         assert_eq!(strategy_of("bot-01-random"), "random");
         assert_eq!(strategy_of("bot-12-always_even"), "always_even");
         assert_eq!(strategy_of("bot-03-late:200"), "late");

@@ -63,32 +63,11 @@ pub async fn after_run(finished: &mut crate::run::Finished) -> anyhow::Result<()
     )
     .await
     {
-        Ok(dir) => {
-            let again = rerun_command(finished).await;
-            println!(
-                "Results: {} (again any time: {again})",
-                dir.join("index.html").display()
-            );
-        }
+        // Writing them again later needs the run's database: `league run --keep` says how.
+        Ok(dir) => println!("Results: {}", dir.join("index.html").display()),
         Err(error) => eprintln!("league: the results folder was not written: {error:#}"),
     }
     Ok(())
-}
-
-/// `league report --database <the run's database>`, or plain `league report` when it cannot be told.
-async fn rerun_command(finished: &crate::run::Finished) -> String {
-    let completed_ms = finished
-        .status
-        .completed_at
-        .map(|at| at.seconds * 1000 + i64::from(at.nanos / 1_000_000));
-    let server = league_manager::postgres::resolve(Path::new(".league/postgres")).await;
-    match server {
-        Ok(server) => match source::find_run_database(&server, &finished.league_id, completed_ms).await {
-            Ok(Some(name)) => format!("league report --database {name}"),
-            _ => "league report".to_owned(),
-        },
-        Err(_) => "league report".to_owned(),
-    }
 }
 
 /// Writes the league's folder of results under `out`; returns the folder.
