@@ -2,10 +2,13 @@
 //! the manager, with the gateway's bridge as the agent's service endpoint and the dialect it registered
 //! in remembered, so the league can call it back the way it speaks. A prompt second registration from
 //! the same endpoint under the same name is answered again (same id and token, the manager's sender in
-//! the other form): the agent refused our first answer's sender.
+//! the other form): the agent refused our first answer's sender. An agent that restarts resumes its
+//! identity by registering with its own id as `sender` and its own token as `auth_token` (the manager
+//! checks both, and the contact endpoint: ADR 0013); anything else registers as usual.
 
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
 use league_proto::{ErrorCode, ProtocolVersion};
+use league_runtime::Credentials;
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Map, Value, json};
 
@@ -14,7 +17,7 @@ use crate::compliance::{Checker, kinds};
 use crate::dialect::Dialect;
 use crate::league::{DIALECT_LABEL, EXTERNAL_LABEL, ExternalAgent, Registration};
 use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::envelope::{self, text};
+use crate::wire::envelope::{self, Sender, text};
 use crate::wire::sender::SenderForm;
 
 const MAX_TEXT: usize = 256;
@@ -45,7 +48,19 @@ pub async fn player(
             conversation_id.as_deref(),
         ));
     }
-    match inbound.league.manager.clone().register_player(request).await {
+    let mut manager = inbound.league.manager.clone();
+    let resumed = match claimed_identity(&envelope, Kind::Player) {
+        Some(credentials) => manager
+            .register_player(credentials.request(request.clone()))
+            .await
+            .ok(),
+        None => None,
+    };
+    let answer = match resumed {
+        Some(resumed) => Ok(resumed),
+        None => manager.register_player(request).await,
+    };
+    match answer {
         Ok(response) => {
             let response = response.into_inner();
             inbound.league.remember(ExternalAgent::new(
@@ -126,15 +141,30 @@ pub async fn referee(
         meta: Some(agent_meta),
         max_concurrent_matches,
     };
-    // The referee registration token, when the operator requires one, comes as the message's auth_token.
-    let request = match text(message, "auth_token").filter(|token| !token.is_empty()) {
-        Some(token) => league_runtime::credentials::operator_request(
-            &secrecy::SecretString::from(token.to_owned()),
-            request,
-        ),
-        None => tonic::Request::new(request),
+    let mut manager = inbound.league.manager.clone();
+    let resumed = match claimed_identity(&envelope, Kind::Referee) {
+        Some(credentials) => manager
+            .register_referee(credentials.request(request.clone()))
+            .await
+            .ok(),
+        None => None,
     };
-    match inbound.league.manager.clone().register_referee(request).await {
+    // Otherwise a registration; the referee registration token, when the operator requires one, comes
+    // as the message's auth_token.
+    let answer = match resumed {
+        Some(resumed) => Ok(resumed),
+        None => {
+            let request = match text(message, "auth_token").filter(|token| !token.is_empty()) {
+                Some(token) => league_runtime::credentials::operator_request(
+                    &secrecy::SecretString::from(token.to_owned()),
+                    request,
+                ),
+                None => tonic::Request::new(request),
+            };
+            manager.register_referee(request).await
+        }
+    };
+    match answer {
         Ok(response) => {
             let response = response.into_inner();
             inbound.league.remember(ExternalAgent::new(
@@ -167,6 +197,21 @@ pub async fn referee(
 enum Kind {
     Player,
     Referee,
+}
+
+/// The credentials a registration claims: its `sender` names an agent id of this kind and its
+/// `auth_token` is set (and is not one of our outbound tokens, which prove nothing). Whether they are
+/// the agent's own is the manager's to say; a claim it refuses is a registration like any other.
+fn claimed_identity(envelope: &envelope::Envelope, kind: Kind) -> Option<Credentials> {
+    let id = match (&envelope.sender, kind) {
+        (Some(Sender::Player(id)), Kind::Player) | (Some(Sender::Referee(id)), Kind::Referee) => id,
+        _ => return None,
+    };
+    let token = envelope.auth_token.as_deref().filter(|token| !token.is_empty())?;
+    if crate::wire::outbound_token::is_outbound(token) {
+        return None;
+    }
+    Some(Credentials::new(id.as_str(), token))
 }
 
 /// The ACCEPTED answer, with the sender in the form chosen for this answer and the token the league's
