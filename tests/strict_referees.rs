@@ -297,14 +297,25 @@ async fn a_tokenless_pull_is_answered_only_from_the_referee_s_own_address() {
     stop(&mut league).await;
 }
 
-/// Stops `league run` the way an operator does (SIGTERM), so it stops its services too.
+/// Stops `league run` and the services it started (SIGTERM to each, by process id): a `league run` that
+/// is killed leaves its services running.
 async fn stop(league: &mut Child) {
     if let Some(pid) = league.id() {
-        let stopped = Command::new("kill")
-            .args(["-TERM", &pid.to_string()])
-            .status()
-            .await;
-        assert!(stopped.is_ok_and(|status| status.success()), "kill -TERM {pid}");
+        let children = Command::new("ps")
+            .args(["-o", "pid=", "--ppid", &pid.to_string()])
+            .output()
+            .await
+            .expect("ps lists league run's services");
+        let mut pids: Vec<String> = String::from_utf8_lossy(&children.stdout)
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        pids.push(pid.to_string());
+        let stopped = Command::new("kill").arg("-TERM").args(&pids).status().await;
+        assert!(
+            stopped.is_ok_and(|status| status.success()),
+            "kill -TERM {pids:?}"
+        );
     }
     tokio::time::timeout(Duration::from_secs(60), league.wait())
         .await
