@@ -42,10 +42,19 @@ pub fn render(standings: &[StandingRow]) -> String {
         )
         .collect();
     if !ties.is_empty() {
-        let _ = writeln!(out, "\nLevel on points: {}", ties.join("; "));
+        let shown = ties.len().min(MAX_TIES_SHOWN);
+        let _ = write!(out, "\nLevel on points: {}", ties[..shown].join("; "));
+        if ties.len() > shown {
+            // A big league has a tie on nearly every row: the rest is in the results (`tie_break`).
+            let _ = write!(out, "; and {} more (results: standings.csv)", ties.len() - shown);
+        }
+        let _ = writeln!(out);
     }
     out
 }
+
+/// Tied pairs explained under the table; past this, a count (a line a terminal can still show).
+const MAX_TIES_SHOWN: usize = 8;
 
 fn truncate(text: &str, width: usize) -> String {
     text.chars().take(width).collect()
@@ -75,6 +84,22 @@ mod tests {
         assert_eq!(lines.len(), 6, "{table}");
         assert_eq!(lines[4], "", "a blank line ends the table");
         assert_eq!(lines[5], "Level on points: P01 above P02 by head to head");
+    }
+
+    #[test]
+    fn many_tied_pairs_are_counted_not_listed() {
+        let rows: Vec<StandingRow> = (1..=13)
+            .map(|n| StandingRow {
+                rank: n,
+                player_id: format!("P{n:02}"),
+                above_next_by: TieBreak::HeadToHead as i32,
+                ..StandingRow::default()
+            })
+            .collect();
+        let table = render(&rows);
+        let last = table.lines().last().unwrap_or_default();
+        assert_eq!(last.matches(" by head to head").count(), MAX_TIES_SHOWN, "{last}");
+        assert!(last.ends_with("; and 4 more (results: standings.csv)"), "{last}");
     }
 
     #[test]
