@@ -20,30 +20,42 @@ const REFEREE: &str = concat!(
     "/../../tests/agents/strict_referee.py"
 );
 
+/// The league every test here plays: two bots and two external players.
+const TWO_AND_TWO: [&str; 6] = [
+    "--players",
+    "2",
+    "--external-players",
+    "2",
+    "--move-timeout",
+    "3s",
+];
+
 /// Starts `league run --referees 0` with two bots and two external players; returns it, its output and
 /// the gateway's `/mcp`.
 async fn start_league() -> (Child, BufReader<ChildStdout>, String) {
-    start_league_with(&[
-        "--players",
-        "2",
-        "--external-players",
-        "2",
-        "--move-timeout",
-        "3s",
-    ])
-    .await
+    start_league_with(&TWO_AND_TWO).await
+}
+
+/// The same, kept whole (to be interrupted).
+async fn start_league_run() -> LeagueRun {
+    league_run_with(&TWO_AND_TWO).await
 }
 
 /// `league run --referees 0` with `args` (players and move timeout): the process, its output and the
 /// gateway's `/mcp`.
 async fn start_league_with(args: &[&str]) -> (Child, BufReader<ChildStdout>, String) {
-    let args = [args, &["--referees", "0"]].concat();
     let LeagueRun {
         process,
         stdout,
         mut gateways,
-    } = LeagueRun::start(env!("CARGO_BIN_EXE_league"), &args, 1).await;
+        ..
+    } = league_run_with(args).await;
     (process, stdout, gateways.remove(0))
+}
+
+async fn league_run_with(args: &[&str]) -> LeagueRun {
+    let args = [args, &["--referees", "0"]].concat();
+    LeagueRun::start(env!("CARGO_BIN_EXE_league"), &args, 1).await
 }
 
 /// A whole league refereed by one strict referee of `style`.
@@ -232,7 +244,8 @@ async fn call_from(from: [u8; 4], gateway: &str, method: &str, params: Value) ->
 
 #[tokio::test]
 async fn a_tokenless_pull_is_answered_only_from_the_referee_s_own_address() {
-    let (mut league, _stdout, gateway) = start_league().await;
+    let league = start_league_run().await;
+    let gateway = league.gateways[0].clone();
     let register = |contact: &str| {
         json!({
             "protocol": "league.v2", "message_type": "REFEREE_REGISTER_REQUEST", "sender": "referee:PULLER",
@@ -294,31 +307,5 @@ async fn a_tokenless_pull_is_answered_only_from_the_referee_s_own_address() {
     let impostor = json!({"referee_id": referee_id, "auth_token": other_token});
     let refused = call_from([127, 0, 0, 3], &gateway, "get_assigned_matches", impostor).await;
     assert_eq!(refused["error"]["data"]["error_code"], "E020", "{refused}");
-    stop(&mut league).await;
-}
-
-/// Stops `league run` and the services it started (SIGTERM to each, by process id): a `league run` that
-/// is killed leaves its services running.
-async fn stop(league: &mut Child) {
-    if let Some(pid) = league.id() {
-        let children = Command::new("ps")
-            .args(["-o", "pid=", "--ppid", &pid.to_string()])
-            .output()
-            .await
-            .expect("ps lists league run's services");
-        let mut pids: Vec<String> = String::from_utf8_lossy(&children.stdout)
-            .split_whitespace()
-            .map(str::to_owned)
-            .collect();
-        pids.push(pid.to_string());
-        let stopped = Command::new("kill").arg("-TERM").args(&pids).status().await;
-        assert!(
-            stopped.is_ok_and(|status| status.success()),
-            "kill -TERM {pids:?}"
-        );
-    }
-    tokio::time::timeout(Duration::from_secs(60), league.wait())
-        .await
-        .expect("league run stops")
-        .expect("league run exits");
+    league.interrupt().await;
 }

@@ -3,6 +3,7 @@
 //! checked; and the Python agents of tests/agents beside it.
 
 use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -25,12 +26,15 @@ const TEST_TIMINGS: [&str; 8] = [
     "120s",
 ];
 
-/// `league run`, started, with the `/mcp` URL of each gateway it announced.
+/// `league run`, started, with the `/mcp` URL of each gateway it announced and the database it named.
 #[derive(Debug)]
 pub struct LeagueRun {
     pub process: Child,
     pub stdout: BufReader<ChildStdout>,
     pub gateways: Vec<String>,
+    /// The database the run named on stderr (`database: <name>`), once it has.
+    database: Arc<Mutex<Option<String>>>,
+    league: String,
 }
 
 impl LeagueRun {
@@ -44,11 +48,23 @@ impl LeagueRun {
             .args(TEST_TIMINGS)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
             .expect("league run starts");
         let mut stdout = BufReader::new(process.stdout.take().expect("stdout"));
+        let database = Arc::new(Mutex::new(None));
+        // Its stderr still reaches the test's (libtest shows it for a failed test), read on the way.
+        let mut stderr = BufReader::new(process.stderr.take().expect("stderr")).lines();
+        let named = Arc::clone(&database);
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = stderr.next_line().await {
+                if let Some(name) = line.strip_prefix("database: ") {
+                    *named.lock().unwrap_or_else(PoisonError::into_inner) = Some(name.to_owned());
+                }
+                eprintln!("{line}");
+            }
+        });
         let mut announced = Vec::new();
         let mut line = String::new();
         while announced.len() < gateways {
@@ -63,7 +79,41 @@ impl LeagueRun {
             process,
             stdout,
             gateways: announced,
+            database,
+            league: league.to_owned(),
         }
+    }
+
+    /// Stops the run before its league is over, as Ctrl-C would (SIGTERM: the launcher stops its
+    /// services and keeps the database), then drops that database with `league clean`.
+    pub async fn interrupt(mut self) {
+        if let Some(pid) = self.process.id() {
+            let signalled = Command::new("kill")
+                .args(["-TERM", &pid.to_string()])
+                .status()
+                .await;
+            assert!(signalled.is_ok_and(|status| status.success()), "kill -TERM {pid}");
+        }
+        tokio::time::timeout(LEAGUE_WITHIN, self.process.wait())
+            .await
+            .expect("league run stops")
+            .expect("league run exits");
+        let database = self
+            .database
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .expect("league run named its database");
+        let cleaned = Command::new(&self.league)
+            .args(["clean", &database])
+            .output()
+            .await
+            .expect("league clean runs");
+        assert!(
+            cleaned.status.success(),
+            "league clean {database}: {}",
+            String::from_utf8_lossy(&cleaned.stderr)
+        );
     }
 
     /// Waits for the league to finish and `league run` to exit successfully; the rest of its output.

@@ -13,10 +13,11 @@ use league_launcher::report::charts::{self, progression_series, strategy_groups}
 use league_launcher::report::data::LeagueData;
 use league_launcher::report::source::{self, Source};
 use league_manager::config::TimingConfig;
-use league_manager::{ManagerApp, ManagerConfig, postgres};
+use league_manager::{ManagerApp, ManagerConfig};
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::*;
 use league_runtime::{Credentials, Shutdown};
+use league_testkit::TestDatabase;
 use secrecy::SecretString;
 
 const OPERATOR_TOKEN: &str = "report-test-operator";
@@ -142,13 +143,9 @@ fn played(assignment: &MatchAssignment) -> (MatchResult, MatchTranscript) {
 }
 
 /// Plays the league on a manager that then stops; the database's URL and each round's points.
-async fn play() -> (SecretString, Vec<HashMap<String, u32>>) {
-    let server = postgres::resolve(&cluster_dir())
-        .await
-        .expect("a Postgres server");
-    let database = postgres::create_database(&server, "league_report_test")
-        .await
-        .expect("a fresh database");
+async fn play() -> (TestDatabase, Vec<HashMap<String, u32>>) {
+    let test_database = TestDatabase::create("league_report_test").await;
+    let database = test_database.url().clone();
     let config = ManagerConfig {
         listen_addr: "127.0.0.1:0".parse().unwrap(),
         database_url: Some(database.clone()),
@@ -220,7 +217,7 @@ async fn play() -> (SecretString, Vec<HashMap<String, u32>>) {
         .expect("the manager stops")
         .unwrap()
         .unwrap();
-    (database, rounds)
+    (test_database, rounds)
 }
 
 fn out_dir() -> PathBuf {
@@ -249,7 +246,7 @@ fn png_size(bytes: &[u8]) -> (u32, u32) {
 #[tokio::test]
 async fn the_results_folder_says_what_the_database_holds() {
     let (database, expected_rounds) = play().await;
-    let mut connected = source::connect(Source::Database(database), &cluster_dir())
+    let mut connected = source::connect(Source::Database(database.url().clone()), &cluster_dir())
         .await
         .expect("the database is read");
     let data = LeagueData::load(&mut connected.client, &connected.token, "")
