@@ -38,6 +38,23 @@ fn wrong_options_are_refused_at_once_saying_what_is_wrong() {
         "{huge}"
     );
     assert!(huge.len() < 1_000, "one short line: {huge}");
+    let clever = refused(&["run", "--strategies", "random,clever"]);
+    assert!(clever.contains("unknown behaviour \"clever\""), "{clever}");
+    let output = league(&["run", "--strategies", "llm"])
+        .env_remove("LEAGUE_LLM_URL")
+        .env_remove("LEAGUE_LLM_MODEL")
+        .output()
+        .expect("the league binary runs");
+    let llm = text(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        llm.contains("the llm strategy is unavailable: set LEAGUE_LLM_URL"),
+        "{llm}"
+    );
+    assert!(
+        !llm.contains("database: "),
+        "refused before anything started: {llm}"
+    );
 }
 
 #[test]

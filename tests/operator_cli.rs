@@ -153,6 +153,11 @@ fn an_operator_runs_leagues_on_a_served_system() {
     );
     let player = ok(&state_file, &["player", "P01", "--league", "league_even_odd"]);
     assert!(player.contains("P01") && player.contains("R1M1"), "{player}");
+    let ratings = ok(&state_file, &["ratings", "--output", "csv"]);
+    let rated: Vec<&str> = ratings.lines().collect();
+    assert_eq!(rated[0], "rank,player,rating,±,matches,leagues", "{ratings}");
+    assert_eq!(rated.len(), 3, "both players rated: {ratings}");
+    assert!(rated[1..].iter().all(|row| row.ends_with(",1,1")), "{ratings}");
     let warnings = ok(&state_file, &["warnings"]);
     assert_eq!(warnings.trim(), "no compliance warnings");
 

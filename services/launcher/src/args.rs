@@ -27,6 +27,27 @@ pub fn game(text: &str) -> Result<String, String> {
         .map_err(|error| error.to_string())
 }
 
+/// A list of bot behaviours (`random,adaptive,late:200`).
+pub fn strategies(text: &str) -> Result<String, String> {
+    league_player::Behaviour::parse_list(text)
+        .map(|_| text.to_owned())
+        .map_err(|error| error.to_string())
+}
+
+/// Refuses `llm` bots when no chat endpoint is configured (`LEAGUE_LLM_*`), before anything starts.
+pub fn check_llm(strategies: &str) -> anyhow::Result<()> {
+    let behaviours = league_player::Behaviour::parse_list(strategies)?;
+    let specs: Vec<league_player::BotSpec> = behaviours
+        .into_iter()
+        .map(|behaviour| league_player::BotSpec {
+            display_name: String::new(),
+            behaviour,
+        })
+        .collect();
+    let config: league_player::llm::LlmConfig = league_runtime::config::load()?;
+    league_player::app::unavailable_llm(&specs, &config)
+}
+
 /// Parses `text` as a duration.
 pub fn parse(text: &str) -> Result<Duration, String> {
     if text.trim_start().starts_with('-') {
@@ -77,6 +98,14 @@ mod tests {
         assert!(duration("-1s").is_err_and(|error| error.contains("negative")));
         assert!(positive_duration("0s").is_err_and(|error| error.contains("more than zero")));
         assert!(duration("soon").is_err_and(|error| error.contains("not a duration")));
+    }
+
+    #[test]
+    fn strategies_are_checked_as_they_are_parsed() {
+        assert!(strategies("random, adaptive,late:200").is_ok());
+        assert!(
+            strategies("random,clever").is_err_and(|error| error.contains("unknown behaviour \"clever\""))
+        );
     }
 
     #[test]

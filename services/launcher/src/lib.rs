@@ -49,6 +49,8 @@ pub enum Command {
     Schedule(operator::schedule::ScheduleArgs),
     /// One match: players, outcome, transcript (operator).
     Match(operator::match_view::MatchArgs),
+    /// Each player's Glicko-2 rating (± two deviations) across every completed league (operator).
+    Ratings(operator::ratings::RatingsArgs),
     /// Run the whole system on this machine until Ctrl-C: manager, gateway, referees, bots.
     Serve(serve::ServeArgs),
     /// Run a whole league on this machine and print the standings.
@@ -80,6 +82,7 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Match(args) => operator::match_view::show(args).await,
         Command::Player(args) if args.player_id.is_none() => services::player().await,
         Command::Player(args) => operator::player::show(args).await,
+        Command::Ratings(args) => operator::ratings::ratings(args).await,
         Command::Serve(args) => serve::serve(args).await,
         Command::Run(args) => run::run(args).await,
         Command::Report(args) => report::report(args).await,

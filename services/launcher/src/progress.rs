@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use league_proto::v2::GetLeagueStatusResponse;
 
 /// The longest a piped run stays silent while matches finish.
@@ -32,11 +32,15 @@ impl Progress {
         if quiet {
             Self::Silent
         } else if std::io::stderr().is_terminal() {
-            let style = ProgressStyle::with_template(
-                "{prefix} [{bar:32}] {pos}/{len} matches · {per_sec} · ETA {eta}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
+            let style =
+                ProgressStyle::with_template("{prefix} [{bar:32}] {pos}/{len} matches · {rate} · ETA {eta}")
+                    .map(|style| {
+                        style.with_key("rate", |state: &ProgressState, out: &mut dyn std::fmt::Write| {
+                            let _ = write!(out, "{:.0} matches/s", state.per_sec());
+                        })
+                    })
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> ");
             Self::Bar(ProgressBar::new(0).with_style(style))
         } else {
             Self::Plain(Plain {

@@ -39,7 +39,11 @@ pub struct RunArgs {
     pub referee_capacity: u32,
     /// Bot behaviours, assigned to players in turn: random, always_even, always_odd, alternating,
     /// adaptive (and, for testing faults: silent, late:<ms>, invalid, declines, flaky:<n>).
-    #[arg(long, default_value = "random,adaptive,alternating,always_even,always_odd")]
+    #[arg(
+        long,
+        default_value = "random,adaptive,alternating,always_even,always_odd",
+        value_parser = args::strategies
+    )]
     pub strategies: String,
     /// The game: even_odd or tic_tac_toe.
     #[arg(long, default_value = "even_odd", value_parser = args::game)]
@@ -164,6 +168,7 @@ pub async fn run_league_with<G, T>(
     inspect: impl AsyncFnOnce(&mut Finished, &G) -> anyhow::Result<T>,
 ) -> anyhow::Result<(RunSummary, T)> {
     args::check_size(args.players + args.external_players, args.cycles)?;
+    args::check_llm(&args.strategies)?;
     let mut signals = Signals::listen()?;
     league_runtime::config::warn_unknown_variables();
     if args.referees == 0 {

@@ -20,7 +20,11 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 0)]
     pub players: u32,
     /// Bot behaviours, assigned to the bots in turn.
-    #[arg(long, default_value = "random,adaptive,alternating,always_even,always_odd")]
+    #[arg(
+        long,
+        default_value = "random,adaptive,alternating,always_even,always_odd",
+        value_parser = args::strategies
+    )]
     pub strategies: String,
     /// Referee processes.
     #[arg(long, default_value_t = 2)]
@@ -59,6 +63,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         args.auto_start != 1,
         "--auto-start must be 0 (start with `league start`) or at least 2"
     );
+    args::check_llm(&args.strategies)?;
     let mut signals = Signals::listen()?;
     league_runtime::config::warn_unknown_variables();
     let server = postgres::resolve(&args.cluster_dir).await?;

@@ -14,25 +14,7 @@ pub struct LeaguesArgs {
 
 pub async fn leagues(args: LeaguesArgs) -> anyhow::Result<()> {
     let mut operator = Operator::connect()?;
-    let mut all = ListLeaguesResponse::default();
-    let mut page_token = String::new();
-    // Bounded: a page holds up to 100 leagues, and the list ends with an empty token.
-    for _ in 0..1_000 {
-        let page = operator
-            .manager
-            .list_leagues(operator.request(ListLeaguesRequest {
-                page_size: 100,
-                page_token,
-            }))
-            .await
-            .map_err(failed("listing leagues"))?
-            .into_inner();
-        all.leagues.extend(page.leagues);
-        if page.next_page_token.is_empty() {
-            break;
-        }
-        page_token = page.next_page_token;
-    }
+    let all = fetch(&mut operator).await?;
     let mut rows = Rows::new(&[
         "league", "game", "status", "round", "rounds", "players", "champion", "created",
     ]);
@@ -55,6 +37,31 @@ pub async fn leagues(args: LeaguesArgs) -> anyhow::Result<()> {
     output::print(args.common.output, &rows, || {
         output::json("league.v2.ListLeaguesResponse", &all)
     })
+}
+
+/// Every league of the deployment, newest first.
+pub async fn fetch(operator: &mut Operator) -> anyhow::Result<ListLeaguesResponse> {
+    let mut all = ListLeaguesResponse::default();
+    let mut page_token = String::new();
+    // Bounded: a page holds up to 100 leagues, and the list ends with an empty token.
+    for _ in 0..1_000 {
+        let request = operator.request(ListLeaguesRequest {
+            page_size: 100,
+            page_token,
+        });
+        let page = operator
+            .manager
+            .list_leagues(request)
+            .await
+            .map_err(failed("listing leagues"))?
+            .into_inner();
+        all.leagues.extend(page.leagues);
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        page_token = page.next_page_token;
+    }
+    Ok(all)
 }
 
 /// A league's status as people say it.

@@ -7,6 +7,7 @@ pub mod create;
 pub mod leagues;
 pub mod match_view;
 pub mod player;
+pub mod ratings;
 pub mod schedule;
 pub mod standings;
 pub mod start;

@@ -1,0 +1,193 @@
+//! `league ratings`: each player's Glicko-2 rating with its uncertainty, across every completed league
+//! of the deployment. Each league is one rating period (every result against the opponents' ratings
+//! from before the league), oldest league first; a technical loss counts as a loss, a double forfeit
+//! not at all. Computed from the recorded results on each call, so it needs no state of its own.
+
+use std::collections::BTreeMap;
+
+use clap::Args;
+use league_proto::v2::{LeagueStatus, ResultStatus, ScheduledMatch};
+use serde_json::json;
+use skillratings::Outcomes;
+use skillratings::glicko2::{Glicko2Config, Glicko2Rating, glicko2_rating_period};
+
+use super::{Operator, leagues, schedule};
+use crate::output::{self, Format, Rows, cell};
+
+#[derive(Debug, Clone, Args)]
+pub struct RatingsArgs {
+    /// How to print: table, json or csv.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub output: Format,
+}
+
+/// A player's standing across leagues.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rated {
+    pub rating: Glicko2Rating,
+    pub matches: u32,
+    pub leagues: u32,
+}
+
+pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
+    let mut operator = Operator::connect()?;
+    let mut completed: Vec<_> = leagues::fetch(&mut operator)
+        .await?
+        .leagues
+        .into_iter()
+        .filter(|league| league.status == LeagueStatus::Completed as i32)
+        .collect();
+    completed.sort_by_key(|league| league.completed_at.map(|at| (at.seconds, at.nanos)));
+    let mut periods = vec![];
+    for league in &completed {
+        let played = schedule::fetch(&mut operator, &league.league_id).await?;
+        periods.push(
+            played
+                .rounds
+                .into_iter()
+                .flat_map(|round| round.matches)
+                .collect(),
+        );
+    }
+    let rated = rate(&periods);
+    let mut ranked: Vec<(&String, &Rated)> = rated.iter().collect();
+    ranked.sort_by(|a, b| b.1.rating.rating.total_cmp(&a.1.rating.rating).then(a.0.cmp(b.0)));
+    let mut rows = Rows::new(&["rank", "player", "rating", "±", "matches", "leagues"]);
+    for (rank, (player, rated)) in ranked.iter().enumerate() {
+        rows.push(vec![
+            cell(rank + 1),
+            (*player).clone(),
+            format!("{:.0}", rated.rating.rating),
+            // About 95 % of the time the true rating lies within two deviations.
+            format!("{:.0}", 2.0 * rated.rating.deviation),
+            cell(rated.matches),
+            cell(rated.leagues),
+        ]);
+    }
+    output::print(args.output, &rows, || {
+        Ok(json!({
+            "leagues": completed.iter().map(|league| league.league_id.clone()).collect::<Vec<_>>(),
+            "ratings": ranked.iter().map(|(player, rated)| json!({
+                "player_id": player,
+                "rating": rated.rating.rating,
+                "deviation": rated.rating.deviation,
+                "volatility": rated.rating.volatility,
+                "matches": rated.matches,
+                "leagues": rated.leagues,
+            })).collect::<Vec<_>>(),
+        }))
+    })
+}
+
+/// Ratings after `periods` (each a league's matches), everyone starting at Glicko-2's defaults.
+pub fn rate(periods: &[Vec<ScheduledMatch>]) -> BTreeMap<String, Rated> {
+    let config = Glicko2Config::default();
+    let mut rated: BTreeMap<String, Rated> = BTreeMap::new();
+    for matches in periods {
+        let before = rated.clone();
+        let rating_of = |player: &str| before.get(player).map(|rated| rated.rating).unwrap_or_default();
+        let mut results: BTreeMap<String, Vec<(Glicko2Rating, Outcomes)>> = BTreeMap::new();
+        for played in matches {
+            let Some(outcome) = outcome(played) else {
+                continue;
+            };
+            let (a, b) = (&played.player_a_id, &played.player_b_id);
+            let mirrored = match outcome {
+                Outcomes::WIN => Outcomes::LOSS,
+                Outcomes::LOSS => Outcomes::WIN,
+                Outcomes::DRAW => Outcomes::DRAW,
+            };
+            results
+                .entry(a.clone())
+                .or_default()
+                .push((rating_of(b), outcome));
+            results
+                .entry(b.clone())
+                .or_default()
+                .push((rating_of(a), mirrored));
+        }
+        for (player, games) in results {
+            let entry = rated.entry(player.clone()).or_default();
+            entry.rating = glicko2_rating_period(&rating_of(&player), &games, &config);
+            entry.matches += games.len() as u32;
+            entry.leagues += 1;
+        }
+    }
+    rated
+}
+
+/// Seat A's outcome of a finished match; `None` when it does not count (unfinished, double forfeit).
+fn outcome(played: &ScheduledMatch) -> Option<Outcomes> {
+    let result = played.result.as_ref()?;
+    let forfeits = result.at_fault_player_ids.len();
+    if result.winner_player_id == played.player_a_id {
+        Some(Outcomes::WIN)
+    } else if result.winner_player_id == played.player_b_id {
+        Some(Outcomes::LOSS)
+    } else if result.status == ResultStatus::Draw as i32 && forfeits == 0 {
+        Some(Outcomes::DRAW)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use league_proto::v2::MatchResult;
+
+    use super::*;
+
+    fn played(a: &str, b: &str, winner: &str) -> ScheduledMatch {
+        ScheduledMatch {
+            player_a_id: a.into(),
+            player_b_id: b.into(),
+            result: Some(MatchResult {
+                status: if winner.is_empty() {
+                    ResultStatus::Draw
+                } else {
+                    ResultStatus::Win
+                } as i32,
+                winner_player_id: winner.into(),
+                ..MatchResult::default()
+            }),
+            ..ScheduledMatch::default()
+        }
+    }
+
+    #[test]
+    fn winners_rise_losers_fall_and_uncertainty_shrinks_with_each_league() {
+        let league = vec![
+            played("P01", "P02", "P01"),
+            played("P01", "P03", "P01"),
+            played("P02", "P03", ""),
+        ];
+        let once = rate(std::slice::from_ref(&league));
+        let (p1, p2, p3) = (&once["P01"], &once["P02"], &once["P03"]);
+        assert!(p1.rating.rating > 1500.0 && p2.rating.rating < 1500.0, "{once:?}");
+        assert!(
+            (p2.rating.rating - p3.rating.rating).abs() < 1e-9,
+            "equal records, equal ratings"
+        );
+        assert!(p1.rating.deviation < 350.0);
+        assert_eq!((p1.matches, p1.leagues), (2, 1));
+        let twice = rate(&[league.clone(), league]);
+        assert!(twice["P01"].rating.rating > p1.rating.rating);
+        assert!(twice["P01"].rating.deviation < p1.rating.deviation);
+        assert_eq!((twice["P01"].matches, twice["P01"].leagues), (4, 2));
+    }
+
+    #[test]
+    fn unfinished_matches_and_double_forfeits_do_not_count() {
+        let mut forfeit = played("P01", "P02", "");
+        if let Some(result) = forfeit.result.as_mut() {
+            result.status = ResultStatus::DoubleForfeit as i32;
+            result.at_fault_player_ids = vec!["P01".into(), "P02".into()];
+        }
+        let unfinished = ScheduledMatch {
+            player_a_id: "P01".into(),
+            player_b_id: "P02".into(),
+            ..ScheduledMatch::default()
+        };
+        assert!(rate(&[vec![forfeit, unfinished]]).is_empty());
+    }
+}
