@@ -58,15 +58,7 @@ impl PickyAgent {
         let router = Router::new()
             .route("/mcp", post(answer))
             .with_state((picky, calls.clone()));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let addr = listener.local_addr().expect("address");
-        let shutdown = Shutdown::new();
-        let signal = shutdown.signal();
-        tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(signal.wait())
-                .await
-        });
+        let (addr, shutdown) = serve_on_loopback(router).await;
         Self {
             addr,
             calls,

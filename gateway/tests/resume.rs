@@ -20,23 +20,37 @@ fn claiming(mut registration: Value, sender: &str, token: &str) -> Value {
     registration
 }
 
+/// An agent registered at one replica, with its id and token: `(method, registration, id field)`.
+async fn registered(
+    gateway: &TestGateway,
+    method: &str,
+    registration: Value,
+    id_field: &str,
+) -> (String, String) {
+    let answer = gateway.rpc(method, registration).await;
+    let id = answer["result"][id_field].as_str().expect("an id").to_owned();
+    let token = answer["result"]["auth_token"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
+    (id, token)
+}
+
+/// Asserts that `answer` gave back the identity `id` with `token`.
+fn assert_resumed(answer: &Value, id_field: &str, id: &str, token: &str) {
+    assert_eq!(answer["result"]["status"], "ACCEPTED", "{answer}");
+    assert_eq!(answer["result"][id_field], id, "{answer}");
+    assert_eq!(answer["result"]["auth_token"], token, "{answer}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_restarted_player_resumes_its_identity_at_another_replica() {
     let manager = spawn_manager().await;
     let first = spawn_gateway(&manager, mode(), Limits::default()).await;
     let second = spawn_gateway(&manager, mode(), Limits::default()).await;
     let endpoint = "http://127.0.0.1:9/agent";
-    let registered = first
-        .rpc("register_player", player_registration("alice", endpoint))
-        .await;
-    let player_id = registered["result"]["player_id"]
-        .as_str()
-        .expect("an id")
-        .to_owned();
-    let token = registered["result"]["auth_token"]
-        .as_str()
-        .expect("a token")
-        .to_owned();
+    let registration = || player_registration("alice", endpoint);
+    let (player_id, token) = registered(&first, "register_player", registration(), "player_id").await;
 
     // A wrong token, or another agent's id, resumes nothing: the endpoint is taken (E014).
     for (sender, token) in [
@@ -44,29 +58,18 @@ async fn a_restarted_player_resumes_its_identity_at_another_replica() {
         ("player:P99".to_owned(), token.clone()),
     ] {
         let refused = second
-            .rpc(
-                "register_player",
-                claiming(player_registration("alice", endpoint), &sender, &token),
-            )
+            .rpc("register_player", claiming(registration(), &sender, &token))
             .await;
         assert_eq!(refused["result"]["status"], "REJECTED", "{sender}: {refused}");
         assert_eq!(refused["result"]["error_code"], "E014", "{sender}: {refused}");
     }
 
     // Its own id and token: the same identity.
+    let sender = format!("player:{player_id}");
     let resumed = second
-        .rpc(
-            "register_player",
-            claiming(
-                player_registration("alice", endpoint),
-                &format!("player:{player_id}"),
-                &token,
-            ),
-        )
+        .rpc("register_player", claiming(registration(), &sender, &token))
         .await;
-    assert_eq!(resumed["result"]["status"], "ACCEPTED", "{resumed}");
-    assert_eq!(resumed["result"]["player_id"], player_id.as_str(), "{resumed}");
-    assert_eq!(resumed["result"]["auth_token"], token.as_str(), "{resumed}");
+    assert_resumed(&resumed, "player_id", &player_id, &token);
     let (players,): (i64,) = sqlx::query_as("select count(*) from agents where kind = 'player'")
         .fetch_one(&manager.pool)
         .await
@@ -79,29 +82,11 @@ async fn a_restarted_referee_resumes_its_identity() {
     let manager = spawn_manager().await;
     let first = spawn_gateway(&manager, mode(), Limits::default()).await;
     let second = spawn_gateway(&manager, mode(), Limits::default()).await;
-    let endpoint = "http://127.0.0.1:9/referee";
-    let registered = first
-        .rpc("register_referee", referee_registration("zulu", endpoint))
-        .await;
-    let referee_id = registered["result"]["referee_id"]
-        .as_str()
-        .expect("an id")
-        .to_owned();
-    let token = registered["result"]["auth_token"]
-        .as_str()
-        .expect("a token")
-        .to_owned();
+    let registration = || referee_registration("zulu", "http://127.0.0.1:9/referee");
+    let (referee_id, token) = registered(&first, "register_referee", registration(), "referee_id").await;
+    let sender = format!("referee:{referee_id}");
     let resumed = second
-        .rpc(
-            "register_referee",
-            claiming(
-                referee_registration("zulu", endpoint),
-                &format!("referee:{referee_id}"),
-                &token,
-            ),
-        )
+        .rpc("register_referee", claiming(registration(), &sender, &token))
         .await;
-    assert_eq!(resumed["result"]["status"], "ACCEPTED", "{resumed}");
-    assert_eq!(resumed["result"]["referee_id"], referee_id.as_str(), "{resumed}");
-    assert_eq!(resumed["result"]["auth_token"], token.as_str(), "{resumed}");
+    assert_resumed(&resumed, "referee_id", &referee_id, &token);
 }

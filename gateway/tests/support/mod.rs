@@ -572,15 +572,7 @@ pub async fn spawn_agents(behaviour: Behaviour) -> FakeAgents {
     let router = Router::new()
         .route("/{agent}/mcp", post(answer))
         .with_state(state.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("address");
-    let shutdown = Shutdown::new();
-    let signal = shutdown.signal();
-    tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(signal.wait())
-            .await
-    });
+    let (addr, shutdown) = serve_on_loopback(router).await;
     FakeAgents {
         addr,
         state,
@@ -821,4 +813,18 @@ fn separate_replies(state: &Arc<AgentState>, agent: &str, params: &Value, id: Va
         200,
         json!({"jsonrpc": "2.0", "result": {"status": "joined"}, "id": id}),
     )
+}
+
+/// Serves `router` on 127.0.0.1:0 until the returned `Shutdown` is triggered; the address it listens on.
+pub async fn serve_on_loopback(router: axum::Router) -> (SocketAddr, Shutdown) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("address");
+    let shutdown = Shutdown::new();
+    let signal = shutdown.signal();
+    tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(signal.wait())
+            .await
+    });
+    (addr, shutdown)
 }
