@@ -16,6 +16,8 @@ use secrecy::ExposeSecret;
 use serde_json::{Value, json};
 
 use crate::fake_agent::{self, FakeAgents};
+
+mod rounds;
 use crate::run::{Finished, RunArgs, run_league_with};
 
 /// The wrk script every query measurement uses (also in scripts/wrk/).
@@ -85,6 +87,7 @@ struct Measured {
     peak_rss_kib: Vec<(String, u64)>,
     overhead: Option<Overhead>,
     throughput: Vec<Throughput>,
+    rounds: rounds::RoundBoundaries,
 }
 
 pub async fn bench(args: BenchArgs) -> anyhow::Result<()> {
@@ -216,6 +219,7 @@ async fn measure(players: u32, finished: &mut Finished) -> anyhow::Result<Measur
         peak_rss_kib: finished.peak_rss_kib.clone(),
         overhead: None,
         throughput: Vec::new(),
+        rounds: rounds::measure(&finished.database_url, &finished.league_id).await?,
     })
 }
 
@@ -447,6 +451,8 @@ fn render(results: &[Measured], args: &BenchArgs) -> String {
             rss.join(", ")
         ));
     }
+    let boundaries: Vec<_> = results.iter().map(|m| (m.players, &m.rounds)).collect();
+    out.push_str(&rounds::render(&boundaries));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     for m in results {
         if let Some(overhead) = &m.overhead {

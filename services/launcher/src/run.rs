@@ -120,6 +120,8 @@ pub struct Finished {
     pub admin_urls: Vec<(String, String)>,
     /// Each gateway replica's `/mcp`.
     pub gateway_urls: Vec<String>,
+    /// The run's database (the bench reads the round boundaries' times from it).
+    pub database_url: SecretString,
 }
 
 /// What a finished run measured.
@@ -267,6 +269,7 @@ async fn play<G, T>(
         peak_rss_kib,
         admin_urls,
         gateway_urls,
+        database_url: database_url.clone(),
     };
     let inspected = inspect(&mut finished, &external).await?;
     Ok((summary, inspected))

@@ -124,82 +124,98 @@ impl ManagerService for Manager {
         &self,
         request: Request<RegisterRefereeRequest>,
     ) -> Result<Response<RegisterRefereeResponse>, Status> {
-        let registered = match self.resuming(request.metadata(), AgentKind::Referee).await? {
-            Some((referee_id, token)) => {
-                resume::resume_referee(&self.pool, &referee_id, token, request.into_inner()).await?
-            }
-            None => {
-                let presented = league_runtime::credentials::bearer_token(request.metadata()).ok();
-                self.rules
-                    .check_referee_token(request.get_ref().meta.as_ref(), presented.as_ref())?;
-                registration::register_referee(&self.pool, &self.rules, request.into_inner()).await?
-            }
-        };
-        Ok(Response::new(RegisterRefereeResponse {
-            referee_id: registered.agent_id,
-            auth_token: registered.token.expose_secret().to_owned(),
-            league_id: registered.league_id.unwrap_or_default(),
-        }))
+        let this = self.clone();
+        run_to_end(async move {
+            let registered = match this.resuming(request.metadata(), AgentKind::Referee).await? {
+                Some((referee_id, token)) => {
+                    resume::resume_referee(&this.pool, &referee_id, token, request.into_inner()).await?
+                }
+                None => {
+                    let presented = league_runtime::credentials::bearer_token(request.metadata()).ok();
+                    this.rules
+                        .check_referee_token(request.get_ref().meta.as_ref(), presented.as_ref())?;
+                    registration::register_referee(&this.pool, &this.rules, request.into_inner()).await?
+                }
+            };
+            Ok(Response::new(RegisterRefereeResponse {
+                referee_id: registered.agent_id,
+                auth_token: registered.token.expose_secret().to_owned(),
+                league_id: registered.league_id.unwrap_or_default(),
+            }))
+        })
+        .await
     }
 
     async fn register_player(
         &self,
         request: Request<RegisterPlayerRequest>,
     ) -> Result<Response<RegisterPlayerResponse>, Status> {
-        let (registered, started) = match self.resuming(request.metadata(), AgentKind::Player).await? {
-            Some((player_id, token)) => (
-                resume::resume_player(&self.pool, &player_id, token, request.into_inner()).await?,
-                false,
-            ),
-            None => registration::register_player(&self.pool, &self.rules, request.into_inner()).await?,
-        };
-        if started {
-            self.wakeups.matches_ready.notify_waiters();
-            self.wakeups.events_pending.notify_one();
-        }
-        Ok(Response::new(RegisterPlayerResponse {
-            player_id: registered.agent_id,
-            auth_token: registered.token.expose_secret().to_owned(),
-            league_id: registered.league_id.unwrap_or_default(),
-        }))
+        let this = self.clone();
+        run_to_end(async move {
+            let (registered, started) = match this.resuming(request.metadata(), AgentKind::Player).await? {
+                Some((player_id, token)) => (
+                    resume::resume_player(&this.pool, &player_id, token, request.into_inner()).await?,
+                    false,
+                ),
+                None => registration::register_player(&this.pool, &this.rules, request.into_inner()).await?,
+            };
+            if started {
+                this.wakeups.matches_ready.notify_waiters();
+                this.wakeups.events_pending.notify_one();
+            }
+            Ok(Response::new(RegisterPlayerResponse {
+                player_id: registered.agent_id,
+                auth_token: registered.token.expose_secret().to_owned(),
+                league_id: registered.league_id.unwrap_or_default(),
+            }))
+        })
+        .await
     }
 
     async fn create_league(
         &self,
         request: Request<CreateLeagueRequest>,
     ) -> Result<Response<CreateLeagueResponse>, Status> {
-        self.auth.operator(request.metadata()).await?;
-        let request = request.into_inner();
-        let league_id = if request.league_id.is_empty() {
-            format!("league_{:08x}", rand::random::<u32>())
-        } else {
-            request.league_id
-        };
-        let league = start::NewLeague {
-            league_id: league_id.clone(),
-            game_type: request.game_type,
-            timing: timing_from(request.timing, self.default_timing)?,
-            auto_start_players: request.auto_start_players,
-            cycles: request.cycles.max(1),
-        };
-        start::create(&self.pool, &league).await?;
-        Ok(Response::new(CreateLeagueResponse { league_id }))
+        let this = self.clone();
+        run_to_end(async move {
+            this.auth.operator(request.metadata()).await?;
+            let request = request.into_inner();
+            let league_id = if request.league_id.is_empty() {
+                format!("league_{:08x}", rand::random::<u32>())
+            } else {
+                request.league_id
+            };
+            let league = start::NewLeague {
+                league_id: league_id.clone(),
+                game_type: request.game_type,
+                timing: timing_from(request.timing, this.default_timing)?,
+                auto_start_players: request.auto_start_players,
+                cycles: request.cycles.max(1),
+            };
+            start::create(&this.pool, &league).await?;
+            Ok(Response::new(CreateLeagueResponse { league_id }))
+        })
+        .await
     }
 
     async fn start_league(
         &self,
         request: Request<StartLeagueRequest>,
     ) -> Result<Response<StartLeagueResponse>, Status> {
-        self.auth.operator(request.metadata()).await?;
-        let (_, league_id) = self.league_connection(&request.get_ref().league_id).await?;
-        let started = start::start(&self.pool, &league_id).await?;
-        self.wakeups.matches_ready.notify_waiters();
-        self.wakeups.events_pending.notify_one();
-        Ok(Response::new(StartLeagueResponse {
-            league_id,
-            total_rounds: started.total_rounds,
-            total_matches: started.total_matches,
-        }))
+        let this = self.clone();
+        run_to_end(async move {
+            this.auth.operator(request.metadata()).await?;
+            let (_, league_id) = this.league_connection(&request.get_ref().league_id).await?;
+            let started = start::start(&this.pool, &league_id).await?;
+            this.wakeups.matches_ready.notify_waiters();
+            this.wakeups.events_pending.notify_one();
+            Ok(Response::new(StartLeagueResponse {
+                league_id,
+                total_rounds: started.total_rounds,
+                total_matches: started.total_matches,
+            }))
+        })
+        .await
     }
 
     async fn claim_matches(
@@ -231,18 +247,22 @@ impl ManagerService for Manager {
         &self,
         request: Request<ReportMatchResultRequest>,
     ) -> Result<Response<ReportMatchResultResponse>, Status> {
-        let referee_id = self.auth.referee(request.metadata()).await?;
-        let about = request.get_ref();
-        league_runtime::grpc::record_call_fields(&about.league_id, &about.match_id, "", "");
-        let reported = report::report(&self.pool, &referee_id, request.into_inner()).await?;
-        if reported.round_completed {
-            self.wakeups.matches_ready.notify_waiters();
-            self.wakeups.events_pending.notify_one();
-        }
-        Ok(Response::new(ReportMatchResultResponse {
-            recorded: Some(reported.recorded),
-            duplicate: reported.duplicate,
-        }))
+        let this = self.clone();
+        run_to_end(async move {
+            let referee_id = this.auth.referee(request.metadata()).await?;
+            let about = request.get_ref();
+            league_runtime::grpc::record_call_fields(&about.league_id, &about.match_id, "", "");
+            let reported = report::report(&this.pool, &referee_id, request.into_inner()).await?;
+            if reported.round_completed {
+                this.wakeups.matches_ready.notify_waiters();
+                this.wakeups.events_pending.notify_one();
+            }
+            Ok(Response::new(ReportMatchResultResponse {
+                recorded: Some(reported.recorded),
+                duplicate: reported.duplicate,
+            }))
+        })
+        .await
     }
 
     async fn get_standings(
@@ -357,14 +377,36 @@ impl ManagerService for Manager {
         &self,
         request: Request<ReleaseLeasesRequest>,
     ) -> Result<Response<ReleaseLeasesResponse>, Status> {
-        let referee_id = self.auth.referee(request.metadata()).await?;
-        let leases = &request.get_ref().leases;
-        let released = crate::league::release::release(&self.pool, &referee_id, leases).await?;
-        if !released.is_empty() {
-            self.wakeups.matches_ready.notify_waiters();
-        }
-        Ok(Response::new(ReleaseLeasesResponse { released }))
+        let this = self.clone();
+        run_to_end(async move {
+            let referee_id = this.auth.referee(request.metadata()).await?;
+            let leases = &request.get_ref().leases;
+            let released = crate::league::release::release(&this.pool, &referee_id, leases).await?;
+            if !released.is_empty() {
+                this.wakeups.matches_ready.notify_waiters();
+            }
+            Ok(Response::new(ReleaseLeasesResponse { released }))
+        })
+        .await
     }
+}
+
+/// Runs a call that writes to the database to its end in a task of its own. A client that stops
+/// waiting (its deadline passes, it disconnects) makes tonic drop the call's future, and sqlx 0.8's
+/// `begin` is not cancel-safe: a BEGIN cancelled in flight leaves a pooled connection inside a
+/// transaction that later borrowers' statements join and that is then silently thrown away — a round
+/// completion or a registration lost without an error. So a call's transaction is never cut short: the
+/// client may go, the work finishes.
+async fn run_to_end<T: Send + 'static>(
+    call: impl Future<Output = Result<T, Status>> + Send + 'static,
+) -> Result<T, Status> {
+    // The call's span goes with it: its fields and child spans stay in the caller's trace.
+    tokio::spawn(tracing::Instrument::in_current_span(call))
+        .await
+        .map_err(|error| {
+            tracing::error!(%error, "a call's task failed");
+            Status::internal("internal error")
+        })?
 }
 
 /// GET_NEXT_MATCH names a player: a player may ask only about itself.

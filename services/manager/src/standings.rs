@@ -108,53 +108,97 @@ impl<P> StandingRow<P> {
     }
 }
 
+/// What one result adds to its player's totals: `played` 1 and the mark counted where it belongs.
+pub(crate) fn added_by(mark: Mark) -> StandingRow<()> {
+    let mut row = StandingRow::new(());
+    row.record(mark);
+    row
+}
+
 /// The league table after `results`, best first. Every player in `players` gets a row.
 pub fn compute_standings<P: Ord + Clone + Hash>(
     players: &[P],
     results: &[RecordedResult<P>],
 ) -> Result<Vec<StandingRow<P>>, StandingsError<P>> {
+    let index = positions(players.iter())?;
+    let mut rows: Vec<StandingRow<P>> = players.iter().cloned().map(StandingRow::new).collect();
+    for result in results {
+        let (a, b) = seats(&index, result)?;
+        rows[a].record(result.outcome.mark_for(Side::A));
+        rows[b].record(result.outcome.mark_for(Side::B));
+    }
+    rank_totals(rows, results)
+}
+
+/// The table from each player's totals (as the manager keeps them, updated with every result) and the
+/// results between players level on points. Equal to [`compute_standings`] over all the results: the
+/// totals are what it adds up, and head-to-head compares only players level on points, so the results
+/// between players on different points change nothing (they may be passed all the same).
+pub fn rank_totals<P: Ord + Clone + Hash>(
+    totals: Vec<StandingRow<P>>,
+    level_results: &[RecordedResult<P>],
+) -> Result<Vec<StandingRow<P>>, StandingsError<P>> {
+    let index = positions(totals.iter().map(|row| &row.player_id))?;
+    let meetings = level_results
+        .iter()
+        .map(|result| {
+            let (a, b) = seats(&index, result)?;
+            Ok(Meeting {
+                a,
+                b,
+                points_a: result.outcome.mark_for(Side::A).points(),
+                points_b: result.outcome.mark_for(Side::B).points(),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    drop(index);
+    Ok(rank(totals, &meetings))
+}
+
+/// Each player's row in the table; a player listed twice, or more players than ranks, is an error.
+fn positions<'a, P: Eq + Clone + Hash + 'a>(
+    players: impl ExactSizeIterator<Item = &'a P>,
+) -> Result<HashMap<&'a P, usize>, StandingsError<P>> {
     if u32::try_from(players.len()).is_err() {
         return Err(StandingsError::TooManyPlayers { count: players.len() });
     }
     let mut index = HashMap::with_capacity(players.len());
-    for (i, player) in players.iter().enumerate() {
+    for (i, player) in players.enumerate() {
         if index.insert(player, i).is_some() {
             return Err(StandingsError::DuplicatePlayer(player.clone()));
         }
     }
+    Ok(index)
+}
+
+/// The rows of a result's two players.
+fn seats<P: Eq + Clone + Hash>(
+    index: &HashMap<&P, usize>,
+    result: &RecordedResult<P>,
+) -> Result<(usize, usize), StandingsError<P>> {
     let find = |player: &P| {
         index
             .get(player)
             .copied()
             .ok_or_else(|| StandingsError::UnknownPlayer(player.clone()))
     };
-
-    let mut rows: Vec<StandingRow<P>> = players.iter().cloned().map(StandingRow::new).collect();
-    let mut meetings = Vec::with_capacity(results.len());
-    for result in results {
-        let (a, b) = (find(&result.player_a)?, find(&result.player_b)?);
-        if a == b {
-            return Err(StandingsError::AgainstThemself(result.player_a.clone()));
-        }
-        let (mark_a, mark_b) = (result.outcome.mark_for(Side::A), result.outcome.mark_for(Side::B));
-        rows[a].record(mark_a);
-        rows[b].record(mark_b);
-        meetings.push(Meeting {
-            a,
-            b,
-            points_a: mark_a.points(),
-            points_b: mark_b.points(),
-        });
+    let (a, b) = (find(&result.player_a)?, find(&result.player_b)?);
+    if a == b {
+        return Err(StandingsError::AgainstThemself(result.player_a.clone()));
     }
+    Ok((a, b))
+}
 
-    let order = tie_break::ranking(&rows, &meetings);
+/// `rows` ordered by points and the tie-break chain, ranked 1, 2, …
+fn rank<P: Ord + Clone>(rows: Vec<StandingRow<P>>, meetings: &[Meeting]) -> Vec<StandingRow<P>> {
+    let order = tie_break::ranking(&rows, meetings);
     let mut places = vec![(0, None); rows.len()];
     for (place, &(i, above_next_by)) in order.iter().enumerate() {
         places[i] = (place, above_next_by);
     }
     let mut table: Vec<_> = rows.into_iter().zip(places).collect();
     table.sort_unstable_by_key(|&(_, (place, _))| place);
-    Ok(table
+    table
         .into_iter()
         .zip(1..=u32::MAX)
         .map(|((row, (_, above_next_by)), rank)| StandingRow {
@@ -162,5 +206,5 @@ pub fn compute_standings<P: Ord + Clone + Hash>(
             above_next_by,
             ..row
         })
-        .collect())
+        .collect()
 }

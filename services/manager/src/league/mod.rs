@@ -10,5 +10,6 @@ pub mod registration;
 pub mod release;
 pub mod report;
 pub mod resume;
+pub mod round_completion;
 pub mod start;
 pub mod table;

@@ -210,8 +210,12 @@ pub async fn league_status(
     .fetch_one(&mut *conn)
     .await?;
     let (total, finished, players, delivered, pending): (i64, i64, i64, i64, i64) = sqlx::query_as(
-        "select (select count(*) from matches where league_id = $1),
-                (select count(*) from matches where league_id = $1 and status = 'finished'),
+        // From the rounds (each knows its number of matches) and the current round's matches: the
+        // league's progress without counting its matches, which grow with the square of its size.
+        "select (select coalesce(sum(matches), 0) from rounds where league_id = $1),
+                (select coalesce(sum(matches), 0) from rounds where league_id = $1 and status = 'completed')
+                + (select count(*) from matches m join rounds r using (league_id, round_id)
+                   where m.league_id = $1 and r.status = 'released' and m.status = 'finished'),
                 (select count(*) from league_players where league_id = $1),
                 (select notifications_delivered from leagues where league_id = $1),
                 (select count(*) from event_deliveries d join league_events e using (event_id)

@@ -101,6 +101,7 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
          )
          update matches m
          set status = 'running', referee_id = $1, lease_id = gen_random_uuid(), claims = m.claims + 1,
+             claimed_at = clock_timestamp(),
              lease_expires_at = now() + l.lease_duration_ms * interval '1 millisecond'
          from candidates c, leagues l
          where m.league_id = c.league_id and m.match_id = c.match_id and l.league_id = m.league_id
@@ -116,14 +117,20 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
     if rows.is_empty() {
         return Ok(Vec::new());
     }
+    let mut leagues = Vec::with_capacity(rows.len() * 2);
     let mut players = Vec::with_capacity(rows.len() * 2);
     for row in &rows {
-        players.push(row.3.clone());
-        players.push(row.4.clone());
+        leagues.extend([row.0.clone(), row.0.clone()]);
+        players.extend([row.3.clone(), row.4.clone()]);
     }
     // One query for every player of the batch: a claim is on the critical path between two rounds.
-    let assigned = assigned_players(pool, &players).await?;
-    let find = |id: &str| assigned.iter().find(|player| player.player_id == id).cloned();
+    let assigned = assigned_players(pool, &leagues, &players).await?;
+    let find = |league: &str, id: &str| {
+        assigned
+            .iter()
+            .find(|(in_league, player)| in_league == league && player.player_id == id)
+            .map(|(_, player)| player.clone())
+    };
     let mut assignments = Vec::with_capacity(rows.len());
     for row in rows {
         let (
@@ -144,8 +151,8 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
         ) = row;
         tracing::debug!(%league_id, %match_id, %referee_id, "match claimed");
         assignments.push(MatchAssignment {
-            player_a: find(&a),
-            player_b: find(&b),
+            player_a: find(&league_id, &a),
+            player_b: find(&league_id, &b),
             r#match: Some(ScheduledMatch {
                 league_id,
                 round_id: round_id as u32,
@@ -165,40 +172,40 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
     Ok(assignments)
 }
 
-/// Players with where to reach them and their record so far in their league (a player is in one league).
-async fn assigned_players(pool: &PgPool, players: &[String]) -> ManagerResult<Vec<AssignedPlayer>> {
-    let rows: Vec<(String, String, String, i64, i64, i64)> = sqlx::query_as(
-        "with played as (
-             select player_a_id as player_id, winner_player_id, result_status from matches
-             where status = 'finished' and player_a_id = any($1)
-             union all
-             select player_b_id, winner_player_id, result_status from matches
-             where status = 'finished' and player_b_id = any($1)
-         )
-         select a.agent_id, a.display_name, a.service_endpoint,
-                count(p.player_id) filter (where p.winner_player_id = a.agent_id),
-                count(p.player_id) filter (where p.result_status = 'draw'),
-                count(p.player_id) filter (where p.result_status <> 'draw'
-                                             and p.winner_player_id is distinct from a.agent_id)
-         from agents a left join played p on p.player_id = a.agent_id
-         where a.agent_id = any($1)
-         group by a.agent_id, a.display_name, a.service_endpoint",
+/// Players with where to reach them and their record so far in the league of their match (from the
+/// totals every result adds to), each with that league.
+async fn assigned_players(
+    pool: &PgPool,
+    leagues: &[String],
+    players: &[String],
+) -> ManagerResult<Vec<(String, AssignedPlayer)>> {
+    let rows: Vec<(String, String, String, String, i32, i32, i32)> = sqlx::query_as(
+        "select distinct p.league_id, a.agent_id, a.display_name, a.service_endpoint,
+                coalesce(s.wins, 0), coalesce(s.draws, 0), coalesce(s.losses, 0)
+         from unnest($1::text[], $2::text[]) as p(league_id, player_id)
+         join agents a on a.agent_id = p.player_id
+         left join standings s on s.league_id = p.league_id and s.player_id = p.player_id",
     )
+    .bind(leagues)
     .bind(players)
     .fetch_all(pool)
     .await?;
+    let count = |value: i32| u32::try_from(value).unwrap_or(0);
     Ok(rows
         .into_iter()
         .map(
-            |(player_id, display_name, service_endpoint, wins, draws, losses)| AssignedPlayer {
-                player_id,
-                display_name,
-                service_endpoint,
-                record: Some(PlayerRecord {
-                    wins: wins as u32,
-                    losses: losses as u32,
-                    draws: draws as u32,
-                }),
+            |(league_id, player_id, display_name, service_endpoint, wins, draws, losses)| {
+                let player = AssignedPlayer {
+                    player_id,
+                    display_name,
+                    service_endpoint,
+                    record: Some(PlayerRecord {
+                        wins: count(wins),
+                        losses: count(losses),
+                        draws: count(draws),
+                    }),
+                };
+                (league_id, player)
             },
         )
         .collect())

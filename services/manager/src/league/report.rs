@@ -1,20 +1,18 @@
 //! MATCH_RESULT_REPORT: the one result of a match, accepted only from the referee holding its lease.
-//! A repeated report from that holder is a no-op that returns the stored result. The report that
-//! finishes a round completes it in the same transaction: standings broadcast, next round released (or
-//! the league completed), all through the outbox — so each of these happens exactly once.
+//! A repeated report from that holder is a no-op that returns the stored result. After its result is
+//! committed, every report checks whether its round is now complete (crate::league::round_completion);
+//! a repeated report checks again, so a manager that died between the two steps is made good by the
+//! referee's retry.
 
 use league_proto::ErrorCode;
-use league_proto::v2::notify_league_event_request::Event;
-use league_proto::v2::{
-    LeagueCompleted, MatchResult, ReportMatchResultRequest, ResultStatus, RoundCompleted, RoundSummary,
-    StandingsUpdate,
-};
+use league_proto::v2::{MatchResult, ReportMatchResultRequest, ResultStatus};
 use prost::Message;
 use sqlx::{PgConnection, PgPool};
 
 use crate::error::{ManagerResult, reject};
-use crate::league::{events, table};
-use crate::wakeups::Wakeups;
+use crate::league::round_completion;
+use crate::results::{Outcome, Side};
+use crate::standings::{StandingRow, added_by};
 
 #[derive(Debug)]
 pub struct Reported {
@@ -74,10 +72,13 @@ pub async fn report(
             .transpose()
             .map_err(|error| anyhow::anyhow!("stored result does not decode: {error}"))?
             .unwrap_or_default();
+        tx.commit().await?;
+        let round_completed =
+            round_completion::complete_if_final(pool, &request.league_id, round_id as u32).await?;
         return Ok(Reported {
             recorded,
             duplicate: true,
-            round_completed: false,
+            round_completed,
         });
     }
     if status != "running" || !holds_lease {
@@ -92,7 +93,7 @@ pub async fn report(
     let verdict = verify(&result, &request.match_id, &player_a, &player_b)?;
     sqlx::query(
         "update matches set status = 'finished', result_status = $3, winner_player_id = $4,
-             at_fault_player_ids = $5, result = $6, transcript = $7, finished_at = now(),
+             at_fault_player_ids = $5, result = $6, transcript = $7, finished_at = clock_timestamp(),
              result_json = $8::text::jsonb, transcript_json = $9::text::jsonb
          where league_id = $1 and match_id = $2",
     )
@@ -107,25 +108,56 @@ pub async fn report(
     .bind(transcript_json)
     .execute(&mut *tx)
     .await?;
-    // Last statement before commit: the round row's lock is held as briefly as possible.
-    let (remaining,): (i32,) = sqlx::query_as(
-        "update rounds set remaining = remaining - 1 where league_id = $1 and round_id = $2 returning remaining",
-    )
-    .bind(&request.league_id)
-    .bind(round_id)
-    .fetch_one(&mut *tx)
-    .await?;
-    if remaining == 0 {
-        complete_round(&mut tx, &request.league_id, round_id as u32).await?;
-    }
+    add_to_standings(&mut tx, &request.league_id, &verdict, &player_a, &player_b).await?;
+    // Nothing shared is locked: the round's reports commit side by side (their fsyncs grouped), and
+    // the round is completed by whichever check first sees every match of it finished.
     tx.commit().await?;
     tracing::info!(league_id = %request.league_id, match_id = %request.match_id, %referee_id,
         outcome = verdict.status, winner = verdict.winner.unwrap_or("-"), "result recorded");
+    let round_completed =
+        round_completion::complete_if_final(pool, &request.league_id, round_id as u32).await?;
     Ok(Reported {
         recorded: result,
         duplicate: false,
-        round_completed: remaining == 0,
+        round_completed,
     })
+}
+
+/// Adds the result to its two players' totals: rows no other report of the round touches, since a
+/// player plays once a round.
+async fn add_to_standings(
+    tx: &mut PgConnection,
+    league_id: &str,
+    verdict: &Verdict<'_>,
+    player_a: &str,
+    player_b: &str,
+) -> ManagerResult<()> {
+    let outcome = verdict.outcome(player_a);
+    let rows = [
+        (player_a, added_by(outcome.mark_for(Side::A))),
+        (player_b, added_by(outcome.mark_for(Side::B))),
+    ];
+    let column =
+        |pick: fn(&StandingRow<()>) -> u32| rows.iter().map(|(_, row)| pick(row) as i32).collect::<Vec<_>>();
+    sqlx::query(
+        "update standings s
+         set played = s.played + 1, wins = s.wins + d.wins, draws = s.draws + d.draws,
+             losses = s.losses + d.losses, technical_losses = s.technical_losses + d.technical_losses,
+             points = s.points + d.points
+         from unnest($2::text[], $3::int[], $4::int[], $5::int[], $6::int[], $7::int[])
+              as d(player_id, wins, draws, losses, technical_losses, points)
+         where s.league_id = $1 and s.player_id = d.player_id",
+    )
+    .bind(league_id)
+    .bind([player_a, player_b])
+    .bind(column(|row| row.wins))
+    .bind(column(|row| row.draws))
+    .bind(column(|row| row.losses))
+    .bind(column(|row| row.technical_losses))
+    .bind(column(|row| row.points))
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
 }
 
 /// `message` as proto3 JSON text, for a jsonb column.
@@ -152,6 +184,28 @@ struct LeasedMatch {
 struct Verdict<'a> {
     status: &'static str,
     winner: Option<&'a str>,
+}
+
+impl Verdict<'_> {
+    /// How the match ended, by seat (`player_a` is seat A).
+    fn outcome(&self, player_a: &str) -> Outcome {
+        let winner = if self.winner == Some(player_a) {
+            Side::A
+        } else {
+            Side::B
+        };
+        match self.status {
+            "win" => Outcome::Win { winner },
+            "draw" => Outcome::Draw,
+            "technical_loss" => Outcome::TechnicalLoss {
+                loser: match winner {
+                    Side::A => Side::B,
+                    Side::B => Side::A,
+                },
+            },
+            _ => Outcome::DoubleForfeit,
+        }
+    }
 }
 
 fn verify<'a>(result: &'a MatchResult, match_id: &str, a: &str, b: &str) -> ManagerResult<Verdict<'a>> {
@@ -217,97 +271,4 @@ fn verify<'a>(result: &'a MatchResult, match_id: &str, a: &str, b: &str) -> Mana
         _ => "double_forfeit",
     };
     Ok(Verdict { status, winner })
-}
-
-/// Everything that follows the last result of a round. Returns whether the league is now completed.
-async fn complete_round(tx: &mut PgConnection, league_id: &str, round_id: u32) -> ManagerResult<bool> {
-    sqlx::query("update rounds set status = 'completed' where league_id = $1 and round_id = $2")
-        .bind(league_id)
-        .bind(round_id as i32)
-        .execute(&mut *tx)
-        .await?;
-    let (total_rounds, total_matches): (i32, i64) = sqlx::query_as(
-        "select total_rounds, (select count(*) from matches where league_id = $1) from leagues where league_id = $1",
-    )
-    .bind(league_id)
-    .fetch_one(&mut *tx)
-    .await?;
-    let (played, wins, draws, technical): (i64, i64, i64, i64) = sqlx::query_as(
-        "select count(*), count(*) filter (where result_status = 'win'), count(*) filter (where result_status = 'draw'),
-                count(*) filter (where result_status in ('technical_loss', 'double_forfeit'))
-         from matches where league_id = $1 and round_id = $2",
-    )
-    .bind(league_id)
-    .bind(round_id as i32)
-    .fetch_one(&mut *tx)
-    .await?;
-    let standings = table::standings(&mut *tx, league_id).await?;
-    let last = round_id as i32 >= total_rounds;
-    let next_round_id = if last { 0 } else { round_id + 1 };
-    events::enqueue(
-        tx,
-        league_id,
-        round_id,
-        Event::RoundCompleted(RoundCompleted {
-            round_id,
-            matches_completed: played as u32,
-            next_round_id,
-            summary: Some(RoundSummary {
-                total_matches: played as u32,
-                wins: wins as u32,
-                draws: draws as u32,
-                technical_losses: technical as u32,
-            }),
-        }),
-    )
-    .await?;
-    events::enqueue(
-        tx,
-        league_id,
-        round_id,
-        Event::StandingsUpdate(StandingsUpdate {
-            round_id,
-            standings: standings.clone(),
-        }),
-    )
-    .await?;
-    if last {
-        sqlx::query("update leagues set status = 'completed', completed_at = now() where league_id = $1")
-            .bind(league_id)
-            .execute(&mut *tx)
-            .await?;
-        events::enqueue(
-            tx,
-            league_id,
-            round_id,
-            Event::LeagueCompleted(LeagueCompleted {
-                total_rounds: total_rounds as u32,
-                total_matches: total_matches as u32,
-                champion: standings.first().cloned(),
-                final_standings: standings,
-            }),
-        )
-        .await?;
-        tracing::info!(%league_id, "league completed");
-        return Ok(true);
-    }
-    sqlx::query("update rounds set status = 'released' where league_id = $1 and round_id = $2")
-        .bind(league_id)
-        .bind(next_round_id as i32)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("update matches set status = 'ready' where league_id = $1 and round_id = $2")
-        .bind(league_id)
-        .bind(next_round_id as i32)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("update leagues set current_round = $2 where league_id = $1")
-        .bind(league_id)
-        .bind(next_round_id as i32)
-        .execute(&mut *tx)
-        .await?;
-    events::announce_round(tx, league_id, next_round_id).await?;
-    Wakeups::matches_ready_on_commit(tx).await?;
-    tracing::info!(%league_id, round_id, next_round_id, "round completed");
-    Ok(false)
 }

@@ -142,13 +142,13 @@ pub async fn start_locked(tx: &mut PgConnection, league_id: &str) -> ManagerResu
     let schedule = round_robin_cycles(&players, u32::try_from(cycles).unwrap_or(1))
         .map_err(|error| anyhow::anyhow!("scheduling {league_id}: {error}"))?;
 
-    let (mut round_ids, mut remaining, mut byes, mut statuses) = (vec![], vec![], vec![], vec![]);
+    let (mut round_ids, mut counts, mut byes, mut statuses) = (vec![], vec![], vec![], vec![]);
     let (mut match_ids, mut match_rounds, mut numbers, mut player_a, mut player_b, mut match_status) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
     for round in &schedule.rounds {
         let first = round.round_id == 1;
         round_ids.push(round.round_id as i32);
-        remaining.push(round.matches.len() as i32);
+        counts.push(round.matches.len() as i32);
         byes.push(round.bye.clone());
         statuses.push(if first { "released" } else { "scheduled" });
         for pairing in &round.matches {
@@ -161,12 +161,13 @@ pub async fn start_locked(tx: &mut PgConnection, league_id: &str) -> ManagerResu
         }
     }
     sqlx::query(
-        "insert into rounds (league_id, round_id, remaining, bye_player_id, status)
-         select $1, * from unnest($2::int[], $3::int[], $4::text[], $5::text[])",
+        "insert into rounds (league_id, round_id, matches, bye_player_id, status, released_at)
+         select $1, r.*, case when r.status = 'released' then clock_timestamp() end
+         from unnest($2::int[], $3::int[], $4::text[], $5::text[]) as r(round_id, matches, bye, status)",
     )
     .bind(league_id)
     .bind(&round_ids)
-    .bind(&remaining)
+    .bind(&counts)
     .bind(&byes)
     .bind(&statuses)
     .execute(&mut *tx)
@@ -194,6 +195,15 @@ pub async fn start_locked(tx: &mut PgConnection, league_id: &str) -> ManagerResu
     )
     .bind(league_id)
     .bind(started.total_rounds as i32)
+    .execute(&mut *tx)
+    .await?;
+    // Every player's totals start at zero; each result adds to its two players' rows.
+    sqlx::query(
+        "insert into standings (league_id, player_id)
+         select league_id, player_id from league_players where league_id = $1
+         on conflict do nothing",
+    )
+    .bind(league_id)
     .execute(&mut *tx)
     .await?;
     events::announce_round(tx, league_id, 1).await?;

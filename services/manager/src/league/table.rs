@@ -1,6 +1,8 @@
-//! The league table from the database: players and recorded results go through the pure
-//! `standings::compute_standings`, so what we store and send always equals a recomputation. The table
-//! after any round is the same computation over the results of the rounds up to it.
+//! The league table from the database. The current table ranks each player's totals (the `standings`
+//! rows every result adds to) with `standings::rank_totals`, which equals the pure recomputation
+//! `standings::compute_standings` over all the results (tested there, and against the database by the
+//! league tests). The table after an earlier round is that recomputation over the results of the rounds
+//! up to it.
 
 use std::collections::HashMap;
 
@@ -9,7 +11,7 @@ use sqlx::PgConnection;
 
 use crate::error::ManagerResult;
 use crate::results::{Outcome, RecordedResult, Side};
-use crate::standings::{TieBreak, compute_standings};
+use crate::standings::{self, TieBreak, compute_standings, rank_totals};
 
 /// A player id that sorts by the number the manager assigned (P2 < P10), the final tie-break.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -82,34 +84,12 @@ impl LeagueResults {
         })
     }
 
-    /// The table counting every finished match.
-    pub fn current(&self) -> ManagerResult<Vec<StandingRow>> {
-        self.after(u32::MAX)
-    }
-
     /// The table counting the finished matches of rounds 1 to `round_id`.
     pub fn after(&self, round_id: u32) -> ManagerResult<Vec<StandingRow>> {
         let counted = self.rounds.partition_point(|&round| round <= round_id);
         let table = compute_standings(&self.players, &self.results[..counted])
             .map_err(|error| anyhow::anyhow!("standings of {}: {error}", self.league_id))?;
-        Ok(table
-            .into_iter()
-            .map(|row| StandingRow {
-                rank: row.rank,
-                display_name: self.names.get(&row.player_id.id).cloned().unwrap_or_default(),
-                player_id: row.player_id.id,
-                played: row.played,
-                wins: row.wins,
-                draws: row.draws,
-                losses: row.losses,
-                technical_losses: row.technical_losses,
-                points: row.points,
-                above_next_by: row
-                    .above_next_by
-                    .map_or(ProtoTieBreak::Unspecified, proto_tie_break)
-                    as i32,
-            })
-            .collect())
+        Ok(to_proto(table, &self.names))
     }
 
     /// The tables after each of `rounds`.
@@ -130,9 +110,119 @@ impl LeagueResults {
     }
 }
 
-/// The current table of `league_id`, best first.
+/// The current table of `league_id`, best first: each player's totals (kept with every result),
+/// ranked with the results between players level on points — one statement, so the totals and those
+/// results are read from the same snapshot.
 pub async fn standings(conn: &mut PgConnection, league_id: &str) -> ManagerResult<Vec<StandingRow>> {
-    LeagueResults::load(conn, league_id).await?.current()
+    let lines: Vec<TableLine> = sqlx::query_as(
+        "with totals as (
+             select a.agent_id, a.agent_number, a.display_name,
+                    coalesce(s.played, 0) as played, coalesce(s.wins, 0) as wins,
+                    coalesce(s.draws, 0) as draws, coalesce(s.losses, 0) as losses,
+                    coalesce(s.technical_losses, 0) as technical_losses, coalesce(s.points, 0) as points
+             from league_players lp
+             join agents a on a.agent_id = lp.player_id
+             left join standings s on s.league_id = lp.league_id and s.player_id = lp.player_id
+             where lp.league_id = $1
+         )
+         select agent_id as player_a_id, agent_number as a_number, display_name, played, wins, draws,
+                losses, technical_losses, points, null::text as player_b_id, null::int as b_number,
+                null::text as result_status, null::text as winner_player_id,
+                null::text[] as at_fault_player_ids
+         from totals
+         union all
+         select m.player_a_id, ta.agent_number, null, null, null, null, null, null, null,
+                m.player_b_id, tb.agent_number, m.result_status, m.winner_player_id, m.at_fault_player_ids
+         from matches m
+         join totals ta on ta.agent_id = m.player_a_id
+         join totals tb on tb.agent_id = m.player_b_id
+         where m.league_id = $1 and m.status = 'finished' and ta.points = tb.points",
+    )
+    .bind(league_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut totals = Vec::new();
+    let mut names = HashMap::new();
+    let mut level = Vec::new();
+    for line in lines {
+        let player = Ranked {
+            number: line.a_number,
+            id: line.player_a_id,
+        };
+        match (line.player_b_id, line.b_number, line.result_status) {
+            (Some(player_b_id), Some(b_number), Some(result_status)) => {
+                let (_, result) = recorded(ResultRow {
+                    round_id: 0,
+                    player_a_id: player.id,
+                    a_number: player.number,
+                    player_b_id,
+                    b_number,
+                    result_status,
+                    winner_player_id: line.winner_player_id,
+                    at_fault_player_ids: line.at_fault_player_ids,
+                });
+                level.push(result);
+            }
+            _ => {
+                let count = |value: Option<i32>| u32::try_from(value.unwrap_or(0)).unwrap_or(0);
+                names.insert(player.id.clone(), line.display_name.unwrap_or_default());
+                totals.push(standings::StandingRow {
+                    rank: 0,
+                    player_id: player,
+                    played: count(line.played),
+                    wins: count(line.wins),
+                    draws: count(line.draws),
+                    losses: count(line.losses),
+                    technical_losses: count(line.technical_losses),
+                    points: count(line.points),
+                    above_next_by: None,
+                });
+            }
+        }
+    }
+    let table =
+        rank_totals(totals, &level).map_err(|error| anyhow::anyhow!("standings of {league_id}: {error}"))?;
+    Ok(to_proto(table, &names))
+}
+
+/// One line of [`standings`]' statement: a player's totals, or a result between two level players.
+#[derive(Debug, sqlx::FromRow)]
+struct TableLine {
+    player_a_id: String,
+    a_number: i32,
+    display_name: Option<String>,
+    played: Option<i32>,
+    wins: Option<i32>,
+    draws: Option<i32>,
+    losses: Option<i32>,
+    technical_losses: Option<i32>,
+    points: Option<i32>,
+    player_b_id: Option<String>,
+    b_number: Option<i32>,
+    result_status: Option<String>,
+    winner_player_id: Option<String>,
+    at_fault_player_ids: Option<Vec<String>>,
+}
+
+/// The table as the contracts carry it, with each player's display name.
+fn to_proto(table: Vec<standings::StandingRow<Ranked>>, names: &HashMap<String, String>) -> Vec<StandingRow> {
+    table
+        .into_iter()
+        .map(|row| StandingRow {
+            rank: row.rank,
+            display_name: names.get(&row.player_id.id).cloned().unwrap_or_default(),
+            player_id: row.player_id.id,
+            played: row.played,
+            wins: row.wins,
+            draws: row.draws,
+            losses: row.losses,
+            technical_losses: row.technical_losses,
+            points: row.points,
+            above_next_by: row
+                .above_next_by
+                .map_or(ProtoTieBreak::Unspecified, proto_tie_break) as i32,
+        })
+        .collect()
 }
 
 fn recorded(row: ResultRow) -> (u32, RecordedResult<Ranked>) {

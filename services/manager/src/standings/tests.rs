@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::fixtures::{beats, double_forfeit, draw, record, result, row, table, technical_loss};
-use super::{StandingsError, compute_standings};
+use super::{StandingRow, StandingsError, compute_standings, rank_totals};
 use crate::results::{Outcome, Side};
 use crate::schedule::round_robin;
 
@@ -143,5 +143,56 @@ fn the_order_of_results_does_not_change_the_table() {
         assert_eq!(compute_standings(&players, &shuffled).unwrap(), expected);
         shuffled.reverse();
         assert_eq!(compute_standings(&players, &shuffled).unwrap(), expected);
+    }
+}
+
+/// The manager keeps each player's totals and ranks them with only the results between players level
+/// on points: over many leagues (every outcome, many ties), that is the table of all the results.
+#[test]
+fn totals_and_the_results_between_level_players_give_the_same_table() {
+    let outcomes = [
+        Outcome::Win { winner: Side::A },
+        Outcome::Win { winner: Side::B },
+        Outcome::Draw,
+        Outcome::TechnicalLoss { loser: Side::A },
+        Outcome::TechnicalLoss { loser: Side::B },
+        Outcome::DoubleForfeit,
+    ];
+    let names = ["P01", "P02", "P03", "P04", "P05", "P06", "P07", "P08", "P09"];
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for league in 0..300 {
+        let players = &names[..2 + league % 8];
+        let mut results = Vec::new();
+        for (i, a) in players.iter().enumerate() {
+            for b in &players[i + 1..] {
+                // Some pairs have not met yet, as in a league under way.
+                if next() % 4 != 0 {
+                    results.push(result(a, b, outcomes[(next() % 6) as usize]));
+                }
+            }
+        }
+        let expected = compute_standings(players, &results).unwrap();
+        let totals: Vec<StandingRow<&'static str>> = expected
+            .iter()
+            .map(|row| StandingRow {
+                rank: 0,
+                above_next_by: None,
+                ..row.clone()
+            })
+            .rev()
+            .collect();
+        let points = |player: &'static str| row(&expected, player).points;
+        let level: Vec<_> = results
+            .iter()
+            .filter(|r| points(r.player_a) == points(r.player_b))
+            .cloned()
+            .collect();
+        assert_eq!(rank_totals(totals, &level).unwrap(), expected, "league {league}");
     }
 }

@@ -1,0 +1,126 @@
+//! Where the time between two rounds goes, read from what the system recorded: the referees' transcript
+//! times (a match's first and last entries) and the database's clock at each step of the manager's
+//! round boundary (`matches.finished_at` and `claimed_at`, `rounds.released_at`). For each boundary
+//! between round r and r + 1:
+//!
+//! - *report*: r's last GAME_OVER sent → its result recorded (the referee's report and its commit);
+//! - *completion*: that result recorded → round r + 1 released (the completing work in the manager);
+//! - *hand-over*: released → r + 1's first match claimed (commit, wake-up, the claim);
+//! - *start*: claimed → r + 1's first invitation sent (the claim's answer reaching the referee);
+//! - *gap*: r's last result recorded → r + 1's first invitation: what the issue calls the round gap.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use secrecy::{ExposeSecret, SecretString};
+use sqlx::Connection;
+
+/// The phases of every round boundary of one league, each as its p50 and p99.
+#[derive(Debug, Default, Clone)]
+pub struct RoundBoundaries {
+    pub boundaries: usize,
+    pub report: Percentiles,
+    pub completion: Percentiles,
+    pub hand_over: Percentiles,
+    pub start: Percentiles,
+    pub gap: Percentiles,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Percentiles {
+    pub p50: Duration,
+    pub p99: Duration,
+}
+
+impl Percentiles {
+    fn of(mut millis: Vec<f64>) -> Self {
+        millis.sort_by(f64::total_cmp);
+        let at = |p: f64| {
+            let index = ((millis.len() as f64 - 1.0) * p).round() as usize;
+            Duration::from_secs_f64(millis.get(index).copied().unwrap_or(0.0).max(0.0) / 1e3)
+        };
+        Self {
+            p50: at(0.50),
+            p99: at(0.99),
+        }
+    }
+}
+
+type PhaseRow = (f64, f64, f64, f64, f64);
+
+pub async fn measure(database_url: &SecretString, league_id: &str) -> anyhow::Result<RoundBoundaries> {
+    let mut conn = sqlx::PgConnection::connect(database_url.expose_secret())
+        .await
+        .context("connecting to the run's database")?;
+    let rows: Vec<PhaseRow> = sqlx::query_as(
+        "with per_round as (
+             select round_id,
+                    max((transcript_json->'entries'->-1->>'at')::timestamptz) as last_end,
+                    max(finished_at) as last_recorded,
+                    min(claimed_at) as first_claim,
+                    min((transcript_json->'entries'->0->>'at')::timestamptz) as first_start
+             from matches where league_id = $1 and status = 'finished'
+             group by round_id
+         )
+         select (extract(epoch from cur.last_recorded - cur.last_end) * 1000)::float8,
+                (extract(epoch from r.released_at - cur.last_recorded) * 1000)::float8,
+                (extract(epoch from nxt.first_claim - r.released_at) * 1000)::float8,
+                (extract(epoch from nxt.first_start - nxt.first_claim) * 1000)::float8,
+                (extract(epoch from nxt.first_start - cur.last_recorded) * 1000)::float8
+         from per_round cur
+         join per_round nxt on nxt.round_id = cur.round_id + 1
+         join rounds r on r.league_id = $1 and r.round_id = nxt.round_id
+         where r.released_at is not null and nxt.first_claim is not null
+         order by cur.round_id",
+    )
+    .bind(league_id)
+    .fetch_all(&mut conn)
+    .await
+    .context("reading the round boundaries")?;
+    let column = |pick: fn(&PhaseRow) -> f64| Percentiles::of(rows.iter().map(pick).collect());
+    Ok(RoundBoundaries {
+        boundaries: rows.len(),
+        report: column(|row| row.0),
+        completion: column(|row| row.1),
+        hand_over: column(|row| row.2),
+        start: column(|row| row.3),
+        gap: column(|row| row.4),
+    })
+}
+
+/// The boundaries of each league as a Markdown table.
+pub fn render(leagues: &[(u32, &RoundBoundaries)]) -> String {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let mut out = String::from(
+        "\nround boundaries (ms, p50 / p99): gap = last result of a round → first invitation of the next\n\n\
+         | players | boundaries | gap | report | completion | hand-over | start |\n\
+         |---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for (players, b) in leagues {
+        let cell = |p: Percentiles| format!("{:.2} / {:.2}", ms(p.p50), ms(p.p99));
+        out.push_str(&format!(
+            "| {players} | {} | {} | {} | {} | {} | {} |\n",
+            b.boundaries,
+            cell(b.gap),
+            cell(b.report),
+            cell(b.completion),
+            cell(b.hand_over),
+            cell(b.start)
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_pick_the_nearest_rank() {
+        let p = Percentiles::of((1..=100).map(f64::from).rev().collect());
+        assert_eq!(p.p50, Duration::from_millis(51));
+        assert_eq!(p.p99, Duration::from_millis(99));
+        let empty = Percentiles::of(Vec::new());
+        assert_eq!(empty.p50, Duration::ZERO);
+    }
+}

@@ -1,0 +1,178 @@
+//! Completing a round after its last result, exactly once: when a round's results arrive all at once,
+//! and when the manager stopped between recording the last result and completing the round.
+
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use league_manager::{ManagerApp, ManagerConfig};
+use league_proto::v2::*;
+use league_runtime::Credentials;
+use league_runtime::grpc::GrpcChannel;
+use manager_service_client::ManagerServiceClient;
+use support::*;
+
+async fn claim_round(
+    client: &mut ManagerServiceClient<GrpcChannel>,
+    referee: &Credentials,
+) -> Vec<MatchAssignment> {
+    client
+        .claim_matches(referee.request(ClaimMatchesRequest {
+            max_matches: 16,
+            wait: Some(prost_types::Duration {
+                seconds: 0,
+                nanos: 200_000_000,
+            }),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .assignments
+}
+
+async fn round_status(manager: &TestManager, round_id: i32) -> String {
+    let (status,): (String,) = sqlx::query_as("select status from rounds where round_id = $1")
+        .bind(round_id)
+        .fetch_one(&manager.pool)
+        .await
+        .unwrap();
+    status
+}
+
+/// Per kind of league event, how many deliveries were queued.
+async fn queued_events(manager: &TestManager) -> Vec<(String, i64)> {
+    sqlx::query_as(
+        "select e.kind, count(*) from league_events e join event_deliveries d using (event_id)
+         group by e.kind order by e.kind",
+    )
+    .fetch_all(&manager.pool)
+    .await
+    .unwrap()
+}
+
+/// Records `assignment`'s result as the report's transaction would, but without the check that
+/// follows it: the state a manager leaves when it stops between the two.
+async fn record_without_check(manager: &TestManager, assignment: &MatchAssignment) {
+    let scheduled = assignment.r#match.as_ref().unwrap();
+    let result = a_wins(assignment);
+    sqlx::query(
+        "update matches set status = 'finished', result_status = 'win', winner_player_id = $2,
+             result = $3, finished_at = clock_timestamp()
+         where match_id = $1",
+    )
+    .bind(&scheduled.match_id)
+    .bind(&scheduled.player_a_id)
+    .bind(prost::Message::encode_to_vec(&result))
+    .execute(&manager.pool)
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_round_whose_results_arrive_together_is_completed_once() {
+    let manager = spawn_manager(8).await;
+    let mut client = manager.client();
+    for name in ["a", "b", "c", "d", "e", "f", "g", "h"] {
+        register_player(&mut client, name).await;
+    }
+    let referee = register_referee(&mut client, "ref").await;
+    for round_id in 1..=7 {
+        let assignments = claim_round(&mut client, &referee).await;
+        assert_eq!(assignments.len(), 4, "round {round_id} is released whole");
+        let reports = assignments.iter().map(|assignment| {
+            let mut client = client.clone();
+            let request = referee.request(report_of(assignment, a_wins(assignment)));
+            async move { client.report_match_result(request).await.unwrap().into_inner() }
+        });
+        let answers = futures::future::join_all(reports).await;
+        assert!(answers.iter().all(|answer| !answer.duplicate));
+        assert_eq!(round_status(&manager, round_id).await, "completed");
+    }
+    assert!(claim_round(&mut client, &referee).await.is_empty());
+    // Per player: 7 announcements, 7 completions, 7 standings updates, 1 league completion.
+    let expected = [
+        ("league_completed", 8),
+        ("round_announcement", 56),
+        ("round_completed", 56),
+        ("standings_update", 56),
+    ];
+    assert_eq!(
+        queued_events(&manager).await,
+        expected.map(|(kind, n)| (kind.to_owned(), n))
+    );
+}
+
+#[tokio::test]
+async fn a_repeated_report_completes_a_round_its_first_report_left_final() {
+    let manager = spawn_manager(4).await;
+    let mut client = manager.client();
+    for name in ["a", "b", "c", "d"] {
+        register_player(&mut client, name).await;
+    }
+    let referee = register_referee(&mut client, "ref").await;
+    let assignments = claim_round(&mut client, &referee).await;
+    assert_eq!(assignments.len(), 2);
+    client
+        .report_match_result(referee.request(report_of(&assignments[0], a_wins(&assignments[0]))))
+        .await
+        .unwrap();
+    record_without_check(&manager, &assignments[1]).await;
+    assert_eq!(
+        round_status(&manager, 1).await,
+        "released",
+        "nothing checked the round yet"
+    );
+    assert!(
+        claim_round(&mut client, &referee).await.is_empty(),
+        "round 2 waits"
+    );
+
+    // The referee never got its answer, so it reports again.
+    let again = client
+        .report_match_result(referee.request(report_of(&assignments[1], a_wins(&assignments[1]))))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(again.duplicate);
+    assert_eq!(round_status(&manager, 1).await, "completed");
+    assert_eq!(
+        claim_round(&mut client, &referee).await.len(),
+        2,
+        "round 2 is released"
+    );
+    let completions: Vec<(String, i64)> = queued_events(&manager)
+        .await
+        .into_iter()
+        .filter(|(kind, _)| kind == "round_completed")
+        .collect();
+    assert_eq!(completions, vec![("round_completed".to_owned(), 4)]);
+}
+
+#[tokio::test]
+async fn a_manager_starting_completes_the_rounds_left_final() {
+    let manager = spawn_manager(4).await;
+    let mut client = manager.client();
+    for name in ["a", "b", "c", "d"] {
+        register_player(&mut client, name).await;
+    }
+    let referee = register_referee(&mut client, "ref").await;
+    let assignments = claim_round(&mut client, &referee).await;
+    for assignment in &assignments {
+        record_without_check(&manager, assignment).await;
+    }
+    assert_eq!(round_status(&manager, 1).await, "released");
+
+    // A second manager on the same database, as after a restart.
+    let config = ManagerConfig {
+        listen_addr: "127.0.0.1:0".parse().unwrap(),
+        database_url: Some(manager.database_url.clone()),
+        db_max_connections: 2,
+        league_id: String::new(),
+        ..ManagerConfig::default()
+    };
+    let restarted = ManagerApp::build(&config).await.expect("the manager builds");
+    assert_eq!(round_status(&manager, 1).await, "completed");
+    assert_eq!(round_status(&manager, 2).await, "released");
+    drop(restarted);
+    assert_eq!(claim_round(&mut client, &referee).await.len(), 2);
+}
