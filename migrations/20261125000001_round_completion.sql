@@ -63,3 +63,17 @@ left join lateral (
       and lp.player_id in (x.player_a_id, x.player_b_id)
 ) m on true
 group by lp.league_id, lp.player_id;
+
+-- A league's matches change state several times each while the league grows by thousands of results:
+-- vacuum and refresh the planner's statistics after 2 % of the table changed (the default, 20 %, lets
+-- dead index entries and stale row counts turn index lookups into scans mid-league).
+alter table matches set (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);
+alter table standings set (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);
+
+-- A player's finished matches, by seat, now also by opponent: the league table looks up the results
+-- between each pair of players level on points, and either index answers that with one probe (the
+-- planner may pick either: its statistics lag behind a league that grows by thousands of results).
+drop index matches_player_a;
+drop index matches_player_b;
+create index matches_player_a on matches (player_a_id, player_b_id) where status = 'finished';
+create index matches_player_b on matches (player_b_id, player_a_id) where status = 'finished';

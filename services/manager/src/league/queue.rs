@@ -91,9 +91,14 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
              )) as slots
              from agents a where a.agent_id = $1
          ), candidates as (
+             -- Only a running league's current round has ready or running matches: reading just that
+             -- round (matches_by_round) keeps a claim from wading through every match that was once
+             -- ready, whose dead index entries pile up between vacuums (O(matches) per claim).
              select m.league_id, m.match_id
-             from matches m join leagues l on l.league_id = m.league_id
-             where (m.status = 'ready' or (m.status = 'running' and m.lease_expires_at < now()))
+             from leagues l
+             join matches m on m.league_id = l.league_id and m.round_id = l.current_round
+             where l.status = 'running'
+               and (m.status = 'ready' or (m.status = 'running' and m.lease_expires_at < now()))
                and l.game_type = any(select unnest(game_types) from agents where agent_id = $1)
              order by m.round_id, m.match_number
              limit least($2, (select slots from free))

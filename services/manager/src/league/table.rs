@@ -131,12 +131,19 @@ pub async fn standings(conn: &mut PgConnection, league_id: &str) -> ManagerResul
                 null::text[] as at_fault_player_ids
          from totals
          union all
-         select m.player_a_id, ta.agent_number, null, null, null, null, null, null, null,
-                m.player_b_id, tb.agent_number, m.result_status, m.winner_player_id, m.at_fault_player_ids
-         from matches m
-         join totals ta on ta.agent_id = m.player_a_id
-         join totals tb on tb.agent_id = m.player_b_id
-         where m.league_id = $1 and m.status = 'finished' and ta.points = tb.points",
+         select ta.agent_id, ta.agent_number, null, null, null, null, null, null, null,
+                tb.agent_id, tb.agent_number, m.result_status, m.winner_player_id, m.at_fault_player_ids
+         from totals ta
+         join totals tb on tb.points = ta.points and tb.agent_id <> ta.agent_id
+         -- One index probe per pair of level players (matches_player_a or _b); `offset 0` keeps the
+         -- planner from turning it into a join over every finished match, which it does when its
+         -- statistics lag behind a league that grows by thousands of results.
+         cross join lateral (
+             select result_status, winner_player_id, at_fault_player_ids from matches
+             where league_id = $1 and player_a_id = ta.agent_id and player_b_id = tb.agent_id
+               and status = 'finished'
+             offset 0
+         ) m",
     )
     .bind(league_id)
     .fetch_all(&mut *conn)
