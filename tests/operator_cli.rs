@@ -133,8 +133,16 @@ fn an_operator_runs_leagues_on_a_served_system() {
         &["standings", "--league", "league_even_odd", "--output", "csv"],
     );
     let lines: Vec<&str> = standings.lines().collect();
-    assert_eq!(lines[0], "rank,player,name,played,W,D,L,TL,points");
+    assert_eq!(lines[0], "rank,player,name,played,W,D,L,TL,points,rating,±");
     assert_eq!(lines.len(), 3, "{standings}");
+    // The league completed: both players are rated (Glicko-2 starts at 1500; one match moves it).
+    assert!(
+        lines[1..].iter().all(|line| {
+            let rating: f64 = line.split(',').nth(9).and_then(|r| r.parse().ok()).unwrap_or(0.0);
+            rating > 1000.0 && rating < 2000.0
+        }),
+        "{standings}"
+    );
     let schedule = ok(&state_file, &["schedule", "--league", "league_even_odd"]);
     assert!(
         schedule.contains("R1M1") && schedule.contains("finished"),
@@ -158,6 +166,46 @@ fn an_operator_runs_leagues_on_a_served_system() {
     assert_eq!(rated[0], "rank,player,rating,±,matches,leagues", "{ratings}");
     assert_eq!(rated.len(), 3, "both players rated: {ratings}");
     assert!(rated[1..].iter().all(|row| row.ends_with(",1,1")), "{ratings}");
+
+    // The same two players, under the same ids, play the second league (tic_tac_toe, which the bots
+    // also play): the operator enrolls them and starts it; their ratings then cover both leagues.
+    let enrolled = ok(
+        &state_file,
+        &["enroll", "P01", "P02", "--league", "second", "--output", "csv"],
+    );
+    assert_eq!(
+        enrolled,
+        "league,player,enrolled,started\nsecond,P01,yes,no\nsecond,P02,yes,no\n"
+    );
+    let again = league(&state_file, &["enroll", "P01", "--league", "second"])
+        .output()
+        .expect("runs");
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stdout).contains("already"));
+    let unknown = league(&state_file, &["enroll", "P77", "--league", "second"])
+        .output()
+        .expect("runs");
+    assert!(!unknown.status.success());
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("enrolling P77: no registered player P77"),
+        "{}",
+        String::from_utf8_lossy(&unknown.stderr)
+    );
+    ok(&state_file, &["start", "--league", "second"]);
+    let completed = wait_for(|| {
+        let csv = ok(&state_file, &["leagues", "--output", "csv"]);
+        csv.lines()
+            .any(|line| line.starts_with("second,tic_tac_toe,completed,"))
+            .then_some(())
+    });
+    assert!(completed.is_some(), "the second league did not complete");
+    let ratings = ok(&state_file, &["ratings", "--output", "csv"]);
+    let rated: Vec<&str> = ratings.lines().collect();
+    assert_eq!(rated.len(), 3, "the same two players: {ratings}");
+    assert!(
+        rated[1..].iter().all(|row| row.ends_with(",2,2")),
+        "two matches in two leagues each: {ratings}"
+    );
     let warnings = ok(&state_file, &["warnings"]);
     assert_eq!(warnings.trim(), "no compliance warnings");
 

@@ -121,6 +121,10 @@ pub enum Action {
     Ping,
     /// Operator: start the league.
     StartLeague,
+    /// Operator: create a league.
+    CreateLeague,
+    /// Operator: enroll a registered player in a league.
+    EnrollPlayer,
     /// A debug tool named for one LEAGUE_QUERY (`get_standings`…): the query type.
     Query(&'static str),
     /// Operator: every agent's compliance warnings.
@@ -367,6 +371,8 @@ fn by_method(lower: &str) -> Option<(Action, Dialect)> {
     let action = match lower {
         "ping" => Action::Ping,
         "start_league" => Action::StartLeague,
+        "create_league" => Action::CreateLeague,
+        "enroll_player" => Action::EnrollPlayer,
         "get_standings" => Action::Query("GET_STANDINGS"),
         "get_schedule" => Action::Query("GET_SCHEDULE"),
         "get_next_match" => Action::Query("GET_NEXT_MATCH"),

@@ -115,8 +115,6 @@ def handle(method, params):
         else:
             reply["parity_choice"] = choice
         return reply
-    if message_type == "LEAGUE_COMPLETED":
-        DONE.set()
     return {"status": "acknowledged", "message_type": message_type}
 
 
@@ -140,6 +138,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+        self.wfile.flush()
+        # Only once the answer is out: main() then stops the server and the process exits, which would
+        # cut an answer still being written.
+        if isinstance(result, dict) and result.get("message_type") == "LEAGUE_COMPLETED":
+            DONE.set()
 
 
 def register(port):

@@ -69,6 +69,8 @@ fn action_label(action: Action) -> &'static str {
         Action::Message(kind) => kind.as_str(),
         Action::Ping => "ping",
         Action::StartLeague => "start_league",
+        Action::CreateLeague => "create_league",
+        Action::EnrollPlayer => "enroll_player",
         Action::Query(query_type) => query_type,
         Action::ComplianceWarnings => "get_compliance_warnings",
         Action::AssignedMatches => "get_assigned_matches",
@@ -159,6 +161,12 @@ impl Inbound {
                 "timestamp": crate::wire::timestamp::now(),
             }))),
             Action::StartLeague => operator::start_league(self, message, http)
+                .await
+                .map(Handled::anonymous),
+            Action::CreateLeague => operator::create_league(self, message, http)
+                .await
+                .map(Handled::anonymous),
+            Action::EnrollPlayer => operator::enroll_player(self, message, http)
                 .await
                 .map(Handled::anonymous),
             Action::ComplianceWarnings => operator::compliance_warnings(self, message, http)

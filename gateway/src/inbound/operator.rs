@@ -1,8 +1,14 @@
-//! Operator actions through the gateway: `start_league`, and listing agents' compliance warnings. Both
-//! require the operator token (in params `auth_token` or `Authorization: Bearer`).
+//! Operator actions through the gateway: `create_league`, `enroll_player`, `start_league`, and listing
+//! agents' compliance warnings. Each requires the operator token (in params `auth_token` or
+//! `Authorization: Bearer`).
+
+use std::time::Duration;
 
 use league_proto::ErrorCode;
-use league_proto::v2::{ListComplianceWarningsRequest, StartLeagueRequest};
+use league_proto::v2::{
+    CreateLeagueRequest, EnrollPlayerRequest, ListComplianceWarningsRequest, MatchTiming, StartLeagueRequest,
+};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{HttpContext, Inbound};
@@ -61,6 +67,126 @@ pub async fn start_league(
             "league_id": started.league_id,
             "total_rounds": started.total_rounds,
             "total_matches": started.total_matches,
+        }),
+    ))
+}
+
+/// `create_league`'s params, beside the envelope's fields. Unset numbers take the manager's defaults
+/// (timings: the deployment's; cycles: 1; max_players: the deployment's limit; auto_start_players: 0,
+/// start by command).
+#[derive(Debug, Deserialize)]
+struct NewLeague {
+    #[serde(default)]
+    league_id: String,
+    #[serde(default = "even_odd")]
+    game_type: String,
+    #[serde(default)]
+    auto_start_players: u32,
+    #[serde(default)]
+    cycles: u32,
+    #[serde(default)]
+    max_players: u32,
+    #[serde(default)]
+    timing: TimingMillis,
+}
+
+fn even_odd() -> String {
+    "even_odd".to_owned()
+}
+
+/// A league's timings in milliseconds, as the gateway's START_MATCH carries them.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TimingMillis {
+    join_timeout_ms: Option<u64>,
+    move_timeout_ms: Option<u64>,
+    game_over_timeout_ms: Option<u64>,
+    max_attempts: Option<u32>,
+    retry_delay_ms: Option<u64>,
+    lease_duration_ms: Option<u64>,
+}
+
+impl TimingMillis {
+    fn to_proto(&self) -> MatchTiming {
+        let duration = |millis: Option<u64>| {
+            millis.and_then(|millis| prost_types::Duration::try_from(Duration::from_millis(millis)).ok())
+        };
+        MatchTiming {
+            join_timeout: duration(self.join_timeout_ms),
+            move_timeout: duration(self.move_timeout_ms),
+            game_over_timeout: duration(self.game_over_timeout_ms),
+            max_attempts: self.max_attempts.unwrap_or(0),
+            retry_delay: duration(self.retry_delay_ms),
+            lease_duration: duration(self.lease_duration_ms),
+        }
+    }
+}
+
+pub async fn create_league(
+    inbound: &Inbound,
+    message: &Map<String, Value>,
+    http: &HttpContext,
+) -> LeagueResult<Value> {
+    require_operator(inbound, message, http).await?;
+    let asked = NewLeague::deserialize(Value::Object(message.clone())).map_err(|error| {
+        LeagueError::new(ErrorCode::InvalidMessageFormat, format!("create_league: {error}"))
+    })?;
+    let created = inbound
+        .league
+        .manager
+        .clone()
+        .create_league(inbound.league.as_operator(CreateLeagueRequest {
+            league_id: asked.league_id,
+            game_type: asked.game_type.clone(),
+            timing: Some(asked.timing.to_proto()),
+            auto_start_players: asked.auto_start_players,
+            cycles: asked.cycles,
+            max_players: asked.max_players,
+        }))
+        .await?
+        .into_inner();
+    Ok(crate::wire::message(
+        "LEAGUE_CREATE_RESPONSE",
+        "league_manager",
+        text(message, "conversation_id").unwrap_or_default(),
+        json!({
+            "status": "CREATED",
+            "success": true,
+            "league_id": created.league_id,
+            "game_type": asked.game_type,
+        }),
+    ))
+}
+
+pub async fn enroll_player(
+    inbound: &Inbound,
+    message: &Map<String, Value>,
+    http: &HttpContext,
+) -> LeagueResult<Value> {
+    require_operator(inbound, message, http).await?;
+    let league_id = text(message, "league_id").unwrap_or_default().to_owned();
+    let player_id = text(message, "player_id").unwrap_or_default().to_owned();
+    let enrolled = inbound
+        .league
+        .manager
+        .clone()
+        .enroll_player(
+            inbound
+                .league
+                .as_operator(EnrollPlayerRequest { league_id, player_id }),
+        )
+        .await?
+        .into_inner();
+    Ok(crate::wire::message(
+        "LEAGUE_ENROLL_RESPONSE",
+        "league_manager",
+        text(message, "conversation_id").unwrap_or_default(),
+        json!({
+            "status": if enrolled.enrolled { "ENROLLED" } else { "ALREADY_ENROLLED" },
+            "success": true,
+            "league_id": enrolled.league_id,
+            "player_id": enrolled.player_id,
+            "league_started": enrolled.started,
         }),
     ))
 }

@@ -43,6 +43,8 @@ pub enum Command {
     Create(operator::create::CreateArgs),
     /// Start a league with the players registered so far (operator).
     Start(operator::start::StartArgs),
+    /// Enroll registered players in a league that is registering; they keep their ids (operator).
+    Enroll(operator::enroll::EnrollArgs),
     /// A league's standings (operator).
     Standings(operator::standings::StandingsArgs),
     /// A league's schedule, with each match's outcome (operator).
@@ -77,6 +79,7 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Leagues(args) => operator::leagues::leagues(args).await,
         Command::Create(args) => operator::create::create(args).await,
         Command::Start(args) => operator::start::start(args).await,
+        Command::Enroll(args) => operator::enroll::enroll(args).await,
         Command::Standings(args) => operator::standings::standings(args).await,
         Command::Schedule(args) => operator::schedule::schedule(args).await,
         Command::Match(args) => operator::match_view::show(args).await,

@@ -34,6 +34,15 @@ impl Rows {
         self.rows.push(row);
     }
 
+    /// Appends a column whose cell in each row is `value(row)`.
+    pub fn add_column(&mut self, name: &'static str, value: impl Fn(&[String]) -> String) {
+        self.columns.push(name);
+        for row in &mut self.rows {
+            let cell = value(row);
+            row.push(cell);
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }

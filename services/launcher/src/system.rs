@@ -105,6 +105,7 @@ async fn open_league(plan: &Plan, manager_url: &str) -> anyhow::Result<()> {
                 timing: Some(plan.timing),
                 auto_start_players: plan.auto_start_players,
                 cycles: plan.cycles,
+                max_players: 0,
             },
         ))
         .await

@@ -55,8 +55,9 @@ impl ManagerApp {
                     game_type: config.game_type.clone(),
                     timing: config.timing,
                     auto_start_players: config.auto_start_players,
-                    // Other formats come with CreateLeague.
+                    // Other formats and sizes come with CreateLeague.
                     cycles: 1,
+                    max_players: None,
                 },
             )
             .await

@@ -16,7 +16,7 @@ use tonic::{Request, Response, Status};
 use crate::auth::{AgentKind, Authenticator, Caller};
 use crate::config::TimingConfig;
 use crate::error::{ManagerError, ManagerResult, reject};
-use crate::league::{history, queries, queue, registration, report, resume, start, table};
+use crate::league::{enrollment, history, queries, queue, registration, report, resume, start, table};
 use crate::wakeups::Wakeups;
 
 /// Longest long poll a referee may ask for.
@@ -153,10 +153,16 @@ impl ManagerService for Manager {
         let this = self.clone();
         run_to_end(async move {
             let (registered, started) = match this.resuming(request.metadata(), AgentKind::Player).await? {
-                Some((player_id, token)) => (
-                    resume::resume_player(&this.pool, &player_id, token, request.into_inner()).await?,
-                    false,
-                ),
+                Some((player_id, token)) => {
+                    resume::resume_player(
+                        &this.pool,
+                        this.rules.max_players,
+                        &player_id,
+                        token,
+                        request.into_inner(),
+                    )
+                    .await?
+                }
                 None => registration::register_player(&this.pool, &this.rules, request.into_inner()).await?,
             };
             if started {
@@ -191,7 +197,20 @@ impl ManagerService for Manager {
                 timing: timing_from(request.timing, this.default_timing)?,
                 auto_start_players: request.auto_start_players,
                 cycles: request.cycles.max(1),
+                max_players: (request.max_players > 0).then_some(request.max_players),
             };
+            if let Some(max) = league.max_players
+                && !(2..=this.rules.max_players).contains(&max)
+            {
+                return Err(reject(
+                    ErrorCode::InvalidMessageFormat,
+                    format!(
+                        "max_players must be from 2 to the deployment's limit of {}, got {max}",
+                        this.rules.max_players
+                    ),
+                )
+                .into());
+            }
             start::create(&this.pool, &league).await?;
             Ok(Response::new(CreateLeagueResponse { league_id }))
         })
@@ -213,6 +232,35 @@ impl ManagerService for Manager {
                 league_id,
                 total_rounds: started.total_rounds,
                 total_matches: started.total_matches,
+            }))
+        })
+        .await
+    }
+
+    async fn enroll_player(
+        &self,
+        request: Request<EnrollPlayerRequest>,
+    ) -> Result<Response<EnrollPlayerResponse>, Status> {
+        let this = self.clone();
+        run_to_end(async move {
+            this.auth.operator(request.metadata()).await?;
+            let request = request.into_inner();
+            let enrollment = enrollment::enroll_registered(
+                &this.pool,
+                this.rules.max_players,
+                &request.league_id,
+                &request.player_id,
+            )
+            .await?;
+            if enrollment.started {
+                this.wakeups.matches_ready.notify_waiters();
+                this.wakeups.events_pending.notify_one();
+            }
+            Ok(Response::new(EnrollPlayerResponse {
+                league_id: enrollment.league_id,
+                player_id: request.player_id,
+                enrolled: enrollment.enrolled,
+                started: enrollment.started,
             }))
         })
         .await

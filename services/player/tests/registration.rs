@@ -100,6 +100,7 @@ fake_manager! {
     get_league_status(GetLeagueStatusRequest) -> GetLeagueStatusResponse;
     get_standings_by_round(GetStandingsByRoundRequest) -> GetStandingsByRoundResponse;
     list_leagues(ListLeaguesRequest) -> ListLeaguesResponse;
+    enroll_player(EnrollPlayerRequest) -> EnrollPlayerResponse;
     release_leases(ReleaseLeasesRequest) -> ReleaseLeasesResponse;
 }
 

@@ -276,6 +276,13 @@ impl ManagerService for FakeManager {
         Err(Status::unimplemented("fake"))
     }
 
+    async fn enroll_player(
+        &self,
+        _: Request<EnrollPlayerRequest>,
+    ) -> Result<Response<EnrollPlayerResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
     async fn release_leases(
         &self,
         request: Request<ReleaseLeasesRequest>,

@@ -1,4 +1,5 @@
-//! `league create`: a new league (game, timings, auto-start size) on the running system.
+//! `league create`: a new league (game, timings, size, format, auto-start threshold) on the running
+//! system.
 
 use clap::Args;
 use league_proto::v2::{CreateLeagueRequest, CreateLeagueResponse, MatchTiming};
@@ -18,6 +19,9 @@ pub struct CreateArgs {
     /// Start on its own once this many players have registered (0: only by `league start`).
     #[arg(long, default_value_t = 0)]
     pub auto_start: u32,
+    /// At most this many players (default: the deployment's limit, LEAGUE_MAX_PLAYERS).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
+    pub max_players: Option<u32>,
     /// Times every pairing is played; each second cycle swaps the seats (2: a double round robin).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub cycles: u32,
@@ -59,6 +63,7 @@ pub async fn create(args: CreateArgs) -> anyhow::Result<()> {
             timing: Some(timing),
             auto_start_players: args.auto_start,
             cycles: args.cycles,
+            max_players: args.max_players.unwrap_or(0),
         }))
         .await
         .map_err(failed("creating the league"))?

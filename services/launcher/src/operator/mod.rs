@@ -1,9 +1,10 @@
-//! The operator's commands against a running system (`league leagues | create | start | standings |
-//! schedule | match | player | warnings`). Where the system is comes from `LEAGUE_MANAGER_URL` and
+//! The operator's commands against a running system (`league leagues | create | enroll | start |
+//! standings | schedule | match | player | ratings | warnings`). Where the system is comes from `LEAGUE_MANAGER_URL` and
 //! `LEAGUE_OPERATOR_TOKEN` (or the `LEAGUE_CONFIG` file), else from the state file of a `league run`
 //! or `league serve` on this machine.
 
 pub mod create;
+pub mod enroll;
 pub mod leagues;
 pub mod match_view;
 pub mod player;

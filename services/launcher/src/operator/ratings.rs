@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use clap::Args;
-use league_proto::v2::{LeagueStatus, ResultStatus, ScheduledMatch};
+use league_proto::v2::{LeagueStatus, LeagueSummary, ResultStatus, ScheduledMatch};
 use serde_json::json;
 use skillratings::Outcomes;
 use skillratings::glicko2::{Glicko2Config, Glicko2Rating, glicko2_rating_period};
@@ -31,25 +31,7 @@ pub struct Rated {
 
 pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
     let mut operator = Operator::connect()?;
-    let mut completed: Vec<_> = leagues::fetch(&mut operator)
-        .await?
-        .leagues
-        .into_iter()
-        .filter(|league| league.status == LeagueStatus::Completed as i32)
-        .collect();
-    completed.sort_by_key(|league| league.completed_at.map(|at| (at.seconds, at.nanos)));
-    let mut periods = vec![];
-    for league in &completed {
-        let played = schedule::fetch(&mut operator, &league.league_id).await?;
-        periods.push(
-            played
-                .rounds
-                .into_iter()
-                .flat_map(|round| round.matches)
-                .collect(),
-        );
-    }
-    let rated = rate(&periods);
+    let (completed, rated) = current(&mut operator).await?;
     let mut ranked: Vec<(&String, &Rated)> = rated.iter().collect();
     ranked.sort_by(|a, b| b.1.rating.rating.total_cmp(&a.1.rating.rating).then(a.0.cmp(b.0)));
     let mut rows = Rows::new(&["rank", "player", "rating", "±", "matches", "leagues"]);
@@ -57,9 +39,8 @@ pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
         rows.push(vec![
             cell(rank + 1),
             (*player).clone(),
-            format!("{:.0}", rated.rating.rating),
-            // About 95 % of the time the true rating lies within two deviations.
-            format!("{:.0}", 2.0 * rated.rating.deviation),
+            rated.shown().0,
+            rated.shown().1,
             cell(rated.matches),
             cell(rated.leagues),
         ]);
@@ -77,6 +58,42 @@ pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
             })).collect::<Vec<_>>(),
         }))
     })
+}
+
+/// The completed leagues, oldest first, and every player's rating after them.
+pub async fn current(
+    operator: &mut Operator,
+) -> anyhow::Result<(Vec<LeagueSummary>, BTreeMap<String, Rated>)> {
+    let mut completed: Vec<_> = leagues::fetch(operator)
+        .await?
+        .leagues
+        .into_iter()
+        .filter(|league| league.status == LeagueStatus::Completed as i32)
+        .collect();
+    completed.sort_by_key(|league| league.completed_at.map(|at| (at.seconds, at.nanos)));
+    let mut periods = vec![];
+    for league in &completed {
+        let played = schedule::fetch(operator, &league.league_id).await?;
+        periods.push(
+            played
+                .rounds
+                .into_iter()
+                .flat_map(|round| round.matches)
+                .collect(),
+        );
+    }
+    let rated = rate(&periods);
+    Ok((completed, rated))
+}
+
+impl Rated {
+    /// The rating and two deviations (about 95 % of the time the true rating lies within them).
+    pub fn shown(&self) -> (String, String) {
+        (
+            format!("{:.0}", self.rating.rating),
+            format!("{:.0}", 2.0 * self.rating.deviation),
+        )
+    }
 }
 
 /// Ratings after `periods` (each a league's matches), everyone starting at Glicko-2's defaults.

@@ -1,5 +1,5 @@
 //! Where a report reads its league from: the manager's gRPC queries, always. Either a running manager
-//! (`--manager`), or — for a past league whose services have stopped — the manager's query service run
+//! (`--manager`, else the `league serve` or `league run` running on this machine, by its state file), or — for a past league whose services have stopped — the manager's query service run
 //! inside this process over the league's database (`--database`, else `DATABASE_URL`, else the newest
 //! database `league run` left on the local server). The in-process service serves queries only: no
 //! outbox dispatcher, no match queue, nothing that changes the league (the migrations are applied,
@@ -31,7 +31,8 @@ pub struct SourceArgs {
     #[arg(long, env = "LEAGUE_MANAGER_URL")]
     pub manager: Option<String>,
     /// The league database: a URL or a database name on the local server (default: DATABASE_URL, else
-    /// the newest database of a completed `league run`).
+    /// the system running on this machine (`league serve`), else the newest database of a completed
+    /// `league run`).
     #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
     pub database: Option<String>,
     /// Where a private Postgres cluster lives, if `league run` started one.
@@ -51,7 +52,14 @@ impl SourceArgs {
                     .map_err(|_| anyhow::anyhow!("--manager needs LEAGUE_OPERATOR_TOKEN"))?,
             },
             (None, Some(database)) => Source::Database(database_url(&database, &self.cluster_dir).await?),
-            (None, None) => Source::NewestRun,
+            // A `league serve` (or a `league run` still going) on this machine, else the newest past run.
+            (None, None) => match crate::state::State::read()? {
+                Some(running) => Source::Manager {
+                    token: running.operator_token()?,
+                    url: running.manager_url,
+                },
+                None => Source::NewestRun,
+            },
         };
         connect(source, &self.cluster_dir).await
     }

@@ -2,6 +2,7 @@
 //! outbox, the table and queries.
 
 pub mod endpoint;
+pub mod enrollment;
 pub mod events;
 pub mod history;
 pub mod queries;

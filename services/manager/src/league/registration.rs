@@ -13,7 +13,7 @@ use crate::auth::AgentKind;
 use crate::config::RegistrationConfig;
 use crate::error::{ManagerError, ManagerResult, reject, violates};
 use crate::league::endpoint::{Endpoint, EndpointPolicy, Network};
-use crate::league::start;
+use crate::league::enrollment;
 use crate::tokens;
 
 const MAX_TEXT: usize = 256;
@@ -175,8 +175,8 @@ pub async fn register_referee(
     })
 }
 
-/// Registers a player into `league_id` (or the league open for registration). Returns whether the
-/// registration started the league.
+/// Registers a player and enrolls it in `league_id` (or the league open for registration). Returns
+/// whether the enrollment started the league.
 pub async fn register_player(
     pool: &PgPool,
     rules: &Rules,
@@ -184,77 +184,12 @@ pub async fn register_player(
 ) -> ManagerResult<(Registered, bool)> {
     let meta = rules.admit(request.meta).await?;
     let mut tx = pool.begin().await?;
-    let league: Option<(String, String, String, i32)> = if request.league_id.is_empty() {
-        sqlx::query_as(
-            "select league_id, status, game_type, auto_start_players from leagues
-             where status = 'registering' order by created_at desc limit 1 for update",
-        )
-        .fetch_optional(&mut *tx)
-        .await?
-    } else {
-        sqlx::query_as(
-            "select league_id, status, game_type, auto_start_players from leagues where league_id = $1 for update",
-        )
-        .bind(&request.league_id)
-        .fetch_optional(&mut *tx)
-        .await?
-    };
-    let Some((league_id, status, game_type, auto_start_players)) = league else {
-        return Err(if request.league_id.is_empty() {
-            reject(
-                ErrorCode::InvalidLeagueState,
-                "no league is open for registration",
-            )
-        } else {
-            reject(
-                ErrorCode::LeagueNotFound,
-                format!("no league {}", request.league_id),
-            )
-        });
-    };
-    if status != "registering" {
-        return Err(reject(
-            ErrorCode::InvalidLeagueState,
-            format!("league {league_id} is {status}, not registering"),
-        ));
-    }
-    if !meta.game_types.contains(&game_type) {
-        return Err(reject(
-            ErrorCode::UnsupportedGameType,
-            format!("league {league_id} plays {game_type}, which the player does not list"),
-        ));
-    }
-    // The league row is locked (for update above): concurrent registrations count one at a time.
-    let (joined,): (i64,) = sqlx::query_as("select count(*) from league_players where league_id = $1")
-        .bind(&league_id)
-        .fetch_one(&mut *tx)
-        .await?;
-    if joined >= i64::from(rules.max_players) {
-        return Err(reject(
-            ErrorCode::InvalidLeagueState,
-            format!(
-                "league {league_id} is full: it takes at most {} players",
-                rules.max_players
-            ),
-        ));
-    }
+    let league =
+        enrollment::open_league(&mut tx, &request.league_id, &meta.game_types, rules.max_players).await?;
+    league.check_room(&mut tx).await?;
     let (agent_id, token) = insert_agent(&mut tx, AgentKind::Player, &meta, None).await?;
-    sqlx::query("insert into league_players (league_id, player_id) values ($1, $2)")
-        .bind(&league_id)
-        .bind(&agent_id)
-        .execute(&mut *tx)
-        .await?;
-    let mut started = false;
-    if auto_start_players > 0 {
-        let (joined,): (i64,) = sqlx::query_as("select count(*) from league_players where league_id = $1")
-            .bind(&league_id)
-            .fetch_one(&mut *tx)
-            .await?;
-        if joined >= i64::from(auto_start_players) {
-            start::start_locked(&mut tx, &league_id).await?;
-            started = true;
-        }
-    }
+    let started = league.add(&mut tx, &agent_id).await?;
+    let league_id = league.league_id;
     tx.commit().await?;
     tracing::info!(player_id = %agent_id, %league_id, display_name = %meta.display_name, "player registered");
     Ok((

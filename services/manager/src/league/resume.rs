@@ -5,7 +5,8 @@
 //! registration, checked by the caller before it gets here) is a resume. It must name the same contact
 //! endpoint the agent registered with and be of the same kind (a referee resumes as a referee); it then
 //! keeps its id and token, its metadata is brought up to date (a new service endpoint, version or
-//! capacity), and a player stays in its league whatever the league's status. Without credentials a
+//! capacity), and a player stays in its league while it is registering or running (after that, it is
+//! enrolled in the next open league of its games: crate::league::enrollment). Without credentials a
 //! registration on an endpoint already taken is still refused (E014): nobody takes over an identity
 //! without its token.
 //!
@@ -22,6 +23,7 @@ use sqlx::{PgConnection, PgPool};
 use crate::auth::AgentKind;
 use crate::error::{ManagerResult, reject};
 use crate::league::endpoint::Endpoint;
+use crate::league::enrollment;
 use crate::league::registration::{Registered, validate};
 use crate::wakeups::Wakeups;
 
@@ -79,44 +81,92 @@ pub async fn resume_referee(
     })
 }
 
-/// Resumes player `player_id`, whose `token` the caller has checked, in the league it joined.
+/// Resumes player `player_id`, whose `token` the caller has checked. It stays in its league while that
+/// league is registering or running; otherwise it is enrolled in the league the request names, or in the
+/// newest open league of one of its games if there is one with room (it keeps its id and token across
+/// leagues); with none, it is answered with its latest league. Returns whether an enrollment started a
+/// league.
 pub async fn resume_player(
     pool: &PgPool,
+    deployment_max: u32,
     player_id: &str,
     token: SecretString,
     request: RegisterPlayerRequest,
-) -> ManagerResult<Registered> {
+) -> ManagerResult<(Registered, bool)> {
     let meta = validate(request.meta)?;
     let mut tx = pool.begin().await?;
     update_agent(&mut tx, AgentKind::Player, player_id, &meta, None).await?;
-    let joined: Option<(String,)> = sqlx::query_as(
-        "select league_id from league_players where player_id = $1 order by league_id limit 1",
+    // Its leagues, the ones still going first, newest first.
+    let leagues: Vec<(String, bool)> = sqlx::query_as(
+        "select l.league_id, l.status in ('registering', 'running') from league_players lp
+         join leagues l on l.league_id = lp.league_id
+         where lp.player_id = $1
+         order by l.status in ('registering', 'running') desc, l.created_at desc",
     )
     .bind(player_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    let (league_id, started) = if !request.league_id.is_empty() {
+        if leagues.iter().any(|(id, _)| *id == request.league_id) {
+            (request.league_id, false)
+        } else {
+            let league =
+                enrollment::open_league(&mut tx, &request.league_id, &meta.game_types, deployment_max)
+                    .await?;
+            let enrolled = league.enroll(&mut tx, player_id).await?;
+            (enrolled.league_id, enrolled.started)
+        }
+    } else if let Some((current, true)) = leagues.first() {
+        (current.clone(), false)
+    } else {
+        match next_league(&mut tx, player_id, &meta.game_types, deployment_max).await? {
+            Some(enrolled) => (enrolled.league_id, enrolled.started),
+            None => match leagues.into_iter().next() {
+                Some((latest, _)) => (latest, false),
+                None => {
+                    return Err(reject(
+                        ErrorCode::InvalidLeagueState,
+                        format!("{player_id} is in no league and no league is open for registration"),
+                    ));
+                }
+            },
+        }
+    };
+    tx.commit().await?;
+    tracing::info!(%player_id, %league_id, enrolled_now = started, "player resumed its registration");
+    Ok((
+        Registered {
+            agent_id: player_id.to_owned(),
+            token,
+            league_id: Some(league_id),
+        },
+        started,
+    ))
+}
+
+/// Enrolls a returning player, whose leagues are all over, in the newest open league of its games, if
+/// one has room.
+async fn next_league(
+    tx: &mut PgConnection,
+    player_id: &str,
+    game_types: &[String],
+    deployment_max: u32,
+) -> ManagerResult<Option<enrollment::Enrollment>> {
+    let open: Option<(String,)> = sqlx::query_as(
+        "select league_id from leagues where status = 'registering' and game_type = any($1)
+         order by created_at desc limit 1",
+    )
+    .bind(game_types)
     .fetch_optional(&mut *tx)
     .await?;
-    let Some((league_id,)) = joined else {
-        return Err(reject(
-            ErrorCode::InvalidLeagueState,
-            format!("{player_id} is in no league"),
-        ));
+    let Some((league_id,)) = open else {
+        return Ok(None);
     };
-    if !request.league_id.is_empty() && request.league_id != league_id {
-        return Err(reject(
-            ErrorCode::InvalidLeagueState,
-            format!(
-                "{player_id} plays in league {league_id}, not {}",
-                request.league_id
-            ),
-        ));
+    let league = enrollment::open_league(tx, &league_id, game_types, deployment_max).await?;
+    if league.check_room(tx).await.is_err() {
+        return Ok(None);
     }
-    tx.commit().await?;
-    tracing::info!(%player_id, %league_id, "player resumed its registration");
-    Ok(Registered {
-        agent_id: player_id.to_owned(),
-        token,
-        league_id: Some(league_id),
-    })
+    Ok(Some(league.enroll(tx, player_id).await?))
 }
 
 /// Brings the stored metadata of `agent_id` up to date; refuses an agent of another kind or a contact

@@ -20,6 +20,8 @@ pub struct NewLeague {
     pub auto_start_players: u32,
     /// Times the round robin is played (at least 1).
     pub cycles: u32,
+    /// The league's own limit on players; none: the deployment's.
+    pub max_players: Option<u32>,
 }
 
 /// What starting a league scheduled.
@@ -52,6 +54,9 @@ async fn insert(pool: &PgPool, league: &NewLeague) -> ManagerResult<bool> {
             "league_id and game_type are required",
         ));
     }
+    if let Err(unknown) = crate::config::known_game(&league.game_type) {
+        return Err(reject(ErrorCode::UnsupportedGameType, unknown.to_string()));
+    }
     if league.cycles == 0 {
         return Err(reject(
             ErrorCode::InvalidMessageFormat,
@@ -71,8 +76,9 @@ async fn insert(pool: &PgPool, league: &NewLeague) -> ManagerResult<bool> {
     let millis = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
     let inserted = sqlx::query(
         "insert into leagues (league_id, game_type, status, join_timeout_ms, move_timeout_ms,
-             game_over_timeout_ms, max_attempts, retry_delay_ms, lease_duration_ms, auto_start_players, cycles)
-         values ($1, $2, 'registering', $3, $4, $5, $6, $7, $8, $9, $10)
+             game_over_timeout_ms, max_attempts, retry_delay_ms, lease_duration_ms, auto_start_players, cycles,
+             max_players)
+         values ($1, $2, 'registering', $3, $4, $5, $6, $7, $8, $9, $10, $11)
          on conflict (league_id) do nothing",
     )
     .bind(&league.league_id)
@@ -85,6 +91,7 @@ async fn insert(pool: &PgPool, league: &NewLeague) -> ManagerResult<bool> {
     .bind(millis(league.timing.lease_duration))
     .bind(i32::try_from(league.auto_start_players).unwrap_or(i32::MAX))
     .bind(i32::try_from(league.cycles).unwrap_or(i32::MAX))
+    .bind(league.max_players.map(|max| i32::try_from(max).unwrap_or(i32::MAX)))
     .execute(pool)
     .await?;
     Ok(inserted.rows_affected() == 1)

@@ -1,0 +1,154 @@
+//! Many leagues through the gateway: the operator creates leagues (`create_league`) and enrolls
+//! registered players (`enroll_player`); an external agent that registers again with its own id and
+//! token joins the league named in its registration under the same identity. Wrong calls change nothing.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::*;
+
+fn mode() -> league_gateway::compliance::Mode {
+    league_gateway::compliance::Mode::Lenient
+}
+
+fn operator(mut params: Value) -> Value {
+    params["auth_token"] = OPERATOR_TOKEN.into();
+    params
+}
+
+fn refused(answer: &Value) -> &str {
+    answer["error"]["data"]["error_code"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not refused with a league.v2 code: {answer}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_operator_creates_leagues_and_enrolls_players_through_the_gateway() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, mode(), Limits::default()).await;
+    let replica = spawn_gateway(&manager, mode(), Limits::default()).await;
+    let alice = register(
+        &gateway,
+        "register_player",
+        player_registration("alice", "http://127.0.0.1:9/alice"),
+    )
+    .await;
+    let bob = register(
+        &gateway,
+        "register_player",
+        player_registration("bob", "http://127.0.0.1:9/bob"),
+    )
+    .await;
+
+    // Wrong calls: refused with a code, and nothing is created.
+    let before = snapshot(&manager.pool).await;
+    let evening = json!({
+        "league_id": "evening",
+        "game_type": "even_odd",
+        "cycles": 2,
+        "max_players": 4,
+        "timing": {"move_timeout_ms": 45000, "join_timeout_ms": 8000},
+    });
+    for (what, params, code) in [
+        ("no token", evening.clone(), "E011"),
+        (
+            "a player's token",
+            json!({"league_id": "evening", "auth_token": alice.token}),
+            "E020",
+        ),
+        (
+            "cycles as text",
+            operator(json!({"league_id": "evening", "cycles": "two"})),
+            "E002",
+        ),
+        (
+            "an unknown timing",
+            operator(json!({"league_id": "evening", "timing": {"move_timout_ms": 1000}})),
+            "E002",
+        ),
+        (
+            "an unknown game",
+            operator(json!({"league_id": "evening", "game_type": "chess"})),
+            "E019",
+        ),
+        (
+            "one player",
+            operator(json!({"league_id": "evening", "max_players": 1})),
+            "E002",
+        ),
+    ] {
+        let answer = gateway.rpc("create_league", params).await;
+        assert_eq!(refused(&answer), code, "{what}: {answer}");
+    }
+    assert_eq!(snapshot(&manager.pool).await, before);
+
+    let created = gateway.rpc("create_league", operator(evening)).await;
+    assert_eq!(created["result"]["status"], "CREATED", "{created}");
+    assert_eq!(created["result"]["league_id"], "evening", "{created}");
+    let (cycles, max_players, move_ms, join_ms, game_over_ms): (i32, Option<i32>, i64, i64, i64) =
+        sqlx::query_as(
+            "select cycles, max_players, move_timeout_ms, join_timeout_ms, game_over_timeout_ms
+             from leagues where league_id = 'evening'",
+        )
+        .fetch_one(&manager.pool)
+        .await
+        .expect("the league");
+    // What was asked, and the manager's defaults for the rest.
+    assert_eq!(
+        (cycles, max_players, move_ms, join_ms),
+        (2, Some(4), 45_000, 8_000)
+    );
+    assert_eq!(game_over_ms, 5_000);
+    let again = gateway
+        .rpc("create_league", operator(json!({"league_id": "evening"})))
+        .await;
+    assert_eq!(refused(&again), "E008", "{again}");
+    let leagues = gateway
+        .rpc("list_leagues", json!({"auth_token": OPERATOR_TOKEN}))
+        .await;
+    let listed = leagues.to_string();
+    assert!(
+        listed.contains("evening") && listed.contains(LEAGUE_ID),
+        "{leagues}"
+    );
+
+    // The operator enrolls alice; a second time changes nothing.
+    let enroll = |player: &str| operator(json!({"league_id": "evening", "player_id": player}));
+    let enrolled = gateway.rpc("enroll_player", enroll(&alice.id)).await;
+    assert_eq!(enrolled["result"]["status"], "ENROLLED", "{enrolled}");
+    let twice = gateway.rpc("enroll_player", enroll(&alice.id)).await;
+    assert_eq!(twice["result"]["status"], "ALREADY_ENROLLED", "{twice}");
+    let unknown = gateway.rpc("enroll_player", enroll("P99")).await;
+    assert_eq!(refused(&unknown), "E005", "{unknown}");
+    let as_player = gateway
+        .rpc(
+            "enroll_player",
+            json!({"league_id": "evening", "player_id": bob.id, "auth_token": bob.token}),
+        )
+        .await;
+    assert_eq!(refused(&as_player), "E020", "{as_player}");
+
+    // Bob registers again with his own id and token, naming the league: same identity, new league.
+    let mut registration = player_registration("bob", "http://127.0.0.1:9/bob");
+    registration["sender"] = format!("player:{}", bob.id).into();
+    registration["auth_token"] = bob.token.clone().into();
+    registration["league_id"] = "evening".into();
+    let joined = replica.rpc("register_player", registration).await;
+    assert_eq!(joined["result"]["status"], "ACCEPTED", "{joined}");
+    assert_eq!(joined["result"]["player_id"], bob.id.as_str(), "{joined}");
+    assert_eq!(joined["result"]["auth_token"], bob.token.as_str(), "{joined}");
+    assert_eq!(joined["result"]["league_id"], "evening", "{joined}");
+
+    let members: Vec<String> = sqlx::query_scalar(
+        "select player_id from league_players where league_id = 'evening' order by player_id",
+    )
+    .fetch_all(&manager.pool)
+    .await
+    .expect("members");
+    assert_eq!(members, [alice.id.clone(), bob.id.clone()]);
+    let (players,): (i64,) = sqlx::query_as("select count(*) from agents where kind = 'player'")
+        .fetch_one(&manager.pool)
+        .await
+        .expect("agents");
+    assert_eq!(players, 2, "nobody registered twice");
+}

@@ -1,0 +1,49 @@
+//! `league enroll`: a registered player joins another league that is registering, keeping its id and
+//! token.
+
+use clap::Args;
+use league_proto::v2::EnrollPlayerRequest;
+
+use super::{Common, Operator};
+use crate::output::{self, Rows};
+
+#[derive(Debug, Clone, Args)]
+pub struct EnrollArgs {
+    /// The players to enroll (P01 P02 …).
+    #[arg(required = true)]
+    pub players: Vec<String>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+pub async fn enroll(args: EnrollArgs) -> anyhow::Result<()> {
+    let mut operator = Operator::connect()?;
+    let league_id = operator.league(args.common.league).await?;
+    let mut rows = Rows::new(&["league", "player", "enrolled", "started"]);
+    let mut answers = Vec::new();
+    for player_id in args.players {
+        let enrolled = operator
+            .manager
+            .enroll_player(operator.request(EnrollPlayerRequest {
+                league_id: league_id.clone(),
+                player_id: player_id.clone(),
+            }))
+            .await
+            .map_err(|status| anyhow::anyhow!("enrolling {player_id}: {}", status.message()))?
+            .into_inner();
+        rows.push(vec![
+            enrolled.league_id.clone(),
+            enrolled.player_id.clone(),
+            (if enrolled.enrolled { "yes" } else { "already" }).to_owned(),
+            (if enrolled.started { "yes" } else { "no" }).to_owned(),
+        ]);
+        answers.push(enrolled);
+    }
+    output::print(args.common.output, &rows, || {
+        let each = answers
+            .iter()
+            .map(|answer| output::json("league.v2.EnrollPlayerResponse", answer))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(serde_json::Value::Array(each))
+    })
+}
