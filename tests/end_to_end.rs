@@ -94,7 +94,9 @@ fn league_run_plays_a_whole_league_across_processes() {
 
 /// `league bench --external`: fake external agents (one HTTP server, one path per player) register
 /// through the real gateway and play a whole league; the bench checks they saw every call of every
-/// match and reads the gateway's overhead per match.
+/// match and reads the gateway's overhead per match. (`league bench` is built with the launcher's `bench`
+/// feature, as scripts/test does.)
+#[cfg(feature = "bench")]
 #[test]
 fn league_bench_plays_fake_external_agents_through_the_gateway() {
     let output = Command::new(env!("CARGO_BIN_EXE_league"))

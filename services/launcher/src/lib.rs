@@ -1,9 +1,11 @@
 //! The `league` command's subcommands: each service, and the local launcher.
 
 pub mod args;
+#[cfg(feature = "bench")]
 pub mod bench;
 pub mod children;
 pub mod clean;
+#[cfg(feature = "bench")]
 pub mod fake_agent;
 pub mod interrupt;
 pub mod operator;
@@ -66,6 +68,7 @@ pub enum Command {
     /// Drop databases `league run` kept, and stop its private Postgres cluster.
     Clean(clean::CleanArgs),
     /// Run leagues of instant bots (or fake external agents) and report throughput, latency and memory.
+    #[cfg(feature = "bench")]
     Bench(bench::BenchArgs),
 }
 
@@ -91,6 +94,7 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Report(args) => report::report(args).await,
         Command::Query(args) => query::query(args).await,
         Command::Clean(args) => clean::clean(args).await,
+        #[cfg(feature = "bench")]
         Command::Bench(args) => bench::bench(args).await,
         Command::Probe(args) => probe::probe(args).await,
     }
