@@ -2,6 +2,7 @@
 //! It is a dev-dependency only; nothing here ships in a binary.
 
 pub mod database;
+pub mod invariants;
 pub mod league_run;
 
 pub use database::TestDatabase;

@@ -9,5 +9,5 @@
 mod crash;
 mod faults;
 mod full_leagues;
-mod invariants;
+use league_testkit::invariants;
 mod support;

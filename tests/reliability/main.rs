@@ -20,11 +20,9 @@
 //!
 //! Run with `cargo test -p league-launcher --test reliability`; `RUST_LOG=debug` makes the logs chattier.
 
-// The league suite's invariant checks, shared: the ones that need only the database and GetStandings
-// are used here (the bots live in another process, so their memory is not).
-#[allow(dead_code)]
-#[path = "../league/invariants.rs"]
-mod invariants;
+// The league suite's invariant checks (the test kit's): the ones that need only the database and
+// GetStandings are used here (the bots live in another process, so their memory is not).
+use league_testkit::invariants;
 
 mod harness;
 

@@ -1,6 +1,6 @@
 //! The design's invariants, checked against what a finished league left in the database (and in the bots'
-//! memory), one function each. Every full-league test runs them all through `support::check_all`; the
-//! reliability tests (tests/reliability), whose bots live in another process, include this file too and
+//! memory), one function each. Every full-league test (tests/league) runs them all through
+//! `support::check_all`; the reliability tests (tests/reliability), whose bots live in another process,
 //! run the checks that need only the database and `GetStandings`.
 //!
 //! 1. every scheduled match has exactly one recorded result ([`one_result_per_match`]);
