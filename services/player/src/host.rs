@@ -199,11 +199,6 @@ impl PlayerHost {
             .map(|bot| bot.memory.game_errors().to_vec())
     }
 
-    /// The gRPC service, owning the host.
-    pub fn into_service(self) -> PlayerServiceServer<PlayerHost> {
-        PlayerServiceServer::new(self)
-    }
-
     /// The gRPC service, sharing the host with the caller (who can keep adding bots and reading memory).
     pub fn service(self: &Arc<Self>) -> PlayerServiceServer<PlayerHost> {
         PlayerServiceServer::from_arc(Arc::clone(self))
