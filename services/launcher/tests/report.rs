@@ -347,6 +347,19 @@ async fn the_results_folder_says_what_the_database_holds() {
     let svg = read(&dir, "standings_progression.svg");
     assert!(svg.matches("<polyline").count() >= 4, "a line per player");
 
+    // ratings.csv: the completed league rates its four players, in the table's order.
+    let ratings = read(&dir, "ratings.csv");
+    let rated: Vec<&str> = ratings.lines().collect();
+    assert_eq!(
+        rated[0], "player_id,rating,deviation,matches,leagues",
+        "{ratings}"
+    );
+    assert_eq!(rated.len(), 5, "{ratings}");
+    for (line, row) in rated[1..].iter().zip(&data.standings) {
+        assert!(line.starts_with(&format!("{},", row.player_id)), "{ratings}");
+        assert!(line.ends_with(&format!(",{},1", row.played)), "{ratings}");
+    }
+
     // index.html names the champion and links every file.
     let index = read(&dir, "index.html");
     assert!(index.contains(&format!("Champion: <b>{}</b>", data.standings[0].player_id)));
@@ -354,6 +367,7 @@ async fn the_results_folder_says_what_the_database_holds() {
         "standings.csv",
         "matches.csv",
         "standings_by_round.csv",
+        "ratings.csv",
         "head_to_head.svg",
     ] {
         assert!(index.contains(name), "{name}");

@@ -1,7 +1,11 @@
 //! `league leagues`: every league of the deployment, newest first.
 
 use clap::Args;
+use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{LeagueStatus, ListLeaguesRequest, ListLeaguesResponse};
+use league_runtime::credentials::operator_request;
+use league_runtime::grpc::GrpcChannel;
+use secrecy::SecretString;
 
 use super::{Common, Operator, failed, time};
 use crate::output::{self, Rows, cell};
@@ -14,7 +18,7 @@ pub struct LeaguesArgs {
 
 pub async fn leagues(args: LeaguesArgs) -> anyhow::Result<()> {
     let mut operator = Operator::connect()?;
-    let all = fetch(&mut operator).await?;
+    let all = fetch(&mut operator.manager, &operator.token).await?;
     let mut rows = Rows::new(&[
         "league", "game", "status", "round", "rounds", "players", "champion", "created",
     ]);
@@ -40,17 +44,22 @@ pub async fn leagues(args: LeaguesArgs) -> anyhow::Result<()> {
 }
 
 /// Every league of the deployment, newest first.
-pub async fn fetch(operator: &mut Operator) -> anyhow::Result<ListLeaguesResponse> {
+pub async fn fetch(
+    manager: &mut ManagerServiceClient<GrpcChannel>,
+    token: &SecretString,
+) -> anyhow::Result<ListLeaguesResponse> {
     let mut all = ListLeaguesResponse::default();
     let mut page_token = String::new();
     // Bounded: a page holds up to 100 leagues, and the list ends with an empty token.
     for _ in 0..1_000 {
-        let request = operator.request(ListLeaguesRequest {
-            page_size: 100,
-            page_token,
-        });
-        let page = operator
-            .manager
+        let request = operator_request(
+            token,
+            ListLeaguesRequest {
+                page_size: 100,
+                page_token,
+            },
+        );
+        let page = manager
             .list_leagues(request)
             .await
             .map_err(failed("listing leagues"))?

@@ -11,7 +11,11 @@ use serde_json::json;
 use skillratings::Outcomes;
 use skillratings::glicko2::{Glicko2Config, Glicko2Rating, glicko2_rating_period};
 
-use super::{Operator, leagues, schedule};
+use league_proto::v2::manager_service_client::ManagerServiceClient;
+use league_runtime::grpc::GrpcChannel;
+use secrecy::SecretString;
+
+use super::{Operator, leagues};
 use crate::output::{self, Format, Rows, cell};
 
 #[derive(Debug, Clone, Args)]
@@ -31,7 +35,7 @@ pub struct Rated {
 
 pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
     let mut operator = Operator::connect()?;
-    let (completed, rated) = current(&mut operator).await?;
+    let (completed, rated) = current(&mut operator.manager, &operator.token).await?;
     let mut ranked: Vec<(&String, &Rated)> = rated.iter().collect();
     ranked.sort_by(|a, b| b.1.rating.rating.total_cmp(&a.1.rating.rating).then(a.0.cmp(b.0)));
     let mut rows = Rows::new(&["rank", "player", "rating", "±", "matches", "leagues"]);
@@ -62,9 +66,10 @@ pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
 
 /// The completed leagues, oldest first, and every player's rating after them.
 pub async fn current(
-    operator: &mut Operator,
+    manager: &mut ManagerServiceClient<GrpcChannel>,
+    token: &SecretString,
 ) -> anyhow::Result<(Vec<LeagueSummary>, BTreeMap<String, Rated>)> {
-    let mut completed: Vec<_> = leagues::fetch(operator)
+    let mut completed: Vec<_> = leagues::fetch(manager, token)
         .await?
         .leagues
         .into_iter()
@@ -73,14 +78,8 @@ pub async fn current(
     completed.sort_by_key(|league| league.completed_at.map(|at| (at.seconds, at.nanos)));
     let mut periods = vec![];
     for league in &completed {
-        let played = schedule::fetch(operator, &league.league_id).await?;
-        periods.push(
-            played
-                .rounds
-                .into_iter()
-                .flat_map(|round| round.matches)
-                .collect(),
-        );
+        let played = crate::report::data::schedule(manager, token, &league.league_id).await?;
+        periods.push(played.into_iter().flat_map(|round| round.matches).collect());
     }
     let rated = rate(&periods);
     Ok((completed, rated))

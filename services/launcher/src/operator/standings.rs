@@ -22,7 +22,7 @@ pub async fn standings(args: StandingsArgs) -> anyhow::Result<()> {
         .await
         .map_err(failed("reading the standings"))?
         .into_inner();
-    let (_, rated) = ratings::current(&mut operator).await?;
+    let (_, rated) = ratings::current(&mut operator.manager, &operator.token).await?;
     let mut table = rows(&standings.standings);
     // Unrated (no completed league yet): empty cells.
     let shown = |row: &[String]| rated.get(&row[1]).map(ratings::Rated::shown);

@@ -40,7 +40,7 @@ pub fn index(data: &LeagueData, charts: &[Box<dyn Render + '_>]) -> String {
     page.push_str(
         "<p class=\"files\">Data: <a href=\"standings.json\">standings.json</a> · \
          <a href=\"standings.csv\">standings.csv</a> · <a href=\"standings_by_round.csv\">standings_by_round.csv</a> · \
-         <a href=\"matches.csv\">matches.csv</a></p>\n</body></html>\n",
+         <a href=\"matches.csv\">matches.csv</a> · <a href=\"ratings.csv\">ratings.csv</a></p>\n</body></html>\n",
     );
     page
 }
@@ -100,16 +100,21 @@ fn standings(page: &mut String, data: &LeagueData) {
     page.push_str(
         "<h2>Standings</h2>\n<p class=\"note\">3 points for a win, 1 for a draw. Players level on points are \
          ordered by head-to-head, then win rate, wins, fewer draws, and finally player id; the last column \
-         says which rule put each player above the next.</p>\n<table><thead><tr><th>#</th><th>player</th>\
+         says which rule put each player above the next. The rating is Glicko-2 across every completed \
+         league of the deployment, ± two deviations.</p>\n<table><thead><tr><th>#</th><th>player</th>\
          <th>name</th><th>strategy</th><th>played</th><th>W</th><th>D</th><th>L</th><th>TL</th>\
-         <th>points</th><th>above the next by</th></tr></thead><tbody>\n",
+         <th>points</th><th>above the next by</th><th>rating</th></tr></thead><tbody>\n",
     );
     for row in &data.standings {
         let rule = tie_break_name(row.above_next_by).map_or(String::new(), rule_words);
+        let rating = data.ratings.get(&row.player_id).map_or(String::new(), |rated| {
+            let (rating, error) = rated.shown();
+            format!("{rating} ± {error}")
+        });
         let _ = writeln!(
             page,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td><b>{}</b></td><td>{rule}</td></tr>",
+             <td>{}</td><td><b>{}</b></td><td>{rule}</td><td>{rating}</td></tr>",
             row.rank,
             escape(&row.player_id),
             escape(&row.display_name),

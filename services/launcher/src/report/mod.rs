@@ -97,6 +97,7 @@ pub fn write(data: &LeagueData, out: &Path) -> anyhow::Result<PathBuf> {
         tables::standings_by_round_csv(data).as_bytes(),
     )?;
     file("matches.csv", tables::matches_csv(data).as_bytes())?;
+    file("ratings.csv", tables::ratings_csv(data).as_bytes())?;
     let charts = charts::all(data);
     for chart in &charts {
         chart.write(&dir)?;

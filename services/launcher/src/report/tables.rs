@@ -70,6 +70,27 @@ pub fn standings_csv(data: &LeagueData) -> String {
     out
 }
 
+/// `ratings.csv`: the league's players' Glicko-2 ratings across the deployment's completed leagues, in
+/// the order of the table (a player of no completed league yet has no line).
+pub fn ratings_csv(data: &LeagueData) -> String {
+    let mut out = String::from("player_id,rating,deviation,matches,leagues\n");
+    for row in &data.standings {
+        if let Some(rated) = data.ratings.get(&row.player_id) {
+            line(
+                &mut out,
+                &[
+                    row.player_id.clone(),
+                    format!("{:.1}", rated.rating.rating),
+                    format!("{:.1}", rated.rating.deviation),
+                    rated.matches.to_string(),
+                    rated.leagues.to_string(),
+                ],
+            );
+        }
+    }
+    out
+}
+
 /// `standings_by_round.csv`: one line per player per completed round (long format).
 pub fn standings_by_round_csv(data: &LeagueData) -> String {
     let mut out =
