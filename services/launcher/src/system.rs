@@ -138,6 +138,15 @@ pub async fn start<G>(
         // No league from the configuration: the launcher creates it below, with its format.
         ("LEAGUE_ID".to_owned(), String::new()),
     ]);
+    // A local league larger than a deployment's usual limit: the run asked for it (args::check_size
+    // bounded it), so the manager takes that many players.
+    let usual = league_manager::config::RegistrationConfig::default().max_players;
+    if plan.auto_start_players > usual {
+        manager_env.push((
+            "LEAGUE_MAX_PLAYERS".to_owned(),
+            plan.auto_start_players.to_string(),
+        ));
+    }
     let manager = running
         .manager
         .insert(children::start("manager", "manager", &manager_env, READY_WITHIN).await?);
