@@ -94,9 +94,15 @@ mod tests {
     fn every_name_parses_back_in_any_case() {
         for kind in MessageType::all() {
             assert_eq!(MessageType::parse(kind.as_str()), Some(kind));
-            assert_eq!(MessageType::parse(&kind.as_str().to_ascii_lowercase()), Some(kind));
+            assert_eq!(
+                MessageType::parse(&kind.as_str().to_ascii_lowercase()),
+                Some(kind)
+            );
         }
-        assert_eq!(MessageType::parse("game_join_ack"), Some(MessageType::GameJoinAck));
+        assert_eq!(
+            MessageType::parse("game_join_ack"),
+            Some(MessageType::GameJoinAck)
+        );
         assert_eq!(MessageType::parse("PARITY_CHOOSE"), None);
         assert_eq!(MessageType::parse(""), None);
     }
