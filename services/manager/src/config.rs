@@ -178,6 +178,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::result_large_err)] // figment's Jail API fixes the error type.
     fn timings_are_read_from_the_league_variables() {
         figment::Jail::expect_with(|jail| {
             jail.set_env("LEAGUE_JOIN_TIMEOUT", "1500ms");
