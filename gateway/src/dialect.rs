@@ -2,114 +2,46 @@
 //! type or gateway action (`params.message_type` wins when present). Outbound, each external agent is
 //! called in the dialect it registered with, unless configuration says otherwise.
 
+use league_domain::MessageType;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::{INVALID_PARAMS, METHOD_NOT_FOUND, RpcError};
 
-/// The league.v2 message types the gateway handles or sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MessageType {
-    RefereeRegisterRequest,
-    LeagueRegisterRequest,
-    RoundAnnouncement,
-    GameInvitation,
-    GameJoinAck,
-    ChooseParityCall,
-    ChooseParityResponse,
-    GameOver,
-    MatchResultReport,
-    LeagueStandingsUpdate,
-    RoundCompleted,
-    LeagueCompleted,
-    GameError,
-    LeagueQuery,
-    GameMoveCall,
-    GameMoveResponse,
-    /// Manager → external referee: run this match (not in the specification's table; peer-a's manager
-    /// sends it, and it is how the gateway hands matches to external referees).
-    StartMatch,
+/// The specification's method name for a message (docs/protocol.md, "The 18 messages").
+pub fn canonical_method(kind: MessageType) -> &'static str {
+    match kind {
+        MessageType::RefereeRegisterRequest => "register_referee",
+        MessageType::LeagueRegisterRequest => "register_player",
+        MessageType::RoundAnnouncement => "notify_round",
+        MessageType::GameInvitation => "handle_game_invitation",
+        MessageType::GameJoinAck => "game_join_ack",
+        MessageType::ChooseParityCall => "choose_parity",
+        MessageType::ChooseParityResponse => "choose_parity_response",
+        MessageType::GameOver => "notify_match_result",
+        MessageType::MatchResultReport => "report_match_result",
+        MessageType::LeagueStandingsUpdate => "update_standings",
+        MessageType::RoundCompleted => "notify_round_completed",
+        MessageType::LeagueCompleted => "notify_league_completed",
+        MessageType::GameError => "notify_game_error",
+        MessageType::LeagueQuery => "league_query",
+        MessageType::GameMoveCall => "request_move",
+        MessageType::GameMoveResponse => "game_move_response",
+        MessageType::StartMatch => "start_match",
+    }
 }
 
-impl MessageType {
-    const ALL: [MessageType; 17] = [
-        Self::RefereeRegisterRequest,
-        Self::LeagueRegisterRequest,
-        Self::RoundAnnouncement,
-        Self::GameInvitation,
-        Self::GameJoinAck,
-        Self::ChooseParityCall,
-        Self::ChooseParityResponse,
-        Self::GameOver,
-        Self::MatchResultReport,
-        Self::LeagueStandingsUpdate,
-        Self::RoundCompleted,
-        Self::LeagueCompleted,
-        Self::GameError,
-        Self::LeagueQuery,
-        Self::GameMoveCall,
-        Self::GameMoveResponse,
-        Self::StartMatch,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::RefereeRegisterRequest => "REFEREE_REGISTER_REQUEST",
-            Self::LeagueRegisterRequest => "LEAGUE_REGISTER_REQUEST",
-            Self::RoundAnnouncement => "ROUND_ANNOUNCEMENT",
-            Self::GameInvitation => "GAME_INVITATION",
-            Self::GameJoinAck => "GAME_JOIN_ACK",
-            Self::ChooseParityCall => "CHOOSE_PARITY_CALL",
-            Self::ChooseParityResponse => "CHOOSE_PARITY_RESPONSE",
-            Self::GameOver => "GAME_OVER",
-            Self::MatchResultReport => "MATCH_RESULT_REPORT",
-            Self::LeagueStandingsUpdate => "LEAGUE_STANDINGS_UPDATE",
-            Self::RoundCompleted => "ROUND_COMPLETED",
-            Self::LeagueCompleted => "LEAGUE_COMPLETED",
-            Self::GameError => "GAME_ERROR",
-            Self::LeagueQuery => "LEAGUE_QUERY",
-            Self::GameMoveCall => "GAME_MOVE_CALL",
-            Self::GameMoveResponse => "GAME_MOVE_RESPONSE",
-            Self::StartMatch => "START_MATCH",
-        }
+/// A message type from its name (any case) or an alias real agents use.
+pub fn message_type(name: &str) -> Option<MessageType> {
+    if let Some(found) = MessageType::parse(name) {
+        return Some(found);
     }
-
-    /// The specification's method name for this message (docs/protocol.md, "The 18 messages").
-    pub fn canonical_method(self) -> &'static str {
-        match self {
-            Self::RefereeRegisterRequest => "register_referee",
-            Self::LeagueRegisterRequest => "register_player",
-            Self::RoundAnnouncement => "notify_round",
-            Self::GameInvitation => "handle_game_invitation",
-            Self::GameJoinAck => "game_join_ack",
-            Self::ChooseParityCall => "choose_parity",
-            Self::ChooseParityResponse => "choose_parity_response",
-            Self::GameOver => "notify_match_result",
-            Self::MatchResultReport => "report_match_result",
-            Self::LeagueStandingsUpdate => "update_standings",
-            Self::RoundCompleted => "notify_round_completed",
-            Self::LeagueCompleted => "notify_league_completed",
-            Self::GameError => "notify_game_error",
-            Self::LeagueQuery => "league_query",
-            Self::GameMoveCall => "request_move",
-            Self::GameMoveResponse => "game_move_response",
-            Self::StartMatch => "start_match",
-        }
-    }
-
-    /// A message type from its name (any case) or an alias real agents use.
-    pub fn parse(name: &str) -> Option<MessageType> {
-        let upper = name.to_ascii_uppercase();
-        if let Some(found) = Self::ALL.iter().find(|t| t.as_str() == upper) {
-            return Some(*found);
-        }
-        match upper.as_str() {
-            // The older revision of the specification (`parity_choose`).
-            "RESPONSE_PARITY_CHOOSE" | "PARITY_CHOOSE_RESPONSE" => Some(Self::ChooseParityResponse),
-            "PARITY_CHOOSE" => Some(Self::ChooseParityCall),
-            "STANDINGS_UPDATE" => Some(Self::LeagueStandingsUpdate),
-            _ => None,
-        }
+    match name.to_ascii_uppercase().as_str() {
+        // The older revision of the specification (`parity_choose`).
+        "RESPONSE_PARITY_CHOOSE" | "PARITY_CHOOSE_RESPONSE" => Some(MessageType::ChooseParityResponse),
+        "PARITY_CHOOSE" => Some(MessageType::ChooseParityCall),
+        "STANDINGS_UPDATE" => Some(MessageType::LeagueStandingsUpdate),
+        _ => None,
     }
 }
 
@@ -195,7 +127,7 @@ impl Dialect {
     /// The method and params to send `message` (a league.v2 message of type `kind`) in this dialect.
     pub fn frame(self, kind: MessageType, message: Value) -> (String, Value) {
         match self {
-            Dialect::Canonical => (kind.canonical_method().to_owned(), message),
+            Dialect::Canonical => (canonical_method(kind).to_owned(), message),
             Dialect::MessageType => (kind.as_str().to_owned(), message),
             Dialect::LowerMessageType => (kind.as_str().to_ascii_lowercase(), message),
             Dialect::Nested => {
@@ -208,12 +140,12 @@ impl Dialect {
             Dialect::McpMessage => ("mcp_message".to_owned(), message),
             Dialect::ToolsCall => {
                 let mut params = Map::new();
-                params.insert("name".into(), kind.canonical_method().into());
+                params.insert("name".into(), canonical_method(kind).into());
                 params.insert("arguments".into(), message);
                 ("tools/call".to_owned(), Value::Object(params))
             }
             Dialect::Legacy if kind == MessageType::ChooseParityCall => ("parity_choose".to_owned(), message),
-            Dialect::Legacy => (kind.canonical_method().to_owned(), message),
+            Dialect::Legacy => (canonical_method(kind).to_owned(), message),
         }
     }
 }
@@ -277,7 +209,7 @@ fn resolve_in(method: &str, mut message: Map<String, Value>, depth: u8) -> Resul
             let Some(kind) = inner
                 .get("message_type")
                 .and_then(Value::as_str)
-                .and_then(MessageType::parse)
+                .and_then(message_type)
             else {
                 return Err(RpcError::new(
                     INVALID_PARAMS,
@@ -329,7 +261,7 @@ fn resolve_in(method: &str, mut message: Map<String, Value>, depth: u8) -> Resul
     if let Some(kind) = message
         .get("message_type")
         .and_then(Value::as_str)
-        .and_then(MessageType::parse)
+        .and_then(message_type)
     {
         let dialect = match by_method {
             Some((_, dialect)) => dialect,
@@ -352,7 +284,7 @@ fn resolve_in(method: &str, mut message: Map<String, Value>, depth: u8) -> Resul
 /// A message nested under its own lower-case type name, the method naming the same type:
 /// `league_register_request {"league_register_request": {...}}`.
 fn nested(method: &str, message: &mut Map<String, Value>) -> Option<Resolved> {
-    let kind = MessageType::parse(method).filter(|kind| kind.as_str().to_ascii_lowercase() == method)?;
+    let kind = message_type(method).filter(|kind| kind.as_str().to_ascii_lowercase() == method)?;
     if message.len() != 1 || !matches!(message.get(method), Some(Value::Object(_))) {
         return None;
     }
@@ -392,8 +324,8 @@ fn by_method(lower: &str) -> Option<(Action, Dialect)> {
 }
 
 fn message_method(lower: &str) -> Option<(MessageType, Dialect)> {
-    if let Some(kind) = MessageType::ALL.iter().find(|t| t.canonical_method() == lower) {
-        return Some((*kind, Dialect::Canonical));
+    if let Some(kind) = MessageType::all().find(|t| canonical_method(*t) == lower) {
+        return Some((kind, Dialect::Canonical));
     }
     let aliases = [
         (
@@ -423,11 +355,10 @@ fn message_method(lower: &str) -> Option<(MessageType, Dialect)> {
         return Some((*kind, *dialect));
     }
     if let Some(rest) = lower.strip_prefix("receive_") {
-        let (kind, _) =
-            message_method(rest).or_else(|| MessageType::parse(rest).map(|k| (k, Dialect::Receive)))?;
+        let (kind, _) = message_method(rest).or_else(|| message_type(rest).map(|k| (k, Dialect::Receive)))?;
         return Some((kind, Dialect::Receive));
     }
-    MessageType::parse(lower).map(|kind| (kind, Dialect::MessageType))
+    message_type(lower).map(|kind| (kind, Dialect::MessageType))
 }
 
 #[cfg(test)]

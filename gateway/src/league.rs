@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use league_domain::MessageType;
 use league_proto::ErrorCode;
 use league_proto::v2::agents_service_client::AgentsServiceClient;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
@@ -19,7 +20,7 @@ use league_runtime::grpc::GrpcChannel;
 use secrecy::SecretString;
 use sha2::{Digest, Sha256};
 
-use crate::dialect::{Dialect, MessageType};
+use crate::dialect::Dialect;
 use crate::league_error::{LeagueError, LeagueResult};
 use crate::standings::{Standings, StandingsCache};
 use crate::wire::outbound_token;

@@ -14,6 +14,7 @@ use std::sync::{Arc, LazyLock};
 use axum::body::Body;
 use axum::http::{Request, header};
 use axum::response::Response;
+use league_domain::MessageType;
 use league_proto::ErrorCode;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject, ListToolsResult,
@@ -25,7 +26,6 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
-use crate::dialect::MessageType;
 use crate::inbound::{HttpContext, Inbound};
 use crate::jsonrpc::{Call, METHOD_NOT_FOUND};
 use crate::league_error::LeagueError;
@@ -265,7 +265,7 @@ impl Spec {
                     .or_insert_with(|| crate::wire::envelope::PROTOCOL.into());
             }
             (Some(kind), Some(named)) => {
-                if named.as_str().and_then(MessageType::parse) != Some(kind) {
+                if named.as_str().and_then(crate::dialect::message_type) != Some(kind) {
                     return Err(wrong_message_type(self.name, named, Some(kind)));
                 }
             }

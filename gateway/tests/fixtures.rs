@@ -9,8 +9,9 @@ mod support;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, SystemTime};
 
+use league_domain::MessageType;
 use league_gateway::compliance::Mode;
-use league_gateway::dialect::{self, Action, Dialect, MessageType};
+use league_gateway::dialect::{self, Action, Dialect};
 use league_gateway::wire::convert;
 use league_gateway::wire::timestamp::{self, Reading};
 use league_proto::ErrorCode;

@@ -55,7 +55,7 @@ async fn a_match_whose_referee_crashes_is_played_again_by_another() {
         capacity: 1,
         strategies: "late:400,random,always_even",
         game: "even_odd",
-        timing: league_manager::config::TimingConfig {
+        timing: league_domain::Timing {
             lease_duration: Duration::from_millis(500),
             ..relaxed_timing()
         },

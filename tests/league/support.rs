@@ -11,7 +11,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use league_manager::config::TimingConfig;
+use league_domain::Timing;
 use league_manager::{ManagerApp, ManagerConfig};
 use league_player::app::{PlayerApp, PlayerConfig};
 use league_player::{Behaviour, PlayerHost, RegisteredBot};
@@ -50,7 +50,7 @@ pub struct Setup {
     /// Behaviours handed to the bots in turn (`PlayerConfig::strategies`).
     pub strategies: &'static str,
     pub game: &'static str,
-    pub timing: TimingConfig,
+    pub timing: Timing,
 }
 
 impl Setup {
@@ -81,8 +81,8 @@ impl Setup {
 }
 
 /// Timings no well-behaved bot comes near, even on a loaded machine.
-pub fn relaxed_timing() -> TimingConfig {
-    TimingConfig {
+pub fn relaxed_timing() -> Timing {
+    Timing {
         join_timeout: Duration::from_secs(5),
         move_timeout: Duration::from_secs(5),
         game_over_timeout: Duration::from_secs(5),
@@ -93,8 +93,8 @@ pub fn relaxed_timing() -> TimingConfig {
 }
 
 /// Short timings that faulty bots really run into.
-pub fn fault_timing() -> TimingConfig {
-    TimingConfig {
+pub fn fault_timing() -> Timing {
+    Timing {
         join_timeout: Duration::from_millis(200),
         move_timeout: Duration::from_millis(200),
         game_over_timeout: Duration::from_millis(200),

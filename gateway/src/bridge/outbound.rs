@@ -15,6 +15,7 @@
 
 use std::time::Duration;
 
+use league_domain::MessageType;
 use league_proto::{ErrorCode, error_code};
 use serde_json::Value;
 use tonic::Status;
@@ -22,7 +23,7 @@ use tonic::Status;
 use super::PlayerBridge;
 use super::client::Answer;
 use crate::compliance::{Checker, Deviation, kinds};
-use crate::dialect::{Dialect, MessageType};
+use crate::dialect::Dialect;
 use crate::jsonrpc::{METHOD_NOT_FOUND, RpcError};
 use crate::league::ExternalAgent;
 use crate::league_error::LeagueError;

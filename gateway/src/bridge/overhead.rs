@@ -23,6 +23,7 @@ use std::future::Future;
 use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
+use league_domain::{MessageType, move_messages};
 use league_proto::v2::player_service_server::PlayerService;
 use league_proto::v2::*;
 use prometheus_client::encoding::EncodeLabelSet;
@@ -32,7 +33,6 @@ use tokio::time::Instant;
 use tonic::{Request, Response, Status};
 
 use super::PlayerBridge;
-use crate::dialect::MessageType;
 
 tokio::task_local! {
     /// The agent's share of the bridge call running in this task.
@@ -205,10 +205,10 @@ impl PlayerService for MeasuredBridge {
             request.get_ref().context.clone(),
             request.get_ref().player_id.clone(),
         );
-        let kind = match &context {
-            Some(c) if c.game_type != "even_odd" => MessageType::GameMoveCall,
-            _ => MessageType::ChooseParityCall,
-        };
+        // Without the match's context, the game is taken to be the league's own (even_odd).
+        let kind = context
+            .as_ref()
+            .map_or(MessageType::ChooseParityCall, |c| move_messages(&c.game_type).0);
         let call = self.0.request_move(request);
         measured(kind, context.as_ref(), &player, call).await
     }

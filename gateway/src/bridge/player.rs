@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures::future::join_all;
+use league_domain::{MessageType, move_messages};
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::player_service_server::PlayerService;
 use league_proto::v2::*;
@@ -16,7 +17,6 @@ use tonic::{Request, Response, Status};
 use super::client::AgentClient;
 use super::replies::{Replies, reply_key};
 use crate::compliance::{Checker, Mode, WarningBuffer, kinds};
-use crate::dialect::MessageType;
 use crate::jsonrpc;
 use crate::league::{ExternalAgent, League};
 use crate::league_error::LeagueError;
@@ -283,12 +283,8 @@ impl PlayerService for PlayerBridge {
         let agent = self.agent(&request.player_id).await?;
         let limit = remaining(request.deadline.as_ref(), self.timeouts.other);
         let standings = request.your_standings.unwrap_or_default();
-        let even_odd = context.game_type == "even_odd";
-        let (kind, reply_kind) = if even_odd {
-            (MessageType::ChooseParityCall, MessageType::ChooseParityResponse)
-        } else {
-            (MessageType::GameMoveCall, MessageType::GameMoveResponse)
-        };
+        let (kind, reply_kind) = move_messages(&context.game_type);
+        let even_odd = kind == MessageType::ChooseParityCall;
         let mut fields = json!({
             "league_id": context.league_id,
             "round_id": context.round_id,

@@ -8,12 +8,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
+use league_domain::MessageType;
 use league_proto::v2::{WatchRepliesRequest, WatchRepliesResponse};
 use league_runtime::ShutdownSignal;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
-use crate::dialect::MessageType;
 use crate::league::League;
 
 /// What a reply is matched on.

@@ -8,6 +8,7 @@ mod replies;
 
 use std::sync::Arc;
 
+use league_domain::MessageType;
 use league_proto::ErrorCode;
 use league_proto::v2::AgentKind;
 use serde_json::{Map, Value, json};
@@ -15,7 +16,7 @@ use serde_json::{Map, Value, json};
 use crate::bridge::Replies;
 use crate::compliance::{Checker, Mode, WarningBuffer};
 use crate::config::GatewayConfig;
-use crate::dialect::{self, Action, MessageType};
+use crate::dialect::{self, Action};
 use crate::jsonrpc::{self, Call, RpcError};
 use crate::league::League;
 use crate::league_error::{LeagueError, LeagueResult};

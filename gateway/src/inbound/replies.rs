@@ -3,6 +3,7 @@
 //! whichever replica made the call. A reply nobody can be waiting for (unknown match, not the sender's
 //! match, match not running) is refused and changes nothing.
 
+use league_domain::MessageType;
 use league_proto::ErrorCode;
 use league_proto::v2::{MatchStatus, RelayReplyRequest, RelayedReply};
 use serde_json::{Map, Value, json};
@@ -10,7 +11,6 @@ use serde_json::{Map, Value, json};
 use super::{Handled, HttpContext, Inbound};
 use crate::bridge::replies::reply_key;
 use crate::compliance::Checker;
-use crate::dialect::MessageType;
 use crate::league_error::{LeagueError, LeagueResult};
 use crate::wire::envelope::required_id;
 

@@ -6,12 +6,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use league_domain::Timing;
 use league_proto::v2::{LeaseRef, MatchAssignment, ReleaseLeasesRequest, RenewLeasesRequest};
 use league_runtime::ShutdownSignal;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::timing::Timing;
 use super::{RefereedMatch, Referees, lock};
 
 /// A claimed match this replica keeps the lease of.
@@ -28,7 +28,7 @@ impl Referees {
     /// recognised here at once.
     pub(super) fn hold(&self, referee_id: &str, assignment: &MatchAssignment) -> Held {
         let scheduled = assignment.r#match.clone().unwrap_or_default();
-        let timing = Timing(assignment.timing.unwrap_or_default());
+        let timing = Timing::from_proto(assignment.timing.as_ref());
         self.remember_match(RefereedMatch {
             league_id: scheduled.league_id.clone(),
             match_id: scheduled.match_id.clone(),
@@ -84,15 +84,7 @@ impl Referees {
     }
 
     async fn keep_lease(&self, held: &Held, shutdown: ShutdownSignal) {
-        let every = (held
-            .timing
-            .0
-            .lease_duration
-            .and_then(|d| Duration::try_from(d).ok())
-            .filter(|d| !d.is_zero())
-            .unwrap_or(Duration::from_secs(30))
-            / 3)
-        .max(Duration::from_millis(50));
+        let every = (held.timing.lease_duration / 3).max(Duration::from_millis(50));
         let budget = held.timing.match_budget();
         let give_up_at = Instant::now() + budget;
         let (referee_id, lease) = (&held.referee_id, &held.lease);

@@ -14,13 +14,13 @@ pub mod pull;
 pub mod push;
 pub mod report;
 pub mod source;
-pub mod timing;
 pub mod to_player;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
+use league_domain::Timing;
 use league_proto::ErrorCode;
 use league_proto::v2::player_service_client::PlayerServiceClient;
 use league_proto::v2::{GetAgentRequest, GetMatchRequest, MatchStatus};
@@ -28,7 +28,6 @@ use league_runtime::ShutdownSignal;
 use league_runtime::grpc::{self, GrpcChannel};
 use tokio::sync::Notify;
 
-use self::timing::Timing;
 use crate::bridge::PlayerBridge;
 use crate::league::League;
 use crate::league_error::{LeagueError, LeagueResult};
@@ -145,7 +144,7 @@ impl Referees {
             player_b: scheduled.player_b_id,
             referee_id: scheduled.referee_id,
             running: scheduled.status == MatchStatus::Running as i32,
-            timing: Timing(detail.timing.unwrap_or_default()),
+            timing: Timing::from_proto(detail.timing.as_ref()),
         };
         self.remember_match(found.clone());
         Ok(found)

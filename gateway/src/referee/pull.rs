@@ -13,6 +13,7 @@
 
 use std::net::IpAddr;
 
+use league_domain::Timing;
 use league_proto::ErrorCode;
 use league_proto::v2::{
     Agent, AgentKind, AssignedPlayer, ClaimMatchesRequest, GetAgentRequest, GetScheduleRequest,
@@ -67,7 +68,7 @@ pub async fn assigned_matches(
     for found in held_by(inbound, &referee_id).await? {
         let assignment = MatchAssignment {
             r#match: Some(found.scheduled.clone()),
-            timing: Some(found.timing),
+            timing: Some(found.timing.to_proto()),
             player_a: Some(seat(&found.scheduled.player_a_id)),
             player_b: Some(seat(&found.scheduled.player_b_id)),
             ..MatchAssignment::default()
@@ -322,7 +323,7 @@ async fn addresses(endpoint: &str) -> Vec<IpAddr> {
 /// A match the referee holds now, with its league's timings.
 struct HeldMatch {
     scheduled: ScheduledMatch,
-    timing: league_proto::v2::MatchTiming,
+    timing: Timing,
 }
 
 /// The matches of the current league running under `referee_id`'s lease (claimed by any replica).
@@ -357,7 +358,7 @@ async fn held_by(inbound: &Inbound, referee_id: &str) -> LeagueResult<Vec<HeldMa
                 .await?;
             held.push(HeldMatch {
                 scheduled,
-                timing: found.timing.0,
+                timing: found.timing,
             });
         }
     }

@@ -5,17 +5,16 @@
 //!
 //! The match's fields are the same whether pushed or pulled ([`match_fields`]).
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
+use league_domain::{MessageType, Timing};
 use league_proto::v2::{AssignedPlayer, MatchAssignment};
 use serde_json::{Map, Value, json};
 
-use super::timing::{Timing, millis};
 use super::{Referees, lock};
 use crate::bridge::client::Answer;
 use crate::bridge::player::Failure;
 use crate::compliance::Checker;
-use crate::dialect::MessageType;
 use crate::jsonrpc::METHOD_NOT_FOUND;
 use crate::wire::sender::refused_over_sender;
 use crate::wire::{self, timestamp};
@@ -61,8 +60,8 @@ impl Referees {
             ),
             Value::Object(self.match_fields(referee_id, assignment)),
         );
-        let timing = Timing(assignment.timing.unwrap_or_default());
-        let attempts = timing.attempts();
+        let timing = Timing::from_proto(assignment.timing.as_ref());
+        let attempts = timing.max_attempts;
         for attempt in 1..=attempts {
             let outcome = self.call_start_match(&agent, message.clone()).await;
             match outcome {
@@ -77,7 +76,7 @@ impl Referees {
                 Err(Failure::NotImplemented) => return Pushed::NoSuchMethod,
                 Err(Failure::League(error)) if error.code.is_retryable() && attempt < attempts => {
                     tracing::debug!(%referee_id, error = %error.description, attempt, "START_MATCH failed; retrying");
-                    tokio::time::sleep(timing.retry_delay()).await;
+                    tokio::time::sleep(timing.retry_delay).await;
                 }
                 Err(failure) => {
                     let status = failure.status(MessageType::StartMatch.as_str());
@@ -157,8 +156,8 @@ impl Referees {
     /// league's timings, and the deadline of the whole match.
     pub(super) fn match_fields(&self, referee_id: &str, assignment: &MatchAssignment) -> Map<String, Value> {
         let scheduled = assignment.r#match.clone().unwrap_or_default();
-        let timing = assignment.timing.unwrap_or_default();
-        let budget = Timing(timing).match_budget();
+        let timing = Timing::from_proto(assignment.timing.as_ref());
+        let budget = timing.match_budget();
         let player = |seat: &str, player: Option<&AssignedPlayer>| {
             let player = player.cloned().unwrap_or_default();
             let record = player.record.unwrap_or_default();
@@ -186,11 +185,11 @@ impl Referees {
             ],
             "report_endpoint": self.public_url,
             "timing": {
-                "join_timeout_ms": millis(timing.join_timeout.as_ref()),
-                "move_timeout_ms": millis(timing.move_timeout.as_ref()),
-                "game_over_timeout_ms": millis(timing.game_over_timeout.as_ref()),
+                "join_timeout_ms": millis(timing.join_timeout),
+                "move_timeout_ms": millis(timing.move_timeout),
+                "game_over_timeout_ms": millis(timing.game_over_timeout),
                 "max_attempts": timing.max_attempts,
-                "retry_delay_ms": millis(timing.retry_delay.as_ref()),
+                "retry_delay_ms": millis(timing.retry_delay),
             },
             "deadline": timestamp::format(SystemTime::now() + budget),
         });
@@ -199,6 +198,11 @@ impl Referees {
             _ => Map::new(),
         }
     }
+}
+
+/// Milliseconds for the wire (`timing.move_timeout_ms`…).
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// A START_MATCH answer that says no (`status` REJECTED/DECLINED, or `accept: false`).

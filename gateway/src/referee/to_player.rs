@@ -20,11 +20,11 @@ use serde_json::{Map, Value, json};
 
 use super::RefereedMatch;
 use crate::compliance::{Checker, kinds};
-use crate::dialect::MessageType;
 use crate::inbound::{Handled, HttpContext, Inbound};
 use crate::league_error::{LeagueError, LeagueResult};
 use crate::wire::envelope::{required_id, text};
 use crate::wire::{self, convert, result, timestamp};
+use league_domain::MessageType;
 
 /// How long a GAME_ERROR may take (a notification the league's timings do not bound).
 const OTHER_WITHIN: Duration = Duration::from_secs(10);
@@ -103,10 +103,10 @@ pub async fn call(
                 context: Some(context),
                 role_in_match: role as i32,
                 opponent_id,
-                deadline: Some(deadline(found.timing.join())),
+                deadline: Some(deadline(found.timing.join_timeout)),
             };
             let answer = client
-                .invite_to_match(within(request, found.timing.join()))
+                .invite_to_match(within(request, found.timing.join_timeout))
                 .await?
                 .into_inner();
             Ok(reply(
@@ -132,7 +132,7 @@ pub async fn call(
                 opponent_id,
                 step: number(message, "step").unwrap_or(1),
                 attempt: number(message, "attempt").unwrap_or(1),
-                deadline: Some(deadline(found.timing.moves())),
+                deadline: Some(deadline(found.timing.move_timeout)),
                 your_standings: Some(standings(message)),
                 step_context: message
                     .get("step_context")
@@ -140,7 +140,7 @@ pub async fn call(
                     .map(convert::to_struct),
             };
             let answer = client
-                .request_move(within(request, found.timing.moves()))
+                .request_move(within(request, found.timing.move_timeout))
                 .await?
                 .into_inner();
             let payload = answer
@@ -187,7 +187,7 @@ pub async fn call(
                 result: Some(read),
             };
             client
-                .notify_game_over(within(request, found.timing.game_over()))
+                .notify_game_over(within(request, found.timing.game_over_timeout))
                 .await?;
             Ok(acknowledged(&found, &player_id, kind, referee.agent_id.clone()))
         }

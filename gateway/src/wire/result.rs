@@ -3,6 +3,7 @@
 //! `winner_player_id`, `drawn_number`, `choices`…), in the spellings real referees use. The manager
 //! checks that status, winner, scores and players at fault agree; this only reads.
 
+use league_domain::points;
 use league_proto::ErrorCode;
 use league_proto::v2::{MatchResult, PlayerScore, ResultStatus};
 use serde_json::{Map, Value};
@@ -63,7 +64,9 @@ pub fn read(
         // winner and the scores say which it was.
         _ => match (&winner, &scores) {
             (Some(_), _) => ResultStatus::Win,
-            (None, Some(points)) if points.iter().all(|s| s.points == 0) => ResultStatus::DoubleForfeit,
+            (None, Some(scores)) if scores.iter().all(|s| s.points == points::LOSS) => {
+                ResultStatus::DoubleForfeit
+            }
             (None, _) => ResultStatus::Draw,
         },
     };
@@ -86,10 +89,12 @@ pub fn read(
     if scores.is_none() {
         // No scores given: the 3/1/0 rule gives them.
         let (a, b) = match (status, winner.as_deref()) {
-            (ResultStatus::Win | ResultStatus::TechnicalLoss, Some(w)) if w == players.a => (3, 0),
-            (ResultStatus::Win | ResultStatus::TechnicalLoss, Some(_)) => (0, 3),
-            (ResultStatus::Draw, _) => (1, 1),
-            _ => (0, 0),
+            (ResultStatus::Win | ResultStatus::TechnicalLoss, Some(w)) if w == players.a => {
+                (points::WIN, points::LOSS)
+            }
+            (ResultStatus::Win | ResultStatus::TechnicalLoss, Some(_)) => (points::LOSS, points::WIN),
+            (ResultStatus::Draw, _) => (points::DRAW, points::DRAW),
+            _ => (points::LOSS, points::LOSS),
         };
         scores = Some(vec![score(players.a, a), score(players.b, b)]);
     }
@@ -163,11 +168,16 @@ fn read_scores(
         let points = points
             .and_then(Value::as_u64)
             .and_then(|p| u32::try_from(p).ok())
-            .filter(|p| *p <= 3)
+            .filter(|p| points::is_valid(*p))
             .ok_or_else(|| {
                 LeagueError::new(
                     ErrorCode::InvalidMessageFormat,
-                    format!("points of {player} must be 0, 1 or 3, got {value}"),
+                    format!(
+                        "points of {player} must be {}, {} or {}, got {value}",
+                        points::LOSS,
+                        points::DRAW,
+                        points::WIN
+                    ),
                 )
             })?;
         if !players.contains(player) {

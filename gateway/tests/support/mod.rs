@@ -17,9 +17,9 @@ use axum::routing::post;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
+use league_domain::Timing;
 use league_gateway::compliance::Mode;
 use league_gateway::{GatewayApp, GatewayConfig};
-use league_manager::config::TimingConfig;
 use league_manager::{ManagerApp, ManagerConfig};
 use league_proto::v2::player_service_client::PlayerServiceClient;
 use league_runtime::Shutdown;
@@ -100,7 +100,7 @@ pub async fn spawn_manager_with(configure: impl FnOnce(&mut ManagerConfig)) -> T
         league_id: LEAGUE_ID.into(),
         game_type: "even_odd".into(),
         auto_start_players: 0,
-        timing: TimingConfig::default(),
+        timing: Timing::default(),
         ..ManagerConfig::default()
     };
     let mut config = config;

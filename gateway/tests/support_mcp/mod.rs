@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
+use league_domain::Timing;
 use league_gateway::{GatewayApp, GatewayConfig};
-use league_manager::config::TimingConfig;
 use league_manager::{ManagerApp, ManagerConfig};
 use league_runtime::Shutdown;
 use league_testkit::TestDatabase;
@@ -65,7 +65,7 @@ impl League {
             league_id: LEAGUE_ID.into(),
             game_type: "even_odd".into(),
             auto_start_players: 0,
-            timing: TimingConfig::default(),
+            timing: Timing::default(),
             ..ManagerConfig::default()
         };
         let manager_app = ManagerApp::build(&config).await.expect("manager builds");

@@ -9,10 +9,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use league_domain::Timing;
 use league_launcher::report::charts::{self, progression_series, strategy_groups};
 use league_launcher::report::data::LeagueData;
 use league_launcher::report::source::{self, Source};
-use league_manager::config::TimingConfig;
 use league_manager::{ManagerApp, ManagerConfig};
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::*;
@@ -154,7 +154,7 @@ async fn play() -> (TestDatabase, Vec<HashMap<String, u32>>) {
         league_id: "report_league".into(),
         game_type: "even_odd".into(),
         auto_start_players: 4,
-        timing: TimingConfig::default(),
+        timing: Timing::default(),
         ..ManagerConfig::default()
     };
     let app = ManagerApp::build(&config).await.expect("manager builds");

@@ -1,9 +1,9 @@
 //! The manager's configuration (defaults < file < `LEAGUE_*` environment; see league_runtime::config).
 
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use anyhow::Context;
+use league_domain::Timing;
 use secrecy::SecretString;
 use serde::Deserialize;
 
@@ -25,7 +25,10 @@ pub struct ManagerConfig {
     pub game_type: String,
     /// `LEAGUE_AUTO_START_PLAYERS`: start the league once this many players registered (0: by command).
     pub auto_start_players: u32,
-    pub timing: TimingConfig,
+    /// The match timings of new leagues (`LEAGUE_JOIN_TIMEOUT`, `LEAGUE_MOVE_TIMEOUT`,
+    /// `LEAGUE_GAME_OVER_TIMEOUT`, `LEAGUE_MAX_ATTEMPTS`, `LEAGUE_RETRY_DELAY`, `LEAGUE_LEASE_DURATION`);
+    /// unset, the league's defaults (league_domain::Timing).
+    pub timing: Timing,
     pub registration: RegistrationConfig,
 }
 
@@ -90,23 +93,6 @@ fn list(text: &str) -> impl Iterator<Item = &str> {
     text.split(',').map(str::trim).filter(|item| !item.is_empty())
 }
 
-/// Defaults for the match timings of new leagues (the specification's values).
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
-#[serde(default)]
-pub struct TimingConfig {
-    #[serde(with = "humantime_serde")]
-    pub join_timeout: Duration,
-    #[serde(with = "humantime_serde")]
-    pub move_timeout: Duration,
-    #[serde(with = "humantime_serde")]
-    pub game_over_timeout: Duration,
-    pub max_attempts: u32,
-    #[serde(with = "humantime_serde")]
-    pub retry_delay: Duration,
-    #[serde(with = "humantime_serde")]
-    pub lease_duration: Duration,
-}
-
 /// Refuses a game no referee can run, naming the ones it can.
 pub fn known_game(game_type: &str) -> anyhow::Result<()> {
     let known = league_referee::games::GAME_TYPES;
@@ -128,21 +114,8 @@ impl Default for ManagerConfig {
             league_id: "league_2025_even_odd".to_owned(),
             game_type: "even_odd".to_owned(),
             auto_start_players: 0,
-            timing: TimingConfig::default(),
+            timing: Timing::default(),
             registration: RegistrationConfig::default(),
-        }
-    }
-}
-
-impl Default for TimingConfig {
-    fn default() -> Self {
-        Self {
-            join_timeout: Duration::from_secs(5),
-            move_timeout: Duration::from_secs(30),
-            game_over_timeout: Duration::from_secs(5),
-            max_attempts: 3,
-            retry_delay: Duration::from_secs(2),
-            lease_duration: Duration::from_secs(60),
         }
     }
 }
@@ -170,36 +143,65 @@ impl ManagerConfig {
             "LEAGUE_AUTO_START_PLAYERS must be 0 (start by command) or at least 2"
         );
         self.registration.validate()?;
-        self.timing.validate()
+        validate_timing(&self.timing)
     }
 }
 
-impl TimingConfig {
-    pub fn validate(&self) -> anyhow::Result<()> {
-        anyhow::ensure!(self.max_attempts >= 1, "LEAGUE_MAX_ATTEMPTS must be at least 1");
-        for (name, value) in [
-            ("LEAGUE_JOIN_TIMEOUT", self.join_timeout),
-            ("LEAGUE_MOVE_TIMEOUT", self.move_timeout),
-            ("LEAGUE_GAME_OVER_TIMEOUT", self.game_over_timeout),
-            ("LEAGUE_LEASE_DURATION", self.lease_duration),
-        ] {
-            anyhow::ensure!(!value.is_zero(), "{name} must be more than zero");
-        }
-        Ok(())
+/// Refuses timings no match could be played by, naming the variable to fix.
+pub fn validate_timing(timing: &Timing) -> anyhow::Result<()> {
+    anyhow::ensure!(timing.max_attempts >= 1, "LEAGUE_MAX_ATTEMPTS must be at least 1");
+    for (name, value) in [
+        ("LEAGUE_JOIN_TIMEOUT", timing.join_timeout),
+        ("LEAGUE_MOVE_TIMEOUT", timing.move_timeout),
+        ("LEAGUE_GAME_OVER_TIMEOUT", timing.game_over_timeout),
+        ("LEAGUE_LEASE_DURATION", timing.lease_duration),
+    ] {
+        anyhow::ensure!(!value.is_zero(), "{name} must be more than zero");
     }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]
     fn defaults_are_the_specifications_timings() {
-        let timing = TimingConfig::default();
+        let timing = ManagerConfig::default().timing;
         assert_eq!(timing.join_timeout, Duration::from_secs(5));
         assert_eq!(timing.move_timeout, Duration::from_secs(30));
         assert_eq!(timing.max_attempts, 3);
         assert_eq!(timing.retry_delay, Duration::from_secs(2));
+        assert_eq!(timing.lease_duration, Duration::from_secs(60));
+    }
+
+    #[test]
+    #[allow(clippy::result_large_err)] // figment's Jail API fixes the error type.
+    fn timings_are_read_from_the_league_variables() {
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("LEAGUE_JOIN_TIMEOUT", "1500ms");
+            jail.set_env("LEAGUE_MOVE_TIMEOUT", "45s");
+            jail.set_env("LEAGUE_GAME_OVER_TIMEOUT", "2s");
+            jail.set_env("LEAGUE_MAX_ATTEMPTS", "5");
+            jail.set_env("LEAGUE_RETRY_DELAY", "0ms");
+            jail.set_env("LEAGUE_LEASE_DURATION", "90s");
+            let timing: Timing =
+                league_runtime::config::load().map_err(|error| figment::Error::from(error.to_string()))?;
+            assert_eq!(
+                timing,
+                Timing {
+                    join_timeout: Duration::from_millis(1500),
+                    move_timeout: Duration::from_secs(45),
+                    game_over_timeout: Duration::from_secs(2),
+                    max_attempts: 5,
+                    retry_delay: Duration::ZERO,
+                    lease_duration: Duration::from_secs(90),
+                }
+            );
+            Ok(())
+        });
     }
 
     #[test]

@@ -1,4 +1,7 @@
-//! Recorded match results and what each one is worth to the two players (3 for a win, 1 each for a draw, 0 for a loss).
+//! Recorded match results and what each one is worth to the two players (league_domain::points: 3 for
+//! a win, 1 each for a draw, 0 for a loss).
+
+use league_domain::points;
 
 /// One of the two seats in a match; player A is the one listed first in the schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -44,9 +47,9 @@ pub(crate) enum Mark {
 impl Mark {
     pub(crate) fn points(self) -> u32 {
         match self {
-            Mark::Win => 3,
-            Mark::Draw => 1,
-            Mark::Loss | Mark::TechnicalLoss => 0,
+            Mark::Win => points::WIN,
+            Mark::Draw => points::DRAW,
+            Mark::Loss | Mark::TechnicalLoss => points::LOSS,
         }
     }
 }

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use league_domain::Timing;
 use league_proto::ErrorCode;
 use league_proto::v2::manager_service_server::ManagerService;
 use league_proto::v2::*;
@@ -14,7 +15,6 @@ use sqlx::pool::PoolConnection;
 use tonic::{Request, Response, Status};
 
 use crate::auth::{AgentKind, Authenticator, Caller};
-use crate::config::TimingConfig;
 use crate::error::{ManagerError, ManagerResult, reject};
 use crate::league::{enrollment, history, queries, queue, registration, report, resume, start, table};
 use crate::wakeups::Wakeups;
@@ -29,7 +29,7 @@ pub struct Manager {
     pool: PgPool,
     auth: Arc<Authenticator>,
     wakeups: Arc<Wakeups>,
-    default_timing: TimingConfig,
+    default_timing: Timing,
     rules: Arc<registration::Rules>,
 }
 
@@ -38,7 +38,7 @@ impl Manager {
         pool: PgPool,
         auth: Arc<Authenticator>,
         wakeups: Arc<Wakeups>,
-        default_timing: TimingConfig,
+        default_timing: Timing,
         rules: registration::Rules,
     ) -> Self {
         Self {
@@ -64,7 +64,7 @@ impl Manager {
     }
 }
 
-fn timing_from(proto: Option<MatchTiming>, defaults: TimingConfig) -> ManagerResult<TimingConfig> {
+fn timing_from(proto: Option<MatchTiming>, defaults: Timing) -> ManagerResult<Timing> {
     let Some(proto) = proto else { return Ok(defaults) };
     let convert = |value: Option<prost_types::Duration>, default: Duration| -> ManagerResult<Duration> {
         match value {
@@ -77,7 +77,7 @@ fn timing_from(proto: Option<MatchTiming>, defaults: TimingConfig) -> ManagerRes
             }),
         }
     };
-    Ok(TimingConfig {
+    Ok(Timing {
         join_timeout: convert(proto.join_timeout, defaults.join_timeout)?,
         move_timeout: convert(proto.move_timeout, defaults.move_timeout)?,
         game_over_timeout: convert(proto.game_over_timeout, defaults.game_over_timeout)?,

@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use league_domain::points;
 use league_proto::ErrorCode;
 use league_proto::v2::{ResultStatus, Role};
 use prost_types::Struct;
@@ -82,12 +83,12 @@ pub enum GameResult {
 }
 
 impl GameResult {
-    /// Points by seat index: 3 and 0 for a win, 1 each for a draw.
+    /// Points by seat index: 3 and 0 for a win, 1 each for a draw (league_domain::points).
     pub fn points(self) -> [u32; 2] {
         match self {
-            GameResult::Win { winner: Seat::A } => [3, 0],
-            GameResult::Win { winner: Seat::B } => [0, 3],
-            GameResult::Draw => [1, 1],
+            GameResult::Win { winner: Seat::A } => [points::WIN, points::LOSS],
+            GameResult::Win { winner: Seat::B } => [points::LOSS, points::WIN],
+            GameResult::Draw => [points::DRAW; 2],
         }
     }
 }

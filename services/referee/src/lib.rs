@@ -10,7 +10,6 @@ pub mod metrics;
 pub mod payload;
 pub mod runner;
 pub mod service;
-pub mod timing;
 pub mod worker;
 
 pub use chance::{Chance, OsChance};
@@ -18,5 +17,4 @@ pub use game::{Game, GameEngine, GameOutcome, GameResult, InvalidMove, Seat};
 pub use match_state::{IllegalTransition, MatchState};
 pub use runner::{GrpcPlayers, MatchProgress, MatchReport, PlayerChannels, Players, run_match};
 pub use service::RefereeApi;
-pub use timing::Timing;
 pub use worker::{RunningMatches, Worker, WorkerConfig};

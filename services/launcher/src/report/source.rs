@@ -9,8 +9,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context;
+use league_domain::Timing;
 use league_manager::auth::Authenticator;
-use league_manager::config::{RegistrationConfig, TimingConfig};
+use league_manager::config::RegistrationConfig;
 use league_manager::league::registration::Rules;
 use league_manager::service::Manager;
 use league_manager::wakeups::Wakeups;
@@ -117,13 +118,7 @@ pub async fn connect(source: Source, cluster_dir: &Path) -> anyhow::Result<Conne
     let (listener, addr) = grpc::bind(([127, 0, 0, 1], 0).into()).await?;
     // Read-only use: nobody registers here, so the registration rules are the defaults.
     let rules = Rules::new(&RegistrationConfig::default(), addr, None);
-    let service = Manager::new(
-        pool,
-        auth,
-        Arc::new(Wakeups::default()),
-        TimingConfig::default(),
-        rules,
-    );
+    let service = Manager::new(pool, auth, Arc::new(Wakeups::default()), Timing::default(), rules);
     let shutdown = Shutdown::new();
     let routes = tonic::service::Routes::new(ManagerServiceServer::new(service));
     let signal = shutdown.signal();

@@ -4,6 +4,7 @@
 //! a repeated report checks again, so a manager that died between the two steps is made good by the
 //! referee's retry.
 
+use league_domain::points::{DRAW, LOSS, WIN};
 use league_proto::ErrorCode;
 use league_proto::v2::{MatchResult, ReportMatchResultRequest, ResultStatus};
 use prost::Message;
@@ -239,20 +240,20 @@ fn verify<'a>(result: &'a MatchResult, match_id: &str, a: &str, b: &str) -> Mana
         ResultStatus::Win => {
             winner.is_some_and(|w| w == a || w == b)
                 && at_fault.is_empty()
-                && winner.map(points) == Some(Some(3))
-                && winner.map(|w| points(other(w))) == Some(Some(0))
+                && winner.map(points) == Some(Some(WIN))
+                && winner.map(|w| points(other(w))) == Some(Some(LOSS))
         }
-        ResultStatus::Draw => winner.is_none() && at_fault.is_empty() && points_a == 1 && points_b == 1,
+        ResultStatus::Draw => winner.is_none() && at_fault.is_empty() && points_a == DRAW && points_b == DRAW,
         ResultStatus::TechnicalLoss => {
             winner.is_some_and(|w| w == a || w == b)
                 && winner.map(|w| vec![other(w)]) == Some(at_fault.clone())
-                && winner.map(points) == Some(Some(3))
-                && winner.map(|w| points(other(w))) == Some(Some(0))
+                && winner.map(points) == Some(Some(WIN))
+                && winner.map(|w| points(other(w))) == Some(Some(LOSS))
         }
         ResultStatus::DoubleForfeit => {
             winner.is_none()
-                && points_a == 0
-                && points_b == 0
+                && points_a == LOSS
+                && points_b == LOSS
                 && at_fault.len() == 2
                 && at_fault.contains(&a)
                 && at_fault.contains(&b)

@@ -2,10 +2,10 @@
 //! (in registration order), persisted whole, and round 1 is released to the referees.
 
 use crate::schedule::round_robin_cycles;
+use league_domain::Timing;
 use league_proto::ErrorCode;
 use sqlx::{PgConnection, PgPool};
 
-use crate::config::TimingConfig;
 use crate::error::{ManagerResult, reject};
 use crate::league::events;
 use crate::wakeups::Wakeups;
@@ -15,7 +15,7 @@ use crate::wakeups::Wakeups;
 pub struct NewLeague {
     pub league_id: String,
     pub game_type: String,
-    pub timing: TimingConfig,
+    pub timing: Timing,
     /// 0: started by command; otherwise at least 2.
     pub auto_start_players: u32,
     /// Times the round robin is played (at least 1).
@@ -69,9 +69,7 @@ async fn insert(pool: &PgPool, league: &NewLeague) -> ManagerResult<bool> {
             "a league needs at least 2 players",
         ));
     }
-    league
-        .timing
-        .validate()
+    crate::config::validate_timing(&league.timing)
         .map_err(|error| reject(ErrorCode::InvalidMessageFormat, error.to_string()))?;
     let millis = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
     let inserted = sqlx::query(

@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use league_manager::config::TimingConfig;
+use league_domain::Timing;
 use league_manager::{ManagerApp, ManagerConfig};
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::*;
@@ -40,9 +40,9 @@ pub async fn spawn_manager(auto_start: u32) -> TestManager {
         league_id: "test_league".into(),
         game_type: "even_odd".into(),
         auto_start_players: auto_start,
-        timing: TimingConfig {
+        timing: Timing {
             lease_duration: Duration::from_secs(30),
-            ..TimingConfig::default()
+            ..Timing::default()
         },
         ..ManagerConfig::default()
     };

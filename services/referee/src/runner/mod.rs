@@ -33,6 +33,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use futures::future::{join, join_all};
+use league_domain::{MessageType, Timing, move_messages, points};
 use league_proto::ErrorCode;
 use league_proto::v2::{
     Direction, InviteToMatchRequest, MatchAssignment, MatchContext, MatchResult, MatchTranscript,
@@ -52,12 +53,11 @@ use crate::games::new_game;
 use crate::match_state::MatchState;
 use crate::metrics;
 use crate::payload::{boolean, nested, number, object, string};
-use crate::timing::Timing;
 use miss::{Miss, failure_reason};
 pub use outage::Interrupted;
 pub use players::{GrpcPlayers, PlayerChannels, Players};
 pub use spans::match_span;
-pub use transcript::{MatchProgress, message_type};
+pub use transcript::MatchProgress;
 
 /// A phase of the match (see [`spans`]), failing when a player misses an exchange in it.
 macro_rules! phase_span {
@@ -210,12 +210,14 @@ struct Runner<'a, P> {
     players: &'a P,
     progress: &'a MatchProgress,
     timing: Timing,
+    /// How long the match waits out an outage of the league's services (see [`outage`]).
+    patience: Duration,
     context: MatchContext,
     /// By seat index.
     ids: [String; 2],
     standings: [PlayerRecord; 2],
     /// The move call and response names (CHOOSE_PARITY_* for even_odd).
-    move_messages: (&'static str, &'static str),
+    move_messages: (MessageType, MessageType),
 }
 
 impl<'a, P: Players> Runner<'a, P> {
@@ -233,7 +235,8 @@ impl<'a, P: Players> Runner<'a, P> {
             players,
             progress,
             timing: Timing::from_proto(assignment.timing.as_ref()),
-            move_messages: message_type::move_messages(&scheduled.game_type),
+            patience: outage::patience(Timing::given_lease(assignment.timing.as_ref())),
+            move_messages: move_messages(&scheduled.game_type),
             context: MatchContext {
                 league_id: scheduled.league_id,
                 round_id: scheduled.round_id,
@@ -373,11 +376,17 @@ impl<'a, P: Players> Runner<'a, P> {
                 ("role_in_match", string(role.as_str_name())),
                 ("opponent_id", string(opponent.as_str())),
             ]);
-            self.sent(seat, message_type::GAME_INVITATION, attempt, Some(payload), None);
+            self.sent(
+                seat,
+                MessageType::GameInvitation.as_str(),
+                attempt,
+                Some(payload),
+                None,
+            );
             let answer = self
                 .reach(
                     seat,
-                    message_type::GAME_JOIN_ACK,
+                    MessageType::GameJoinAck.as_str(),
                     attempt,
                     timing.join_timeout,
                     || self.players.invite(seat, request()),
@@ -389,7 +398,13 @@ impl<'a, P: Players> Runner<'a, P> {
                         ("accept", boolean(ack.accept)),
                         ("reason", string(ack.reason.as_str())),
                     ]);
-                    self.received(seat, message_type::GAME_JOIN_ACK, attempt, Some(payload), None);
+                    self.received(
+                        seat,
+                        MessageType::GameJoinAck.as_str(),
+                        attempt,
+                        Some(payload),
+                        None,
+                    );
                     if ack.accept {
                         return Ok(());
                     }
@@ -419,7 +434,7 @@ impl<'a, P: Players> Runner<'a, P> {
     /// Asks the player in `seat` for its move of `step` until the game takes one or attempts run out.
     async fn collect_move(&self, game: &Mutex<Box<dyn Game>>, seat: Seat, step: u32) -> Result<(), Stop> {
         let timing = self.timing;
-        let (call, response) = self.move_messages;
+        let (call, response) = (self.move_messages.0.as_str(), self.move_messages.1.as_str());
         let mut misses = Vec::new();
         for attempt in 1..=timing.max_attempts {
             if attempt > 1 {
@@ -481,7 +496,7 @@ impl<'a, P: Players> Runner<'a, P> {
     where
         F: Future<Output = Result<T, Status>>,
     {
-        let patience = outage::patience(&self.timing);
+        let patience = self.patience;
         let since = tokio::time::Instant::now();
         let mut pauses = outage::pauses();
         loop {
@@ -589,14 +604,14 @@ impl<'a, P: Players> Runner<'a, P> {
         ]);
         self.sent(
             seat,
-            message_type::GAME_ERROR,
+            MessageType::GameError.as_str(),
             attempt,
             Some(payload),
             Some(miss.code),
         );
         self.deliver(
             seat,
-            message_type::GAME_ERROR,
+            MessageType::GameError.as_str(),
             attempt,
             self.players.game_error(seat, request),
         )
@@ -620,10 +635,16 @@ impl<'a, P: Players> Runner<'a, P> {
                 context: Some(self.context.clone()),
                 result: Some(result.clone()),
             };
-            self.sent(seat, message_type::GAME_OVER, 1, Some(payload.clone()), None);
+            self.sent(
+                seat,
+                MessageType::GameOver.as_str(),
+                1,
+                Some(payload.clone()),
+                None,
+            );
             self.deliver(
                 seat,
-                message_type::GAME_OVER,
+                MessageType::GameOver.as_str(),
                 1,
                 self.players.game_over(seat, request),
             )
@@ -709,12 +730,12 @@ impl<'a, P: Players> Runner<'a, P> {
         metrics::player_at_fault(failure.cause);
         self.transition(MatchState::Aborted, failure.reason.clone());
         let winner = failure.seat.other();
-        let mut points = [0; 2];
-        points[winner.index()] = 3;
+        let mut scores = [points::LOSS; 2];
+        scores[winner.index()] = points::WIN;
         self.result(
             ResultStatus::TechnicalLoss,
             Some(winner),
-            points,
+            scores,
             failure.reason,
             vec![self.id(failure.seat).to_owned()],
             None,
@@ -733,7 +754,7 @@ impl<'a, P: Players> Runner<'a, P> {
         self.result(
             ResultStatus::DoubleForfeit,
             None,
-            [0, 0],
+            [points::LOSS; 2],
             reason,
             self.ids.to_vec(),
             None,

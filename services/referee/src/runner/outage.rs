@@ -15,8 +15,6 @@ use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBuilder};
 
-use crate::timing::Timing;
-
 /// The shortest time a match waits for the league's services to come back.
 pub const MIN_PATIENCE: Duration = Duration::from_secs(5);
 /// The patience when the match's lease duration is not known.
@@ -29,12 +27,10 @@ pub struct Interrupted {
     pub reason: String,
 }
 
-/// How long a match waits for the league's services before it is interrupted.
-pub(crate) fn patience(timing: &Timing) -> Duration {
-    timing
-        .lease_duration
-        .unwrap_or(DEFAULT_PATIENCE)
-        .max(MIN_PATIENCE)
+/// How long a match waits for the league's services before it is interrupted, given the lease length
+/// its assignment carries (`None` when it carries none).
+pub(crate) fn patience(lease_duration: Option<Duration>) -> Duration {
+    lease_duration.unwrap_or(DEFAULT_PATIENCE).max(MIN_PATIENCE)
 }
 
 /// The pauses between two calls made during an outage; never runs out (the patience bounds the wait).
@@ -53,13 +49,10 @@ mod tests {
 
     #[test]
     fn patience_is_the_lease_but_never_shorter_than_the_minimum() {
-        let timing = |lease: Option<u64>| Timing {
-            lease_duration: lease.map(Duration::from_secs),
-            ..Timing::default()
-        };
-        assert_eq!(patience(&timing(Some(60))), Duration::from_secs(60));
-        assert_eq!(patience(&timing(Some(1))), MIN_PATIENCE);
-        assert_eq!(patience(&timing(None)), DEFAULT_PATIENCE);
+        let lease = |seconds: Option<u64>| seconds.map(Duration::from_secs);
+        assert_eq!(patience(lease(Some(60))), Duration::from_secs(60));
+        assert_eq!(patience(lease(Some(1))), MIN_PATIENCE);
+        assert_eq!(patience(lease(None)), DEFAULT_PATIENCE);
     }
 
     #[test]

@@ -23,28 +23,6 @@ use league_proto::v2::{
 
 use crate::match_state::MatchState;
 
-/// The league.v2 names of the messages a referee exchanges with players.
-pub mod message_type {
-    pub const GAME_INVITATION: &str = "GAME_INVITATION";
-    pub const GAME_JOIN_ACK: &str = "GAME_JOIN_ACK";
-    pub const CHOOSE_PARITY_CALL: &str = "CHOOSE_PARITY_CALL";
-    pub const CHOOSE_PARITY_RESPONSE: &str = "CHOOSE_PARITY_RESPONSE";
-    pub const GAME_MOVE_CALL: &str = "GAME_MOVE_CALL";
-    pub const GAME_MOVE_RESPONSE: &str = "GAME_MOVE_RESPONSE";
-    pub const GAME_ERROR: &str = "GAME_ERROR";
-    pub const GAME_OVER: &str = "GAME_OVER";
-
-    /// The call and response names of a move in `game_type`: even_odd keeps the specification's
-    /// parity-specific names, every other game the generic ones.
-    pub fn move_messages(game_type: &str) -> (&'static str, &'static str) {
-        if game_type == "even_odd" {
-            (CHOOSE_PARITY_CALL, CHOOSE_PARITY_RESPONSE)
-        } else {
-            (GAME_MOVE_CALL, GAME_MOVE_RESPONSE)
-        }
-    }
-}
-
 /// A match's state and transcript so far. Cheap to clone; clones share the same match.
 #[derive(Debug, Clone, Default)]
 pub struct MatchProgress {
@@ -147,6 +125,8 @@ pub(crate) fn message(
 
 #[cfg(test)]
 mod tests {
+    use league_domain::MessageType;
+
     use super::*;
 
     #[test]
@@ -157,7 +137,7 @@ mod tests {
         progress.message(message(
             Direction::ToPlayer,
             "P01",
-            message_type::CHOOSE_PARITY_CALL,
+            MessageType::ChooseParityCall.as_str(),
             1,
             None,
             None,
@@ -187,17 +167,5 @@ mod tests {
         );
         assert_eq!(transcript.entries.len(), 4);
         assert!(transcript.entries.iter().all(|entry| entry.at.is_some()));
-    }
-
-    #[test]
-    fn move_messages_keep_the_parity_names_for_even_odd() {
-        assert_eq!(
-            message_type::move_messages("even_odd"),
-            ("CHOOSE_PARITY_CALL", "CHOOSE_PARITY_RESPONSE")
-        );
-        assert_eq!(
-            message_type::move_messages("tic_tac_toe"),
-            ("GAME_MOVE_CALL", "GAME_MOVE_RESPONSE")
-        );
     }
 }

@@ -20,6 +20,7 @@ mod report;
 
 use std::time::{Duration, SystemTime};
 
+use league_domain::Timing;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{
     ClaimMatchesRequest, LeaseRef, MatchAssignment, RenewLeasesRequest, ReportMatchResultRequest,
@@ -36,7 +37,6 @@ pub use registry::RunningMatches;
 
 use crate::chance::OsChance;
 use crate::runner::{GrpcPlayers, MatchProgress, PlayerChannels, match_span, run_match_with_progress};
-use crate::timing::Timing;
 
 /// How a worker claims, reports and renews. Deserializable (durations in humantime, e.g. `"1s"`); every
 /// field has a default.
@@ -61,7 +61,7 @@ pub struct WorkerConfig {
     #[serde(with = "humantime_serde")]
     pub report_max_backoff: Duration,
     /// The lease length assumed when an assignment gives neither `timing.lease_duration` nor a usable
-    /// `lease_expires_at`.
+    /// `lease_expires_at`; by default the league's (league_domain::Timing).
     #[serde(with = "humantime_serde")]
     pub default_lease_duration: Duration,
     /// After shutdown begins, how long running matches may take to finish before they are released.
@@ -78,7 +78,7 @@ impl Default for WorkerConfig {
             call_timeout: Duration::from_secs(10),
             report_backoff: Duration::from_millis(500),
             report_max_backoff: Duration::from_secs(5),
-            default_lease_duration: Duration::from_secs(30),
+            default_lease_duration: Timing::default().lease_duration,
             shutdown_grace: Duration::from_secs(25),
         }
     }
@@ -320,8 +320,7 @@ impl Worker {
 
     /// The assignment's lease length: from its timing, else from its expiry, else the configured default.
     fn lease_duration(&self, assignment: &MatchAssignment) -> Duration {
-        Timing::from_proto(assignment.timing.as_ref())
-            .lease_duration
+        Timing::given_lease(assignment.timing.as_ref())
             .or_else(|| {
                 let expires = SystemTime::try_from(assignment.lease_expires_at?).ok()?;
                 expires

@@ -1,0 +1,122 @@
+//! The league.v2 message types, each named once: its name on the wire is derived from the variant
+//! (`GameJoinAck` is `GAME_JOIN_ACK`), and so is the list of all of them. How agents spell calls
+//! (method names, aliases) is the gateway's dialect knowledge, not this.
+
+use strum::{EnumIter, EnumString, IntoEnumIterator, IntoStaticStr};
+
+/// The one game whose move keeps the specification's parity-specific message names.
+const PARITY_GAME: &str = "even_odd";
+
+/// A league.v2 message type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, EnumIter, EnumString, IntoStaticStr)]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE", ascii_case_insensitive)]
+pub enum MessageType {
+    RefereeRegisterRequest,
+    LeagueRegisterRequest,
+    RoundAnnouncement,
+    GameInvitation,
+    GameJoinAck,
+    ChooseParityCall,
+    ChooseParityResponse,
+    GameOver,
+    MatchResultReport,
+    LeagueStandingsUpdate,
+    RoundCompleted,
+    LeagueCompleted,
+    GameError,
+    LeagueQuery,
+    GameMoveCall,
+    GameMoveResponse,
+    /// Manager → external referee: run this match (not in the specification's table; peer-a's manager
+    /// sends it, and it is how the gateway hands matches to external referees).
+    StartMatch,
+}
+
+impl MessageType {
+    /// The league.v2 name (`GAME_INVITATION`).
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// A message type from its league.v2 name, in any case.
+    pub fn parse(name: &str) -> Option<MessageType> {
+        name.parse().ok()
+    }
+
+    /// Every message type, in the order above.
+    pub fn all() -> impl Iterator<Item = MessageType> {
+        MessageType::iter()
+    }
+}
+
+/// The call and response of a move in `game_type`: even_odd keeps the specification's parity-specific
+/// names (CHOOSE_PARITY_CALL / CHOOSE_PARITY_RESPONSE), every other game the generic ones.
+pub fn move_messages(game_type: &str) -> (MessageType, MessageType) {
+    if game_type == PARITY_GAME {
+        (MessageType::ChooseParityCall, MessageType::ChooseParityResponse)
+    } else {
+        (MessageType::GameMoveCall, MessageType::GameMoveResponse)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_league_v2_names() {
+        let names: Vec<&str> = MessageType::all().map(MessageType::as_str).collect();
+        assert_eq!(
+            names,
+            [
+                "REFEREE_REGISTER_REQUEST",
+                "LEAGUE_REGISTER_REQUEST",
+                "ROUND_ANNOUNCEMENT",
+                "GAME_INVITATION",
+                "GAME_JOIN_ACK",
+                "CHOOSE_PARITY_CALL",
+                "CHOOSE_PARITY_RESPONSE",
+                "GAME_OVER",
+                "MATCH_RESULT_REPORT",
+                "LEAGUE_STANDINGS_UPDATE",
+                "ROUND_COMPLETED",
+                "LEAGUE_COMPLETED",
+                "GAME_ERROR",
+                "LEAGUE_QUERY",
+                "GAME_MOVE_CALL",
+                "GAME_MOVE_RESPONSE",
+                "START_MATCH",
+            ]
+        );
+    }
+
+    #[test]
+    fn every_name_parses_back_in_any_case() {
+        for kind in MessageType::all() {
+            assert_eq!(MessageType::parse(kind.as_str()), Some(kind));
+            assert_eq!(
+                MessageType::parse(&kind.as_str().to_ascii_lowercase()),
+                Some(kind)
+            );
+        }
+        assert_eq!(
+            MessageType::parse("game_join_ack"),
+            Some(MessageType::GameJoinAck)
+        );
+        assert_eq!(MessageType::parse("PARITY_CHOOSE"), None);
+        assert_eq!(MessageType::parse(""), None);
+    }
+
+    #[test]
+    fn move_messages_keep_the_parity_names_for_even_odd() {
+        assert_eq!(
+            move_messages("even_odd"),
+            (MessageType::ChooseParityCall, MessageType::ChooseParityResponse)
+        );
+        assert_eq!(
+            move_messages("tic_tac_toe"),
+            (MessageType::GameMoveCall, MessageType::GameMoveResponse)
+        );
+        assert_eq!(move_messages("").0, MessageType::GameMoveCall);
+    }
+}
