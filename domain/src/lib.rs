@@ -1,13 +1,16 @@
 //! What every part of the league must agree on, written once: a match's timings and their defaults,
-//! the league.v2 message types, and the points a result is worth.
+//! the league.v2 message types, the points a result is worth, and a match assignment as a referee may
+//! rely on it.
 //!
 //! `league-proto` is the wire; this crate is the league's knowledge about it. The services keep their
 //! own logic (how a referee runs a match, how the manager ranks a table, how the gateway speaks to
 //! agents) and take these facts from here (docs/adr/0021-domain-crate.md).
 
+pub mod assignment;
 pub mod message_type;
 pub mod points;
 pub mod timing;
 
+pub use assignment::{Assignment, IncompleteAssignment, Lease};
 pub use message_type::{MessageType, move_messages};
 pub use timing::Timing;

@@ -16,14 +16,14 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
 use crate::bridge::overhead::MeasuredBridge;
-use crate::bridge::{PlayerBridge, Replies, Timeouts, client::AgentClient};
+use crate::bridge::{FallbackTimeouts, PlayerBridge, Replies, client::AgentClient};
 use crate::compliance::{FLUSH_INTERVAL, WarningBuffer};
 use crate::config::GatewayConfig;
 use crate::connections::{self, ConnectionLimits};
 use crate::http::{self, HttpState};
 use crate::inbound::Inbound;
-use crate::league::League;
 use crate::limits::{Rates, RequestLimits};
+use crate::manager_link::ManagerLink;
 use crate::mcp::McpService;
 use crate::referee::Referees;
 
@@ -74,7 +74,7 @@ impl GatewayApp {
             .operator_token
             .clone()
             .ok_or_else(|| anyhow::anyhow!("LEAGUE_OPERATOR_TOKEN is required"))?;
-        let league = League::new(grpc::channel(&config.manager_url)?, operator);
+        let manager_link = ManagerLink::new(grpc::channel(&config.manager_url)?, operator);
         let replies = Arc::new(Replies::default());
         let warnings = Arc::new(WarningBuffer::default());
         let public_url = config
@@ -86,20 +86,26 @@ impl GatewayApp {
             .clone()
             .unwrap_or_else(|| grpc::local_url(self.grpc_addr));
         let bridge = PlayerBridge {
-            league: league.clone(),
+            manager_link: manager_link.clone(),
             client: AgentClient::new(),
             replies: replies.clone(),
             warnings: warnings.clone(),
             mode: config.compliance,
             public_url: public_url.clone(),
-            timeouts: Timeouts {
-                game_over: std::time::Duration::from_secs(5).min(config.agent_call_timeout),
+            timeouts: FallbackTimeouts {
+                game_over: league_domain::Timing::default()
+                    .game_over_timeout
+                    .min(config.agent_call_timeout),
                 other: config.agent_call_timeout,
             },
         };
-        let referees = Arc::new(Referees::new(league.clone(), bridge.clone(), public_url.clone()));
+        let referees = Arc::new(Referees::new(
+            manager_link.clone(),
+            bridge.clone(),
+            public_url.clone(),
+        ));
         let inbound = Inbound {
-            league: league.clone(),
+            manager_link: manager_link.clone(),
             config: config.clone(),
             warnings: warnings.clone(),
             replies: replies.clone(),
@@ -107,9 +113,9 @@ impl GatewayApp {
             bridge_url,
             public_url: public_url.clone(),
         };
-        tokio::spawn(replies.clone().watch(league.clone(), shutdown.clone()));
+        tokio::spawn(replies.clone().watch(manager_link.clone(), shutdown.clone()));
         tokio::spawn(referees.run_claimers(shutdown.clone()));
-        let flusher = tokio::spawn(flush_warnings(warnings, league.clone(), shutdown.clone()));
+        let flusher = tokio::spawn(flush_warnings(warnings, manager_link.clone(), shutdown.clone()));
         let routes = tonic::service::Routes::new(PlayerServiceServer::new(MeasuredBridge(bridge)));
         let routes = grpc::with_health_and_reflection::<PlayerServiceServer<MeasuredBridge>>(routes).await?;
         let grpc_server = tokio::spawn(grpc::serve(self.grpc_listener, routes, shutdown.clone()));
@@ -138,7 +144,7 @@ impl GatewayApp {
         };
         let router = http::router(state)
             .layer(axum::middleware::from_fn(crate::referee::source::remember))
-            .merge(crate::live::router(league.clone(), shutdown.clone()));
+            .merge(crate::live::router(manager_link.clone(), shutdown.clone()));
         connections::serve(self.http_listener, router, limits, shutdown.clone()).await?;
         grpc_server.await??;
         flusher.await.ok();
@@ -164,7 +170,7 @@ async fn manager_serving(mut health: HealthClient<GrpcChannel>) -> bool {
 
 /// Writes buffered compliance warnings to the manager every [`FLUSH_INTERVAL`], and once more at
 /// shutdown; a failed write keeps them for the next try.
-async fn flush_warnings(warnings: Arc<WarningBuffer>, league: League, shutdown: ShutdownSignal) {
+async fn flush_warnings(warnings: Arc<WarningBuffer>, manager_link: ManagerLink, shutdown: ShutdownSignal) {
     loop {
         let stopping = tokio::select! {
             () = tokio::time::sleep(FLUSH_INTERVAL) => false,
@@ -172,10 +178,15 @@ async fn flush_warnings(warnings: Arc<WarningBuffer>, league: League, shutdown: 
         };
         let pending = warnings.take();
         if !pending.is_empty() {
-            let request = league.as_operator(RecordComplianceWarningsRequest {
+            let request = manager_link.as_operator(RecordComplianceWarningsRequest {
                 warnings: pending.clone(),
             });
-            if let Err(status) = league.agents.clone().record_compliance_warnings(request).await {
+            if let Err(status) = manager_link
+                .agents
+                .clone()
+                .record_compliance_warnings(request)
+                .await
+            {
                 tracing::warn!(%status, "cannot record compliance warnings yet");
                 warnings.restore(pending);
             }

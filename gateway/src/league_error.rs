@@ -82,6 +82,14 @@ impl std::fmt::Display for LeagueError {
 
 impl std::error::Error for LeagueError {}
 
+/// The same error on its way back over gRPC: its code travels in the status's metadata, as every
+/// service sends it.
+impl From<LeagueError> for tonic::Status {
+    fn from(error: LeagueError) -> tonic::Status {
+        error_code::status(error.code, error.description)
+    }
+}
+
 impl From<tonic::Status> for LeagueError {
     fn from(status: tonic::Status) -> Self {
         Self::from_status(&status)

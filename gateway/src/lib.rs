@@ -11,15 +11,15 @@ pub mod dialect;
 pub mod http;
 pub mod inbound;
 pub mod jsonrpc;
-pub mod league;
 pub mod league_error;
 pub mod limits;
 pub mod live;
+pub mod manager_link;
 pub mod mcp;
 pub mod metrics;
 pub mod referee;
 pub mod shared_json;
-pub mod standings;
+pub mod standings_cache;
 pub mod wire;
 
 pub use app::GatewayApp;

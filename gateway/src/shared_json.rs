@@ -1,6 +1,6 @@
 //! JSON that many messages carry unchanged, serialized once and written into each message's bytes as it
 //! is, instead of being deep-copied into each message's `Value` and serialized again: a league's
-//! standings answered to every query until the cache refreshes them (crate::standings), and the
+//! standings answered to every query until the cache refreshes them (crate::standings_cache), and the
 //! standings and round schedule the league sends every external player after each round. At thousands
 //! of queries per second, or fifty players per round, that copy (hundreds of small allocations), its
 //! serialization and its drop were most of the work.

@@ -632,7 +632,7 @@ pub fn rounds_run_in_order(facts: &Facts) {
     }
 }
 
-/// The lifecycle notifications a league of `rounds` rounds sends, in order.
+/// The league events a league of `rounds` rounds sends, in order.
 fn expected_lifecycle(rounds: i32) -> Vec<(&'static str, i32)> {
     let mut expected = Vec::new();
     for r in 1..=rounds {

@@ -3,7 +3,7 @@
 //!
 //! The end of a league is awaited, never guessed: [`finish`] waits for every bot to have taken
 //! LEAGUE_COMPLETED (the player host says so), then stops every service gracefully, which also waits for
-//! the manager's outbox dispatcher to record its last deliveries. The database checks run after that on
+//! the manager's event delivery to record its last deliveries. The database checks run after that on
 //! the test's own pool (the manager closes its pool when it stops).
 
 use std::net::SocketAddr;
@@ -356,7 +356,7 @@ impl RunningLeague {
 }
 
 /// Waits for the end of the league — every bot has taken LEAGUE_COMPLETED — reads the final standings,
-/// then stops every service (so every delivery the dispatcher made is recorded before the checks).
+/// then stops every service (so every delivery made is recorded before the checks).
 pub async fn finish(league: &mut RunningLeague) -> Finished {
     if tokio::time::timeout(LEAGUE_DEADLINE, league.host.league_completed_for_all())
         .await

@@ -445,7 +445,7 @@ pub async fn standings(manager_url: &str, league_id: &str) -> GetStandingsRespon
 
 /// Every invariant the database and `GetStandings` can show: exactly one result per match, every pair
 /// once, standings equal to the recomputation (GetStandings, LEAGUE_COMPLETED and every round's
-/// update), rounds in order, each lifecycle notification recorded once and delivered once per player,
+/// update), rounds in order, each league event recorded once and delivered once per player,
 /// choices before the draw. Returns the facts for the test's own checks.
 pub async fn check_invariants(pool: &PgPool, spec: &Spec, standings: &GetStandingsResponse) -> Facts {
     let facts = Facts::load(pool, &spec.league_id).await;

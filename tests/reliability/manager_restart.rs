@@ -1,19 +1,19 @@
 //! kill -9 the manager mid-league — at the worst moment for the outbox: notifications delivered to the
 //! player host but not yet recorded as delivered — and start it again on the same address and database.
-//! The league resumes and completes; the restarted manager's dispatcher delivers what was left; no
-//! lifecycle notification is lost, and the only ones a player host receives twice are those the crash
+//! The league resumes and completes; the restarted manager's event delivery delivers what was left; no
+//! league event is lost, and the only ones a player host receives twice are those the crash
 //! left unrecorded, which it recognises by their event id and takes once.
 //!
-//! How the moment is made, without timing: the test holds the outbox dispatcher's advisory lock from the
+//! How the moment is made, without timing: the test holds the event delivery's advisory lock from the
 //! start, so notifications pile up undelivered. Mid-league it locks the pending delivery rows, then lets
-//! go of the advisory lock: the manager's dispatcher takes it, delivers every pending notification, and
+//! go of the advisory lock: the manager's event delivery takes it, delivers every pending notification, and
 //! blocks on the rows when it tries to record them (seen in `pg_blocking_pids`). Then the manager is
 //! killed, and the row locks dropped.
 
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use league_manager::dispatcher::DISPATCHER_LOCK;
+use league_manager::event_delivery::EVENT_DELIVERY_LOCK;
 use secrecy::ExposeSecret;
 use sqlx::{Connection, PgConnection};
 
@@ -31,7 +31,7 @@ async fn a_manager_killed_mid_delivery_and_restarted_resumes_the_league_losing_n
         "random,adaptive,alternating,always_even,always_odd",
         Timing::short_lease(),
     );
-    // Before any manager runs: no dispatcher delivers while the test holds this.
+    // Before any manager runs: no event delivery runs while the test holds this.
     let mut outbox = PgConnection::connect(db.url.expose_secret())
         .await
         .expect("the test's outbox connection");
@@ -40,10 +40,10 @@ async fn a_manager_killed_mid_delivery_and_restarted_resumes_the_league_losing_n
         .await
         .expect("a backend pid");
     sqlx::query("select pg_advisory_lock($1)")
-        .bind(DISPATCHER_LOCK)
+        .bind(EVENT_DELIVERY_LOCK)
         .execute(&mut outbox)
         .await
-        .expect("the dispatcher lock");
+        .expect("the event-delivery lock");
 
     let mut first = start_manager(&logs, "manager-1", &db.url, &spec, "127.0.0.1:0").await;
     let mut referees = Vec::new();
@@ -75,13 +75,13 @@ async fn a_manager_killed_mid_delivery_and_restarted_resumes_the_league_losing_n
     let held: BTreeSet<(String, i64)> = held.into_iter().collect();
     assert!(!held.is_empty(), "notifications wait in the outbox");
     sqlx::query("select pg_advisory_unlock($1)")
-        .bind(DISPATCHER_LOCK)
+        .bind(EVENT_DELIVERY_LOCK)
         .execute(&mut *tx)
         .await
-        .expect("the dispatcher lock let go");
-    // The dispatcher delivered and now waits to record the deliveries.
+        .expect("the event-delivery lock let go");
+    // Event delivery has delivered and now waits to record the deliveries.
     observe(
-        "the manager's dispatcher blocks on recording the deliveries",
+        "the manager's event delivery blocks on recording the deliveries",
         OBSERVE_DEADLINE,
         async || {
             let (blocked,): (i64,) = sqlx::query_as(

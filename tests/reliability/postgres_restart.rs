@@ -1,12 +1,12 @@
 //! Postgres restarted mid-league, on a private cluster of the test's own (never the shared server): every
 //! connection the manager holds is cut. The manager's pool reconnects, its LISTEN connection comes back,
-//! its outbox dispatcher takes its lock again, referees retry what failed, and the league completes with
+//! its event delivery takes its lock again, referees retry what failed, and the league completes with
 //! every invariant intact.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use league_manager::dispatcher::DISPATCHER_LOCK;
+use league_manager::event_delivery::EVENT_DELIVERY_LOCK;
 use league_manager::postgres;
 
 use crate::harness::*;
@@ -92,7 +92,7 @@ async fn the_league_survives_a_postgres_restart() {
             .await
             .expect("the test's pool reconnects too");
 
-    // The manager's LISTEN connection and its dispatcher's lock come back with it.
+    // The manager's LISTEN connection and its event-delivery lock come back with it.
     observe("the manager LISTENs again", OBSERVE_DEADLINE, async || {
         let (listening,): (i64,) = sqlx::query_as(
             "select count(*) from pg_stat_activity where datname = current_database() and query ilike 'listen%'",
@@ -104,14 +104,14 @@ async fn the_league_survives_a_postgres_restart() {
     })
     .await;
     observe(
-        "the outbox dispatcher holds its lock again",
+        "the event delivery holds its lock again",
         OBSERVE_DEADLINE,
         async || {
             let (locked,): (i64,) = sqlx::query_as(
                 "select count(*) from pg_locks where locktype = 'advisory' and granted
                and ((classid::bigint << 32) | objid::bigint) = $1",
             )
-            .bind(DISPATCHER_LOCK)
+            .bind(EVENT_DELIVERY_LOCK)
             .fetch_one(&db.pool)
             .await
             .ok()?;
@@ -134,7 +134,7 @@ async fn the_league_survives_a_postgres_restart() {
     );
     println!(
         "postgres_restart: Postgres down for {:.0} ms after {finished_before} of {} matches; {after_restart} \
-         recorded after the restart; LISTEN and the dispatcher lock came back; claims per match {:?}; \
+         recorded after the restart; LISTEN and the event-delivery lock came back; claims per match {:?}; \
          {:.1} s",
         downtime.as_secs_f64() * 1000.0,
         facts.matches.len(),

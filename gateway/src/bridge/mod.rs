@@ -7,5 +7,5 @@ pub mod overhead;
 pub mod player;
 pub mod replies;
 
-pub use player::{PlayerBridge, Timeouts};
+pub use player::{FallbackTimeouts, PlayerBridge};
 pub use replies::Replies;

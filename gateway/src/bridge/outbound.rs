@@ -25,8 +25,8 @@ use super::client::Answer;
 use crate::compliance::{Checker, Deviation, kinds};
 use crate::dialect::Dialect;
 use crate::jsonrpc::{METHOD_NOT_FOUND, RpcError};
-use crate::league::ExternalAgent;
 use crate::league_error::LeagueError;
+use crate::manager_link::ExternalAgent;
 use crate::wire::sender::refused_over_sender;
 
 /// Why a call to an agent did not produce a result.
@@ -61,7 +61,7 @@ impl Failure {
                     format!("the agent refused {what}: {} {}", error.code, error.message),
                 )
             }
-            Failure::League(error) => error_code::status(error.code, error.description.clone()),
+            Failure::League(error) => error.clone().into(),
         }
     }
 }
@@ -129,7 +129,7 @@ impl PlayerBridge {
         limit: Duration,
     ) -> Result<Value, Failure> {
         let deadline = tokio::time::Instant::now() + limit;
-        message["auth_token"] = self.league.outbound_token(&agent.agent_id).into();
+        message["auth_token"] = self.manager_link.outbound_token(&agent.agent_id).into();
         let first = agent.dialect_for(kind);
         let mut dialects = vec![first];
         for dialect in std::iter::once(agent.dialect()).chain(FALLBACKS) {
@@ -175,7 +175,7 @@ impl PlayerBridge {
                     }
                     if form != agent.sender_form() {
                         tracing::info!(agent_id = %agent.agent_id, form = form.as_str(), "agent takes the league's senders in the other form");
-                        self.league.learned_sender_form(agent, form);
+                        self.manager_link.learned_sender_form(agent, form);
                     }
                     break Ok(result);
                 }

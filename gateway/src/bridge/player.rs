@@ -1,5 +1,5 @@
 //! The `PlayerService` of every external player: each gRPC call from a referee (or the manager's
-//! dispatcher) becomes a league.v2 JSON-RPC call to the agent, in its dialect, within the call's
+//! event delivery) becomes a league.v2 JSON-RPC call to the agent, in its dialect, within the call's
 //! deadline. The referee never learns whether a player is a bot or a program across the network.
 
 use std::sync::Arc;
@@ -18,29 +18,30 @@ use super::client::AgentClient;
 use super::replies::{Replies, reply_key};
 use crate::compliance::{Checker, Mode, WarningBuffer, kinds};
 use crate::jsonrpc;
-use crate::league::{ExternalAgent, League};
 use crate::league_error::LeagueError;
+use crate::manager_link::{ExternalAgent, ManagerLink};
 use crate::wire::{self, convert, envelope, timestamp};
 
 pub(crate) use super::outbound::Failure;
 
-/// Timeouts for calls that carry no deadline (GAME_OVER: 5 s; anything else: 10 s by default).
+/// Timeouts for the calls that carry no deadline of their own (a GAME_OVER: the league's game-over
+/// timeout, capped by `agent_call_timeout`; anything else: `LEAGUE_AGENT_CALL_TIMEOUT`, 10 s by default).
 #[derive(Debug, Clone, Copy)]
-pub struct Timeouts {
+pub struct FallbackTimeouts {
     pub game_over: Duration,
     pub other: Duration,
 }
 
 #[derive(Debug, Clone)]
 pub struct PlayerBridge {
-    pub league: League,
+    pub manager_link: ManagerLink,
     pub client: AgentClient,
     pub replies: Arc<Replies>,
     pub warnings: Arc<WarningBuffer>,
     pub mode: Mode,
     /// Where agents send replies meant for the referee (the gateway's `/mcp`).
     pub public_url: String,
-    pub timeouts: Timeouts,
+    pub timeouts: FallbackTimeouts,
 }
 
 impl PlayerBridge {
@@ -48,11 +49,11 @@ impl PlayerBridge {
     /// other failure is the league's own (the manager is away or failing): an outage, which a referee
     /// does not charge to the player.
     async fn agent(&self, player_id: &str) -> Result<Arc<ExternalAgent>, Status> {
-        self.league
+        self.manager_link
             .external_agent(player_id)
             .await
             .map_err(|error| match error.code {
-                ErrorCode::PlayerNotRegistered => error_code::status(error.code, error.description),
+                ErrorCode::PlayerNotRegistered => error.into(),
                 _ => error_code::service_outage(format!(
                     "the gateway could not look up {player_id}: {}",
                     error.description
@@ -226,15 +227,13 @@ impl PlayerService for PlayerBridge {
             .map_err(|failure| failure.status(MessageType::GameInvitation.as_str()))?;
         let mut checker = Checker::new(self.mode);
         let mut reply = as_object(result);
-        let mut accept =
-            read_accept(&reply, &mut checker).map_err(|e| error_code::status(e.code, e.description))?;
+        let mut accept = read_accept(&reply, &mut checker)?;
         if accept.is_none() {
             // A bare acknowledgement: the GAME_JOIN_ACK comes as a separate call.
             let left = limit.saturating_sub(started.elapsed());
             match super::overhead::waiting(waiter.reply(left)).await {
                 Some(separate) => {
-                    accept = read_accept(&separate, &mut checker)
-                        .map_err(|e| error_code::status(e.code, e.description))?;
+                    accept = read_accept(&separate, &mut checker)?;
                     reply = separate;
                 }
                 None => {
@@ -247,19 +246,16 @@ impl PlayerService for PlayerBridge {
                             "no GAME_JOIN_ACK within the deadline",
                         ));
                     }
-                    checker
-                        .deviation(
-                            kinds::FIELD_ALIAS,
-                            "joined without a GAME_JOIN_ACK",
-                            ErrorCode::MissingRequiredField,
-                        )
-                        .map_err(|e| error_code::status(e.code, e.description))?;
+                    checker.deviation(
+                        kinds::FIELD_ALIAS,
+                        "joined without a GAME_JOIN_ACK",
+                        ErrorCode::MissingRequiredField,
+                    )?;
                     accept = Some(true);
                 }
             }
         }
-        check_reply(&reply, &request.player_id, &mut checker)
-            .map_err(|e| error_code::status(e.code, e.description))?;
+        check_reply(&reply, &request.player_id, &mut checker)?;
         self.warnings.record(&agent.agent_id, checker.into_deviations());
         let accept = accept.unwrap_or(false);
         Ok(Response::new(InviteToMatchResponse {
@@ -331,7 +327,7 @@ impl PlayerService for PlayerBridge {
                 }
             };
         let mut reply = as_object(result);
-        let mut answer = read(&reply, &mut checker).map_err(|e| error_code::status(e.code, e.description))?;
+        let mut answer = read(&reply, &mut checker)?;
         if answer.is_none() {
             let left = limit.saturating_sub(started.elapsed());
             let separate = super::overhead::waiting(waiter.reply(left))
@@ -342,11 +338,10 @@ impl PlayerService for PlayerBridge {
                         format!("no {} within the deadline", reply_kind.as_str()),
                     )
                 })?;
-            answer = read(&separate, &mut checker).map_err(|e| error_code::status(e.code, e.description))?;
+            answer = read(&separate, &mut checker)?;
             reply = separate;
         }
-        check_reply(&reply, &request.player_id, &mut checker)
-            .map_err(|e| error_code::status(e.code, e.description))?;
+        check_reply(&reply, &request.player_id, &mut checker)?;
         self.warnings.record(&agent.agent_id, checker.into_deviations());
         let move_payload = match answer {
             Some(choice) if even_odd => {

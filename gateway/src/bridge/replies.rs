@@ -14,7 +14,7 @@ use league_runtime::ShutdownSignal;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
-use crate::league::League;
+use crate::manager_link::ManagerLink;
 
 /// What a reply is matched on.
 pub fn reply_key(kind: MessageType, match_id: &str, agent_id: &str) -> String {
@@ -75,13 +75,13 @@ impl Replies {
     }
 
     /// Receives replies relayed by other replicas until shutdown, reconnecting after failures.
-    pub async fn watch(self: Arc<Self>, league: League, shutdown: ShutdownSignal) {
+    pub async fn watch(self: Arc<Self>, manager_link: ManagerLink, shutdown: ShutdownSignal) {
         let mut delay = Duration::from_millis(100);
         while !shutdown.is_triggered() {
-            let stream = league
+            let stream = manager_link
                 .agents
                 .clone()
-                .watch_replies(league.as_operator(WatchRepliesRequest {}))
+                .watch_replies(manager_link.as_operator(WatchRepliesRequest {}))
                 .await;
             match stream {
                 Ok(stream) => {

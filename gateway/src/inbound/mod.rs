@@ -18,15 +18,15 @@ use crate::compliance::{Checker, Mode, WarningBuffer};
 use crate::config::GatewayConfig;
 use crate::dialect::{self, Action};
 use crate::jsonrpc::{self, Call, RpcError};
-use crate::league::League;
 use crate::league_error::{LeagueError, LeagueResult};
+use crate::manager_link::ManagerLink;
 use crate::referee::{self, Referees};
 use crate::wire::envelope::{self, Envelope};
 
 /// Everything the inbound side needs, shared by every request.
 #[derive(Debug, Clone)]
 pub struct Inbound {
-    pub league: League,
+    pub manager_link: ManagerLink,
     pub config: Arc<GatewayConfig>,
     pub warnings: Arc<WarningBuffer>,
     pub replies: Arc<Replies>,
@@ -221,7 +221,7 @@ impl Inbound {
             .or_else(|| http.bearer.clone())
             .ok_or_else(|| LeagueError::new(ErrorCode::AuthTokenMissing, "auth_token is required"))?;
         let claimed = envelope.sender.as_ref().and_then(|sender| sender.id());
-        let (agent_id, kind) = self.league.authenticate(claimed, &token).await?;
+        let (agent_id, kind) = self.manager_link.authenticate(claimed, &token).await?;
         envelope.auth_token = Some(token.clone());
         Ok((
             Agent {
@@ -239,7 +239,7 @@ impl Inbound {
         use subtle::ConstantTimeEq;
         token
             .as_bytes()
-            .ct_eq(self.league.operator_token().expose_secret().as_bytes())
+            .ct_eq(self.manager_link.operator_token().expose_secret().as_bytes())
             .into()
     }
 }

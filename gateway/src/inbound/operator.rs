@@ -30,7 +30,7 @@ async fn require_operator(
             "the operator token is required",
         )),
         Some(token) if inbound.is_operator(token) => Ok(()),
-        Some(token) => match inbound.league.authenticate(None, token).await {
+        Some(token) => match inbound.manager_link.authenticate(None, token).await {
             Ok((agent_id, _)) => Err(LeagueError::new(
                 ErrorCode::PermissionDenied,
                 format!("{agent_id} may not do this: operator credential required"),
@@ -51,10 +51,10 @@ pub async fn start_league(
     require_operator(inbound, message, http).await?;
     let league_id = text(message, "league_id").unwrap_or_default().to_owned();
     let started = inbound
-        .league
+        .manager_link
         .manager
         .clone()
-        .start_league(inbound.league.as_operator(StartLeagueRequest { league_id }))
+        .start_league(inbound.manager_link.as_operator(StartLeagueRequest { league_id }))
         .await?
         .into_inner();
     Ok(crate::wire::message(
@@ -132,10 +132,10 @@ pub async fn create_league(
         LeagueError::new(ErrorCode::InvalidMessageFormat, format!("create_league: {error}"))
     })?;
     let created = inbound
-        .league
+        .manager_link
         .manager
         .clone()
-        .create_league(inbound.league.as_operator(CreateLeagueRequest {
+        .create_league(inbound.manager_link.as_operator(CreateLeagueRequest {
             league_id: asked.league_id,
             game_type: asked.game_type.clone(),
             timing: Some(asked.timing.to_proto()),
@@ -167,12 +167,12 @@ pub async fn enroll_player(
     let league_id = text(message, "league_id").unwrap_or_default().to_owned();
     let player_id = text(message, "player_id").unwrap_or_default().to_owned();
     let enrolled = inbound
-        .league
+        .manager_link
         .manager
         .clone()
         .enroll_player(
             inbound
-                .league
+                .manager_link
                 .as_operator(EnrollPlayerRequest { league_id, player_id }),
         )
         .await?
@@ -199,12 +199,12 @@ pub async fn compliance_warnings(
     require_operator(inbound, message, http).await?;
     let agent_id = text(message, "agent_id").unwrap_or_default().to_owned();
     let warnings = inbound
-        .league
+        .manager_link
         .agents
         .clone()
         .list_compliance_warnings(
             inbound
-                .league
+                .manager_link
                 .as_operator(ListComplianceWarningsRequest { agent_id }),
         )
         .await?

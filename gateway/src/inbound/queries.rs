@@ -2,7 +2,7 @@
 //! GET_LEAGUE_STATUS, GET_STANDINGS_BY_ROUND and GET_LEAGUES), and the debug shorthands
 //! (`get_standings`…) that ask the same with fewer words.
 //! Every query is authenticated, by an agent's token or the operator's. Standings, the hot query, come
-//! from a cache at most 100 ms old (crate::standings); the others go to the manager each time.
+//! from a cache at most 100 ms old (crate::standings_cache); the others go to the manager each time.
 
 use league_proto::ErrorCode;
 use league_proto::v2::*;
@@ -227,13 +227,13 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
         limit,
         page_token,
     } = asked;
-    let mut manager = inbound.league.manager.clone();
+    let mut manager = inbound.manager_link.manager.clone();
     match query_type {
         "GET_STANDINGS" => {
             // The asker is authenticated (above) and standings are the same for everyone the league
-            // lets ask: from the gateway's short-lived cache (crate::standings), not one manager call and
+            // lets ask: from the gateway's short-lived cache (crate::standings_cache), not one manager call and
             // standings computation per query.
-            Ok(inbound.league.standings(&league_id).await?.data.value())
+            Ok(inbound.manager_link.standings(&league_id).await?.data.value())
         }
         "GET_SCHEDULE" => {
             let request = GetScheduleRequest {
@@ -416,7 +416,7 @@ fn rfc3339(at: prost_types::Timestamp) -> String {
 
 fn with<T>(asker: &Asker, inbound: &Inbound, message: T) -> tonic::Request<T> {
     match asker {
-        Asker::Operator => inbound.league.as_operator(message),
+        Asker::Operator => inbound.manager_link.as_operator(message),
         Asker::Agent { agent_id, token } => {
             Credentials::new(agent_id.clone(), token.clone()).request(message)
         }

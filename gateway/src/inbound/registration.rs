@@ -15,8 +15,8 @@ use serde_json::{Map, Value, json};
 use super::{Handled, Inbound};
 use crate::compliance::{Checker, kinds};
 use crate::dialect::Dialect;
-use crate::league::{DIALECT_LABEL, EXTERNAL_LABEL, ExternalAgent, Registration};
 use crate::league_error::{LeagueError, LeagueResult};
+use crate::manager_link::{DIALECT_LABEL, EXTERNAL_LABEL, ExternalAgent, Registration};
 use crate::wire::envelope::{self, Sender, text};
 use crate::wire::sender::SenderForm;
 
@@ -40,7 +40,11 @@ pub async fn player(
         league_id,
     };
     let conversation_id = envelope.conversation_id.clone();
-    if let Some(repeat) = inbound.league.recent.repeat(&contact_endpoint, &display_name) {
+    if let Some(repeat) = inbound
+        .manager_link
+        .recent
+        .repeat(&contact_endpoint, &display_name)
+    {
         return Ok(accepted(
             inbound,
             Kind::Player,
@@ -48,7 +52,7 @@ pub async fn player(
             conversation_id.as_deref(),
         ));
     }
-    let mut manager = inbound.league.manager.clone();
+    let mut manager = inbound.manager_link.manager.clone();
     let resumed = match claimed_identity(&envelope, Kind::Player) {
         Some(credentials) => manager
             .register_player(credentials.request(request.clone()))
@@ -63,16 +67,16 @@ pub async fn player(
     match answer {
         Ok(response) => {
             let response = response.into_inner();
-            inbound.league.remember(ExternalAgent::new(
+            inbound.manager_link.remember(ExternalAgent::new(
                 response.player_id.clone(),
                 contact_endpoint.clone(),
                 dialect,
                 SenderForm::default(),
             ));
             // The standings have a row more: whoever asks this gateway next sees it.
-            inbound.league.forget_standings();
+            inbound.manager_link.forget_standings();
             tracing::info!(player_id = %response.player_id, dialect = dialect.as_str(), "external player registered");
-            let registration = inbound.league.recent.record(
+            let registration = inbound.manager_link.recent.record(
                 &contact_endpoint,
                 &display_name,
                 response.player_id,
@@ -129,7 +133,11 @@ pub async fn referee(
     let contact_endpoint = agent_meta.contact_endpoint.clone();
     let conversation_id = envelope.conversation_id.clone();
     let display_name = agent_meta.display_name.clone();
-    if let Some(repeat) = inbound.league.recent.repeat(&contact_endpoint, &display_name) {
+    if let Some(repeat) = inbound
+        .manager_link
+        .recent
+        .repeat(&contact_endpoint, &display_name)
+    {
         return Ok(accepted(
             inbound,
             Kind::Referee,
@@ -141,7 +149,7 @@ pub async fn referee(
         meta: Some(agent_meta),
         max_concurrent_matches,
     };
-    let mut manager = inbound.league.manager.clone();
+    let mut manager = inbound.manager_link.manager.clone();
     let resumed = match claimed_identity(&envelope, Kind::Referee) {
         Some(credentials) => manager
             .register_referee(credentials.request(request.clone()))
@@ -167,7 +175,7 @@ pub async fn referee(
     match answer {
         Ok(response) => {
             let response = response.into_inner();
-            inbound.league.remember(ExternalAgent::new(
+            inbound.manager_link.remember(ExternalAgent::new(
                 response.referee_id.clone(),
                 contact_endpoint.clone(),
                 dialect,
@@ -175,7 +183,7 @@ pub async fn referee(
             ));
             tracing::info!(referee_id = %response.referee_id, "external referee registered");
             inbound.referees.referee_registered();
-            let registration = inbound.league.recent.record(
+            let registration = inbound.manager_link.recent.record(
                 &contact_endpoint,
                 &display_name,
                 response.referee_id,
@@ -225,10 +233,10 @@ fn accepted(
     conversation_id: Option<&str>,
 ) -> Handled {
     let form = registration.form;
-    if let Some(agent) = inbound.league.known_agent(&registration.agent_id)
+    if let Some(agent) = inbound.manager_link.known_agent(&registration.agent_id)
         && agent.sender_form() != form
     {
-        inbound.league.learned_sender_form(&agent, form);
+        inbound.manager_link.learned_sender_form(&agent, form);
     }
     let (message_type, id_field, league_id) = match kind {
         Kind::Player => (
@@ -254,7 +262,7 @@ fn accepted(
     );
     fields.insert(
         "league_auth_token".into(),
-        inbound.league.outbound_token(&registration.agent_id).into(),
+        inbound.manager_link.outbound_token(&registration.agent_id).into(),
     );
     fields.insert("league_id".into(), league_id);
     fields.insert("reason".into(), Value::Null);

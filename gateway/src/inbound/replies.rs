@@ -42,12 +42,12 @@ pub async fn deliver(
             message_json: Value::Object(reply).to_string(),
         };
         inbound
-            .league
+            .manager_link
             .agents
             .clone()
             .relay_reply(
                 inbound
-                    .league
+                    .manager_link
                     .as_operator(RelayReplyRequest { reply: Some(relayed) }),
             )
             .await?;
@@ -65,7 +65,7 @@ pub async fn deliver(
 
 /// The match must exist, be running, and be the sender's.
 async fn check_match(inbound: &Inbound, match_id: &str, agent_id: &str) -> LeagueResult<()> {
-    let scheduled = inbound.league.scheduled_match("", match_id).await?;
+    let scheduled = inbound.manager_link.scheduled_match("", match_id).await?;
     if scheduled.player_a_id != agent_id && scheduled.player_b_id != agent_id {
         return Err(LeagueError::new(
             ErrorCode::PermissionDenied,

@@ -27,8 +27,8 @@ use axum::Router;
 use league_runtime::ShutdownSignal;
 use tokio::sync::Semaphore;
 
-use crate::league::League;
-use crate::standings::StandingsCache;
+use crate::manager_link::ManagerLink;
+use crate::standings_cache::StandingsCache;
 
 /// Event streams one gateway serves at once (each holds a connection; more viewers want more
 /// replicas).
@@ -52,7 +52,7 @@ pub async fn bounded<T>(call: impl Future<Output = Result<T, tonic::Status>>) ->
 /// and the watchers of the leagues someone is watching.
 #[derive(Debug)]
 pub struct Live {
-    league: League,
+    manager_link: ManagerLink,
     rounds: rounds::CompletedRounds,
     watched: watch::Watched,
     viewers: Arc<Semaphore>,
@@ -62,13 +62,13 @@ pub struct Live {
 }
 
 impl Live {
-    pub fn new(league: League, shutdown: ShutdownSignal) -> Arc<Self> {
+    pub fn new(manager_link: ManagerLink, shutdown: ShutdownSignal) -> Arc<Self> {
         // Registered at start, so that /metrics shows them before the first viewer.
         std::sync::LazyLock::force(&metrics::VIEWERS);
         std::sync::LazyLock::force(&metrics::SNAPSHOTS);
         std::sync::LazyLock::force(&metrics::POLLS);
         Arc::new(Self {
-            league,
+            manager_link,
             rounds: rounds::CompletedRounds::default(),
             watched: watch::Watched::default(),
             viewers: Arc::new(Semaphore::new(MAX_VIEWERS)),
@@ -80,6 +80,6 @@ impl Live {
 
 /// The page's routes, to merge into the gateway's router. Event streams end when `shutdown` fires, so
 /// they never hold up a graceful stop.
-pub fn router(league: League, shutdown: ShutdownSignal) -> Router {
-    routes::router(Live::new(league, shutdown))
+pub fn router(manager_link: ManagerLink, shutdown: ShutdownSignal) -> Router {
+    routes::router(Live::new(manager_link, shutdown))
 }

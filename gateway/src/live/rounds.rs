@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use league_proto::v2::{GetStandingsByRoundRequest, ScheduledRound};
 
 use super::view;
-use crate::league::League;
+use crate::manager_link::ManagerLink;
 
 /// The points of every player after one round, by player id.
 pub type Points = Arc<HashMap<String, u32>>;
@@ -45,7 +45,7 @@ impl CompletedRounds {
     /// no such round).
     pub async fn matches(
         &self,
-        league: &League,
+        manager_link: &ManagerLink,
         league_id: &str,
         round_id: u32,
     ) -> Result<Option<Arc<ScheduledRound>>, tonic::Status> {
@@ -57,7 +57,7 @@ impl CompletedRounds {
         if let Some(round) = lock(&self.matches).get(&key) {
             return Ok(Some(round.clone()));
         }
-        let Some(round) = view::round(league, league_id, round_id).await? else {
+        let Some(round) = view::round(&manager_link, league_id, round_id).await? else {
             return Ok(None);
         };
         let round = Arc::new(round);
@@ -72,7 +72,7 @@ impl CompletedRounds {
     /// seen before are fetched.
     pub async fn points(
         &self,
-        league: &League,
+        manager_link: &ManagerLink,
         league_id: &str,
         completed: u32,
     ) -> Result<Vec<Points>, tonic::Status> {
@@ -89,12 +89,12 @@ impl CompletedRounds {
         let mut next = all.iter().position(Option::is_none).map_or(0, |i| i as u32 + 1);
         // Each page brings at least one round: at most `completed` pages.
         while next != 0 && next <= completed {
-            let request = league.as_operator(GetStandingsByRoundRequest {
+            let request = manager_link.as_operator(GetStandingsByRoundRequest {
                 league_id: league_id.to_owned(),
                 first_round_id: next,
                 max_rounds: completed - next + 1,
             });
-            let page = league
+            let page = manager_link
                 .manager
                 .clone()
                 .get_standings_by_round(request)

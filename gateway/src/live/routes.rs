@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use super::watch::{Refused, Viewer};
 use super::{Live, assets, bounded, view};
-use crate::standings::Standings;
+use crate::standings_cache::Standings;
 
 /// The largest JSON answer (a 1000-player league's table is about 150 KB).
 const MAX_JSON_BYTES: usize = 8 << 20;
@@ -90,10 +90,10 @@ fn upstream(status: tonic::Status) -> Refusal {
 /// The league's standings (shared through the gateway's cache), bounded in time.
 async fn standings(live: &Live, league_id: &str) -> Result<Arc<Standings>, Refusal> {
     ask(async {
-        live.league
+        live.manager_link
             .standings(league_id)
             .await
-            .map_err(|error| tonic::Status::new(error.code.grpc_code(), error.description))
+            .map_err(tonic::Status::from)
     })
     .await
 }
@@ -151,7 +151,7 @@ async fn league_page(Path(id): Path<String>, headers: HeaderMap) -> Response {
 
 /// The leagues this page can show, the newest first. `latest`: the one `/` shows.
 async fn leagues(State(live): State<Arc<Live>>) -> Answer {
-    let leagues = ask(view::leagues(&live.league)).await?;
+    let leagues = ask(view::leagues(&live.manager_link)).await?;
     let body = json!({
         "latest": leagues.first().map(|league| league.league_id.clone()),
         "leagues": leagues.iter().map(view::summary_json).collect::<Vec<_>>(),
@@ -166,7 +166,7 @@ async fn snapshot(State(live): State<Arc<Live>>, Path(id): Path<String>) -> Answ
     let fetch = {
         let (live, id) = (live.clone(), id.clone());
         || async move {
-            let status = bounded(view::status(&live.league, &id)).await?;
+            let status = bounded(view::status(&live.manager_link, &id)).await?;
             Ok(Arc::new(bounded(live.snapshot(status)).await?))
         }
     };
@@ -179,7 +179,7 @@ async fn snapshot(State(live): State<Arc<Live>>, Path(id): Path<String>) -> Answ
 async fn events(State(live): State<Arc<Live>>, Path(id): Path<String>) -> Answer {
     let id = league_id(&id)?;
     // Only leagues that exist are watched (an unknown id gets 404, and EventSource stops retrying).
-    ask(view::status(&live.league, id)).await?;
+    ask(view::status(&live.manager_link, id)).await?;
     let viewer = live.watch(id).map_err(|refused| match refused {
         Refused::TooManyViewers => error(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -234,7 +234,7 @@ async fn progression(State(live): State<Arc<Live>>, Path(id): Path<String>, head
     {
         return Ok(StatusCode::NOT_MODIFIED.into_response());
     }
-    let points = ask(live.rounds.points(&live.league, id, completed)).await?;
+    let points = ask(live.rounds.points(&live.manager_link, id, completed)).await?;
     let mut answer = json_answer(
         &view::progression_json(&standings.response.standings, &points),
         REVALIDATE,
@@ -256,11 +256,11 @@ async fn round(State(live): State<Arc<Live>>, Path((id, round_id)): Path<(String
     let standings = standings(&live, id).await?;
     let completed = round_id <= standings.response.round_id;
     let found = if completed {
-        ask(live.rounds.matches(&live.league, id, round_id))
+        ask(live.rounds.matches(&live.manager_link, id, round_id))
             .await?
             .map(|round| view::round_json(&round))
     } else {
-        ask(view::round(&live.league, id, round_id))
+        ask(view::round(&live.manager_link, id, round_id))
             .await?
             .map(|round| view::round_json(&round))
     };
@@ -274,7 +274,7 @@ async fn one_match(State(live): State<Arc<Live>>, Path((id, match_id)): Path<(St
     if !valid_id(&match_id, 32) {
         return Err(error(StatusCode::NOT_FOUND, "no such match"));
     }
-    let answer = ask(view::one_match(&live.league, id, &match_id)).await?;
+    let answer = ask(view::one_match(&live.manager_link, id, &match_id)).await?;
     let finished = answer
         .r#match
         .as_ref()

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use super::rounds::Points;
 use crate::inbound::queries::league_status;
-use crate::league::League;
+use crate::manager_link::ManagerLink;
 use crate::wire::{convert, timestamp};
 
 fn time(at: Option<prost_types::Timestamp>) -> Value {
@@ -36,11 +36,14 @@ fn precise_time(at: Option<prost_types::Timestamp>) -> Value {
 }
 
 /// Where the league is: status, rounds and matches done, the champion once it is completed.
-pub async fn status(league: &League, league_id: &str) -> Result<GetLeagueStatusResponse, tonic::Status> {
-    let request = league.as_operator(GetLeagueStatusRequest {
+pub async fn status(
+    manager_link: &ManagerLink,
+    league_id: &str,
+) -> Result<GetLeagueStatusResponse, tonic::Status> {
+    let request = manager_link.as_operator(GetLeagueStatusRequest {
         league_id: league_id.to_owned(),
     });
-    Ok(league
+    Ok(manager_link
         .manager
         .clone()
         .get_league_status(request)
@@ -69,17 +72,22 @@ pub fn status_json(status: &GetLeagueStatusResponse, rounds_completed: u32) -> V
 /// A round of the schedule, each finished match with its result (`None`: no such round, or the league
 /// is not scheduled yet).
 pub async fn round(
-    league: &League,
+    manager_link: &ManagerLink,
     league_id: &str,
     round_id: u32,
 ) -> Result<Option<ScheduledRound>, tonic::Status> {
     // One match asked for: the manager answers whole rounds, so exactly this one.
-    let request = league.as_operator(GetScheduleRequest {
+    let request = manager_link.as_operator(GetScheduleRequest {
         league_id: league_id.to_owned(),
         first_round_id: round_id,
         max_matches: 1,
     });
-    let schedule = league.manager.clone().get_schedule(request).await?.into_inner();
+    let schedule = manager_link
+        .manager
+        .clone()
+        .get_schedule(request)
+        .await?
+        .into_inner();
     Ok(schedule
         .rounds
         .into_iter()
@@ -87,12 +95,12 @@ pub async fn round(
 }
 
 /// The leagues, newest first (one page).
-pub async fn leagues(league: &League) -> Result<Vec<LeagueSummary>, tonic::Status> {
-    let request = league.as_operator(ListLeaguesRequest {
+pub async fn leagues(manager_link: &ManagerLink) -> Result<Vec<LeagueSummary>, tonic::Status> {
+    let request = manager_link.as_operator(ListLeaguesRequest {
         page_size: MAX_LEAGUES_LISTED,
         page_token: String::new(),
     });
-    Ok(league
+    Ok(manager_link
         .manager
         .clone()
         .list_leagues(request)
@@ -122,15 +130,20 @@ pub fn summary_json(summary: &LeagueSummary) -> Value {
 
 /// One match: the schedule's entry, its result and its transcript.
 pub async fn one_match(
-    league: &League,
+    manager_link: &ManagerLink,
     league_id: &str,
     match_id: &str,
 ) -> Result<GetMatchResponse, tonic::Status> {
-    let request = league.as_operator(GetMatchRequest {
+    let request = manager_link.as_operator(GetMatchRequest {
         league_id: league_id.to_owned(),
         match_id: match_id.to_owned(),
     });
-    Ok(league.manager.clone().get_match(request).await?.into_inner())
+    Ok(manager_link
+        .manager
+        .clone()
+        .get_match(request)
+        .await?
+        .into_inner())
 }
 
 /// A round as the page lists it: each match with its players, status and (once finished) outcome.

@@ -119,7 +119,7 @@ impl Live {
             }
             POLLS.inc();
             let mut interval = WATCH_INTERVAL;
-            let fetched = match bounded(view::status(&self.league, &league_id)).await {
+            let fetched = match bounded(view::status(&self.manager_link, &league_id)).await {
                 Ok(status) if last_key == Some(change_key(&status)) => {
                     if status.status == LeagueStatus::Completed as i32 {
                         interval = COMPLETED_INTERVAL;
@@ -171,22 +171,22 @@ impl Live {
     pub async fn snapshot(&self, status: GetLeagueStatusResponse) -> Result<Value, tonic::Status> {
         let league_id = status.league_id.clone();
         let standings = self
-            .league
+            .manager_link
             .standings(&league_id)
             .await
-            .map_err(|error| tonic::Status::new(error.code.grpc_code(), error.description))?;
+            .map_err(tonic::Status::from)?;
         let completed = standings.response.round_id;
         let rows = &standings.response.standings;
         let round = if status.current_round_id == 0 {
             Value::Null
         } else {
-            view::round(&self.league, &league_id, status.current_round_id)
+            view::round(&self.manager_link, &league_id, status.current_round_id)
                 .await?
                 .map_or(Value::Null, |round| view::round_json(&round))
         };
         let last_round = match self
             .rounds
-            .points(&self.league, &league_id, completed)
+            .points(&self.manager_link, &league_id, completed)
             .await?
             .last()
         {

@@ -9,14 +9,15 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use league_proto::v2::{Agent, AgentKind, ClaimMatchesRequest, ListAgentsRequest, MatchAssignment};
+use league_domain::Assignment;
+use league_proto::v2::{Agent, AgentKind, ClaimMatchesRequest, ListAgentsRequest};
 use league_runtime::ShutdownSignal;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use super::push::Pushed;
 use super::{Referees, lock};
-use crate::league::EXTERNAL_LABEL;
+use crate::manager_link::EXTERNAL_LABEL;
 
 /// How long one claim waits at the manager for a match (long poll).
 const CLAIM_WAIT: Duration = Duration::from_secs(20);
@@ -57,11 +58,11 @@ impl Referees {
     pub async fn run_claimers(self: Arc<Self>, shutdown: ShutdownSignal) {
         self.shutdown.set(shutdown.clone()).ok();
         loop {
-            let request = self.league.as_operator(ListAgentsRequest {
+            let request = self.manager_link.as_operator(ListAgentsRequest {
                 kind: AgentKind::Referee as i32,
                 label: EXTERNAL_LABEL.to_owned(),
             });
-            match self.league.agents.clone().list_agents(request).await {
+            match self.manager_link.agents.clone().list_agents(request).await {
                 Ok(response) => {
                     for referee in response.into_inner().agents {
                         self.start_claimer(referee, &shutdown);
@@ -110,7 +111,7 @@ impl Referees {
                 }
             }
             let free = 1 + claimer.slots.available_permits() as u32;
-            let mut request = self.league.for_referee(
+            let mut request = self.manager_link.for_referee(
                 &claimer.referee_id,
                 ClaimMatchesRequest {
                     max_matches: free,
@@ -118,7 +119,7 @@ impl Referees {
                 },
             );
             request.set_timeout(CLAIM_WAIT + Duration::from_secs(10));
-            let mut manager = self.league.manager.clone();
+            let mut manager = self.manager_link.manager.clone();
             let claimed = tokio::select! {
                 claimed = manager.claim_matches(request) => claimed,
                 () = shutdown.clone().wait() => return,
@@ -132,7 +133,7 @@ impl Referees {
                 }
             };
             let mut first = Some(permit);
-            for assignment in assignments {
+            for assignment in assignments.into_iter().filter_map(super::parse) {
                 // The manager never hands out more than `free`, so a slot is there for each.
                 let Some(slot) = first
                     .take()
@@ -152,7 +153,7 @@ impl Referees {
     async fn start_match(
         self: Arc<Self>,
         claimer: Arc<Claimer>,
-        assignment: MatchAssignment,
+        assignment: Assignment,
         _slot: OwnedSemaphorePermit,
         shutdown: ShutdownSignal,
     ) {

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use league_domain::Timing;
-use league_proto::v2::{LeaseRef, MatchAssignment, ReleaseLeasesRequest, RenewLeasesRequest};
+use league_domain::{Assignment, Timing};
+use league_proto::v2::{LeaseRef, ReleaseLeasesRequest, RenewLeasesRequest};
 use league_runtime::ShutdownSignal;
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -26,9 +26,9 @@ pub struct Held {
 impl Referees {
     /// Remembers a match just claimed for `referee_id`, so its calls to players and its report are
     /// recognised here at once.
-    pub(super) fn hold(&self, referee_id: &str, assignment: &MatchAssignment) -> Held {
-        let scheduled = assignment.r#match.clone().unwrap_or_default();
-        let timing = Timing::from_proto(assignment.timing.as_ref());
+    pub(super) fn hold(&self, referee_id: &str, assignment: &Assignment) -> Held {
+        let scheduled = &assignment.scheduled;
+        let timing = assignment.timing;
         self.remember_match(RefereedMatch {
             league_id: scheduled.league_id.clone(),
             match_id: scheduled.match_id.clone(),
@@ -48,9 +48,9 @@ impl Referees {
         Held {
             referee_id: referee_id.to_owned(),
             lease: LeaseRef {
-                match_id: scheduled.match_id,
-                lease_id: assignment.lease_id.clone(),
-                league_id: scheduled.league_id,
+                match_id: scheduled.match_id.clone(),
+                lease_id: assignment.lease.lease_id.clone(),
+                league_id: scheduled.league_id.clone(),
             },
             timing,
             reported,
@@ -65,13 +65,13 @@ impl Referees {
 
     /// The referee would not take the match: it goes back to the queue at once, for any referee.
     pub(super) async fn give_back(&self, held: Held) {
-        let request = self.league.for_referee(
+        let request = self.manager_link.for_referee(
             &held.referee_id,
             ReleaseLeasesRequest {
                 leases: vec![held.lease.clone()],
             },
         );
-        if let Err(status) = self.league.manager.clone().release_leases(request).await {
+        if let Err(status) = self.manager_link.manager.clone().release_leases(request).await {
             tracing::warn!(match_id = %held.lease.match_id, %status, "cannot release the match; its lease will expire");
         }
         let key = self.key(&held);
@@ -99,13 +99,13 @@ impl Referees {
                     "the external referee did not report in time; its lease will expire and the match be replayed");
                 return;
             }
-            let request = self.league.for_referee(
+            let request = self.manager_link.for_referee(
                 referee_id,
                 RenewLeasesRequest {
                     leases: vec![lease.clone()],
                 },
             );
-            match self.league.manager.clone().renew_leases(request).await {
+            match self.manager_link.manager.clone().renew_leases(request).await {
                 Ok(response) if response.get_ref().renewals.iter().all(|r| r.renewed) => {}
                 // Reported (through any replica) or lost: nothing left to keep.
                 Ok(_) => return,

@@ -20,17 +20,17 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use league_domain::Timing;
+use league_domain::{Assignment, Timing};
 use league_proto::ErrorCode;
 use league_proto::v2::player_service_client::PlayerServiceClient;
-use league_proto::v2::{GetAgentRequest, GetMatchRequest, MatchStatus};
+use league_proto::v2::{GetAgentRequest, GetMatchRequest, MatchAssignment, MatchStatus};
 use league_runtime::ShutdownSignal;
 use league_runtime::grpc::{self, GrpcChannel};
 use tokio::sync::Notify;
 
 use crate::bridge::PlayerBridge;
-use crate::league::League;
 use crate::league_error::{LeagueError, LeagueResult};
+use crate::manager_link::ManagerLink;
 
 /// How long a match's facts (players, referee) are kept without asking the manager again.
 const MATCH_TTL: Duration = Duration::from_secs(30);
@@ -68,7 +68,7 @@ impl RefereedMatch {
 
 #[derive(Debug)]
 pub struct Referees {
-    pub league: League,
+    pub manager_link: ManagerLink,
     /// Calls agents in their dialect (START_MATCH to referees), as it calls external players.
     pub bridge: PlayerBridge,
     /// This gateway's `/mcp`: players' paths are under it, and reports come to it.
@@ -91,9 +91,9 @@ pub struct Referees {
 }
 
 impl Referees {
-    pub fn new(league: League, bridge: PlayerBridge, public_url: String) -> Self {
+    pub fn new(manager_link: ManagerLink, bridge: PlayerBridge, public_url: String) -> Self {
         Self {
-            league,
+            manager_link,
             bridge,
             public_url,
             matches: Mutex::default(),
@@ -123,10 +123,10 @@ impl Referees {
             return Ok(found.clone());
         }
         let detail = self
-            .league
+            .manager_link
             .manager
             .clone()
-            .get_match(self.league.as_operator(GetMatchRequest {
+            .get_match(self.manager_link.as_operator(GetMatchRequest {
                 league_id: league_id.to_owned(),
                 match_id: match_id.to_owned(),
             }))
@@ -190,10 +190,10 @@ impl Referees {
             return Ok(client.clone());
         }
         let agent = self
-            .league
+            .manager_link
             .agents
             .clone()
-            .get_agent(self.league.as_operator(GetAgentRequest {
+            .get_agent(self.manager_link.as_operator(GetAgentRequest {
                 agent_id: player_id.to_owned(),
             }))
             .await?
@@ -237,4 +237,12 @@ impl Referees {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// An assignment from the manager, parsed; one that cannot be played is logged and left to expire (the
+/// manager never sends one: this guards against a manager of another version).
+fn parse(assignment: MatchAssignment) -> Option<Assignment> {
+    Assignment::try_from(assignment)
+        .inspect_err(|error| tracing::error!(%error, "cannot hand out this assignment; leaving it to expire"))
+        .ok()
 }

@@ -17,15 +17,15 @@ use league_domain::Timing;
 use league_proto::ErrorCode;
 use league_proto::v2::{
     Agent, AgentKind, AssignedPlayer, ClaimMatchesRequest, GetAgentRequest, GetScheduleRequest,
-    ListAgentsRequest, MatchAssignment, MatchStatus, ScheduledMatch,
+    ListAgentsRequest, MatchStatus, ScheduledMatch,
 };
 use serde_json::{Map, Value, json};
 
 use super::source;
 use crate::compliance::{Checker, kinds};
 use crate::inbound::{Handled, HttpContext, Inbound};
-use crate::league::EXTERNAL_LABEL;
 use crate::league_error::{LeagueError, LeagueResult};
+use crate::manager_link::EXTERNAL_LABEL;
 use crate::wire::envelope::{Sender, text};
 
 /// The most matches one pull asks for; the manager hands out no more than the referee's free slots.
@@ -66,15 +66,12 @@ pub async fn assigned_matches(
     referees.pulls(&referee_id);
     let mut entries: Vec<Value> = Vec::new();
     for found in held_by(inbound, &referee_id).await? {
-        let assignment = MatchAssignment {
-            r#match: Some(found.scheduled.clone()),
-            timing: Some(found.timing.to_proto()),
-            player_a: Some(seat(&found.scheduled.player_a_id)),
-            player_b: Some(seat(&found.scheduled.player_b_id)),
-            ..MatchAssignment::default()
-        };
+        let players = [
+            seat(&found.scheduled.player_a_id),
+            seat(&found.scheduled.player_b_id),
+        ];
         entries.push(entry(
-            referees.match_fields(&referee_id, &assignment),
+            referees.match_fields(&referee_id, &found.scheduled, &players, found.timing),
             &found.scheduled,
         ));
     }
@@ -84,7 +81,7 @@ pub async fn assigned_matches(
             "the gateway is not serving referees yet",
         )
     })?;
-    let request = referees.league.for_referee(
+    let request = referees.manager_link.for_referee(
         &referee_id,
         ClaimMatchesRequest {
             max_matches: PULL_BATCH,
@@ -92,20 +89,22 @@ pub async fn assigned_matches(
         },
     );
     let claimed = referees
-        .league
+        .manager_link
         .manager
         .clone()
         .claim_matches(request)
         .await?
         .into_inner()
         .assignments;
-    for assignment in claimed {
-        let scheduled = assignment.r#match.clone().unwrap_or_default();
+    for assignment in claimed.into_iter().filter_map(super::parse) {
+        let scheduled = &assignment.scheduled;
         if !entries
             .iter()
             .any(|e| e["match_id"] == scheduled.match_id.as_str())
         {
-            entries.push(entry(referees.match_fields(&referee_id, &assignment), &scheduled));
+            let fields =
+                referees.match_fields(&referee_id, scheduled, &assignment.players, assignment.timing);
+            entries.push(entry(fields, scheduled));
         }
         let held = referees.hold(&referee_id, &assignment);
         let referees = referees.clone();
@@ -129,11 +128,11 @@ pub async fn registrations(
     let named = named_referee(message);
     let puller = identify(inbound, message, checker, http, named.as_deref()).await?;
     let list = |kind: AgentKind| {
-        let request = inbound.league.as_operator(ListAgentsRequest {
+        let request = inbound.manager_link.as_operator(ListAgentsRequest {
             kind: kind as i32,
             label: String::new(),
         });
-        let mut agents = inbound.league.agents.clone();
+        let mut agents = inbound.manager_link.agents.clone();
         async move { agents.list_agents(request).await }
     };
     let players: Vec<Value> = list(AgentKind::Player)
@@ -187,7 +186,7 @@ pub async fn registrations(
     result["referees"] = result["data"]["referees"].clone();
     // The manager's sender in the form this referee takes it.
     if let Puller::Referee(referee_id) = &puller
-        && let Ok(agent) = inbound.league.external_agent(referee_id).await
+        && let Ok(agent) = inbound.manager_link.external_agent(referee_id).await
     {
         agent.sender_form().apply(&mut result);
     }
@@ -257,10 +256,10 @@ async fn identify(
     let source = source::current().ok_or_else(|| refused("the request's address is unknown".to_owned()))?;
     let candidates: Vec<Agent> = match named {
         Some(referee_id) => inbound
-            .league
+            .manager_link
             .agents
             .clone()
-            .get_agent(inbound.league.as_operator(GetAgentRequest {
+            .get_agent(inbound.manager_link.as_operator(GetAgentRequest {
                 agent_id: referee_id.to_owned(),
             }))
             .await
@@ -270,10 +269,10 @@ async fn identify(
             .collect(),
         None => {
             inbound
-                .league
+                .manager_link
                 .agents
                 .clone()
-                .list_agents(inbound.league.as_operator(ListAgentsRequest {
+                .list_agents(inbound.manager_link.as_operator(ListAgentsRequest {
                     kind: AgentKind::Referee as i32,
                     label: EXTERNAL_LABEL.to_owned(),
                 }))
@@ -333,10 +332,10 @@ async fn held_by(inbound: &Inbound, referee_id: &str) -> LeagueResult<Vec<HeldMa
     let mut first_round_id = 0;
     loop {
         let page = inbound
-            .league
+            .manager_link
             .manager
             .clone()
-            .get_schedule(inbound.league.as_operator(GetScheduleRequest {
+            .get_schedule(inbound.manager_link.as_operator(GetScheduleRequest {
                 league_id: String::new(),
                 first_round_id,
                 max_matches: 0,

@@ -7,8 +7,8 @@
 
 use std::time::{Duration, SystemTime};
 
-use league_domain::{MessageType, Timing};
-use league_proto::v2::{AssignedPlayer, MatchAssignment};
+use league_domain::{Assignment, MessageType, Timing};
+use league_proto::v2::{AssignedPlayer, ScheduledMatch};
 use serde_json::{Map, Value, json};
 
 use super::{Referees, lock};
@@ -34,13 +34,9 @@ pub enum Pushed {
 
 impl Referees {
     /// START_MATCH, retried as the protocol retries (E001/E009, `max_attempts`, `retry_delay` apart).
-    pub(super) async fn push(&self, referee_id: &str, assignment: &MatchAssignment) -> Pushed {
-        let match_id = assignment
-            .r#match
-            .as_ref()
-            .map(|m| m.match_id.clone())
-            .unwrap_or_default();
-        let agent = match self.league.external_agent(referee_id).await {
+    pub(super) async fn push(&self, referee_id: &str, assignment: &Assignment) -> Pushed {
+        let match_id = assignment.match_id();
+        let agent = match self.manager_link.external_agent(referee_id).await {
             Ok(agent) => agent,
             Err(error) => {
                 tracing::warn!(%referee_id, error = %error.description, "cannot look up the referee");
@@ -50,17 +46,15 @@ impl Referees {
         let message = wire::message(
             MessageType::StartMatch.as_str(),
             "league_manager",
-            &format!(
-                "conv-{}-{match_id}",
-                assignment
-                    .r#match
-                    .as_ref()
-                    .map(|m| m.league_id.as_str())
-                    .unwrap_or_default()
-            ),
-            Value::Object(self.match_fields(referee_id, assignment)),
+            &format!("conv-{}-{match_id}", assignment.league_id()),
+            Value::Object(self.match_fields(
+                referee_id,
+                &assignment.scheduled,
+                &assignment.players,
+                assignment.timing,
+            )),
         );
-        let timing = Timing::from_proto(assignment.timing.as_ref());
+        let timing = assignment.timing;
         let attempts = timing.max_attempts;
         for attempt in 1..=attempts {
             let outcome = self.call_start_match(&agent, message.clone()).await;
@@ -92,7 +86,7 @@ impl Referees {
     /// bridge tries those), else `assign_match`.
     async fn call_start_match(
         &self,
-        agent: &crate::league::ExternalAgent,
+        agent: &crate::manager_link::ExternalAgent,
         message: Value,
     ) -> Result<Value, Failure> {
         let limit = self.bridge.timeouts.other;
@@ -110,7 +104,7 @@ impl Referees {
         // As the bridge sends any message: the agent's outbound token, the sender in its form (tried once
         // in the other form when refused over it).
         let mut message = message;
-        message["auth_token"] = self.league.outbound_token(&agent.agent_id).into();
+        message["auth_token"] = self.manager_link.outbound_token(&agent.agent_id).into();
         let mut form = agent.sender_form();
         let mut checker = Checker::new(self.bridge.mode);
         let mut answer;
@@ -138,7 +132,7 @@ impl Referees {
             Ok(Answer::Result(result)) => {
                 lock(&self.assign_match).insert(agent.agent_id.clone());
                 if form != agent.sender_form() {
-                    self.league.learned_sender_form(agent, form);
+                    self.manager_link.learned_sender_form(agent, form);
                 }
                 Ok(result)
             }
@@ -154,12 +148,16 @@ impl Referees {
     /// What a referee needs to run the match (START_MATCH's fields; one entry of `get_assigned_matches`):
     /// the ids, each player's endpoint on this gateway with its record so far, where to report, the
     /// league's timings, and the deadline of the whole match.
-    pub(super) fn match_fields(&self, referee_id: &str, assignment: &MatchAssignment) -> Map<String, Value> {
-        let scheduled = assignment.r#match.clone().unwrap_or_default();
-        let timing = Timing::from_proto(assignment.timing.as_ref());
+    pub(super) fn match_fields(
+        &self,
+        referee_id: &str,
+        scheduled: &ScheduledMatch,
+        players: &[AssignedPlayer; 2],
+        timing: Timing,
+    ) -> Map<String, Value> {
         let budget = timing.match_budget();
-        let player = |seat: &str, player: Option<&AssignedPlayer>| {
-            let player = player.cloned().unwrap_or_default();
+        let player = |seat: &str, player: &AssignedPlayer| {
+            // A player with no record yet has played nothing.
             let record = player.record.unwrap_or_default();
             json!({
                 "player_id": player.player_id,
@@ -180,8 +178,8 @@ impl Referees {
             "player_a_endpoint": self.player_url(&scheduled.player_a_id),
             "player_b_endpoint": self.player_url(&scheduled.player_b_id),
             "players": [
-                player("PLAYER_A", assignment.player_a.as_ref()),
-                player("PLAYER_B", assignment.player_b.as_ref()),
+                player("PLAYER_A", &players[0]),
+                player("PLAYER_B", &players[1]),
             ],
             "report_endpoint": self.public_url,
             "timing": {

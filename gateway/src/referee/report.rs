@@ -48,7 +48,7 @@ pub async fn report(
         transcript: None,
     });
     let answer = inbound
-        .league
+        .manager_link
         .manager
         .clone()
         .report_match_result(request)
@@ -56,7 +56,7 @@ pub async fn report(
         .into_inner();
     inbound.referees.match_reported(league_id, match_id);
     // The referee (and anyone asking this replica next) sees the new result at once.
-    inbound.league.forget_standings();
+    inbound.manager_link.forget_standings();
     Ok(Handled {
         result: wire::message(
             "MATCH_RESULT_REPORT_ACK",

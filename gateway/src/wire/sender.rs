@@ -2,7 +2,7 @@
 //! no one form satisfies all: one family accepts only the bare `league_manager` (its validator wants
 //! `player` or `referee` before any colon), another validates `^(player|referee|league_manager):[A-Z0-9]+$`
 //! and accepts only `league_manager:LM01`. So the form is part of each agent's dialect: bare until the
-//! agent shows it wants the other, then remembered on the agent ([`crate::league::ExternalAgent`]).
+//! agent shows it wants the other, then remembered on the agent ([`crate::manager_link::ExternalAgent`]).
 //!
 //! How an agent shows it: it registers again at once from the same endpoint under the same name (it
 //! discarded our answer; `inbound::registration` answers the repeat in the other form), or it refuses a

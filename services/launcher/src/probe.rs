@@ -12,10 +12,10 @@ use std::time::{Duration, SystemTime};
 
 use clap::Args;
 use league_gateway::bridge::client::AgentClient;
-use league_gateway::bridge::{PlayerBridge, Replies, Timeouts};
+use league_gateway::bridge::{FallbackTimeouts, PlayerBridge, Replies};
 use league_gateway::compliance::{Mode, WarningBuffer, kinds};
 use league_gateway::dialect::Dialect;
-use league_gateway::league::{ExternalAgent, League};
+use league_gateway::manager_link::{ExternalAgent, ManagerLink};
 use league_gateway::wire::sender::SenderForm;
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::player_service_server::PlayerService;
@@ -66,18 +66,18 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
     let limit = args.timeout;
     let warnings = Arc::new(WarningBuffer::default());
     // The probe never reaches a manager: the agent is known to the bridge before any call.
-    let league = League::new(
+    let manager_link = ManagerLink::new(
         league_runtime::grpc::channel("http://127.0.0.1:9")?,
         SecretString::from("probe"),
     );
     let bridge = PlayerBridge {
-        league: league.clone(),
+        manager_link: manager_link.clone(),
         client: AgentClient::new(),
         replies: Arc::new(Replies::default()),
         warnings: warnings.clone(),
         mode: Mode::Lenient,
         public_url: "http://127.0.0.1:9/mcp".to_owned(),
-        timeouts: Timeouts {
+        timeouts: FallbackTimeouts {
             game_over: limit,
             other: limit,
         },
@@ -86,7 +86,7 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
     let mut dialect = None;
     let mut probed = None;
     for candidate in DIALECTS {
-        let agent = league.remember(ExternalAgent::new(
+        let agent = manager_link.remember(ExternalAgent::new(
             PLAYER.to_owned(),
             args.url.clone(),
             candidate,

@@ -1,5 +1,5 @@
 //! Building and running the manager: connect and migrate, create the configured league, bind, then
-//! serve the API and run the outbox dispatcher until shutdown.
+//! serve the API and run the event delivery until shutdown.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use crate::agents::Agents;
 use crate::auth::Authenticator;
 use crate::config::ManagerConfig;
 use crate::db;
-use crate::dispatcher::Dispatcher;
+use crate::event_delivery::EventDelivery;
 use crate::league::registration;
 use crate::league::start::{self, NewLeague};
 use crate::service::Manager;
@@ -110,8 +110,8 @@ impl ManagerApp {
         let readiness = Readiness::new();
         self.report_readiness(&readiness);
         tokio::spawn(self.wakeups.clone().listen(self.pool.clone(), shutdown.clone()));
-        let dispatcher =
-            tokio::spawn(Dispatcher::new(self.pool.clone(), self.wakeups.clone()).run(shutdown.clone()));
+        let event_delivery =
+            tokio::spawn(EventDelivery::new(self.pool.clone(), self.wakeups.clone()).run(shutdown.clone()));
         tokio::spawn(self.agents.clone().listen(shutdown.clone()));
         let routes = tonic::service::Routes::new(ManagerServiceServer::new(self.service))
             .add_service(AgentsServiceServer::new(self.agents));
@@ -120,7 +120,7 @@ impl ManagerApp {
                 .await?;
         tracing::info!(addr = %self.local_addr, "manager listening");
         grpc::serve(self.listener, routes, shutdown).await?;
-        dispatcher.await.ok();
+        event_delivery.await.ok();
         self.pool.close().await;
         Ok(())
     }

@@ -1,13 +1,13 @@
 //! The league manager: league rules (scheduling, standings) and the service that owns all league state
-//! in Postgres — agents and tokens, leagues, the match queue and leases, results, lifecycle notifications.
+//! in Postgres — agents and tokens, leagues, the match queue and leases, results, league events.
 
 pub mod agents;
 pub mod app;
 pub mod auth;
 pub mod config;
 pub mod db;
-pub mod dispatcher;
 pub mod error;
+pub mod event_delivery;
 pub mod league;
 pub mod metrics;
 pub mod postgres;

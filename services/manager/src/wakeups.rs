@@ -1,4 +1,4 @@
-//! Waking whoever waits for work: referees long-polling for ready matches, and the outbox dispatcher.
+//! Waking whoever waits for work: referees long-polling for ready matches, and the event delivery.
 //! Inside one manager a `Notify` does it at once; across managers (several replicas on one database)
 //! Postgres NOTIFY carries the same signal, sent in the transaction that made the work, so it fires only
 //! if that transaction commits.
@@ -97,7 +97,7 @@ impl Wakeups {
         }
     }
 
-    /// Wakes every waiting claim and the dispatcher, to look for work they may have missed.
+    /// Wakes every waiting claim and event delivery, to look for work they may have missed.
     fn wake_all(&self) {
         self.matches_ready.notify_waiters();
         self.events_pending.notify_one();

@@ -73,20 +73,26 @@ impl RefereeService for RefereeApi {
 mod tests {
     use std::time::Duration;
 
-    use league_proto::v2::{MatchAssignment, ScheduledMatch};
+    use league_domain::{Assignment, Lease, Timing};
+    use league_proto::v2::ScheduledMatch;
 
     use super::*;
     use crate::runner::MatchProgress;
 
     fn running_match(running: &RunningMatches) -> impl Sized + use<> {
-        let assignment = MatchAssignment {
-            r#match: Some(ScheduledMatch {
+        let assignment = Assignment {
+            scheduled: ScheduledMatch {
                 league_id: "L1".into(),
                 match_id: "R1M1".into(),
                 ..ScheduledMatch::default()
-            }),
-            lease_id: "lease".into(),
-            ..MatchAssignment::default()
+            },
+            players: Default::default(),
+            timing: Timing::default(),
+            lease: Lease {
+                lease_id: "lease".into(),
+                expires_at: None,
+                duration: None,
+            },
         };
         let progress = MatchProgress::new();
         progress.start("claimed".into());

@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use league_domain::Assignment;
 use league_proto::v2::{
     self, AssignedPlayer, Direction, InviteToMatchRequest, InviteToMatchResponse, MatchAssignment,
     MessageRecord, NotifyGameErrorRequest, NotifyGameErrorResponse, NotifyGameOverRequest,
@@ -377,8 +378,8 @@ fn player(id: &str, wins: u32) -> AssignedPlayer {
 
 /// P01 (seat A) against P02 (seat B), default timings: join 5 s, move 30 s, game over 5 s, 3 attempts
 /// 2 s apart.
-fn assignment(game_type: &str) -> MatchAssignment {
-    MatchAssignment {
+fn assignment(game_type: &str) -> Assignment {
+    let wire = MatchAssignment {
         r#match: Some(ScheduledMatch {
             league_id: "L1".into(),
             round_id: 2,
@@ -395,7 +396,8 @@ fn assignment(game_type: &str) -> MatchAssignment {
         timing: None,
         player_a: Some(player("P01", 2)),
         player_b: Some(player("P02", 0)),
-    }
+    };
+    Assignment::try_from(wire).expect("a complete assignment")
 }
 
 /// Runs an even_odd match and says how long it took.

@@ -771,7 +771,8 @@ async fn shutdown_stops_claiming_and_lets_the_running_match_finish() {
 async fn grpc_players_reach_the_player_host() {
     let host = FakePlayerHost::default();
     let endpoint = serve_players(&host).await;
-    let assignment = assignment("R9M9", ["P01", "P02"], &endpoint);
+    let assignment = league_domain::Assignment::try_from(assignment("R9M9", ["P01", "P02"], &endpoint))
+        .expect("a complete assignment");
     let channels = league_referee::PlayerChannels::new();
     let players = league_referee::GrpcPlayers::for_assignment(&channels, &assignment);
     let report = league_referee::run_match(&assignment, &players, &mut league_referee::OsChance, "REF01")

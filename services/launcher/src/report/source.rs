@@ -2,7 +2,7 @@
 //! (`--manager`, else the `league serve` or `league run` running on this machine, by its state file), or — for a past league whose services have stopped — the manager's query service run
 //! inside this process over the league's database (`--database`, else `DATABASE_URL`, else the newest
 //! database `league run` left on the local server). The in-process service serves queries only: no
-//! outbox dispatcher, no match queue, nothing that changes the league (the migrations are applied,
+//! event delivery, no match queue, nothing that changes the league (the migrations are applied,
 //! as any manager start does, so an older database gains the JSON columns and views).
 
 use std::path::Path;

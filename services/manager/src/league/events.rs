@@ -1,6 +1,6 @@
-//! Writing lifecycle notifications into the outbox, in the transaction that makes them true: one
+//! Writing league events into the outbox, in the transaction that makes them true: one
 //! `league_events` row per notification and one `event_deliveries` row per recipient (every player of
-//! the league). The dispatcher delivers them afterwards; a crash can delay them but not lose them.
+//! the league). Event delivery delivers them afterwards; a crash can delay them but not lose them.
 
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::{NotifyLeagueEventRequest, RoundAnnouncement, ScheduledMatch};

@@ -33,12 +33,11 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use futures::future::{join, join_all};
-use league_domain::{MessageType, Timing, move_messages, points};
+use league_domain::{Assignment, MessageType, Timing, move_messages, points};
 use league_proto::ErrorCode;
 use league_proto::v2::{
-    Direction, InviteToMatchRequest, MatchAssignment, MatchContext, MatchResult, MatchTranscript,
-    NotifyGameErrorRequest, NotifyGameOverRequest, PlayerRecord, PlayerScore, RequestMoveRequest,
-    ResultStatus, Role,
+    Direction, InviteToMatchRequest, MatchContext, MatchResult, MatchTranscript, NotifyGameErrorRequest,
+    NotifyGameOverRequest, PlayerRecord, PlayerScore, RequestMoveRequest, ResultStatus, Role,
 };
 use prost_types::Struct;
 use rand::TryRngCore;
@@ -91,7 +90,7 @@ pub struct MatchReport {
 /// Runs the match of `assignment` between `players`, drawing from `chance`, as referee `referee_id`.
 /// [`Interrupted`] when the league's own services stayed down longer than the match can wait.
 pub async fn run_match(
-    assignment: &MatchAssignment,
+    assignment: &Assignment,
     players: &impl Players,
     chance: &mut dyn Chance,
     referee_id: &str,
@@ -103,7 +102,7 @@ pub async fn run_match(
 /// watch it (the worker's registry of running matches). Its phases are spans inside the current one,
 /// onto which it records the conversation and the outcome (the worker's `match` span, see [`spans`]).
 pub async fn run_match_with_progress(
-    assignment: &MatchAssignment,
+    assignment: &Assignment,
     players: &impl Players,
     chance: &mut dyn Chance,
     referee_id: &str,
@@ -222,20 +221,23 @@ struct Runner<'a, P> {
 
 impl<'a, P: Players> Runner<'a, P> {
     fn new(
-        assignment: &MatchAssignment,
+        assignment: &Assignment,
         players: &'a P,
         referee_id: &str,
         progress: &'a MatchProgress,
     ) -> Runner<'a, P> {
-        let scheduled = assignment.r#match.clone().unwrap_or_default();
-        let seats = [assignment.player_a.as_ref(), assignment.player_b.as_ref()];
-        let ids = seats.map(|player| player.map(|p| p.player_id.clone()).unwrap_or_default());
-        let standings = seats.map(|player| player.and_then(|p| p.record).unwrap_or_default());
+        let scheduled = assignment.scheduled.clone();
+        let ids = assignment.player_ids().map(str::to_owned);
+        // A player with no record yet (its first match) has played nothing: all zeros.
+        let standings = assignment
+            .players
+            .each_ref()
+            .map(|p| p.record.unwrap_or_default());
         Runner {
             players,
             progress,
-            timing: Timing::from_proto(assignment.timing.as_ref()),
-            patience: outage::patience(Timing::given_lease(assignment.timing.as_ref())),
+            timing: assignment.timing,
+            patience: outage::patience(assignment.lease.duration),
             move_messages: move_messages(&scheduled.game_type),
             context: MatchContext {
                 league_id: scheduled.league_id,

@@ -5,9 +5,10 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use league_domain::Assignment;
 use league_proto::v2::player_service_client::PlayerServiceClient;
 use league_proto::v2::{
-    AssignedPlayer, InviteToMatchRequest, InviteToMatchResponse, MatchAssignment, NotifyGameErrorRequest,
+    AssignedPlayer, InviteToMatchRequest, InviteToMatchResponse, NotifyGameErrorRequest,
     NotifyGameErrorResponse, NotifyGameOverRequest, NotifyGameOverResponse, RequestMoveRequest,
     RequestMoveResponse,
 };
@@ -109,21 +110,16 @@ pub struct GrpcPlayers {
 impl GrpcPlayers {
     /// Clients for both players of `assignment`, on channels from `channels`. Must be called inside a
     /// tokio runtime. A player whose endpoint is unusable fails every call with E009 (UNAVAILABLE).
-    pub fn for_assignment(channels: &PlayerChannels, assignment: &MatchAssignment) -> GrpcPlayers {
-        let client = |player: Option<&AssignedPlayer>| {
-            let endpoint = player
-                .map(|player| player.service_endpoint.as_str())
-                .unwrap_or_default();
+    pub fn for_assignment(channels: &PlayerChannels, assignment: &Assignment) -> GrpcPlayers {
+        let client = |player: &AssignedPlayer| {
+            let endpoint = player.service_endpoint.as_str();
             channels
                 .channel(endpoint)
                 .map(PlayerServiceClient::new)
                 .map_err(|error| format!("player endpoint {endpoint:?} is unusable: {error}"))
         };
         GrpcPlayers {
-            clients: [
-                client(assignment.player_a.as_ref()),
-                client(assignment.player_b.as_ref()),
-            ],
+            clients: assignment.players.each_ref().map(client),
         }
     }
 
@@ -186,13 +182,23 @@ mod tests {
 
     #[tokio::test]
     async fn an_unusable_endpoint_fails_calls_with_e009() {
-        let assignment = MatchAssignment {
-            player_a: Some(AssignedPlayer {
-                player_id: "P01".into(),
-                service_endpoint: "http://bad host:1".into(),
-                ..AssignedPlayer::default()
-            }),
-            ..MatchAssignment::default()
+        // Built by hand: parsing would refuse it before any call is made.
+        let assignment = Assignment {
+            scheduled: league_proto::v2::ScheduledMatch::default(),
+            players: [
+                AssignedPlayer {
+                    player_id: "P01".into(),
+                    service_endpoint: "http://bad host:1".into(),
+                    ..AssignedPlayer::default()
+                },
+                AssignedPlayer::default(),
+            ],
+            timing: league_domain::Timing::default(),
+            lease: league_domain::Lease {
+                lease_id: "lease".into(),
+                expires_at: None,
+                duration: None,
+            },
         };
         let players = GrpcPlayers::for_assignment(&PlayerChannels::new(), &assignment);
         let status = players

@@ -9,13 +9,14 @@
 //! player, invalid move) on its phase, even if a later attempt succeeds; a technical loss or double
 //! forfeit on the match; a report that does not go through on `report`.
 
-use league_proto::v2::{MatchAssignment, MatchResult, ResultStatus};
+use league_domain::Assignment;
+use league_proto::v2::{MatchResult, ResultStatus};
 use tracing::Span;
 use tracing::field::Empty;
 
 /// The root span of `assignment`'s match, run by `referee_id`.
-pub fn match_span(assignment: &MatchAssignment, referee_id: &str) -> Span {
-    let scheduled = assignment.r#match.clone().unwrap_or_default();
+pub fn match_span(assignment: &Assignment, referee_id: &str) -> Span {
+    let scheduled = &assignment.scheduled;
     tracing::info_span!(
         parent: None,
         "match",

@@ -20,7 +20,7 @@ mod report;
 
 use std::time::{Duration, SystemTime};
 
-use league_domain::Timing;
+use league_domain::{Assignment, Timing};
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{
     ClaimMatchesRequest, LeaseRef, MatchAssignment, RenewLeasesRequest, ReportMatchResultRequest,
@@ -186,10 +186,10 @@ impl Worker {
                     () = shutdown.clone().wait() => break,
                 }
             }
-            for assignment in assignments {
+            for assignment in assignments.into_iter().filter_map(parse) {
                 if tasks.len() >= capacity {
                     tracing::error!(
-                        match_id = ?assignment.r#match.as_ref().map(|m| &m.match_id),
+                        match_id = assignment.match_id(),
                         "the manager assigned more matches than asked for; leaving this one to expire"
                     );
                     continue;
@@ -211,7 +211,12 @@ impl Worker {
             if let Some(claim) = in_flight
                 && let Ok(assignments) = claim.await
             {
-                self.release(assignments.iter().map(lease_of).collect()).await;
+                let leases = assignments
+                    .into_iter()
+                    .filter_map(parse)
+                    .map(|a| lease_of(&a))
+                    .collect();
+                self.release(leases).await;
             }
         };
         let finish_running = async {
@@ -257,8 +262,8 @@ impl Worker {
     }
 
     /// Runs `assignment` in a task of `tasks`, registered as running until the task ends.
-    fn start(&self, tasks: &mut JoinSet<()>, assignment: MatchAssignment) {
-        let scheduled = assignment.r#match.clone().unwrap_or_default();
+    fn start(&self, tasks: &mut JoinSet<()>, assignment: Assignment) {
+        let scheduled = &assignment.scheduled;
         if !self.config.game_types.is_empty() && !self.config.game_types.contains(&scheduled.game_type) {
             tracing::warn!(
                 match_id = %scheduled.match_id,
@@ -319,11 +324,14 @@ impl Worker {
     }
 
     /// The assignment's lease length: from its timing, else from its expiry, else the configured default.
-    fn lease_duration(&self, assignment: &MatchAssignment) -> Duration {
-        Timing::given_lease(assignment.timing.as_ref())
+    fn lease_duration(&self, assignment: &Assignment) -> Duration {
+        assignment
+            .lease
+            .duration
             .or_else(|| {
-                let expires = SystemTime::try_from(assignment.lease_expires_at?).ok()?;
-                expires
+                assignment
+                    .lease
+                    .expires_at?
                     .duration_since(SystemTime::now())
                     .ok()
                     .filter(|left| !left.is_zero())
@@ -333,7 +341,7 @@ impl Worker {
 }
 
 /// The report of `assignment`'s match, its result and transcript still to be filled in.
-fn report_request(assignment: &MatchAssignment) -> ReportMatchResultRequest {
+fn report_request(assignment: &Assignment) -> ReportMatchResultRequest {
     let lease = lease_of(assignment);
     ReportMatchResultRequest {
         league_id: lease.league_id,
@@ -345,13 +353,20 @@ fn report_request(assignment: &MatchAssignment) -> ReportMatchResultRequest {
 }
 
 /// The lease an assignment was handed out under.
-fn lease_of(assignment: &MatchAssignment) -> LeaseRef {
-    let scheduled = assignment.r#match.as_ref();
+fn lease_of(assignment: &Assignment) -> LeaseRef {
     LeaseRef {
-        match_id: scheduled.map(|m| m.match_id.clone()).unwrap_or_default(),
-        lease_id: assignment.lease_id.clone(),
-        league_id: scheduled.map(|m| m.league_id.clone()).unwrap_or_default(),
+        match_id: assignment.match_id().to_owned(),
+        lease_id: assignment.lease.lease_id.clone(),
+        league_id: assignment.league_id().to_owned(),
     }
+}
+
+/// The assignment the manager sent, parsed; one that cannot be run is logged and left to expire (the
+/// manager never sends one: this guards against a manager of another version).
+fn parse(assignment: MatchAssignment) -> Option<Assignment> {
+    Assignment::try_from(assignment)
+        .inspect_err(|error| tracing::error!(%error, "cannot run this assignment; leaving it to expire"))
+        .ok()
 }
 
 /// Renews the leases of every running match each third of the shortest lease; stops the matches whose

@@ -6,9 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
-use league_proto::v2::{
-    LeaseRef, LeaseRenewal, MatchAssignment, MatchTranscript, RunningMatch, ScheduledMatch,
-};
+use league_domain::Assignment;
+use league_proto::v2::{LeaseRef, LeaseRenewal, MatchTranscript, RunningMatch, ScheduledMatch};
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
@@ -117,11 +116,11 @@ impl RunningMatches {
     /// Adds a claimed match; it stays until the returned registration is dropped or its lease is lost.
     pub(crate) fn register(
         &self,
-        assignment: &MatchAssignment,
+        assignment: &Assignment,
         lease_duration: Duration,
         progress: MatchProgress,
     ) -> Registration {
-        let scheduled = assignment.r#match.clone().unwrap_or_default();
+        let scheduled = assignment.scheduled.clone();
         let key = MatchKey {
             league_id: scheduled.league_id.clone(),
             match_id: scheduled.match_id.clone(),
@@ -130,8 +129,8 @@ impl RunningMatches {
         let running = Running {
             id,
             scheduled,
-            lease_id: assignment.lease_id.clone(),
-            lease_expires_at: assignment.lease_expires_at,
+            lease_id: assignment.lease.lease_id.clone(),
+            lease_expires_at: assignment.lease.expires_at.map(prost_types::Timestamp::from),
             lease_duration,
             started_at: SystemTime::now(),
             progress,
@@ -250,15 +249,20 @@ impl Running {
 mod tests {
     use super::*;
 
-    fn assignment(league_id: &str, match_id: &str, lease_id: &str) -> MatchAssignment {
-        MatchAssignment {
-            r#match: Some(ScheduledMatch {
+    fn assignment(league_id: &str, match_id: &str, lease_id: &str) -> Assignment {
+        Assignment {
+            scheduled: ScheduledMatch {
                 league_id: league_id.into(),
                 match_id: match_id.into(),
                 ..ScheduledMatch::default()
-            }),
-            lease_id: lease_id.into(),
-            ..MatchAssignment::default()
+            },
+            players: Default::default(),
+            timing: league_domain::Timing::default(),
+            lease: league_domain::Lease {
+                lease_id: lease_id.into(),
+                expires_at: None,
+                duration: None,
+            },
         }
     }
 

@@ -1,7 +1,7 @@
 //! The gateway's link to the manager: gRPC clients, the operator credential, and three caches that keep
 //! the manager off the hot path — verified credentials, the registrations of external agents (contact
 //! endpoint and dialect never change after registering), and each league's standings for at most
-//! [`STANDINGS_MAX_AGE`](crate::standings::STANDINGS_MAX_AGE) (crate::standings).
+//! [`STANDINGS_MAX_AGE`](crate::standings_cache::STANDINGS_MAX_AGE) (crate::standings_cache).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 
 use crate::dialect::Dialect;
 use crate::league_error::{LeagueError, LeagueResult};
-use crate::standings::{Standings, StandingsCache};
+use crate::standings_cache::{Standings, StandingsCache};
 use crate::wire::outbound_token;
 use crate::wire::sender::SenderForm;
 
@@ -156,7 +156,7 @@ impl RecentRegistrations {
 }
 
 #[derive(Debug, Clone)]
-pub struct League {
+pub struct ManagerLink {
     pub manager: ManagerServiceClient<GrpcChannel>,
     pub agents: AgentsServiceClient<GrpcChannel>,
     operator: SecretString,
@@ -168,7 +168,7 @@ pub struct League {
     pub recent: Arc<RecentRegistrations>,
 }
 
-impl League {
+impl ManagerLink {
     pub fn new(channel: GrpcChannel, operator: SecretString) -> Self {
         Self {
             manager: ManagerServiceClient::new(channel.clone()),
@@ -250,7 +250,7 @@ impl League {
     }
 
     /// The standings of `league_id` (empty: the newest league), at most
-    /// [`STANDINGS_MAX_AGE`](crate::standings::STANDINGS_MAX_AGE) old, fetched with the operator
+    /// [`STANDINGS_MAX_AGE`](crate::standings_cache::STANDINGS_MAX_AGE) old, fetched with the operator
     /// credential. The same for every caller the league lets ask: authenticate the caller first.
     pub async fn standings(&self, league_id: &str) -> LeagueResult<Arc<Standings>> {
         let fetch = || {

@@ -1,5 +1,6 @@
-//! The outbox dispatcher: delivers queued lifecycle notifications to players through `PlayerService`,
-//! in order per recipient, and marks them delivered. One dispatcher is active per database (a Postgres
+//! Event delivery (the outbox's other half): delivers queued league events to players through
+//! `PlayerService`, in order per recipient, and marks them delivered. One manager's event delivery is
+//! active per database (a Postgres
 //! advisory lock), so several managers never deliver the same event twice at the same time. A crash
 //! between delivering and marking means the event is delivered again after restart with the same
 //! `event_id`, which receivers use to ignore it; nothing is lost.
@@ -20,9 +21,9 @@ use sqlx::{Connection, PgPool};
 
 use crate::wakeups::Wakeups;
 
-/// Advisory lock key of the one active dispatcher ("league outbox"). Public for tests that hold it to
+/// Advisory lock key of the one active event delivery ("league outbox"). Public for tests that hold it to
 /// keep notifications waiting.
-pub const DISPATCHER_LOCK: i64 = 0x6c65_6167_7565_6f62;
+pub const EVENT_DELIVERY_LOCK: i64 = 0x6c65_6167_7565_6f62;
 const BATCH: i64 = 1000;
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
 /// After this many failed attempts a delivery is given up (and stays visible in the table).
@@ -34,7 +35,7 @@ const PARALLEL_CALLS: usize = 16;
 const CHUNK: usize = 100;
 
 #[derive(Debug)]
-pub struct Dispatcher {
+pub struct EventDelivery {
     pool: PgPool,
     wakeups: Arc<Wakeups>,
     channels: HashMap<String, GrpcChannel>,
@@ -47,7 +48,7 @@ struct Pending {
     attempts: i32,
 }
 
-impl Dispatcher {
+impl EventDelivery {
     pub fn new(pool: PgPool, wakeups: Arc<Wakeups>) -> Self {
         Self {
             pool,
@@ -59,7 +60,7 @@ impl Dispatcher {
     pub async fn run(mut self, shutdown: ShutdownSignal) {
         let stop = shutdown.clone().wait();
         tokio::pin!(stop);
-        // Held for as long as this dispatcher is the active one; dropping it releases the lock.
+        // Held for as long as this event delivery is the active one; dropping it releases the lock.
         let mut active_lock: Option<PoolConnection<Postgres>> = None;
         let wakeups = self.wakeups.clone();
         loop {
@@ -69,11 +70,11 @@ impl Dispatcher {
             let mut more = false;
             if let Some(conn) = active_lock.as_mut() {
                 // A session advisory lock lives as long as its connection. After a database restart or
-                // a broken connection the lock is gone — and another manager's dispatcher may hold it
+                // a broken connection the lock is gone — and another manager's event delivery may hold it
                 // now — yet without this check this one went on delivering as if it were still the only
                 // one. Make sure the connection (hence the lock) is still there before each batch.
                 if let Err(error) = conn.ping().await {
-                    tracing::warn!(%error, "the outbox dispatcher lost its lock's connection; taking the lock again");
+                    tracing::warn!(%error, "event delivery lost its lock's connection; taking the lock again");
                     conn.close_on_drop();
                     active_lock = None;
                 }
@@ -98,13 +99,13 @@ impl Dispatcher {
         }
     }
 
-    /// The connection holding the dispatcher lock, if this dispatcher got it. Another manager's
-    /// dispatcher holding it is normal (this one stands by); a failure is logged, never swallowed.
+    /// The connection holding the event-delivery lock, if this one got it. Another manager's event
+    /// delivery holding it is normal (this one stands by); a failure is logged, never swallowed.
     async fn try_lock(&self) -> Option<PoolConnection<Postgres>> {
         let attempt = async {
             let mut conn = self.pool.acquire().await?;
             let (locked,): (bool,) = sqlx::query_as("select pg_try_advisory_lock($1)")
-                .bind(DISPATCHER_LOCK)
+                .bind(EVENT_DELIVERY_LOCK)
                 .fetch_one(&mut *conn)
                 .await?;
             Ok::<_, sqlx::Error>(locked.then_some(conn))
@@ -112,7 +113,7 @@ impl Dispatcher {
         match attempt.await {
             Ok(lock) => lock,
             Err(error) => {
-                tracing::warn!(%error, "cannot take the outbox dispatcher lock; retrying");
+                tracing::warn!(%error, "cannot take the event-delivery lock; retrying");
                 None
             }
         }
