@@ -167,7 +167,8 @@ mod tests {
 
     #[test]
     fn each_missing_field_is_named() {
-        let cases: [(&str, fn(&mut MatchAssignment)); 6] = [
+        type Spoil = fn(&mut MatchAssignment);
+        let cases: [(&str, Spoil); 6] = [
             ("match", |a| a.r#match = None),
             ("match.match_id", |a| a.r#match.as_mut().unwrap().match_id.clear()),
             ("match.game_type", |a| {

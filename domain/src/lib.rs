@@ -8,7 +8,9 @@
 
 pub mod assignment;
 pub mod message_type;
+pub mod payload;
 pub mod points;
+pub mod tic_tac_toe;
 pub mod timing;
 
 pub use assignment::{Assignment, IncompleteAssignment, Lease};

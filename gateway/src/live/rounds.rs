@@ -57,7 +57,7 @@ impl CompletedRounds {
         if let Some(round) = lock(&self.matches).get(&key) {
             return Ok(Some(round.clone()));
         }
-        let Some(round) = view::round(&manager_link, league_id, round_id).await? else {
+        let Some(round) = view::round(manager_link, league_id, round_id).await? else {
             return Ok(None);
         };
         let round = Arc::new(round);

@@ -1,53 +1,13 @@
-//! Building and reading the opaque `google.protobuf.Struct` payloads of step contexts, moves and results.
-//!
-//! A few helpers copied in spirit from the referee's `payload` module (the player must not depend on the
-//! referee). Reading is lenient: a bot only needs to know whether a field is there and usable, so every
+//! Reading the opaque `google.protobuf.Struct` payloads of step contexts, moves and results; building
+//! them is `league_domain::payload`'s, as for the referee, re-exported here. Reading is lenient: a bot only needs to know whether a field is there and usable, so every
 //! reader answers `None` for anything else and the caller decides what that means.
 
 use prost_types::value::Kind;
 use prost_types::{Struct, Value};
 
-/// A string value.
-pub fn string(text: impl Into<String>) -> Value {
-    Value {
-        kind: Some(Kind::StringValue(text.into())),
-    }
-}
-
-/// A number value (protobuf numbers are doubles, as in JSON).
-pub fn number(number: impl Into<f64>) -> Value {
-    Value {
-        kind: Some(Kind::NumberValue(number.into())),
-    }
-}
-
-/// A list value.
 #[cfg(test)]
-pub fn list(items: impl IntoIterator<Item = Value>) -> Value {
-    Value {
-        kind: Some(Kind::ListValue(prost_types::ListValue {
-            values: items.into_iter().collect(),
-        })),
-    }
-}
-
-/// A struct value nested inside another payload.
-#[cfg(test)]
-pub fn nested(object: Struct) -> Value {
-    Value {
-        kind: Some(Kind::StructValue(object)),
-    }
-}
-
-/// A payload from its fields.
-pub fn object<K: Into<String>>(fields: impl IntoIterator<Item = (K, Value)>) -> Struct {
-    Struct {
-        fields: fields
-            .into_iter()
-            .map(|(name, value)| (name.into(), value))
-            .collect(),
-    }
-}
+pub use league_domain::payload::{list, nested};
+pub use league_domain::payload::{number, object, string};
 
 /// The string field `name`, if it is one.
 pub fn read_string<'a>(payload: &'a Struct, name: &str) -> Option<&'a str> {

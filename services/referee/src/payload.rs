@@ -1,57 +1,14 @@
-//! Small helpers to build and read the opaque `google.protobuf.Struct` payloads games exchange with players.
+//! Reading the opaque `google.protobuf.Struct` payloads games exchange with players; building them is
+//! `league_domain::payload`'s, re-exported here.
 //!
 //! Reading is strict on purpose: a field asked for as a string must be a string, and one asked for as an
 //! integer must be a number with nothing after the point. Each failure says what was found, so an engine
 //! can pass it on to the player as the reason its move was refused.
 
+use prost_types::Struct;
 use prost_types::value::Kind;
-use prost_types::{ListValue, Struct, Value};
 
-/// A string value.
-pub fn string(text: impl Into<String>) -> Value {
-    value(Kind::StringValue(text.into()))
-}
-
-/// A number value (protobuf numbers are doubles, as in JSON).
-pub fn number(number: impl Into<f64>) -> Value {
-    value(Kind::NumberValue(number.into()))
-}
-
-/// A boolean value.
-pub fn boolean(flag: bool) -> Value {
-    value(Kind::BoolValue(flag))
-}
-
-/// A list value.
-pub fn list(items: impl IntoIterator<Item = Value>) -> Value {
-    value(Kind::ListValue(ListValue {
-        values: items.into_iter().collect(),
-    }))
-}
-
-/// The null value.
-pub fn null() -> Value {
-    value(Kind::NullValue(prost_types::NullValue::NullValue.into()))
-}
-
-/// A struct value nested inside another payload.
-pub fn nested(object: Struct) -> Value {
-    value(Kind::StructValue(object))
-}
-
-/// A payload from its fields.
-pub fn object<K: Into<String>>(fields: impl IntoIterator<Item = (K, Value)>) -> Struct {
-    Struct {
-        fields: fields
-            .into_iter()
-            .map(|(name, value)| (name.into(), value))
-            .collect(),
-    }
-}
-
-fn value(kind: Kind) -> Value {
-    Value { kind: Some(kind) }
-}
+pub use league_domain::payload::{boolean, list, nested, null, number, object, string};
 
 /// Why a payload field could not be read as the kind a game asked for.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -118,6 +75,8 @@ fn describe(kind: Option<&Kind>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use prost_types::Value;
+
     use super::*;
 
     fn with(value: Value) -> Struct {

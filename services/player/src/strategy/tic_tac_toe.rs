@@ -3,24 +3,12 @@
 //! The referee owns the rules; this only reads the board it is shown, so the one thing it must get right
 //! is to pick from `legal_moves`.
 
+use league_domain::tic_tac_toe::{CELLS, LINES};
 use prost_types::Struct;
 use rand::Rng;
 use rand::seq::IndexedRandom;
 
 use crate::payload::{self, as_index, as_str};
-
-const CELLS: usize = 9;
-/// Every line of three: rows, columns, then the two diagonals (cells numbered 0–8 row by row).
-const LINES: [[usize; 3]; 8] = [
-    [0, 1, 2],
-    [3, 4, 5],
-    [6, 7, 8],
-    [0, 3, 6],
-    [1, 4, 7],
-    [2, 5, 8],
-    [0, 4, 8],
-    [2, 4, 6],
-];
 
 /// The cell to mark, or `None` when the step context is not a tic-tac-toe position this bot can read
 /// (no board of nine strings, a mark other than X or O, or no legal move).

@@ -3,6 +3,7 @@
 //! Seat A plays X and moves first; the seats alternate. A move is `{"position": n}`, cells numbered 0–8
 //! row by row. Three in a row wins 3–0; a full board without one is a draw, 1–1. No chance is involved.
 
+use league_domain::tic_tac_toe::{CELLS, LINES};
 use league_proto::ErrorCode;
 use prost_types::Struct;
 
@@ -15,18 +16,6 @@ mod tests;
 
 /// The payload field that carries the cell a player marks.
 const POSITION_FIELD: &str = "position";
-const CELLS: usize = 9;
-/// Every line of three: rows, columns, then the two diagonals.
-const LINES: [[usize; 3]; 8] = [
-    [0, 1, 2],
-    [3, 4, 5],
-    [6, 7, 8],
-    [0, 3, 6],
-    [1, 4, 7],
-    [2, 5, 8],
-    [0, 4, 8],
-    [2, 4, 6],
-];
 
 /// A cell that was empty when the move was validated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
