@@ -1,6 +1,7 @@
 //! Outbound: the gateway as the `PlayerService` of every external player, calling each agent in its
 //! dialect, and collecting the replies agents send as separate calls.
 
+pub mod answer;
 pub mod client;
 pub mod outbound;
 pub mod overhead;

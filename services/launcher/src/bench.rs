@@ -12,16 +12,15 @@ use clap::Args;
 use league_proto::v2::transcript_entry::Entry;
 use league_proto::v2::{Direction, GetLeagueStatusRequest, GetMatchRequest};
 use league_runtime::credentials::operator_request;
-use secrecy::ExposeSecret;
-use serde_json::{Value, json};
 
-use crate::fake_agent::{self, FakeAgents};
+use self::overhead::{Overhead, gateway_overhead};
+use self::wrk::{Throughput, queries};
+use crate::fake_agent::FakeAgents;
 
+mod overhead;
 mod rounds;
+mod wrk;
 use crate::run::{Finished, RunArgs, run_league_with};
-
-/// The wrk script every query measurement uses (also in scripts/wrk/).
-const WRK_SCRIPT: &str = include_str!("../../../scripts/wrk/jsonrpc.lua");
 
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
@@ -48,30 +47,6 @@ pub struct BenchArgs {
     /// wrk's threads.
     #[arg(long, default_value_t = 2)]
     pub wrk_threads: u32,
-}
-
-/// A histogram's reading: how many, and percentiles (interpolated within buckets).
-#[derive(Debug, Default, Clone, Copy)]
-struct Spread {
-    count: u64,
-    mean: Duration,
-    p50: Duration,
-    p99: Duration,
-}
-
-/// The gateway's overhead, from its `/metrics`.
-#[derive(Debug, Default)]
-struct Overhead {
-    per_match: Spread,
-    per_call: Vec<(String, Spread)>,
-}
-
-/// One wrk run.
-#[derive(Debug)]
-struct Throughput {
-    call: String,
-    line: String,
-    load_average: String,
 }
 
 /// One league's numbers.
@@ -242,191 +217,6 @@ fn check_agents(agents: &FakeAgents, matches: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The gateway's overhead histograms (crate league_gateway::bridge::overhead), read from its admin
-/// server's `/metrics`.
-async fn gateway_overhead(finished: &Finished) -> anyhow::Result<Overhead> {
-    let (_, admin) = finished
-        .admin_urls
-        .iter()
-        .find(|(name, _)| name.starts_with("gateway"))
-        .context("the gateway announced no admin server")?;
-    let text = fake_agent::get_text(&fake_agent::http_client(), &format!("{admin}/metrics")).await?;
-    let per_match = spread(&text, "league_gateway_match_overhead_seconds", "")
-        .context("no league_gateway_match_overhead_seconds in the gateway's metrics")?;
-    let per_call = ["GAME_INVITATION", "CHOOSE_PARITY_CALL", "GAME_OVER"]
-        .into_iter()
-        .filter_map(|kind| {
-            let labels = format!("message_type=\"{kind}\"");
-            Some((
-                kind.to_owned(),
-                spread(&text, "league_gateway_bridge_overhead_seconds", &labels)?,
-            ))
-        })
-        .collect();
-    Ok(Overhead { per_match, per_call })
-}
-
-/// Reads the histogram `name` (the series whose labels, apart from `le`, are `labels`, e.g.
-/// `message_type="GAME_OVER"`, or none) from OpenMetrics text.
-fn spread(text: &str, name: &str, labels: &str) -> Option<Spread> {
-    let mut buckets: Vec<(f64, u64)> = Vec::new();
-    let mut sum = 0.0;
-    for line in text.lines() {
-        let Some(rest) = line.strip_prefix(name).and_then(|rest| rest.strip_prefix('_')) else {
-            continue;
-        };
-        let (series, value) = match rest.split_once(' ') {
-            Some((series, value)) => (series, value.split_whitespace().next().unwrap_or_default()),
-            None => continue,
-        };
-        let (suffix, label_text) = match series.split_once('{') {
-            Some((suffix, label_text)) => (suffix, label_text.trim_end_matches('}')),
-            None => (series, ""),
-        };
-        let mut le = None;
-        let mut others = Vec::new();
-        for label in label_text.split(',').filter(|label| !label.is_empty()) {
-            match label.strip_prefix("le=") {
-                Some(bound) => le = Some(bound.trim_matches('"')),
-                None => others.push(label),
-            }
-        }
-        if others.join(",") != labels {
-            continue;
-        }
-        match (suffix, le) {
-            ("bucket", Some(bound)) => {
-                let bound = if bound == "+Inf" {
-                    f64::INFINITY
-                } else {
-                    bound.parse().ok()?
-                };
-                buckets.push((bound, value.parse().ok()?));
-            }
-            ("sum", None) => sum = value.parse().unwrap_or(0.0),
-            _ => {}
-        }
-    }
-    buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let total = buckets.last()?.1;
-    let quantile = |q: f64| {
-        let rank = q * total as f64;
-        let mut below = (0.0, 0u64);
-        for &(bound, count) in &buckets {
-            if count as f64 >= rank && count > below.1 {
-                if bound.is_infinite() {
-                    return below.0;
-                }
-                let share = (rank - below.1 as f64) / (count - below.1) as f64;
-                return below.0 + (bound - below.0) * share.clamp(0.0, 1.0);
-            }
-            below = (bound, count);
-        }
-        below.0
-    };
-    Some(Spread {
-        count: total,
-        mean: Duration::from_secs_f64(sum / total.max(1) as f64),
-        p50: Duration::from_secs_f64(quantile(0.50)),
-        p99: Duration::from_secs_f64(quantile(0.99)),
-    })
-}
-
-/// wrk against the finished league's gateway: each call checked once by hand (a JSON-RPC error comes
-/// back under HTTP 200, which wrk would count as a success), then measured.
-async fn queries(
-    finished: &Finished,
-    agents: Option<&FakeAgents>,
-    duration: &str,
-    args: &BenchArgs,
-) -> anyhow::Result<Vec<Throughput>> {
-    let url = finished.gateway_urls.first().context("no gateway")?;
-    let operator = finished.operator_token.expose_secret().to_owned();
-    let script = std::env::temp_dir().join(format!("league-bench-{}.lua", std::process::id()));
-    std::fs::write(&script, WRK_SCRIPT).context("writing the wrk script")?;
-    let mut cases: Vec<(String, &str, Option<String>, Value)> = vec![
-        ("ping".into(), "ping", None, json!({})),
-        (
-            "get_standings (operator)".into(),
-            "get_standings",
-            Some(operator.clone()),
-            json!({}),
-        ),
-        (
-            "league_query GET_STANDINGS (operator)".into(),
-            "league_query",
-            Some(operator.clone()),
-            json!({"query_type": "GET_STANDINGS"}),
-        ),
-    ];
-    if let Some(agent) = agents.and_then(|agents| agents.identities().into_iter().next()) {
-        // An agent's full envelope with its token: the gateway's credential cache on every request.
-        cases.push((
-            "league_query GET_STANDINGS (agent)".into(),
-            "league_query",
-            None,
-            json!({
-                "protocol": "league.v2",
-                "message_type": "LEAGUE_QUERY",
-                "sender": format!("player:{}", agent.player_id),
-                "timestamp": league_gateway::wire::timestamp::now(),
-                "conversation_id": "bench-query",
-                "auth_token": agent.token,
-                "query_type": "GET_STANDINGS",
-            }),
-        ));
-    }
-    let client = fake_agent::http_client();
-    let mut measured = Vec::new();
-    for (call, method, token, params) in cases {
-        let request = json!({"jsonrpc": "2.0", "method": method, "params": params, "id": 1});
-        let answer = fake_agent::post_json(&client, url, &request, token.as_deref()).await?;
-        anyhow::ensure!(
-            answer.get("result").is_some_and(|r| !r.is_null()) && answer["result"]["success"] != false,
-            "{call} is refused: {answer}"
-        );
-        let load_average = std::fs::read_to_string("/proc/loadavg")
-            .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-            .unwrap_or_default();
-        let mut wrk = tokio::process::Command::new("wrk");
-        wrk.args([
-            &format!("-t{}", args.wrk_threads),
-            &format!("-c{}", args.wrk_connections),
-            &format!("-d{duration}"),
-            "-s",
-        ])
-        .arg(&script)
-        .arg(url)
-        .env("BENCH_METHOD", method)
-        .env("BENCH_PARAMS", params.to_string())
-        .env_remove("BENCH_TOKEN");
-        if let Some(token) = &token {
-            wrk.env("BENCH_TOKEN", token);
-        }
-        eprintln!("bench: wrk {call} (load average {load_average})");
-        let output = wrk.output().await.context("running wrk (apt-get install wrk)")?;
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        anyhow::ensure!(
-            output.status.success(),
-            "wrk failed: {stdout}{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let line = stdout
-            .lines()
-            .find(|line| line.starts_with(&format!("{method}:")))
-            .unwrap_or_default()
-            .trim_start_matches(&format!("{method}: "))
-            .to_owned();
-        measured.push(Throughput {
-            call,
-            line,
-            load_average,
-        });
-    }
-    std::fs::remove_file(&script).ok();
-    Ok(measured)
-}
-
 fn render(results: &[Measured], args: &BenchArgs) -> String {
     let mut out = format!(
         "referees: {} × capacity {}\n\n| players | matches | wall (s) | matches/s | match p50 (ms) | match p99 (ms) | player RPCs/match | notifications/match | peak RSS (MB) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
@@ -490,36 +280,4 @@ fn render(results: &[Measured], args: &BenchArgs) -> String {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentiles_from_a_histogram_in_openmetrics_text() {
-        let text = "# HELP x_seconds something\n\
-            # TYPE x_seconds histogram\n\
-            x_seconds_sum{message_type=\"GAME_OVER\"} 0.25\n\
-            x_seconds_count{message_type=\"GAME_OVER\"} 100\n\
-            x_seconds_bucket{le=\"0.001\",message_type=\"GAME_OVER\"} 0\n\
-            x_seconds_bucket{le=\"0.002\",message_type=\"GAME_OVER\"} 50\n\
-            x_seconds_bucket{le=\"0.004\",message_type=\"GAME_OVER\"} 98\n\
-            x_seconds_bucket{le=\"0.008\",message_type=\"GAME_OVER\"} 100\n\
-            x_seconds_bucket{le=\"+Inf\",message_type=\"GAME_OVER\"} 100\n\
-            x_seconds_bucket{le=\"0.001\",message_type=\"GAME_INVITATION\"} 7\n\
-            x_seconds_bucket{le=\"+Inf\",message_type=\"GAME_INVITATION\"} 7\n";
-        let s = spread(text, "x_seconds", "message_type=\"GAME_OVER\"").expect("found");
-        let ms = |d: Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
-        assert_eq!(s.count, 100);
-        assert_eq!(ms(s.mean), 2.5);
-        // The 50th of 100 is the top of the (1 ms, 2 ms] bucket; the 99th halfway into (4 ms, 8 ms].
-        assert_eq!(ms(s.p50), 2.0);
-        assert_eq!(ms(s.p99), 6.0);
-        assert!(spread(text, "x_seconds", "").is_none());
-        assert_eq!(
-            spread(text, "x_seconds", "message_type=\"GAME_INVITATION\"").map(|s| s.count),
-            Some(7)
-        );
-    }
 }

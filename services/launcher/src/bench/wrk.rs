@@ -1,0 +1,116 @@
+//! `league bench --wrk`: JSON-RPC queries per second against a finished league's gateway, measured
+//! with wrk.
+
+use anyhow::Context;
+use secrecy::ExposeSecret;
+use serde_json::{Value, json};
+
+use super::BenchArgs;
+use crate::fake_agent::{self, FakeAgents};
+use crate::run::Finished;
+
+/// The wrk script every query measurement uses (also in scripts/wrk/).
+const WRK_SCRIPT: &str = include_str!("../../../../scripts/wrk/jsonrpc.lua");
+
+/// One wrk run.
+#[derive(Debug)]
+pub(super) struct Throughput {
+    pub(super) call: String,
+    pub(super) line: String,
+    pub(super) load_average: String,
+}
+
+/// wrk against the finished league's gateway: each call checked once by hand (a JSON-RPC error comes
+/// back under HTTP 200, which wrk would count as a success), then measured.
+pub(super) async fn queries(
+    finished: &Finished,
+    agents: Option<&FakeAgents>,
+    duration: &str,
+    args: &BenchArgs,
+) -> anyhow::Result<Vec<Throughput>> {
+    let url = finished.gateway_urls.first().context("no gateway")?;
+    let operator = finished.operator_token.expose_secret().to_owned();
+    let script = std::env::temp_dir().join(format!("league-bench-{}.lua", std::process::id()));
+    std::fs::write(&script, WRK_SCRIPT).context("writing the wrk script")?;
+    let mut cases: Vec<(String, &str, Option<String>, Value)> = vec![
+        ("ping".into(), "ping", None, json!({})),
+        (
+            "get_standings (operator)".into(),
+            "get_standings",
+            Some(operator.clone()),
+            json!({}),
+        ),
+        (
+            "league_query GET_STANDINGS (operator)".into(),
+            "league_query",
+            Some(operator.clone()),
+            json!({"query_type": "GET_STANDINGS"}),
+        ),
+    ];
+    if let Some(agent) = agents.and_then(|agents| agents.identities().into_iter().next()) {
+        // An agent's full envelope with its token: the gateway's credential cache on every request.
+        cases.push((
+            "league_query GET_STANDINGS (agent)".into(),
+            "league_query",
+            None,
+            json!({
+                "protocol": "league.v2",
+                "message_type": "LEAGUE_QUERY",
+                "sender": format!("player:{}", agent.player_id),
+                "timestamp": league_gateway::wire::timestamp::now(),
+                "conversation_id": "bench-query",
+                "auth_token": agent.token,
+                "query_type": "GET_STANDINGS",
+            }),
+        ));
+    }
+    let client = fake_agent::http_client();
+    let mut measured = Vec::new();
+    for (call, method, token, params) in cases {
+        let request = json!({"jsonrpc": "2.0", "method": method, "params": params, "id": 1});
+        let answer = fake_agent::post_json(&client, url, &request, token.as_deref()).await?;
+        anyhow::ensure!(
+            answer.get("result").is_some_and(|r| !r.is_null()) && answer["result"]["success"] != false,
+            "{call} is refused: {answer}"
+        );
+        let load_average = std::fs::read_to_string("/proc/loadavg")
+            .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default();
+        let mut wrk = tokio::process::Command::new("wrk");
+        wrk.args([
+            &format!("-t{}", args.wrk_threads),
+            &format!("-c{}", args.wrk_connections),
+            &format!("-d{duration}"),
+            "-s",
+        ])
+        .arg(&script)
+        .arg(url)
+        .env("BENCH_METHOD", method)
+        .env("BENCH_PARAMS", params.to_string())
+        .env_remove("BENCH_TOKEN");
+        if let Some(token) = &token {
+            wrk.env("BENCH_TOKEN", token);
+        }
+        eprintln!("bench: wrk {call} (load average {load_average})");
+        let output = wrk.output().await.context("running wrk (apt-get install wrk)")?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        anyhow::ensure!(
+            output.status.success(),
+            "wrk failed: {stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let line = stdout
+            .lines()
+            .find(|line| line.starts_with(&format!("{method}:")))
+            .unwrap_or_default()
+            .trim_start_matches(&format!("{method}: "))
+            .to_owned();
+        measured.push(Throughput {
+            call,
+            line,
+            load_average,
+        });
+    }
+    std::fs::remove_file(&script).ok();
+    Ok(measured)
+}
