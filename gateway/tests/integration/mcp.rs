@@ -2,7 +2,7 @@
 //! by hand (initialize → tools/list → tools/call, so a broken MCP path fails a plain `cargo test`), then
 //! by the official MCP Python SDK.
 
-mod support_mcp;
+use crate::support_mcp;
 
 use secrecy::SecretString;
 use serde_json::{Value, json};

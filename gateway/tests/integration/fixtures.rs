@@ -4,7 +4,7 @@
 //! player is in a dialect and shape that implementation's players accepted in the probes — with the
 //! deviations in their answers accepted and recorded in lenient mode, refused in strict mode.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, SystemTime};

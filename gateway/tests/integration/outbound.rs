@@ -7,7 +7,7 @@
 //! The agents here are picky ones: an axum server whose behaviour each test chooses, recording every
 //! call and what it answered.
 
-mod support;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

@@ -3,7 +3,7 @@
 //! league, each gateway fetches one snapshot per change, and every viewer (on either replica) gets the
 //! same one.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@
 //! claim the manager refuses (a wrong token, another agent's id) is a registration like any other, so it
 //! gains nothing: the taken contact endpoint is refused.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::*;

@@ -6,7 +6,7 @@ streamable HTTP transport, with `Authorization: Bearer <token>` on every request
 For each MODE ("legacy": the `initialize` handshake every MCP client before 2026-07-28 performs; "auto":
 the SDK's default, which probes `server/discover` and falls back to `initialize`) it connects, lists the
 tools, calls `get_standings`, and a query with a wrong token; then prints one JSON object, by mode, of
-what it saw. The Rust test (gateway/tests/mcp.rs) asserts on that.
+what it saw. The Rust test (gateway/tests/integration/mcp.rs) asserts on that.
 """
 
 import asyncio

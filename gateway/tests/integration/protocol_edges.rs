@@ -2,7 +2,7 @@
 //! their size, MCP `tools/call` with arguments that are not an object, and display names with invisible
 //! formatting characters.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::*;

@@ -2,7 +2,7 @@
 //! registered players (`enroll_player`); an external agent that registers again with its own id and
 //! token joins the league named in its registration under the same identity. Wrong calls change nothing.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::*;

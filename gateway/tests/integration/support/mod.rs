@@ -3,8 +3,6 @@
 //! back, fake external agents that behave like the players in the fixtures, and a database snapshot that
 //! proves a refused call changed nothing.
 
-#![allow(dead_code)]
-
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -146,8 +144,6 @@ impl Default for Limits {
 pub struct TestGateway {
     pub http: SocketAddr,
     pub grpc: SocketAddr,
-    pub mode: Mode,
-    pub limits: Limits,
     shutdown: Shutdown,
 }
 
@@ -175,13 +171,7 @@ pub async fn spawn_gateway(manager: &TestManager, mode: Mode, limits: Limits) ->
     let (http, grpc) = (app.http_addr(), app.grpc_addr());
     let shutdown = Shutdown::new();
     tokio::spawn(app.run(shutdown.signal()));
-    TestGateway {
-        http,
-        grpc,
-        mode,
-        limits,
-        shutdown,
-    }
+    TestGateway { http, grpc, shutdown }
 }
 
 /// A gateway in front of the manager at `manager_url` (which need not answer), every port 0, its
@@ -198,24 +188,11 @@ pub async fn spawn_gateway_with(
         ..GatewayConfig::default()
     };
     configure(&mut config);
-    let limits = Limits {
-        max_body_bytes: config.max_body_bytes,
-        agent_rate_limit: config.agent_rate_limit,
-        max_connections: config.max_connections,
-        max_connections_per_address: config.max_connections_per_address,
-    };
-    let mode = config.compliance;
     let app = GatewayApp::build(config).await.expect("gateway builds");
     let (http, grpc) = (app.http_addr(), app.grpc_addr());
     let shutdown = Shutdown::new();
     tokio::spawn(app.run(shutdown.signal()));
-    TestGateway {
-        http,
-        grpc,
-        mode,
-        limits,
-        shutdown,
-    }
+    TestGateway { http, grpc, shutdown }
 }
 
 /// What an HTTP request got back.
@@ -312,10 +289,6 @@ pub async fn unsolicited_reply(addr: SocketAddr) -> HttpReply {
 }
 
 impl TestGateway {
-    pub fn url(&self) -> String {
-        format!("http://{}/mcp", self.http)
-    }
-
     pub async fn post(&self, body: impl Into<Bytes>) -> HttpReply {
         post_to(self.http, body, &[]).await
     }

@@ -5,7 +5,7 @@
 //! A second client comes from 127.0.0.2 (any 127.0.0.0/8 address is this machine's loopback), so it is
 //! another address to the gateway. Every loop is bounded; every wait has a deadline.
 
-mod support;
+use crate::support;
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};

@@ -2,8 +2,6 @@
 //! a small HTTP client that shows exactly what came back, league.v2 registration through the gateway,
 //! and the Python environment with the official MCP SDK (`scripts/python-env`).
 
-#![allow(dead_code)]
-
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
@@ -221,7 +219,7 @@ pub async fn python() -> PathBuf {
 /// Runs a Python script of this folder with `python`; its stdout parsed as JSON.
 pub async fn run_python(python: &Path, script: &str, args: &[&str]) -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/support_mcp")
+        .join("tests/integration/support_mcp")
         .join(script);
     let output = tokio::process::Command::new(python)
         .arg(&path)

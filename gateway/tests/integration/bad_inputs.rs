@@ -2,7 +2,7 @@
 //! expected (HTTP status, JSON-RPC code, league.v2 `error.data.error_code`), and a database snapshot
 //! before and after proving the refused call changed nothing.
 
-mod support;
+use crate::support;
 
 use std::fmt::Write as _;
 

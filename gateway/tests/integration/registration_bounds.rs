@@ -3,7 +3,7 @@
 //! one canonical form and held to the endpoint policy. Every endpoint here is on loopback; nothing is
 //! ever called at them.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::*;

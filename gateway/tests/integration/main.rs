@@ -1,0 +1,16 @@
+//! The gateway's integration tests, one binary (one link instead of one per file): each module starts a
+//! real manager over a fresh database and real gateways on port 0, and talks to them as agents do.
+
+mod support;
+mod support_mcp;
+
+mod bad_inputs;
+mod denial_of_service;
+mod fixtures;
+mod leagues;
+mod live;
+mod mcp;
+mod outbound;
+mod protocol_edges;
+mod registration_bounds;
+mod resume;
