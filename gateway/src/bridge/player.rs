@@ -71,6 +71,13 @@ impl PlayerBridge {
     }
 }
 
+/// A field every call from a referee carries (the match it belongs to; a game over's result). gRPC
+/// leaves messages optional; a call without one is refused here instead of reaching the agent with
+/// empty ids.
+fn required<T>(field: Option<T>, name: &str) -> Result<T, Status> {
+    field.ok_or_else(|| error_code::status(ErrorCode::MissingRequiredField, format!("{name} is required")))
+}
+
 /// Names the match and the player on the call's server span (and every log line inside it).
 fn record_call_fields(context: &MatchContext, player_id: &str) {
     league_runtime::grpc::record_call_fields(
@@ -101,7 +108,7 @@ impl PlayerService for PlayerBridge {
         request: Request<InviteToMatchRequest>,
     ) -> Result<Response<InviteToMatchResponse>, Status> {
         let request = request.into_inner();
-        let context = request.context.unwrap_or_default();
+        let context = required(request.context, "context")?;
         record_call_fields(&context, &request.player_id);
         let agent = self.agent(&request.player_id).await?;
         let limit = remaining(request.deadline.as_ref(), self.timeouts.other);
@@ -184,7 +191,7 @@ impl PlayerService for PlayerBridge {
         request: Request<RequestMoveRequest>,
     ) -> Result<Response<RequestMoveResponse>, Status> {
         let request = request.into_inner();
-        let context = request.context.unwrap_or_default();
+        let context = required(request.context, "context")?;
         record_call_fields(&context, &request.player_id);
         let agent = self.agent(&request.player_id).await?;
         let limit = remaining(request.deadline.as_ref(), self.timeouts.other);
@@ -273,10 +280,10 @@ impl PlayerService for PlayerBridge {
         request: Request<NotifyGameOverRequest>,
     ) -> Result<Response<NotifyGameOverResponse>, Status> {
         let request = request.into_inner();
-        let context = request.context.unwrap_or_default();
+        let context = required(request.context, "context")?;
         record_call_fields(&context, &request.player_id);
         let agent = self.agent(&request.player_id).await?;
-        let result = request.result.unwrap_or_default();
+        let result = required(request.result, "result")?;
         let message = wire::message(
             MessageType::GameOver.as_str(),
             &Self::referee_sender(&context),
@@ -300,7 +307,7 @@ impl PlayerService for PlayerBridge {
         request: Request<NotifyGameErrorRequest>,
     ) -> Result<Response<NotifyGameErrorResponse>, Status> {
         let request = request.into_inner();
-        let context = request.context.unwrap_or_default();
+        let context = required(request.context, "context")?;
         record_call_fields(&context, &request.player_id);
         let agent = self.agent(&request.player_id).await?;
         let message = wire::message(

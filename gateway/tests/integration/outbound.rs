@@ -262,6 +262,49 @@ async fn every_message_carries_the_outbound_token_which_cannot_act() {
     assert_eq!(answered["result"]["success"], true, "{answered}");
 }
 
+/// A call from a referee that does not say which match it belongs to (or a game over without its result)
+/// is refused with E002 and never reaches the agent with empty ids.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_without_its_match_is_refused_before_the_agent() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let agent = PickyAgent::spawn(Picky::TypedSenders).await;
+    let (me, _) = registered(
+        &gateway,
+        "register_player",
+        player_registration("alpha", &agent.endpoint()),
+    )
+    .await;
+    let calls_before = agent.calls().len();
+    let mut players = gateway.players();
+    let refusals = [
+        players
+            .invite_to_match(InviteToMatchRequest {
+                context: None,
+                ..invitation(&me.id)
+            })
+            .await
+            .expect_err("no context"),
+        players
+            .notify_game_over(NotifyGameOverRequest {
+                player_id: me.id.clone(),
+                context: context(),
+                result: None,
+            })
+            .await
+            .expect_err("no result"),
+    ];
+    for status in refusals {
+        assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+        assert_eq!(
+            league_proto::error_code::code_of(&status),
+            Some(league_proto::ErrorCode::MissingRequiredField),
+            "{status:?}"
+        );
+    }
+    assert_eq!(agent.calls().len(), calls_before, "the agent was not called");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_prompt_second_registration_is_answered_again_in_the_other_sender_form() {
     let manager = spawn_manager().await;
