@@ -4,6 +4,8 @@
 pub mod database;
 pub mod invariants;
 pub mod league_run;
+pub mod manager;
 
 pub use database::TestDatabase;
 pub use league_run::LeagueRun;
+pub use manager::{TestManager, spawn_manager};

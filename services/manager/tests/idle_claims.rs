@@ -1,25 +1,38 @@
 //! Referees waiting for work on an idle league cost (almost) nothing: a waiting claim looks for matches
 //! when it starts, on a wake-up, when a running lease expires, and at the end of its wait — not on a
-//! timer. Counted with the manager's `league_manager_claim_looks` counter (alone in this test binary,
-//! so no other test adds to it).
-
-mod support;
+//! timer. Counted with the manager's `league_manager_claim_looks` counter, a process-wide count: this
+//! test is alone in its binary (not in tests/integration), so no other test adds to it.
 
 use std::time::Duration;
 
 use futures::future::join_all;
 use league_manager::metrics::CLAIM_LOOKS;
-use league_proto::v2::ClaimMatchesRequest;
-use support::*;
+use league_proto::v2::{AgentMeta, ClaimMatchesRequest, RegisterRefereeRequest};
+use league_runtime::Credentials;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn waiting_claims_on_an_idle_league_do_not_poll() {
-    let manager = spawn_manager(0).await;
+    let manager = league_testkit::spawn_manager("league_idle", "idle_league", |_| {}).await;
     let mut client = manager.client();
     const REFEREES: usize = 40;
     let mut referees = Vec::with_capacity(REFEREES);
     for n in 0..REFEREES {
-        referees.push(register_referee(&mut client, &format!("idle-{n}")).await);
+        let registered = client
+            .register_referee(RegisterRefereeRequest {
+                meta: Some(AgentMeta {
+                    display_name: format!("idle-{n}"),
+                    version: "1.0.0".into(),
+                    game_types: vec!["even_odd".into()],
+                    contact_endpoint: format!("http://127.0.0.1:9/idle-{n}"),
+                    service_endpoint: "http://127.0.0.1:9".into(),
+                    ..AgentMeta::default()
+                }),
+                max_concurrent_matches: 4,
+            })
+            .await
+            .expect("referee registers")
+            .into_inner();
+        referees.push(Credentials::new(registered.referee_id, registered.auth_token));
     }
     let before = CLAIM_LOOKS.get();
     let claims = referees.iter().map(|referee| {

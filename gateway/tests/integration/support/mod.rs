@@ -15,21 +15,19 @@ use axum::routing::post;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use league_domain::Timing;
 use league_gateway::compliance::Mode;
 use league_gateway::{GatewayApp, GatewayConfig};
-use league_manager::{ManagerApp, ManagerConfig};
+use league_manager::ManagerConfig;
 use league_proto::v2::player_service_client::PlayerServiceClient;
 use league_runtime::Shutdown;
 use league_runtime::grpc::GrpcChannel;
-use league_testkit::TestDatabase;
 use secrecy::SecretString;
 use serde_json::{Map, Value, json};
 use sqlx::PgPool;
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 
-pub const OPERATOR_TOKEN: &str = "gateway-tests-operator-token";
+pub use league_testkit::manager::OPERATOR_TOKEN;
 /// The league the manager creates: the id the fixtures' agents expect.
 pub const LEAGUE_ID: &str = "league_2025_even_odd";
 /// The longest wait for something the gateway does in the background (a compliance-warning flush).
@@ -66,19 +64,7 @@ pub fn fixture_files(folder: &str) -> Vec<String> {
 // ---------------------------------------------------------------------------------------------------
 // The manager
 
-#[derive(Debug)]
-pub struct TestManager {
-    pub url: String,
-    pub pool: PgPool,
-    shutdown: Shutdown,
-    _database: TestDatabase,
-}
-
-impl Drop for TestManager {
-    fn drop(&mut self) {
-        self.shutdown.trigger();
-    }
-}
+pub use league_testkit::TestManager;
 
 /// A manager on 127.0.0.1:0 serving a fresh database, with the league [`LEAGUE_ID`] open for
 /// registration (started by the operator).
@@ -88,32 +74,7 @@ pub async fn spawn_manager() -> TestManager {
 
 /// [`spawn_manager`], its configuration changed by `configure`.
 pub async fn spawn_manager_with(configure: impl FnOnce(&mut ManagerConfig)) -> TestManager {
-    let database = TestDatabase::create("gateway_test").await;
-    let database_url = database.url().clone();
-    let config = ManagerConfig {
-        listen_addr: "127.0.0.1:0".parse().expect("address"),
-        database_url: Some(database_url),
-        db_max_connections: 8,
-        operator_token: Some(SecretString::from(OPERATOR_TOKEN.to_owned())),
-        league_id: LEAGUE_ID.into(),
-        game_type: "even_odd".into(),
-        auto_start_players: 0,
-        timing: Timing::default(),
-        ..ManagerConfig::default()
-    };
-    let mut config = config;
-    configure(&mut config);
-    let app = ManagerApp::build(&config).await.expect("manager builds");
-    let url = format!("http://{}", app.local_addr());
-    let pool = app.pool().clone();
-    let shutdown = Shutdown::new();
-    tokio::spawn(app.run(shutdown.signal()));
-    TestManager {
-        url,
-        pool,
-        shutdown,
-        _database: database,
-    }
+    league_testkit::spawn_manager("gateway_test", LEAGUE_ID, configure).await
 }
 
 // ---------------------------------------------------------------------------------------------------

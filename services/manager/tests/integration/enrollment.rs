@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use league_proto::v2::*;
 use league_runtime::Credentials;

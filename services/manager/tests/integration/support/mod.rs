@@ -1,72 +1,30 @@
-//! Test support: a manager on 127.0.0.1:0 over a fresh database, and clients with credentials.
+//! Test support: a manager on 127.0.0.1:0 over a fresh database (the test kit's), agents registered,
+//! results reported.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use league_domain::Timing;
-use league_manager::{ManagerApp, ManagerConfig};
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::*;
+use league_runtime::Credentials;
 use league_runtime::grpc::GrpcChannel;
-use league_runtime::{Credentials, Shutdown};
-use league_testkit::TestDatabase;
-use secrecy::SecretString;
-use sqlx::PgPool;
 
-pub const OPERATOR_TOKEN: &str = "operator-token-for-tests";
+pub use league_testkit::TestManager;
+pub use league_testkit::manager::OPERATOR_TOKEN;
 
-#[derive(Debug)]
-pub struct TestManager {
-    pub addr: SocketAddr,
-    pub pool: PgPool,
-    pub shutdown: Shutdown,
-    pub database_url: SecretString,
-    /// Dropped (and the database with it) when the test is done.
-    pub database: TestDatabase,
-}
-
-/// A manager serving a fresh database, with an empty league `league_id` that starts automatically once
-/// `auto_start` players joined (0: by command).
+/// A manager serving a fresh database, with an empty league `test_league` that starts automatically once
+/// `auto_start` players joined (0: by command), and 30 s leases.
 pub async fn spawn_manager(auto_start: u32) -> TestManager {
-    let database = TestDatabase::create("league_test").await;
-    let database_url = database.url().clone();
-    let config = ManagerConfig {
-        listen_addr: "127.0.0.1:0".parse().unwrap(),
-        database_url: Some(database_url.clone()),
-        db_max_connections: 8,
-        operator_token: Some(SecretString::from(OPERATOR_TOKEN.to_owned())),
-        league_id: "test_league".into(),
-        game_type: "even_odd".into(),
-        auto_start_players: auto_start,
-        timing: Timing {
+    league_testkit::spawn_manager("league_test", "test_league", |config| {
+        config.auto_start_players = auto_start;
+        config.timing = Timing {
             lease_duration: Duration::from_secs(30),
             ..Timing::default()
-        },
-        ..ManagerConfig::default()
-    };
-    let app = ManagerApp::build(&config).await.expect("manager builds");
-    let (addr, pool) = (app.local_addr(), app.pool().clone());
-    let shutdown = Shutdown::new();
-    tokio::spawn(app.run(shutdown.signal()));
-    TestManager {
-        addr,
-        pool,
-        shutdown,
-        database_url,
-        database,
-    }
-}
-
-impl TestManager {
-    pub fn client(&self) -> ManagerServiceClient<GrpcChannel> {
-        ManagerServiceClient::new(league_runtime::grpc::channel(&format!("http://{}", self.addr)).unwrap())
-    }
-
-    pub fn operator<T>(&self, message: T) -> tonic::Request<T> {
-        league_runtime::credentials::operator_request(&SecretString::from(OPERATOR_TOKEN.to_owned()), message)
-    }
+        };
+    })
+    .await
 }
 
 pub fn meta(name: &str) -> AgentMeta {

@@ -1,0 +1,11 @@
+//! The manager's integration tests, one binary (one link instead of one per file): each starts a real
+//! manager on port 0 over a fresh database and talks to it over gRPC.
+
+mod support;
+
+mod enrollment;
+mod history;
+mod manager_api;
+mod readiness;
+mod round_completion;
+mod whole_league;
