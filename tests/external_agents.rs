@@ -37,7 +37,7 @@ async fn python_agents_in_three_dialects_finish_a_league_with_bots() {
     let output = league.finish().await;
     let summaries = summaries(agents).await;
     for summary in &summaries {
-        // Six players: five rounds, five matches each, and every lifecycle message once.
+        // Six players: five rounds, five matches each, and every league event once.
         assert_eq!(summary["received"]["GAME_INVITATION"], 5, "{summary}");
         assert_eq!(summary["received"]["GAME_OVER"], 5, "{summary}");
         assert_eq!(summary["received"]["LEAGUE_COMPLETED"], 1, "{summary}");

@@ -20,7 +20,7 @@ fn strict_player(gateway: &str, family: &str, name: &str, methods: &str) -> Chil
     python(STRICT, &[gateway, family, name, methods])
 }
 
-/// Every match, every lifecycle message and every refusal a strict player saw: it played `played`
+/// Every match, every league event and every refusal a strict player saw: it played `played`
 /// matches and refused nothing but, at most once, a registration answer in the other family's form.
 fn check_received(summary: &serde_json::Value, played: u64) {
     for kind in [

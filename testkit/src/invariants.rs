@@ -5,8 +5,8 @@
 //!
 //! 1. every scheduled match has exactly one recorded result ([`one_result_per_match`]);
 //! 2. standings equal a recomputation from the recorded results ([`standings_equal_recomputation`]);
-//! 3. rounds run in order ([`rounds_run_in_order`]) and every lifecycle message — LEAGUE_COMPLETED
-//!    included — is delivered exactly once ([`lifecycle_delivered_once`]);
+//! 3. rounds run in order ([`rounds_run_in_order`]) and every league event — LEAGUE_COMPLETED
+//!    included — is delivered exactly once ([`league_events_delivered_once`]);
 //! 4. every pair of players meets exactly once, nobody twice in a round ([`pairs_meet_once`]);
 //! 5. even_odd choices are collected concurrently and the number is drawn after both are in
 //!    ([`choices_before_the_draw`]).
@@ -633,7 +633,7 @@ pub fn rounds_run_in_order(facts: &Facts) {
 }
 
 /// The league events a league of `rounds` rounds sends, in order.
-fn expected_lifecycle(rounds: i32) -> Vec<(&'static str, i32)> {
+fn expected_league_events(rounds: i32) -> Vec<(&'static str, i32)> {
     let mut expected = Vec::new();
     for r in 1..=rounds {
         expected.push(("round_announcement", r));
@@ -654,17 +654,17 @@ fn kind_of(kind: &str) -> EventKind {
     }
 }
 
-/// Invariant 3, second half, and the outbox: [`lifecycle_recorded_once`] in the database, and
+/// Invariant 3, second half, and the outbox: [`league_events_recorded_once`] in the database, and
 /// [`bots_took_each_event_once`] in the bots' memory.
-pub fn lifecycle_delivered_once(facts: &Facts, host: &PlayerHost) {
-    lifecycle_recorded_once(facts);
+pub fn league_events_delivered_once(facts: &Facts, host: &PlayerHost) {
+    league_events_recorded_once(facts);
     bots_took_each_event_once(facts, host);
 }
 
 /// The outbox in the database: the events are ROUND_ANNOUNCEMENT, ROUND_COMPLETED and
 /// LEAGUE_STANDINGS_UPDATE for each round in order, then LEAGUE_COMPLETED exactly once; each payload says
 /// what its row says; every player has exactly one delivery of each, delivered at the first attempt.
-pub fn lifecycle_recorded_once(facts: &Facts) {
+pub fn league_events_recorded_once(facts: &Facts) {
     let rounds = facts.total_rounds;
     let recorded: Vec<(&str, i32)> = facts
         .events
@@ -673,7 +673,7 @@ pub fn lifecycle_recorded_once(facts: &Facts) {
         .collect();
     assert_eq!(
         recorded,
-        expected_lifecycle(rounds),
+        expected_league_events(rounds),
         "the league's events in order"
     );
     assert_eq!(facts.events.len(), 3 * rounds as usize + 1);
@@ -781,7 +781,7 @@ pub fn lifecycle_recorded_once(facts: &Facts) {
             .map(|delivery| kinds[&delivery.event_id])
             .collect();
         mine.sort();
-        let mut expected = expected_lifecycle(rounds);
+        let mut expected = expected_league_events(rounds);
         expected.sort();
         assert_eq!(
             mine, expected,

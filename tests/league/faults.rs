@@ -222,7 +222,7 @@ fn assert_only_told(league: &RunningLeague, faulty: &[String]) {
 }
 
 /// A silent player never answers the invitation: E001 at every attempt, a GAME_ERROR each time, then a
-/// technical loss; it still takes every notification (the lifecycle check covers that).
+/// technical loss; it still takes every notification (the league-event check covers that).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_player_loses_each_match_after_max_attempts_of_e001() {
     let (league, finished, facts) = play("silent,always_even,always_odd").await;

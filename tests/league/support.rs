@@ -391,7 +391,7 @@ pub async fn check_all(league: &RunningLeague, finished: &Finished) -> Facts {
     invariants::pairs_meet_once(&facts);
     invariants::standings_equal_recomputation(&facts, &finished.standings);
     invariants::rounds_run_in_order(&facts);
-    invariants::lifecycle_delivered_once(&facts, &league.host);
+    invariants::league_events_delivered_once(&facts, &league.host);
     invariants::choices_before_the_draw(&facts);
     invariants::bots_remember_their_results(&facts, &league.host);
     facts

@@ -458,7 +458,7 @@ pub async fn check_invariants(pool: &PgPool, spec: &Spec, standings: &GetStandin
     invariants::pairs_meet_once(&facts);
     invariants::standings_equal_recomputation(&facts, standings);
     invariants::rounds_run_in_order(&facts);
-    invariants::lifecycle_recorded_once(&facts);
+    invariants::league_events_recorded_once(&facts);
     invariants::choices_before_the_draw(&facts);
     facts
 }

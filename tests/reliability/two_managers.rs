@@ -1,6 +1,6 @@
 //! Two managers serving one database at once, each with its own referees and its own player host: the
-//! league is scheduled once, every match is claimed once and recorded once, every lifecycle
-//! notification exists once and reaches each player once (one event delivery for the database).
+//! league is scheduled once, every match is claimed once and recorded once, every league
+//! event exists once and reaches each player once (one event delivery for the database).
 
 use std::collections::BTreeMap;
 use std::time::Instant;

@@ -392,7 +392,7 @@ async fn only_the_holder_releases_a_lease_and_the_match_is_ready_again_at_once()
 }
 
 #[tokio::test]
-async fn rounds_are_released_in_order_and_lifecycle_events_are_queued_once_per_player() {
+async fn rounds_are_released_in_order_and_league_events_are_queued_once_per_player() {
     let manager = spawn_manager(4).await;
     let mut client = manager.client();
     for name in ["a", "b", "c", "d"] {
