@@ -84,8 +84,18 @@ async fn a_referee_killed_mid_league_leaves_every_match_with_exactly_one_result(
     wait_for_completion(&db.pool, &spec.league_id, &logs).await;
     let table = standings(&manager.url, &spec.league_id).await;
     let facts = check_invariants(&db.pool, &spec, &table).await;
+    // The match waiting for the late bot cannot have been finished by the dead referee: it is played
+    // again by a live one. Another match it held may have had its report in flight when it died (sent,
+    // not yet committed when the orphans were read): the manager rightly records that one, once.
     for orphan in &orphans {
         let m = facts.match_row(orphan);
+        if *orphan != match_id && m.referee_id.as_deref() == Some(victim_id.as_str()) {
+            assert_eq!(
+                m.claims, 1,
+                "{orphan}: reported by {victim_id} as it died, never replayed"
+            );
+            continue;
+        }
         assert!(m.claims >= 2, "{orphan} was claimed again: {} claims", m.claims);
         assert_ne!(
             m.referee_id.as_deref(),

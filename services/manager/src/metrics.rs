@@ -11,6 +11,7 @@ use league_runtime::metrics::{on_scrape, register};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use sqlx::PgPool;
 
 /// A match's `status` column.
@@ -84,12 +85,28 @@ pub static CLAIM_LOOKS: LazyLock<prometheus_client::metrics::counter::Counter> =
     counter
 });
 
+/// Reports recorded per transaction by this process's result writer (crate::league::report_queue): 1
+/// when reports arrive one at a time, more when a round's results arrive together. In memory, like
+/// [`CLAIM_LOOKS`]: no table records how results were grouped.
+pub static RESULT_BATCH_SIZE: LazyLock<Histogram> = LazyLock::new(|| {
+    let histogram = Histogram::new(exponential_buckets(1.0, 2.0, 8));
+    register(
+        "league_manager_result_batch_size",
+        "Match results recorded together in one transaction by this manager",
+        histogram.clone(),
+    );
+    histogram
+});
+
 /// A scrape waits at most this long for the database.
 const SCRAPE_QUERY_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Reads the matches from `pool` before every scrape. Once per process (the `league manager` binary).
 pub fn refresh_on_scrape(pool: PgPool) {
     LazyLock::force(&METRICS);
+    // Listed from the first scrape, before anything was counted.
+    LazyLock::force(&CLAIM_LOOKS);
+    LazyLock::force(&RESULT_BATCH_SIZE);
     on_scrape(move || {
         let pool = pool.clone();
         async move {

@@ -16,7 +16,9 @@ use tonic::{Request, Response, Status};
 
 use crate::auth::{AgentKind, Authenticator, Caller};
 use crate::error::{ManagerError, ManagerResult, reject};
-use crate::league::{enrollment, history, queries, queue, registration, report, resume, start, table};
+use crate::league::report::Report;
+use crate::league::report_queue::ReportQueue;
+use crate::league::{enrollment, history, queries, queue, registration, resume, start, table};
 use crate::wakeups::Wakeups;
 
 /// Longest long poll a referee may ask for.
@@ -31,9 +33,11 @@ pub struct Manager {
     wakeups: Arc<Wakeups>,
     default_timing: Timing,
     rules: Arc<registration::Rules>,
+    reports: ReportQueue,
 }
 
 impl Manager {
+    /// Starts the result writer ([`ReportQueue`]), so it is called inside a Tokio runtime.
     pub fn new(
         pool: PgPool,
         auth: Arc<Authenticator>,
@@ -42,6 +46,7 @@ impl Manager {
         rules: registration::Rules,
     ) -> Self {
         Self {
+            reports: ReportQueue::start(pool.clone()),
             pool,
             auth,
             wakeups,
@@ -300,7 +305,8 @@ impl ManagerService for Manager {
             let referee_id = this.auth.referee(request.metadata()).await?;
             let about = request.get_ref();
             league_runtime::grpc::record_call_fields(&about.league_id, &about.match_id, "", "");
-            let reported = report::report(&this.pool, &referee_id, request.into_inner()).await?;
+            let report = Report::new(referee_id, request.into_inner())?;
+            let reported = this.reports.submit(report).await?;
             if reported.round_completed {
                 this.wakeups.matches_ready.notify_waiters();
                 this.wakeups.events_pending.notify_one();

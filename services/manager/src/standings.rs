@@ -79,7 +79,8 @@ impl<P> StandingRow<P> {
         }
     }
 
-    fn new(player_id: P) -> Self {
+    /// A row with nothing played yet.
+    pub(crate) fn new(player_id: P) -> Self {
         Self {
             rank: 0,
             player_id,
@@ -93,7 +94,8 @@ impl<P> StandingRow<P> {
         }
     }
 
-    fn record(&mut self, mark: Mark) {
+    /// Adds one result: `played` 1 and the mark counted where it belongs.
+    pub(crate) fn record(&mut self, mark: Mark) {
         self.played += 1;
         self.points += mark.points();
         match mark {
@@ -106,13 +108,6 @@ impl<P> StandingRow<P> {
             }
         }
     }
-}
-
-/// What one result adds to its player's totals: `played` 1 and the mark counted where it belongs.
-pub(crate) fn added_by(mark: Mark) -> StandingRow<()> {
-    let mut row = StandingRow::new(());
-    row.record(mark);
-    row
 }
 
 /// The league table after `results`, best first. Every player in `players` gets a row.

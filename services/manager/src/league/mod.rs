@@ -10,6 +10,7 @@ pub mod queue;
 pub mod registration;
 pub mod release;
 pub mod report;
+pub mod report_queue;
 pub mod resume;
 pub mod round_completion;
 pub mod start;

@@ -3,6 +3,14 @@
 //! committed, every report checks whether its round is now complete (crate::league::round_completion);
 //! a repeated report checks again, so a manager that died between the two steps is made good by the
 //! referee's retry.
+//!
+//! Reports that arrive together are recorded together ([`record`], fed by
+//! crate::league::report_queue): one transaction and one commit (one fsync) for all of them, and one
+//! completion check per round they finish, instead of one of each per report. Each report is still
+//! judged on its own, in arrival order, as if recorded alone: a refused report changes nothing and does
+//! not hold back the others.
+
+use std::collections::{HashMap, HashSet};
 
 use league_domain::points::{DRAW, LOSS, WIN};
 use league_proto::ErrorCode;
@@ -10,10 +18,10 @@ use league_proto::v2::{MatchResult, ReportMatchResultRequest, ResultStatus};
 use prost::Message;
 use sqlx::{PgConnection, PgPool};
 
-use crate::error::{ManagerResult, reject};
+use crate::error::{ManagerError, ManagerResult, reject};
 use crate::league::round_completion;
 use crate::results::{Outcome, Side};
-use crate::standings::{StandingRow, added_by};
+use crate::standings::StandingRow;
 
 #[derive(Debug)]
 pub struct Reported {
@@ -23,142 +31,286 @@ pub struct Reported {
     pub round_completed: bool,
 }
 
-pub async fn report(
-    pool: &PgPool,
-    referee_id: &str,
-    mut request: ReportMatchResultRequest,
-) -> ManagerResult<Reported> {
-    let result = request
-        .result
-        .ok_or_else(|| reject(ErrorCode::MissingRequiredField, "result is required"))?;
-    let transcript = request.transcript.take().unwrap_or_default();
-    // The same records as JSON, for plain SQL (the match_results and transcript_entries views); made
-    // before the transaction so no lock waits on the encoding.
-    let result_json = json_text("league.v2.MatchResult", &result)?;
-    let transcript_json = json_text("league.v2.MatchTranscript", &transcript)?;
-    let mut tx = pool.begin().await?;
-    let row: Option<LeasedMatch> = sqlx::query_as(
-        "select status, referee_id as holder, lease_id::text, result as stored, player_a_id as player_a,
-                player_b_id as player_b, round_id
-         from matches where league_id = $1 and match_id = $2 for update",
-    )
-    .bind(&request.league_id)
-    .bind(&request.match_id)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let Some(LeasedMatch {
-        status,
-        holder,
-        lease_id,
-        stored,
-        player_a,
-        player_b,
-        round_id,
-    }) = row
-    else {
-        return Err(reject(
-            ErrorCode::MatchNotFound,
-            format!("no match {} in league {}", request.match_id, request.league_id),
-        ));
+/// A referee's report, parsed and with its records encoded (binary, and proto3 JSON for the
+/// match_results and transcript_entries views) before it waits for any lock.
+#[derive(Debug)]
+pub struct Report {
+    referee_id: String,
+    league_id: String,
+    match_id: String,
+    /// Empty: the referee's current lease (league.v2 reports carry none; the gateway reports for
+    /// external referees this way).
+    lease_id: String,
+    result: MatchResult,
+    result_bytes: Vec<u8>,
+    result_json: String,
+    transcript_bytes: Vec<u8>,
+    transcript_json: String,
+}
+
+impl Report {
+    pub fn new(referee_id: String, request: ReportMatchResultRequest) -> ManagerResult<Self> {
+        let ReportMatchResultRequest {
+            league_id,
+            match_id,
+            lease_id,
+            result,
+            transcript,
+        } = request;
+        let result = result.ok_or_else(|| reject(ErrorCode::MissingRequiredField, "result is required"))?;
+        let transcript = transcript.unwrap_or_default();
+        Ok(Self {
+            referee_id,
+            league_id,
+            match_id,
+            lease_id,
+            result_bytes: result.encode_to_vec(),
+            result_json: json_text("league.v2.MatchResult", &result)?,
+            transcript_bytes: transcript.encode_to_vec(),
+            transcript_json: json_text("league.v2.MatchTranscript", &transcript)?,
+            result,
+        })
+    }
+
+    fn key(&self) -> MatchKey {
+        (self.league_id.clone(), self.match_id.clone())
+    }
+}
+
+/// A match by league and match id.
+type MatchKey = (String, String);
+
+/// How one report of a batch was judged inside the batch's transaction.
+enum Judged {
+    Refused(ManagerError),
+    /// The holder's repeat of a result already recorded: `recorded` is what was stored.
+    Duplicate {
+        recorded: MatchResult,
+        round_id: u32,
+    },
+    /// Recorded by this batch.
+    Recorded {
+        round_id: u32,
+    },
+}
+
+/// Records `reports` in one transaction, then completes each round they finished. Returns each
+/// report's outcome, in order. Should the transaction fail, every report of the batch fails with the
+/// same error (the referees repeat them; a repeat is safe).
+pub async fn record(pool: &PgPool, reports: &[Report]) -> Vec<ManagerResult<Reported>> {
+    let judged = match record_together(pool, reports).await {
+        Ok(judged) => judged,
+        Err(error) => {
+            // Turned into its status once, so it is logged once for the whole batch.
+            let status = tonic::Status::from(error);
+            return reports
+                .iter()
+                .map(|_| Err(ManagerError::Status(status.clone())))
+                .collect();
+        }
     };
-    // An empty lease id stands for the referee's current lease: league.v2 reports carry none, so the
-    // gateway reports for external referees this way. Leases are per referee, so this still refuses a
-    // report from a referee whose lease expired and went to another.
-    let holds_lease = holder.as_deref() == Some(referee_id)
-        && (request.lease_id.is_empty() || lease_id.as_deref() == Some(request.lease_id.as_str()));
-    if status == "finished" && holds_lease {
-        let recorded = stored
+    // One completion check per round the batch touched; a duplicate checks too (see the module doc).
+    let mut rounds: HashMap<(&str, u32), Result<bool, tonic::Status>> = HashMap::new();
+    for (report, judged) in reports.iter().zip(&judged) {
+        let (Judged::Duplicate { round_id, .. } | Judged::Recorded { round_id }) = judged else {
+            continue;
+        };
+        let round = (report.league_id.as_str(), *round_id);
+        if rounds.contains_key(&round) {
+            continue;
+        }
+        let completed = round_completion::complete_if_final(pool, round.0, round.1)
+            .await
+            .map_err(tonic::Status::from);
+        rounds.insert(round, completed);
+    }
+    let mut completing: HashSet<(&str, u32)> = HashSet::new();
+    reports
+        .iter()
+        .zip(judged)
+        .map(|(report, judged)| {
+            let (recorded, duplicate, round_id) = match judged {
+                Judged::Refused(error) => return Err(error),
+                Judged::Duplicate { recorded, round_id } => (recorded, true, round_id),
+                Judged::Recorded { round_id } => (report.result.clone(), false, round_id),
+            };
+            let round = (report.league_id.as_str(), round_id);
+            let completed = rounds[&round].clone().map_err(ManagerError::Status)?;
+            // The round is reported completed to one of its reports only.
+            let round_completed = completed && completing.insert(round);
+            Ok(Reported {
+                recorded,
+                duplicate,
+                round_completed,
+            })
+        })
+        .collect()
+}
+
+/// Judges every report against its match, locked, and records the accepted ones; commits once.
+async fn record_together(pool: &PgPool, reports: &[Report]) -> ManagerResult<Vec<Judged>> {
+    let mut tx = pool.begin().await?;
+    let leagues: Vec<&str> = reports.iter().map(|report| report.league_id.as_str()).collect();
+    let match_ids: Vec<&str> = reports.iter().map(|report| report.match_id.as_str()).collect();
+    // Locked in one order, so two batches (two managers) cannot deadlock on each other's matches.
+    let rows: Vec<LeasedMatch> = sqlx::query_as(
+        "select m.league_id, m.match_id, m.status, m.referee_id as holder, m.lease_id::text,
+                m.result as stored, m.player_a_id as player_a, m.player_b_id as player_b, m.round_id
+         from matches m
+         where (m.league_id, m.match_id) in (select * from unnest($1::text[], $2::text[]))
+         order by m.league_id, m.match_id
+         for update of m",
+    )
+    .bind(&leagues)
+    .bind(&match_ids)
+    .fetch_all(&mut *tx)
+    .await?;
+    let mut matches: HashMap<MatchKey, LeasedMatch> = rows
+        .into_iter()
+        .map(|row| ((row.league_id.clone(), row.match_id.clone()), row))
+        .collect();
+    let mut judged = Vec::with_capacity(reports.len());
+    let mut totals = Totals::default();
+    for report in reports {
+        let Some(leased) = matches.get_mut(&report.key()) else {
+            judged.push(Judged::Refused(reject(
+                ErrorCode::MatchNotFound,
+                format!("no match {} in league {}", report.match_id, report.league_id),
+            )));
+            continue;
+        };
+        judged.push(judge(&mut tx, report, leased, &mut totals).await?);
+    }
+    totals.add_to_standings(&mut tx).await?;
+    // Nothing shared is locked: the round's results commit side by side with other batches, and the
+    // round is completed by whichever check first sees every match of it finished.
+    tx.commit().await?;
+    for (report, judged) in reports.iter().zip(&judged) {
+        if let Judged::Recorded { .. } = judged {
+            tracing::info!(league_id = %report.league_id, match_id = %report.match_id,
+                referee_id = %report.referee_id, outcome = ?report.result.status(),
+                winner = %report.result.winner_player_id, "result recorded");
+        }
+    }
+    Ok(judged)
+}
+
+/// Judges one report against its locked match; records it (the match row, and its players' totals in
+/// `totals`) if it is accepted. `leased` is updated as recording changed it, so a repeat of the same
+/// report later in the batch is judged as it would be after this one's commit.
+async fn judge(
+    tx: &mut PgConnection,
+    report: &Report,
+    leased: &mut LeasedMatch,
+    totals: &mut Totals,
+) -> ManagerResult<Judged> {
+    let round_id = leased.round_id as u32;
+    // Leases are per referee, so an empty lease id still refuses a report from a referee whose lease
+    // expired and went to another.
+    let holds_lease = leased.holder.as_deref() == Some(report.referee_id.as_str())
+        && (report.lease_id.is_empty() || leased.lease_id.as_deref() == Some(report.lease_id.as_str()));
+    if leased.status == "finished" && holds_lease {
+        let recorded = leased
+            .stored
             .as_deref()
             .map(MatchResult::decode)
             .transpose()
             .map_err(|error| anyhow::anyhow!("stored result does not decode: {error}"))?
             .unwrap_or_default();
-        tx.commit().await?;
-        let round_completed =
-            round_completion::complete_if_final(pool, &request.league_id, round_id as u32).await?;
-        return Ok(Reported {
-            recorded,
-            duplicate: true,
-            round_completed,
-        });
+        return Ok(Judged::Duplicate { recorded, round_id });
     }
-    if status != "running" || !holds_lease {
-        return Err(reject(
+    if leased.status != "running" || !holds_lease {
+        return Ok(Judged::Refused(reject(
             ErrorCode::LeaseNotHeld,
             format!(
-                "{referee_id} does not hold the lease of match {}",
-                request.match_id
+                "{} does not hold the lease of match {}",
+                report.referee_id, report.match_id
             ),
-        ));
+        )));
     }
-    let verdict = verify(&result, &request.match_id, &player_a, &player_b)?;
+    let verdict = match verify(
+        &report.result,
+        &report.match_id,
+        &leased.player_a,
+        &leased.player_b,
+    ) {
+        Ok(verdict) => verdict,
+        Err(refusal) => return Ok(Judged::Refused(refusal)),
+    };
     sqlx::query(
         "update matches set status = 'finished', result_status = $3, winner_player_id = $4,
              at_fault_player_ids = $5, result = $6, transcript = $7, finished_at = clock_timestamp(),
              result_json = $8::text::jsonb, transcript_json = $9::text::jsonb
          where league_id = $1 and match_id = $2",
     )
-    .bind(&request.league_id)
-    .bind(&request.match_id)
+    .bind(&report.league_id)
+    .bind(&report.match_id)
     .bind(verdict.status)
     .bind(verdict.winner)
-    .bind(&result.at_fault_player_ids)
-    .bind(result.encode_to_vec())
-    .bind(transcript.encode_to_vec())
-    .bind(result_json)
-    .bind(transcript_json)
+    .bind(&report.result.at_fault_player_ids)
+    .bind(&report.result_bytes)
+    .bind(&report.transcript_bytes)
+    .bind(&report.result_json)
+    .bind(&report.transcript_json)
     .execute(&mut *tx)
     .await?;
-    add_to_standings(&mut tx, &request.league_id, &verdict, &player_a, &player_b).await?;
-    // Nothing shared is locked: the round's reports commit side by side (their fsyncs grouped), and
-    // the round is completed by whichever check first sees every match of it finished.
-    tx.commit().await?;
-    tracing::info!(league_id = %request.league_id, match_id = %request.match_id, %referee_id,
-        outcome = verdict.status, winner = verdict.winner.unwrap_or("-"), "result recorded");
-    let round_completed =
-        round_completion::complete_if_final(pool, &request.league_id, round_id as u32).await?;
-    Ok(Reported {
-        recorded: result,
-        duplicate: false,
-        round_completed,
-    })
+    totals.add(&report.league_id, &verdict, &leased.player_a, &leased.player_b);
+    leased.status = "finished".to_owned();
+    leased.stored = Some(report.result_bytes.clone());
+    Ok(Judged::Recorded { round_id })
 }
 
-/// Adds the result to its two players' totals: rows no other report of the round touches, since a
-/// player plays once a round.
-async fn add_to_standings(
-    tx: &mut PgConnection,
-    league_id: &str,
-    verdict: &Verdict<'_>,
-    player_a: &str,
-    player_b: &str,
-) -> ManagerResult<()> {
-    let outcome = verdict.outcome(player_a);
-    let rows = [
-        (player_a, added_by(outcome.mark_for(Side::A))),
-        (player_b, added_by(outcome.mark_for(Side::B))),
-    ];
-    let column =
-        |pick: fn(&StandingRow<()>) -> u32| rows.iter().map(|(_, row)| pick(row) as i32).collect::<Vec<_>>();
-    sqlx::query(
-        "update standings s
-         set played = s.played + 1, wins = s.wins + d.wins, draws = s.draws + d.draws,
-             losses = s.losses + d.losses, technical_losses = s.technical_losses + d.technical_losses,
-             points = s.points + d.points
-         from unnest($2::text[], $3::int[], $4::int[], $5::int[], $6::int[], $7::int[])
-              as d(player_id, wins, draws, losses, technical_losses, points)
-         where s.league_id = $1 and s.player_id = d.player_id",
-    )
-    .bind(league_id)
-    .bind([player_a, player_b])
-    .bind(column(|row| row.wins))
-    .bind(column(|row| row.draws))
-    .bind(column(|row| row.losses))
-    .bind(column(|row| row.technical_losses))
-    .bind(column(|row| row.points))
-    .execute(&mut *tx)
-    .await?;
-    Ok(())
+/// What a batch's results add to each player's totals, summed per player (a player plays once a
+/// round, but a batch may hold two rounds of a league).
+#[derive(Default)]
+struct Totals {
+    rows: HashMap<(String, String), StandingRow<()>>,
+}
+
+impl Totals {
+    fn add(&mut self, league_id: &str, verdict: &Verdict<'_>, player_a: &str, player_b: &str) {
+        let outcome = verdict.outcome(player_a);
+        for (player, side) in [(player_a, Side::A), (player_b, Side::B)] {
+            self.rows
+                .entry((league_id.to_owned(), player.to_owned()))
+                .or_insert_with(|| StandingRow::new(()))
+                .record(outcome.mark_for(side));
+        }
+    }
+
+    /// Adds the totals to the standings rows, in one statement.
+    async fn add_to_standings(self, tx: &mut PgConnection) -> ManagerResult<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let mut rows: Vec<_> = self.rows.into_iter().collect();
+        rows.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+        let text =
+            |pick: fn(&(String, String)) -> &str| rows.iter().map(|(key, _)| pick(key)).collect::<Vec<_>>();
+        let count = |pick: fn(&StandingRow<()>) -> u32| {
+            rows.iter().map(|(_, row)| pick(row) as i32).collect::<Vec<_>>()
+        };
+        sqlx::query(
+            "update standings s
+             set played = s.played + d.played, wins = s.wins + d.wins, draws = s.draws + d.draws,
+                 losses = s.losses + d.losses, technical_losses = s.technical_losses + d.technical_losses,
+                 points = s.points + d.points
+             from unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::int[], $7::int[], $8::int[])
+                  as d(league_id, player_id, played, wins, draws, losses, technical_losses, points)
+             where s.league_id = d.league_id and s.player_id = d.player_id",
+        )
+        .bind(text(|key| &key.0))
+        .bind(text(|key| &key.1))
+        .bind(count(|row| row.played))
+        .bind(count(|row| row.wins))
+        .bind(count(|row| row.draws))
+        .bind(count(|row| row.losses))
+        .bind(count(|row| row.technical_losses))
+        .bind(count(|row| row.points))
+        .execute(&mut *tx)
+        .await?;
+        Ok(())
+    }
 }
 
 /// `message` as proto3 JSON text, for a jsonb column.
@@ -171,6 +323,8 @@ fn json_text<M: Message>(full_name: &str, message: &M) -> ManagerResult<String> 
 /// The reported match, locked for the report's transaction.
 #[derive(Debug, sqlx::FromRow)]
 struct LeasedMatch {
+    league_id: String,
+    match_id: String,
     status: String,
     holder: Option<String>,
     lease_id: Option<String>,

@@ -7,5 +7,6 @@ mod enrollment;
 mod history;
 mod manager_api;
 mod readiness;
+mod report_batch;
 mod round_completion;
 mod whole_league;

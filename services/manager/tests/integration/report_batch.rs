@@ -1,0 +1,106 @@
+//! Reports recorded together, in one transaction: each is judged on its own and in order, as if
+//! recorded alone; a refused report changes nothing and holds back none of the others.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::support;
+
+use league_manager::error::ManagerError;
+use league_manager::league::report::{self, Report};
+use league_proto::ErrorCode;
+use league_proto::v2::*;
+use support::*;
+
+async fn claim(
+    client: &mut manager_service_client::ManagerServiceClient<league_runtime::grpc::GrpcChannel>,
+    referee: &league_runtime::Credentials,
+) -> Vec<MatchAssignment> {
+    client
+        .claim_matches(referee.request(ClaimMatchesRequest {
+            max_matches: 16,
+            wait: None,
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .assignments
+}
+
+#[tokio::test]
+async fn a_batch_judges_each_report_as_if_it_came_alone() {
+    let manager = spawn_manager(4).await;
+    let mut client = manager.client();
+    for name in ["a", "b", "c", "d"] {
+        register_player(&mut client, name).await;
+    }
+    let holder = register_referee(&mut client, "holder").await;
+    let stranger = register_referee(&mut client, "stranger").await;
+    let round = claim(&mut client, &holder).await;
+    assert_eq!(round.len(), 2);
+    let (first, second) = (&round[0], &round[1]);
+    let report = |referee: &league_runtime::Credentials, request: ReportMatchResultRequest| {
+        Report::new(referee.agent_id.clone(), request).unwrap()
+    };
+    let mut not_its_players = a_wins(second);
+    not_its_players.scores[1].player_id = "P99".into();
+    let mut unknown = report_of(first, a_wins(first));
+    unknown.match_id = "R9M9".into();
+    let batch = [
+        report(&stranger, report_of(first, a_wins(first))),
+        report(&holder, report_of(first, a_wins(first))),
+        report(&holder, report_of(first, a_wins(first))),
+        report(&holder, report_of(second, not_its_players)),
+        report(&holder, report_of(second, a_wins(second))),
+        report(&holder, unknown),
+    ];
+    let outcomes = report::record(&manager.pool, &batch).await;
+
+    let code = |index: usize| match &outcomes[index] {
+        Err(ManagerError::Rejected { code, .. }) => Some(*code),
+        other => panic!("report {index} was not refused: {other:?}"),
+    };
+    assert_eq!(code(0), Some(ErrorCode::LeaseNotHeld), "not the holder");
+    let recorded = outcomes[1].as_ref().unwrap();
+    assert!(!recorded.duplicate);
+    let repeat = outcomes[2].as_ref().unwrap();
+    assert!(repeat.duplicate, "the holder's repeat in the same batch");
+    assert_eq!(repeat.recorded, recorded.recorded);
+    assert_eq!(
+        code(3),
+        Some(ErrorCode::InvalidMessageFormat),
+        "scores name a stranger"
+    );
+    assert!(
+        !outcomes[4].as_ref().unwrap().duplicate,
+        "a refusal holds back nothing"
+    );
+    assert_eq!(code(5), Some(ErrorCode::MatchNotFound));
+    let completions = outcomes
+        .iter()
+        .filter(|outcome| outcome.as_ref().is_ok_and(|reported| reported.round_completed))
+        .count();
+    assert_eq!(completions, 1, "the batch finished round 1 once");
+
+    // Each player's totals count their one match once.
+    let totals: Vec<(String, i32, i32)> =
+        sqlx::query_as("select player_id, played, points from standings order by player_id")
+            .fetch_all(&manager.pool)
+            .await
+            .unwrap();
+    let winners: Vec<&str> = round
+        .iter()
+        .map(|assignment| assignment.r#match.as_ref().unwrap().player_a_id.as_str())
+        .collect();
+    assert_eq!(totals.len(), 4);
+    for (player, played, points) in totals {
+        assert_eq!(played, 1, "{player}");
+        let expected = if winners.contains(&player.as_str()) { 3 } else { 0 };
+        assert_eq!(points, expected, "{player}");
+    }
+    let (round_status,): (String,) = sqlx::query_as("select status from rounds where round_id = 1")
+        .fetch_one(&manager.pool)
+        .await
+        .unwrap();
+    assert_eq!(round_status, "completed");
+    assert_eq!(claim(&mut client, &holder).await.len(), 2, "round 2 is released");
+}
