@@ -121,21 +121,29 @@ impl EventDelivery {
 
     /// Delivers one batch; returns whether the batch was full (more may be waiting).
     async fn deliver_batch(&mut self) -> anyhow::Result<bool> {
+        // The batch is chosen from the deliveries alone, walking the pending ones in order
+        // (event_deliveries_pending) until the limit, and only then joined: the cost is the batch's, not
+        // the backlog's (migrations/20261125000003_event_delivery_backlog.sql).
         let rows: Vec<(i64, String, String, Vec<u8>, i32)> = sqlx::query_as(
             "with blocked as (
                  -- In order per recipient: a player with a delivery waiting for its retry gets nothing
-                 -- newer until then (a failure pushes back all of that player's pending deliveries).
+                 -- newer until then (a failure pushes back all of that player's pending deliveries, so
+                 -- every pending delivery of a player not blocked is due).
                  select distinct player_id from event_deliveries
                  where delivered_at is null and gave_up_at is null and next_attempt_at > now()
+             ),
+             batch as (
+                 select event_id, player_id, attempts from event_deliveries
+                 where delivered_at is null and gave_up_at is null
+                   and player_id not in (select player_id from blocked)
+                 order by event_id, player_id
+                 limit $1
              )
-             select d.event_id, d.player_id, a.service_endpoint, e.payload, d.attempts
-             from event_deliveries d
-             join league_events e on e.event_id = d.event_id
-             join agents a on a.agent_id = d.player_id
-             where d.delivered_at is null and d.gave_up_at is null and d.next_attempt_at <= now()
-               and d.player_id not in (select player_id from blocked)
-             order by d.event_id, d.player_id
-             limit $1",
+             select b.event_id, b.player_id, a.service_endpoint, e.payload, b.attempts
+             from batch b
+             join league_events e on e.event_id = b.event_id
+             join agents a on a.agent_id = b.player_id
+             order by b.event_id, b.player_id",
         )
         .bind(BATCH)
         .fetch_all(&self.pool)

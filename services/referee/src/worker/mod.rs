@@ -9,6 +9,9 @@
 //!   given back at once, so that it is played again (see [`crate::runner::outage`]).
 //! - Leases: one `RenewLeases` for every running match each third of the shortest lease; a match whose
 //!   renewal comes back `renewed = false` is aborted at once and never reported (its new holder runs it).
+//!   Once a match is played to the end and its result is being reported, a refused renewal stops
+//!   nothing: the manager has most likely recorded the result already (the match is no longer running),
+//!   and the report's own answer says what happened.
 //! - Shutdown (SIGTERM): claiming stops at once. A claim already in flight is still answered (within
 //!   the claim wait) and whatever it hands out is released straight back. Running matches get the
 //!   shutdown grace to finish and report, their leases still renewed; the ones still running after it are
@@ -286,7 +289,6 @@ impl Worker {
         span.in_scope(|| tracing::info!("match claimed"));
         let abort = tasks.spawn(
             async move {
-                let _registration = registration;
                 let mut chance = OsChance;
                 let played = run_match_with_progress(
                     &assignment,
@@ -304,6 +306,7 @@ impl Worker {
                         return;
                     }
                 };
+                registration.reporting();
                 report::report_result(
                     manager,
                     &credentials,

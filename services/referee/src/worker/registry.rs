@@ -48,6 +48,10 @@ struct Running {
     started_at: SystemTime,
     progress: MatchProgress,
     abort: Option<AbortHandle>,
+    /// Played to the end, its result on the way to the manager: a renewal refused now most likely means
+    /// the manager has recorded the result (the match is no longer running), so the report is left to
+    /// finish and its answer decides (recorded, or LEASE_NOT_HELD if another referee took the match).
+    reporting: bool,
 }
 
 /// A match's place in the registry; dropping it (the match's task ended, was aborted, or panicked)
@@ -74,6 +78,18 @@ impl Drop for Registration {
 impl Registration {
     pub(crate) fn key(&self) -> &MatchKey {
         &self.key
+    }
+
+    /// Marks the match as played to the end, its result being reported (see `Running::reporting`).
+    pub(crate) fn reporting(&self) {
+        if let Some(running) = self
+            .registry
+            .lock()
+            .get_mut(&self.key)
+            .filter(|running| running.id == self.id)
+        {
+            running.reporting = true;
+        }
     }
 }
 
@@ -135,6 +151,7 @@ impl RunningMatches {
             started_at: SystemTime::now(),
             progress,
             abort: None,
+            reporting: false,
         };
         if let Some(replaced) = self.lock().insert(key.clone(), running) {
             // Claimed again after its lease was lost while the old task was still running: stop that one.
@@ -188,7 +205,8 @@ impl RunningMatches {
     }
 
     /// Applies the manager's answer to a renewal of `sent`: new expiries, and the matches whose lease
-    /// was lost are stopped and removed. Returns the keys of the stopped matches.
+    /// was lost are stopped and removed, except those whose result is being reported. Returns the keys
+    /// of the stopped matches.
     ///
     /// Each renewal is paired with the lease it answers by league and match id.
     pub(crate) fn apply_renewals(&self, sent: &[LeaseRef], renewals: &[LeaseRenewal]) -> Vec<MatchKey> {
@@ -214,6 +232,9 @@ impl RunningMatches {
             };
             if renewal.renewed {
                 running.lease_expires_at = renewal.lease_expires_at.or(running.lease_expires_at);
+            } else if running.reporting {
+                tracing::debug!(league_id = %key.league_id, match_id = %key.match_id,
+                    "lease not renewed while its result is reported: the report's answer decides");
             } else if let Some(lost) = matches.remove(&key) {
                 tracing::warn!(
                     league_id = %key.league_id,
@@ -345,5 +366,31 @@ mod tests {
         let late = tokio::spawn(std::future::pending::<()>());
         running.set_abort(lost.key(), late.abort_handle());
         assert!(late.await.expect_err("aborted").is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn a_refused_renewal_leaves_a_match_whose_result_is_being_reported() {
+        let running = RunningMatches::new();
+        let reporting = running.register(
+            &assignment("L1", "R1M1", "a"),
+            Duration::from_secs(3),
+            MatchProgress::new(),
+        );
+        let task = tokio::spawn(std::future::pending::<()>());
+        running.set_abort(reporting.key(), task.abort_handle());
+        reporting.reporting();
+        let sent = running.leases();
+        // The manager recorded the result a moment before the renewal: the match is no longer running.
+        let stopped = running.apply_renewals(&sent, &[renewal("R1M1", false)]);
+        assert!(stopped.is_empty());
+        assert_eq!(
+            running.list().len(),
+            1,
+            "still listed until its report is answered"
+        );
+        assert!(!task.is_finished(), "the report goes on");
+        drop(reporting);
+        assert!(running.is_empty());
+        task.abort();
     }
 }

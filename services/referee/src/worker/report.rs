@@ -10,7 +10,8 @@
 //!
 //! - recorded (or a duplicate of what it already recorded): done;
 //! - E015 LEASE_NOT_HELD: the lease went to another referee, which plays the match again; the result is
-//!   dropped (and a renewal answered `renewed = false` stops this task even sooner);
+//!   dropped (a refused renewal does not stop this task: while a result is reported, it most likely
+//!   means the manager recorded it already, so the report's answer decides);
 //! - any other refusal: logged and dropped — sending the same request again cannot change the answer;
 //! - shutdown: the worker stops the task once its grace has passed.
 
