@@ -46,7 +46,7 @@ impl Manager {
         rules: registration::Rules,
     ) -> Self {
         Self {
-            reports: ReportQueue::start(pool.clone()),
+            reports: ReportQueue::start(pool.clone(), wakeups.clone()),
             pool,
             auth,
             wakeups,
@@ -307,10 +307,6 @@ impl ManagerService for Manager {
             league_runtime::grpc::record_call_fields(&about.league_id, &about.match_id, "", "");
             let report = Report::new(referee_id, request.into_inner())?;
             let reported = this.reports.submit(report).await?;
-            if reported.round_completed {
-                this.wakeups.matches_ready.notify_waiters();
-                this.wakeups.events_pending.notify_one();
-            }
             Ok(Response::new(ReportMatchResultResponse {
                 recorded: Some(reported.recorded),
                 duplicate: reported.duplicate,

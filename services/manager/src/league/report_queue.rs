@@ -7,7 +7,11 @@
 //!
 //! The writer records a batch in a task of its own, so a batch's transaction runs to its end even if
 //! the calls that queued it are gone (see `run_to_end` in crate::service for why that matters), and a
-//! panic fails that batch's reports (the referees repeat them) instead of the queue.
+//! panic fails that batch's reports (the referees repeat them) instead of the queue. The writer, not the
+//! callers, wakes the waiting claims and the event delivery when a batch completed a round, so a caller
+//! that went away cannot leave the next round waiting for a claim's timeout.
+
+use std::sync::Arc;
 
 use sqlx::PgPool;
 use tokio::sync::{mpsc, oneshot};
@@ -15,6 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::error::ManagerResult;
 use crate::league::report::{self, Report, Reported};
 use crate::metrics;
+use crate::wakeups::Wakeups;
 
 /// The most reports one transaction records.
 const MAX_BATCH: usize = 128;
@@ -34,9 +39,9 @@ struct Queued {
 
 impl ReportQueue {
     /// Starts the writer, which stops once every handle to the queue is dropped.
-    pub fn start(pool: PgPool) -> Self {
+    pub fn start(pool: PgPool, wakeups: Arc<Wakeups>) -> Self {
         let (sender, receiver) = mpsc::channel(QUEUE_CAPACITY);
-        tokio::spawn(write(pool, receiver));
+        tokio::spawn(write(pool, wakeups, receiver));
         Self { sender }
     }
 
@@ -54,7 +59,7 @@ impl ReportQueue {
     }
 }
 
-async fn write(pool: PgPool, mut queue: mpsc::Receiver<Queued>) {
+async fn write(pool: PgPool, wakeups: Arc<Wakeups>, mut queue: mpsc::Receiver<Queued>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let (reports, replies): (Vec<Report>, Vec<_>) = batch
@@ -67,6 +72,13 @@ async fn write(pool: PgPool, mut queue: mpsc::Receiver<Queued>) {
         let recording = tokio::spawn(async move { report::record(&pool, &reports).await });
         match recording.await {
             Ok(outcomes) => {
+                if outcomes
+                    .iter()
+                    .any(|outcome| outcome.as_ref().is_ok_and(|reported| reported.round_completed))
+                {
+                    wakeups.matches_ready.notify_waiters();
+                    wakeups.events_pending.notify_one();
+                }
                 for (reply, outcome) in replies.into_iter().zip(outcomes) {
                     // The caller may have gone; its report is recorded all the same.
                     let _ = reply.send(outcome);

@@ -4,8 +4,8 @@
 //!
 //! Every recorded result is followed by [`complete_if_final`], in its own short transaction after the
 //! result's commit (once per round for results recorded together: crate::league::report). Why that
-//! finds the last result: whichever of a round's results commits last, its
-//! check starts after that commit and so sees every match finished. Why only one check completes the
+//! finds the last result: whichever of a round's results commits last, its check starts after that
+//! commit and so sees every match finished. Why only one check completes the
 //! round: the checks update the round's row `where status = 'released'`, skipping it while another check
 //! holds it. A round's last matches end together, so several checks often find it final at once; one
 //! locks the row and completes it, the others answer at once instead of holding a connection while they

@@ -11,21 +11,6 @@ use league_proto::ErrorCode;
 use league_proto::v2::*;
 use support::*;
 
-async fn claim(
-    client: &mut manager_service_client::ManagerServiceClient<league_runtime::grpc::GrpcChannel>,
-    referee: &league_runtime::Credentials,
-) -> Vec<MatchAssignment> {
-    client
-        .claim_matches(referee.request(ClaimMatchesRequest {
-            max_matches: 16,
-            wait: None,
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .assignments
-}
-
 #[tokio::test]
 async fn a_batch_judges_each_report_as_if_it_came_alone() {
     let manager = spawn_manager(4).await;
@@ -35,7 +20,7 @@ async fn a_batch_judges_each_report_as_if_it_came_alone() {
     }
     let holder = register_referee(&mut client, "holder").await;
     let stranger = register_referee(&mut client, "stranger").await;
-    let round = claim(&mut client, &holder).await;
+    let round = claim_round(&mut client, &holder).await;
     assert_eq!(round.len(), 2);
     let (first, second) = (&round[0], &round[1]);
     let report = |referee: &league_runtime::Credentials, request: ReportMatchResultRequest| {
@@ -102,5 +87,9 @@ async fn a_batch_judges_each_report_as_if_it_came_alone() {
         .await
         .unwrap();
     assert_eq!(round_status, "completed");
-    assert_eq!(claim(&mut client, &holder).await.len(), 2, "round 2 is released");
+    assert_eq!(
+        claim_round(&mut client, &holder).await.len(),
+        2,
+        "round 2 is released"
+    );
 }

@@ -7,28 +7,7 @@ use crate::support;
 
 use league_manager::{ManagerApp, ManagerConfig};
 use league_proto::v2::*;
-use league_runtime::Credentials;
-use league_runtime::grpc::GrpcChannel;
-use manager_service_client::ManagerServiceClient;
 use support::*;
-
-async fn claim_round(
-    client: &mut ManagerServiceClient<GrpcChannel>,
-    referee: &Credentials,
-) -> Vec<MatchAssignment> {
-    client
-        .claim_matches(referee.request(ClaimMatchesRequest {
-            max_matches: 16,
-            wait: Some(prost_types::Duration {
-                seconds: 0,
-                nanos: 200_000_000,
-            }),
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .assignments
-}
 
 async fn round_status(manager: &TestManager, round_id: i32) -> String {
     let (status,): (String,) = sqlx::query_as("select status from rounds where round_id = $1")

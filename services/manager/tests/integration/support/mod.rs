@@ -102,3 +102,22 @@ pub fn report_of(assignment: &MatchAssignment, result: MatchResult) -> ReportMat
 pub fn code(status: &tonic::Status) -> Option<&'static str> {
     league_proto::error_code::code_of(status).map(|code| code.code())
 }
+
+/// Everything ready for `referee` to claim, waiting up to 200 ms for it: a released round, whole.
+pub async fn claim_round(
+    client: &mut ManagerServiceClient<GrpcChannel>,
+    referee: &Credentials,
+) -> Vec<MatchAssignment> {
+    client
+        .claim_matches(referee.request(ClaimMatchesRequest {
+            max_matches: 16,
+            wait: Some(prost_types::Duration {
+                seconds: 0,
+                nanos: 200_000_000,
+            }),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .assignments
+}
