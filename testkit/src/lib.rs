@@ -1,11 +1,16 @@
 //! The test kit: what the tests of every crate share, so each piece of test plumbing has one home.
-//! It is a dev-dependency only; nothing here ships in a binary.
+//! It is a dev-dependency of every crate, and a dependency of the launcher's `bench` feature (the
+//! bench's external agents are [`fake_agent::FakeAgents`]); nothing here ships in a binary.
 
 pub mod database;
+pub mod fake_agent;
+pub mod fixtures;
+pub mod http;
 pub mod invariants;
 pub mod league_run;
 pub mod manager;
 
 pub use database::TestDatabase;
+pub use fake_agent::{Behaviour, FakeAgents, Registered};
 pub use league_run::LeagueRun;
 pub use manager::{TestManager, spawn_manager};

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 
-use crate::agent::{Agent, Call};
+use league_testkit::fake_agent::Received as Call;
+use league_testkit::{Behaviour, FakeAgents};
+
 use crate::collector::{Collector, Received};
 use crate::harness::{self, Setup, var};
 
@@ -31,7 +33,8 @@ fn parse_traceparent(header: &str) -> (&str, &str, &str) {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_match_with_an_external_player_is_one_trace_through_the_gateway() {
     let collector = Collector::start().await;
-    let agent = Agent::start().await;
+    // An external player that answers at once, in full, and keeps every call with its traceparent.
+    let agent = FakeAgents::start(Behaviour::Instant).await;
     // Four players (two bots of the player host, the test's bot, the external agent): six matches,
     // three with the agent. The timeouts only bound a hang: every player answers at once.
     let league = harness::start(Setup {
@@ -44,15 +47,24 @@ async fn a_match_with_an_external_player_is_one_trace_through_the_gateway() {
     })
     .await;
     let traceparent = format!("00-{CALLER_TRACE_ID}-{CALLER_SPAN_ID}-01");
+    let gateway_mcp = format!("{}/mcp", league.process("gateway").url);
+    // In the message-type dialect: the method is the message type.
     let external = agent
-        .register(&league.process("gateway").url, "traced-agent", &traceparent)
-        .await;
+        .register(
+            &gateway_mcp,
+            "traced-agent",
+            "LEAGUE_REGISTER_REQUEST",
+            &[("traceparent", &traceparent)],
+        )
+        .await
+        .expect("the agent registers")
+        .id;
     league.finished().await;
     let league_id = league.league_id.clone();
     // Every process exports its last spans before it exits.
     league.stop().await;
     let spans = collector.spans();
-    let calls = agent.calls();
+    let calls = agent.received();
 
     // The registration: the gateway's server span for POST /mcp continues the caller's trace, and the
     // manager's server span for the registration is its child.
@@ -116,7 +128,7 @@ async fn a_match_with_an_external_player_is_one_trace_through_the_gateway() {
         assert_eq!(named[0].attribute("rpc.system"), Some("jsonrpc"));
         assert_eq!(
             named[0].attribute("rpc.method"),
-            Some(call.message_type.as_str()),
+            Some(call.message_type()),
             "the agent registered in the message-type dialect"
         );
     }
@@ -226,7 +238,7 @@ async fn a_match_with_an_external_player_is_one_trace_through_the_gateway() {
             let received: Vec<&Call> = calls
                 .iter()
                 .filter(|call| {
-                    call.message_type == message_type && call.match_id.as_deref() == Some(match_id)
+                    call.message_type() == message_type && call.params["match_id"].as_str() == Some(match_id)
                 })
                 .collect();
             let parents: HashSet<&str> = received

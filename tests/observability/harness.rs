@@ -344,55 +344,12 @@ async fn keep(
     }
 }
 
-/// `GET {url}{path}` over plain HTTP/1.1: the status code and the body.
+/// `GET {url}{path}`: the status code and the body.
 pub async fn http_get(url: &str, path: &str) -> (u16, String) {
-    http_request(url, "GET", path, &[], "").await
-}
-
-/// `POST {url}{path}` of a JSON body with extra `headers`, over plain HTTP/1.1: the status code and the
-/// body.
-pub async fn http_post_json(url: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
-    let mut all = vec![("Content-Type", "application/json")];
-    all.extend_from_slice(headers);
-    http_request(url, "POST", path, &all, body).await
-}
-
-async fn http_request(
-    url: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let authority = url.strip_prefix("http://").expect("an http URL");
-    let mut stream = tokio::net::TcpStream::connect(authority)
+    let reply = league_testkit::http::try_get(&format!("{url}{path}"))
         .await
-        .expect("the server accepts");
-    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    if method != "GET" {
-        request.push_str(&format!("Content-Length: {}\r\n", body.len()));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    stream.write_all(request.as_bytes()).await.expect("request sent");
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).await.expect("response read");
-    let response = String::from_utf8(response).expect("a text response");
-    let (head, body) = response.split_once("\r\n\r\n").expect("headers and body");
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .expect("a status code");
-    assert!(
-        !head.to_ascii_lowercase().contains("transfer-encoding: chunked"),
-        "a chunked answer needs a real client: {head}"
-    );
-    (status, body.to_owned())
+        .unwrap_or_else(|error| panic!("GET {url}{path}: {error:#}"));
+    (reply.status, reply.text())
 }
 
 /// The operator's token, wrapped.

@@ -6,7 +6,6 @@
 //!
 //! Run with `cargo test -p league-launcher --test observability`; each test gets its own database.
 
-mod agent;
 mod collector;
 mod external;
 mod harness;

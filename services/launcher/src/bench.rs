@@ -1,5 +1,6 @@
 //! `league bench`: leagues of players that answer at once — bots, or with `--external` fake external
-//! agents reached through the gateway (crate::fake_agent) — run through `league run`'s machinery
+//! agents reached through the gateway (the test kit's `FakeAgents`, answering at once and recording
+//! nothing) — run through `league run`'s machinery
 //! (separate processes, real gRPC, real Postgres), measured from what the system itself recorded: the
 //! league's start and completion times in Postgres, every match's transcript, each process's peak
 //! memory, and for external players the gateway's own overhead histograms. `--wrk` then measures the
@@ -15,7 +16,7 @@ use league_runtime::credentials::operator_request;
 
 use self::overhead::{Overhead, gateway_overhead};
 use self::wrk::{Throughput, queries};
-use crate::fake_agent::FakeAgents;
+use league_testkit::{Behaviour, FakeAgents, Registered};
 
 mod overhead;
 mod rounds;
@@ -92,16 +93,19 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<()> {
                 let Some(gateway) = gateways.first().filter(|_| external > 0) else {
                     return Ok(None);
                 };
-                Ok(Some(FakeAgents::start(gateway, external).await?))
+                let agents = FakeAgents::start_unrecorded(Behaviour::Instant).await;
+                let players = agents.register_players(gateway, external).await?;
+                Ok(Some(External { agents, players }))
             },
-            async |finished: &mut Finished, agents: &Option<FakeAgents>| {
+            async |finished: &mut Finished, external: &Option<External>| {
                 let mut measured = measure(players, finished).await?;
-                if let Some(agents) = agents {
+                if let Some(external) = external {
                     measured.overhead = Some(gateway_overhead(finished).await?);
-                    check_agents(agents, measured.matches)?;
+                    check_agents(&external.agents, measured.matches)?;
                 }
                 if let Some(duration) = &args.wrk {
-                    measured.throughput = queries(finished, agents.as_ref(), duration, &args).await?;
+                    let agent = external.as_ref().and_then(|external| external.players.first());
+                    measured.throughput = queries(finished, agent, duration, &args).await?;
                 }
                 Ok(measured)
             },
@@ -196,6 +200,13 @@ async fn measure(players: u32, finished: &mut Finished) -> anyhow::Result<Measur
         throughput: Vec::new(),
         rounds: rounds::measure(&finished.database_url, &finished.league_id).await?,
     })
+}
+
+/// The external players: fake agents registered through the gateway.
+#[derive(Debug)]
+struct External {
+    agents: FakeAgents,
+    players: Vec<Registered>,
 }
 
 /// Every match reached the fake agents as two invitations, two parity calls and two GAME_OVERs.

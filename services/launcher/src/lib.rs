@@ -5,8 +5,6 @@ pub mod args;
 pub mod bench;
 pub mod children;
 pub mod clean;
-#[cfg(feature = "bench")]
-pub mod fake_agent;
 pub mod interrupt;
 pub mod operator;
 pub mod output;

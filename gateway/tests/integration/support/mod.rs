@@ -4,14 +4,9 @@
 //! proves a refused call changed nothing.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::post;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
@@ -22,7 +17,7 @@ use league_proto::v2::player_service_client::PlayerServiceClient;
 use league_runtime::Shutdown;
 use league_runtime::grpc::GrpcChannel;
 use secrecy::SecretString;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use sqlx::PgPool;
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
@@ -33,33 +28,7 @@ pub const LEAGUE_ID: &str = "league_2025_even_odd";
 /// The longest wait for something the gateway does in the background (a compliance-warning flush).
 pub const PATIENCE: Duration = Duration::from_secs(20);
 
-/// The captured traffic in `tests/fixtures` (README there), or `LEAGUE_FIXTURES_DIR`.
-pub fn fixtures_dir() -> PathBuf {
-    std::env::var_os("LEAGUE_FIXTURES_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures"),
-        PathBuf::from,
-    )
-}
-
-/// A fixture file, parsed.
-pub fn fixture(relative: &str) -> Value {
-    let path = fixtures_dir().join(relative);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
-}
-
-/// The names of the files directly in a fixture folder, sorted.
-pub fn fixture_files(folder: &str) -> Vec<String> {
-    let dir = fixtures_dir().join(folder);
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("listing {}: {e}", dir.display()))
-        .filter_map(|entry| entry.ok())
-        .filter(|entry| entry.path().is_file())
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
+pub use league_testkit::fixtures::{fixture, fixture_files, fixtures_dir};
 
 // ---------------------------------------------------------------------------------------------------
 // The manager
@@ -156,54 +125,7 @@ pub async fn spawn_gateway_with(
     TestGateway { http, grpc, shutdown }
 }
 
-/// What an HTTP request got back.
-#[derive(Debug, Clone)]
-pub struct HttpReply {
-    pub status: u16,
-    pub body: Bytes,
-}
-
-impl HttpReply {
-    /// The body as JSON (panics with the body when it is not).
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
-            panic!(
-                "HTTP {} body is not JSON ({e}): {:?}",
-                self.status,
-                String::from_utf8_lossy(&self.body)
-            )
-        })
-    }
-
-    pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-}
-
-/// POSTs `body` to `http://addr/mcp` on a connection of its own.
-pub async fn post_to(addr: SocketAddr, body: impl Into<Bytes>, headers: &[(&str, &str)]) -> HttpReply {
-    let stream = TcpStream::connect(addr).await.expect("connect");
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .expect("HTTP handshake");
-    tokio::spawn(connection);
-    let mut request = http::Request::post("/mcp")
-        .header(http::header::HOST, addr.to_string())
-        .header(http::header::CONTENT_TYPE, "application/json");
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let request = request.body(Full::new(body.into())).expect("request");
-    let response = sender.send_request(request).await.expect("HTTP response");
-    let status = response.status().as_u16();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .expect("response body")
-        .to_bytes();
-    HttpReply { status, body }
-}
+pub use league_testkit::http::{HttpReply, post_to, serve_on_loopback};
 
 /// A connection that was served and is kept open: it holds one of the gateway's connection slots.
 #[derive(Debug)]
@@ -327,23 +249,7 @@ pub fn warning_kinds(warnings: &[Value], agent_id: &str) -> Vec<String> {
 // ---------------------------------------------------------------------------------------------------
 // Registering through the gateway
 
-/// A complete, compliant LEAGUE_REGISTER_REQUEST (no deviation in either mode).
-pub fn player_registration(name: &str, contact_endpoint: &str) -> Value {
-    json!({
-        "protocol": "league.v2",
-        "message_type": "LEAGUE_REGISTER_REQUEST",
-        "sender": format!("player:{name}"),
-        "timestamp": "2026-11-21T08:53:40Z",
-        "conversation_id": format!("conv-register-{name}"),
-        "player_meta": {
-            "display_name": name,
-            "version": "1.0.0",
-            "game_types": ["even_odd"],
-            "contact_endpoint": contact_endpoint,
-            "protocol_version": "2.1.0",
-        },
-    })
-}
+pub use league_testkit::fake_agent::player_registration;
 
 /// A complete, compliant REFEREE_REGISTER_REQUEST.
 pub fn referee_registration(name: &str, contact_endpoint: &str) -> Value {
@@ -363,12 +269,7 @@ pub fn referee_registration(name: &str, contact_endpoint: &str) -> Value {
     })
 }
 
-/// A registered agent: its id and token.
-#[derive(Debug, Clone)]
-pub struct Registered {
-    pub id: String,
-    pub token: String,
-}
+pub use league_testkit::Registered;
 
 /// Calls `method` with a registration and expects it ACCEPTED.
 pub async fn register(gateway: &TestGateway, method: &str, params: Value) -> Registered {
@@ -442,323 +343,11 @@ pub async fn snapshot(pool: &PgPool) -> Snapshot {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Fake external agents
+// Fake external agents: the test kit's, recording every call.
 
-/// How a fake agent answers, after the fixtures and probes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Behaviour {
-    /// peer-a's players: message_type method names and the canonical game methods; full envelopes and
-    /// `"error": null` beside every result; `parity_choose` is 404, `tools/call` 400.
-    PeerA,
-    /// peer-b's players: only `handle_game_invitation`, `choose_parity`, `notify_match_result`; anything
-    /// else is -32601 under HTTP 200; replies with `20261121T…Z` timestamps and `tok_p01_temp`.
-    PeerB,
-    /// Unwrapped results, `accepted` for `accept`, `choice` for `parity_choice`.
-    Quirky,
-    /// A bare `{"status": "joined"}` result; the GAME_JOIN_ACK / CHOOSE_PARITY_RESPONSE follows as a
-    /// separate call to the `referee_endpoint` the call named.
-    SeparateReplies,
-    /// The specification to the letter: every call acknowledged, clean framing.
-    Clean,
-}
-
-/// One call a fake agent received.
-#[derive(Debug, Clone)]
-pub struct Received {
-    /// The agent's name (the path segment of its contact endpoint).
-    pub agent: String,
-    pub method: String,
-    pub params: Value,
-}
-
-#[derive(Debug)]
-struct AgentState {
-    behaviour: Behaviour,
-    received: Mutex<Vec<Received>>,
-    /// Per agent name: its id and token (for separate replies).
-    credentials: Mutex<Vec<(String, Registered)>>,
-    /// What separate replies got back from the gateway.
-    separate_answers: Mutex<Vec<Value>>,
-}
-
-/// An HTTP server on 127.0.0.1:0 playing any number of agents of one behaviour, each at
-/// `/<name>/mcp`.
-#[derive(Debug)]
-pub struct FakeAgents {
-    pub addr: SocketAddr,
-    state: Arc<AgentState>,
-    shutdown: Shutdown,
-}
-
-impl Drop for FakeAgents {
-    fn drop(&mut self) {
-        self.shutdown.trigger();
-    }
-}
+pub use league_testkit::fake_agent::Received;
+pub use league_testkit::{Behaviour, FakeAgents};
 
 pub async fn spawn_agents(behaviour: Behaviour) -> FakeAgents {
-    let state = Arc::new(AgentState {
-        behaviour,
-        received: Mutex::new(Vec::new()),
-        credentials: Mutex::new(Vec::new()),
-        separate_answers: Mutex::new(Vec::new()),
-    });
-    let router = Router::new()
-        .route("/{agent}/mcp", post(answer))
-        .with_state(state.clone());
-    let (addr, shutdown) = serve_on_loopback(router).await;
-    FakeAgents {
-        addr,
-        state,
-        shutdown,
-    }
-}
-
-impl FakeAgents {
-    /// The contact endpoint of the agent called `name`.
-    pub fn endpoint(&self, name: &str) -> String {
-        format!("http://{}/{name}/mcp", self.addr)
-    }
-
-    /// Tells the agent `name` who it is (for replies it sends as separate calls).
-    pub fn set_credentials(&self, name: &str, registered: &Registered) {
-        self.state
-            .credentials
-            .lock()
-            .expect("lock")
-            .push((name.to_owned(), registered.clone()));
-    }
-
-    /// Every call received so far, in order.
-    pub fn received(&self) -> Vec<Received> {
-        self.state.received.lock().expect("lock").clone()
-    }
-
-    /// The methods `name` was called with, in order.
-    pub fn methods(&self, name: &str) -> Vec<String> {
-        self.received()
-            .into_iter()
-            .filter(|r| r.agent == name)
-            .map(|r| r.method)
-            .collect()
-    }
-
-    /// What the gateway answered the separate replies, once there are `count` (for at most
-    /// [`PATIENCE`]).
-    pub async fn wait_for_separate_answers(&self, count: usize) -> Vec<Value> {
-        let deadline = tokio::time::Instant::now() + PATIENCE;
-        loop {
-            let answers = self.state.separate_answers.lock().expect("lock").clone();
-            if answers.len() >= count {
-                return answers;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "waited {PATIENCE:?} for {count} answers: {answers:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-}
-
-async fn answer(
-    State(state): State<Arc<AgentState>>,
-    Path(agent): Path<String>,
-    body: Bytes,
-) -> (StatusCode, axum::Json<Value>) {
-    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let method = request["method"].as_str().unwrap_or_default().to_owned();
-    let params = request.get("params").cloned().unwrap_or(Value::Null);
-    let id = request.get("id").cloned().unwrap_or(Value::Null);
-    state.received.lock().expect("lock").push(Received {
-        agent: agent.clone(),
-        method: method.clone(),
-        params: params.clone(),
-    });
-    let (status, body) = match state.behaviour {
-        Behaviour::PeerA => peer_a(&method, &params, id),
-        Behaviour::PeerB => peer_b(&method, &params, id),
-        Behaviour::Quirky => quirky(&params),
-        Behaviour::SeparateReplies => separate_replies(&state, &agent, &params, id),
-        Behaviour::Clean => (
-            200,
-            json!({"jsonrpc": "2.0", "result": {"status": "acknowledged"}, "id": id}),
-        ),
-    };
-    (StatusCode::from_u16(status).expect("status"), axum::Json(body))
-}
-
-/// A recorded answer's `result`, with the fields that name the exchange taken from the call.
-fn echoed(template: &Value, params: &Value) -> Map<String, Value> {
-    let mut result = template.as_object().cloned().unwrap_or_default();
-    for field in ["conversation_id", "match_id"] {
-        if result.contains_key(field) {
-            result.insert(field.into(), params.get(field).cloned().unwrap_or(Value::Null));
-        }
-    }
-    if let Some(player_id) = params.get("player_id").and_then(Value::as_str) {
-        if result.contains_key("player_id") {
-            result.insert("player_id".into(), player_id.into());
-        }
-        if result.contains_key("sender") {
-            result.insert("sender".into(), format!("player:{player_id}").into());
-        }
-    }
-    result
-}
-
-fn probe_result(peer: &str, probe: &str) -> Value {
-    fixture(&format!("{peer}/probes/{probe}"))["response"]["body"]["result"].clone()
-}
-
-fn peer_a(method: &str, params: &Value, id: Value) -> (u16, Value) {
-    let message_type = params["message_type"].as_str().unwrap_or_default();
-    let known = matches!(
-        method,
-        "handle_game_invitation"
-            | "choose_parity"
-            | "notify_match_result"
-            | "GAME_INVITATION"
-            | "CHOOSE_PARITY_CALL"
-            | "GAME_OVER"
-            | "ROUND_ANNOUNCEMENT"
-            | "LEAGUE_STANDINGS_UPDATE"
-            | "ROUND_COMPLETED"
-            | "LEAGUE_COMPLETED"
-    );
-    if method == "parity_choose" || method == "tools/call" {
-        let probe = if method == "parity_choose" {
-            "probe_07_ch6_parity_choose.json"
-        } else {
-            "probe_08_mcp_tools_call_handle_game_invitation.json"
-        };
-        let recorded = fixture(&format!("peer-a/probes/{probe}"))["response"].clone();
-        let mut body = recorded["body"].clone();
-        body["id"] = id;
-        return (
-            u16::try_from(recorded["status"].as_u64().unwrap_or(404)).unwrap_or(404),
-            body,
-        );
-    }
-    if !known {
-        let error = json!({"code": -32601, "message": "Method not found"});
-        return (
-            404,
-            json!({"jsonrpc": "2.0", "result": null, "error": error, "id": id}),
-        );
-    }
-    let template = match message_type {
-        "GAME_INVITATION" => probe_result("peer-a", "probe_04_msgtype_GAME_INVITATION.json"),
-        "CHOOSE_PARITY_CALL" => probe_result("peer-a", "probe_05_msgtype_CHOOSE_PARITY_CALL.json"),
-        "GAME_OVER" => probe_result("peer-a", "probe_06_msgtype_GAME_OVER.json"),
-        _ => fixture("peer-a/11_ROUND_COMPLETED__ROUND_COMPLETED__to_P.json")["response"]["result"].clone(),
-    };
-    let mut result = echoed(&template, params);
-    // peer-a echoes the token it was sent, and names the message it acknowledges.
-    if result.contains_key("auth_token") {
-        result.insert(
-            "auth_token".into(),
-            params.get("auth_token").cloned().unwrap_or(Value::Null),
-        );
-    }
-    if !matches!(
-        message_type,
-        "GAME_INVITATION" | "CHOOSE_PARITY_CALL" | "GAME_OVER"
-    ) {
-        result.insert("message_type".into(), message_type.into());
-        result.insert(
-            "round_id".into(),
-            params.get("round_id").cloned().unwrap_or(Value::Null),
-        );
-    }
-    (
-        200,
-        json!({"jsonrpc": "2.0", "result": result, "error": null, "id": id}),
-    )
-}
-
-fn peer_b(method: &str, params: &Value, id: Value) -> (u16, Value) {
-    let template = match method {
-        "handle_game_invitation" => probe_result("peer-b", "probe_01_canonical_handle_game_invitation.json"),
-        "choose_parity" => probe_result("peer-b", "probe_02_canonical_choose_parity.json"),
-        "notify_match_result" => probe_result("peer-b", "probe_03_canonical_notify_match_result.json"),
-        _ => {
-            let error = json!({"code": -32601, "message": format!("Method not found: {method}")});
-            return (200, json!({"jsonrpc": "2.0", "error": error, "id": id}));
-        }
-    };
-    (
-        200,
-        json!({"jsonrpc": "2.0", "result": echoed(&template, params), "id": id}),
-    )
-}
-
-fn quirky(params: &Value) -> (u16, Value) {
-    let body = match params["message_type"].as_str() {
-        Some("GAME_INVITATION") => json!({"match_id": params["match_id"], "accepted": true}),
-        Some("CHOOSE_PARITY_CALL") => json!({"match_id": params["match_id"], "choice": "even"}),
-        _ => json!({"ok": true}),
-    };
-    (200, body)
-}
-
-fn separate_replies(state: &Arc<AgentState>, agent: &str, params: &Value, id: Value) -> (u16, Value) {
-    let registered = state
-        .credentials
-        .lock()
-        .expect("lock")
-        .iter()
-        .find(|(name, _)| name == agent)
-        .map(|(_, registered)| registered.clone());
-    let reply = match params["message_type"].as_str() {
-        Some("GAME_INVITATION") => Some(("GAME_JOIN_ACK", json!({"accept": true}))),
-        Some("CHOOSE_PARITY_CALL") => Some(("CHOOSE_PARITY_RESPONSE", json!({"parity_choice": "odd"}))),
-        _ => None,
-    };
-    if let (Some((message_type, fields)), Some(me), Some(endpoint)) =
-        (reply, registered, params["referee_endpoint"].as_str())
-    {
-        let mut message = json!({
-            "protocol": "league.v2",
-            "message_type": message_type,
-            "sender": format!("player:{}", me.id),
-            "timestamp": league_gateway::wire::timestamp::now(),
-            "conversation_id": params["conversation_id"],
-            "auth_token": me.token,
-            "match_id": params["match_id"],
-            "player_id": me.id,
-        });
-        if let (Value::Object(message), Value::Object(fields)) = (&mut message, fields) {
-            message.extend(fields);
-        }
-        let call = json!({"jsonrpc": "2.0", "method": message_type, "params": message, "id": 1});
-        let endpoint: SocketAddr = endpoint
-            .trim_start_matches("http://")
-            .trim_end_matches("/mcp")
-            .parse()
-            .expect("the referee endpoint is the gateway's /mcp");
-        let state = state.clone();
-        tokio::spawn(async move {
-            let reply = post_to(endpoint, call.to_string(), &[]).await;
-            state.separate_answers.lock().expect("lock").push(reply.json());
-        });
-    }
-    (
-        200,
-        json!({"jsonrpc": "2.0", "result": {"status": "joined"}, "id": id}),
-    )
-}
-
-/// Serves `router` on 127.0.0.1:0 until the returned `Shutdown` is triggered; the address it listens on.
-pub async fn serve_on_loopback(router: axum::Router) -> (SocketAddr, Shutdown) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("address");
-    let shutdown = Shutdown::new();
-    let signal = shutdown.signal();
-    tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(signal.wait())
-            .await
-    });
-    (addr, shutdown)
+    FakeAgents::start(behaviour).await
 }

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::fake_agent;
 use crate::run::Finished;
+use league_testkit::http::try_get;
 
 /// A histogram's reading: how many, and percentiles (interpolated within buckets).
 #[derive(Debug, Default, Clone, Copy)]
@@ -32,7 +32,10 @@ pub(super) async fn gateway_overhead(finished: &Finished) -> anyhow::Result<Over
         .iter()
         .find(|(name, _)| name.starts_with("gateway"))
         .context("the gateway announced no admin server")?;
-    let text = fake_agent::get_text(&fake_agent::http_client(), &format!("{admin}/metrics")).await?;
+    let url = format!("{admin}/metrics");
+    let reply = try_get(&url).await?;
+    anyhow::ensure!(reply.status == 200, "{url} answered HTTP {}", reply.status);
+    let text = reply.text();
     let per_match = spread(&text, "league_gateway_match_overhead_seconds", "")
         .context("no league_gateway_match_overhead_seconds in the gateway's metrics")?;
     let per_call = ["GAME_INVITATION", "CHOOSE_PARITY_CALL", "GAME_OVER"]

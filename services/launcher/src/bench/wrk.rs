@@ -6,8 +6,9 @@ use secrecy::ExposeSecret;
 use serde_json::{Value, json};
 
 use super::BenchArgs;
-use crate::fake_agent::{self, FakeAgents};
 use crate::run::Finished;
+use league_testkit::Registered;
+use league_testkit::http::{socket_addr, try_post_to};
 
 /// The wrk script every query measurement uses (also in scripts/wrk/).
 const WRK_SCRIPT: &str = include_str!("../../../../scripts/wrk/jsonrpc.lua");
@@ -24,7 +25,7 @@ pub(super) struct Throughput {
 /// back under HTTP 200, which wrk would count as a success), then measured.
 pub(super) async fn queries(
     finished: &Finished,
-    agents: Option<&FakeAgents>,
+    agent: Option<&Registered>,
     duration: &str,
     args: &BenchArgs,
 ) -> anyhow::Result<Vec<Throughput>> {
@@ -47,7 +48,7 @@ pub(super) async fn queries(
             json!({"query_type": "GET_STANDINGS"}),
         ),
     ];
-    if let Some(agent) = agents.and_then(|agents| agents.identities().into_iter().next()) {
+    if let Some(agent) = agent {
         // An agent's full envelope with its token: the gateway's credential cache on every request.
         cases.push((
             "league_query GET_STANDINGS (agent)".into(),
@@ -56,7 +57,7 @@ pub(super) async fn queries(
             json!({
                 "protocol": "league.v2",
                 "message_type": "LEAGUE_QUERY",
-                "sender": format!("player:{}", agent.player_id),
+                "sender": format!("player:{}", agent.id),
                 "timestamp": league_gateway::wire::timestamp::now(),
                 "conversation_id": "bench-query",
                 "auth_token": agent.token,
@@ -64,11 +65,14 @@ pub(super) async fn queries(
             }),
         ));
     }
-    let client = fake_agent::http_client();
     let mut measured = Vec::new();
     for (call, method, token, params) in cases {
         let request = json!({"jsonrpc": "2.0", "method": method, "params": params, "id": 1});
-        let answer = fake_agent::post_json(&client, url, &request, token.as_deref()).await?;
+        let bearer = token.as_ref().map(|token| format!("Bearer {token}"));
+        let headers: Vec<(&str, &str)> = bearer.iter().map(|b| ("authorization", b.as_str())).collect();
+        let reply = try_post_to(socket_addr(url)?, request.to_string(), &headers).await?;
+        let answer: serde_json::Value = serde_json::from_slice(&reply.body)
+            .with_context(|| format!("{call}: HTTP {} {}", reply.status, reply.text()))?;
         anyhow::ensure!(
             answer.get("result").is_some_and(|r| !r.is_null()) && answer["result"]["success"] != false,
             "{call} is refused: {answer}"
