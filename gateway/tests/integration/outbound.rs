@@ -4,134 +4,35 @@
 //! found once per message type (the lower-case message type too), the nested dialect, and refusals of
 //! notifications recorded as what they were.
 //!
-//! The agents here are picky ones: an axum server whose behaviour each test chooses, recording every
-//! call and what it answered.
+//! The agents here are picky ones: the test kit's fake agents in the behaviour each test chooses,
+//! recording every call and what it answered.
 
 use crate::support;
 
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use axum::Router;
-use axum::extract::State;
-use axum::http::StatusCode;
-use axum::routing::post;
 use league_gateway::compliance::Mode;
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::*;
-use league_runtime::Shutdown;
 use serde_json::{Value, json};
 use support::*;
 
-/// How a picky agent treats a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Picky {
-    /// Validates every sender against ^(player|referee|league_manager):[A-Z0-9]+$ and answers a bare
-    /// `league_manager` 400 -32602 "Sender not registered"; any method.
-    TypedSenders,
-    /// Knows only the message type in lower case as the method; -32601 for anything else.
-    LowerCaseMethods,
-    /// Answers every call 401 -32001 "Missing auth token" (E012), whatever it carries.
-    RefusesAuth,
-    /// The lower-case message type as the method with the message nested under it; every other method
-    /// 200 {"status": "ok"}.
-    Nested,
-}
-
-#[derive(Debug, Clone)]
-struct Call {
-    method: String,
-    params: Value,
-    status: u16,
-}
-
-struct PickyAgent {
-    addr: SocketAddr,
-    calls: Arc<Mutex<Vec<Call>>>,
-    _shutdown: Shutdown,
-}
+/// A picky agent: the test kit's fake agents in one of the picky behaviours, keeping every call and
+/// the status it answered; the one agent they play is called `picky`.
+struct PickyAgent(FakeAgents);
 
 impl PickyAgent {
-    async fn spawn(picky: Picky) -> Self {
-        let calls = Arc::new(Mutex::new(Vec::new()));
-        let router = Router::new()
-            .route("/mcp", post(answer))
-            .with_state((picky, calls.clone()));
-        let (addr, shutdown) = serve_on_loopback(router).await;
-        Self {
-            addr,
-            calls,
-            _shutdown: shutdown,
-        }
+    async fn spawn(picky: Behaviour) -> Self {
+        Self(FakeAgents::start(picky).await)
     }
 
     fn endpoint(&self) -> String {
-        format!("http://{}/mcp", self.addr)
+        self.0.endpoint("picky")
     }
 
-    fn calls(&self) -> Vec<Call> {
-        self.calls.lock().expect("lock").clone()
+    fn calls(&self) -> Vec<Received> {
+        self.0.received()
     }
-}
-
-async fn answer(
-    State((picky, calls)): State<(Picky, Arc<Mutex<Vec<Call>>>)>,
-    axum::Json(request): axum::Json<Value>,
-) -> (StatusCode, axum::Json<Value>) {
-    let method = request["method"].as_str().unwrap_or_default().to_owned();
-    let params = request["params"].clone();
-    let id = request["id"].clone();
-    let lower_type = params["message_type"]
-        .as_str()
-        .map(str::to_ascii_lowercase)
-        .unwrap_or_default();
-    let error = |status: u16, code: i64, message: &str, data: Value| {
-        (
-            status,
-            json!({"jsonrpc": "2.0", "error": {"code": code, "message": message, "data": data}, "id": id}),
-        )
-    };
-    let ok = |result: Value| (200, json!({"jsonrpc": "2.0", "result": result, "id": id}));
-    let (status, body) = match picky {
-        Picky::TypedSenders => {
-            let sender = params["sender"].as_str().unwrap_or_default();
-            let (kind, rest) = sender.split_once(':').unwrap_or((sender, ""));
-            let valid = matches!(kind, "player" | "referee" | "league_manager")
-                && !rest.is_empty()
-                && rest.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
-            if valid {
-                ok(json!({"status": "ok"}))
-            } else {
-                error(400, -32602, "Sender not registered", json!({"sender": sender}))
-            }
-        }
-        Picky::LowerCaseMethods if !lower_type.is_empty() && method == lower_type => {
-            ok(json!({"status": "ok"}))
-        }
-        Picky::LowerCaseMethods => error(404, -32601, "Method not found", Value::Null),
-        Picky::RefusesAuth => error(401, -32001, "Missing auth token", json!({"error_code": "E012"})),
-        Picky::Nested => match params.get(&method) {
-            Some(message)
-                if message.is_object()
-                    && message["message_type"].as_str().map(str::to_ascii_lowercase)
-                        == Some(method.clone()) =>
-            {
-                if method == "game_invitation" {
-                    ok(json!({"match_id": message["match_id"], "accept": true}))
-                } else {
-                    ok(json!({"status": "ok"}))
-                }
-            }
-            _ => ok(json!({"status": "ok"})),
-        },
-    };
-    calls.lock().expect("lock").push(Call {
-        method,
-        params,
-        status,
-    });
-    (StatusCode::from_u16(status).expect("status"), axum::Json(body))
 }
 
 fn context() -> Option<MatchContext> {
@@ -183,7 +84,7 @@ async fn registered(gateway: &TestGateway, method: &str, params: Value) -> (Regi
 async fn every_message_carries_the_outbound_token_which_cannot_act() {
     let manager = spawn_manager().await;
     let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
-    let agent = PickyAgent::spawn(Picky::TypedSenders).await;
+    let agent = PickyAgent::spawn(Behaviour::TypedSenders).await;
     let (me, result) = registered(
         &gateway,
         "register_player",
@@ -268,7 +169,7 @@ async fn every_message_carries_the_outbound_token_which_cannot_act() {
 async fn a_call_without_its_match_is_refused_before_the_agent() {
     let manager = spawn_manager().await;
     let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
-    let agent = PickyAgent::spawn(Picky::TypedSenders).await;
+    let agent = PickyAgent::spawn(Behaviour::TypedSenders).await;
     let (me, _) = registered(
         &gateway,
         "register_player",
@@ -309,7 +210,7 @@ async fn a_call_without_its_match_is_refused_before_the_agent() {
 async fn a_prompt_second_registration_is_answered_again_in_the_other_sender_form() {
     let manager = spawn_manager().await;
     let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
-    let agent = PickyAgent::spawn(Picky::TypedSenders).await;
+    let agent = PickyAgent::spawn(Behaviour::TypedSenders).await;
     let registration = player_registration("bravo", &agent.endpoint());
     let (first, first_answer) = registered(&gateway, "register_player", registration.clone()).await;
     assert_eq!(first_answer["sender"], "league_manager");
@@ -349,7 +250,7 @@ async fn a_prompt_second_registration_is_answered_again_in_the_other_sender_form
 async fn a_call_refused_over_the_sender_is_retried_once_in_the_other_form_and_remembered() {
     let manager = spawn_manager().await;
     let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
-    let agent = PickyAgent::spawn(Picky::TypedSenders).await;
+    let agent = PickyAgent::spawn(Behaviour::TypedSenders).await;
     let (me, _) = registered(
         &gateway,
         "register_player",
@@ -392,7 +293,7 @@ async fn a_call_refused_over_the_sender_is_retried_once_in_the_other_form_and_re
 async fn the_lower_case_message_type_is_found_once_per_message_type() {
     let manager = spawn_manager().await;
     let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
-    let agent = PickyAgent::spawn(Picky::LowerCaseMethods).await;
+    let agent = PickyAgent::spawn(Behaviour::LowerCaseMethods).await;
     // Registered with the canonical name: the league starts there.
     let (me, _) = registered(
         &gateway,
@@ -430,7 +331,7 @@ async fn the_lower_case_message_type_is_found_once_per_message_type() {
 async fn a_refused_notification_is_recorded_as_what_it_was() {
     let manager = spawn_manager().await;
     let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
-    let agent = PickyAgent::spawn(Picky::RefusesAuth).await;
+    let agent = PickyAgent::spawn(Behaviour::RefusesAuth).await;
     let (me, _) = registered(
         &gateway,
         "register_player",
@@ -452,7 +353,7 @@ async fn a_refused_notification_is_recorded_as_what_it_was() {
 async fn an_agent_that_registers_nested_is_called_nested() {
     let manager = spawn_manager().await;
     let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
-    let agent = PickyAgent::spawn(Picky::Nested).await;
+    let agent = PickyAgent::spawn(Behaviour::Nested).await;
     let (me, _) = registered(
         &gateway,
         "league_register_request",
@@ -480,7 +381,7 @@ async fn a_sender_form_learned_at_one_replica_is_used_by_the_others() {
     let manager = spawn_manager().await;
     let first = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
     let second = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
-    let agent = PickyAgent::spawn(Picky::TypedSenders).await;
+    let agent = PickyAgent::spawn(Behaviour::TypedSenders).await;
     let (me, _) = registered(
         &first,
         "register_player",

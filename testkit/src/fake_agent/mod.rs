@@ -1,12 +1,14 @@
 //! The one fake external agent: an HTTP server on 127.0.0.1:0 playing any number of league.v2 agents,
 //! each at `/<name>/mcp`, all answering the way one [`Behaviour`] does — the specification to the
-//! letter, as fast as it can (the bench), or the dialects of the agents captured in `tests/fixtures`.
+//! letter, as fast as it can (the bench), the dialects of the agents captured in `tests/fixtures`, or
+//! the strict ways real agents refuse what they do not expect.
 //! It counts the calls by message type and, unless it was started [`FakeAgents::start_unrecorded`],
 //! keeps every call (with its `traceparent`) for the test to read.
 //!
 //! It is test and bench code only: the launcher's `bench` feature and the tests use it; nothing that
 //! ships does.
 
+mod picky;
 mod replay;
 mod spec;
 
@@ -53,6 +55,16 @@ pub enum Behaviour {
     /// A bare `{"status": "joined"}` result; the GAME_JOIN_ACK / CHOOSE_PARITY_RESPONSE follows as a
     /// separate call to the `referee_endpoint` the call named, with the agent's credentials.
     SeparateReplies,
+    /// Validates every sender against `^(player|referee|league_manager):[A-Z0-9]+$` and answers a bare
+    /// `league_manager` 400 -32602 "Sender not registered"; any method.
+    TypedSenders,
+    /// Knows only the message type in lower case as the method; 404 -32601 for anything else.
+    LowerCaseMethods,
+    /// Answers every call 401 -32001 "Missing auth token" (E012), whatever it carries.
+    RefusesAuth,
+    /// The lower-case message type as the method with the message nested under it; every other method
+    /// 200 `{"status": "ok"}`.
+    Nested,
 }
 
 /// A registered agent: its id and token.
@@ -71,6 +83,8 @@ pub struct Received {
     pub params: Value,
     /// The W3C trace context the caller sent, if any.
     pub traceparent: Option<String>,
+    /// The HTTP status the agent answered.
+    pub status: u16,
 }
 
 impl Received {
@@ -316,6 +330,19 @@ async fn answer(
     let id = call.get("id").cloned().unwrap_or(Value::Null);
     let empty = Map::new();
     let params = call.get("params").and_then(Value::as_object).unwrap_or(&empty);
+    let kind = message_type(method, params);
+    let (status, body) = match agents.behaviour {
+        Behaviour::Instant => spec::instant(&agents, &agent, kind, params, id),
+        Behaviour::Clean => spec::clean(id),
+        Behaviour::SeparateReplies => spec::separate_replies(&agents, &agent, params, id),
+        Behaviour::PeerA => replay::peer_a(method, params, id),
+        Behaviour::PeerB => replay::peer_b(method, params, id),
+        Behaviour::Quirky => replay::quirky(params),
+        Behaviour::TypedSenders => picky::typed_senders(params, id),
+        Behaviour::LowerCaseMethods => picky::lower_case_methods(method, params, id),
+        Behaviour::RefusesAuth => picky::refuses_auth(id),
+        Behaviour::Nested => picky::nested(method, params, id),
+    };
     if agents.record {
         agents
             .received
@@ -329,17 +356,9 @@ async fn answer(
                     .get("traceparent")
                     .and_then(|value| value.to_str().ok())
                     .map(str::to_owned),
+                status,
             });
     }
-    let kind = message_type(method, params);
-    let (status, body) = match agents.behaviour {
-        Behaviour::Instant => spec::instant(&agents, &agent, kind, params, id),
-        Behaviour::Clean => spec::clean(id),
-        Behaviour::SeparateReplies => spec::separate_replies(&agents, &agent, params, id),
-        Behaviour::PeerA => replay::peer_a(method, params, id),
-        Behaviour::PeerB => replay::peer_b(method, params, id),
-        Behaviour::Quirky => replay::quirky(params),
-    };
     count(&agents.counts, kind, &body);
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let bytes = serde_json::to_vec(&body).unwrap_or_else(|error| format!("{error}").into_bytes());

@@ -125,7 +125,7 @@ pub async fn spawn_gateway_with(
     TestGateway { http, grpc, shutdown }
 }
 
-pub use league_testkit::http::{HttpReply, post_to, serve_on_loopback};
+pub use league_testkit::http::{HttpReply, post_to};
 
 /// A connection that was served and is kept open: it holds one of the gateway's connection slots.
 #[derive(Debug)]
