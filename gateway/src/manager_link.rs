@@ -340,7 +340,10 @@ impl ManagerLink {
             .await?
             .into_inner()
             .agent
-            .unwrap_or_default();
+            .ok_or_else(|| {
+                LeagueError::new(ErrorCode::PlayerNotRegistered, format!("no agent {agent_id}"))
+            })?;
+        // An agent registered without metadata: the canonical dialect, the default sender form.
         let meta = response.meta.unwrap_or_default();
         let dialect = meta
             .labels

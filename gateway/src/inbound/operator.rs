@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::{HttpContext, Inbound};
 use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::envelope::text;
+use crate::wire::envelope::{required_id, text};
 
 /// The operator token, or E011 (none), E020 (an agent's valid token: not allowed), E012 (neither).
 async fn require_operator(
@@ -43,13 +43,24 @@ async fn require_operator(
     }
 }
 
+/// The league an operator's call names; empty when it names none, which the manager reads as its newest
+/// league (for an enrollment, the newest one registering players).
+fn league_named(message: &Map<String, Value>) -> String {
+    text(message, "league_id").map_or_else(String::new, str::to_owned)
+}
+
+/// The conversation an answer belongs to; an operator's call need not name one.
+fn conversation_id(message: &Map<String, Value>) -> &str {
+    text(message, "conversation_id").unwrap_or("")
+}
+
 pub async fn start_league(
     inbound: &Inbound,
     message: &Map<String, Value>,
     http: &HttpContext,
 ) -> LeagueResult<Value> {
     require_operator(inbound, message, http).await?;
-    let league_id = text(message, "league_id").unwrap_or_default().to_owned();
+    let league_id = league_named(message);
     let started = inbound
         .manager_link
         .manager
@@ -60,7 +71,7 @@ pub async fn start_league(
     Ok(crate::wire::message(
         "LEAGUE_START_RESPONSE",
         "league_manager",
-        text(message, "conversation_id").unwrap_or_default(),
+        conversation_id(message),
         json!({
             "status": "STARTED",
             "success": true,
@@ -148,7 +159,7 @@ pub async fn create_league(
     Ok(crate::wire::message(
         "LEAGUE_CREATE_RESPONSE",
         "league_manager",
-        text(message, "conversation_id").unwrap_or_default(),
+        conversation_id(message),
         json!({
             "status": "CREATED",
             "success": true,
@@ -164,8 +175,8 @@ pub async fn enroll_player(
     http: &HttpContext,
 ) -> LeagueResult<Value> {
     require_operator(inbound, message, http).await?;
-    let league_id = text(message, "league_id").unwrap_or_default().to_owned();
-    let player_id = text(message, "player_id").unwrap_or_default().to_owned();
+    let league_id = league_named(message);
+    let player_id = required_id(message, "player_id")?.to_owned();
     let enrolled = inbound
         .manager_link
         .manager
@@ -180,7 +191,7 @@ pub async fn enroll_player(
     Ok(crate::wire::message(
         "LEAGUE_ENROLL_RESPONSE",
         "league_manager",
-        text(message, "conversation_id").unwrap_or_default(),
+        conversation_id(message),
         json!({
             "status": if enrolled.enrolled { "ENROLLED" } else { "ALREADY_ENROLLED" },
             "success": true,
@@ -197,7 +208,8 @@ pub async fn compliance_warnings(
     http: &HttpContext,
 ) -> LeagueResult<Value> {
     require_operator(inbound, message, http).await?;
-    let agent_id = text(message, "agent_id").unwrap_or_default().to_owned();
+    // Without `agent_id`, every agent's warnings.
+    let agent_id = text(message, "agent_id").map_or_else(String::new, str::to_owned);
     let warnings = inbound
         .manager_link
         .agents

@@ -199,8 +199,11 @@ impl Referees {
             .await?
             .into_inner()
             .agent
-            .unwrap_or_default();
-        let endpoint = agent.meta.unwrap_or_default().service_endpoint;
+            .ok_or_else(|| {
+                LeagueError::new(ErrorCode::PlayerNotRegistered, format!("no player {player_id}"))
+            })?;
+        // A player with no service endpoint fails below, as one that cannot be reached.
+        let endpoint = agent.meta.map(|meta| meta.service_endpoint).unwrap_or_default();
         // Players served by one host share its channel (one HTTP/2 connection).
         let shared = lock(&self.players)
             .values()

@@ -192,16 +192,18 @@ pub async fn call(
             Ok(acknowledged(&found, &player_id, kind, referee.agent_id.clone()))
         }
         _ => {
+            // The code says what went wrong; the rest is explanation, sent as the referee gave it.
+            let explained = |field: &str| text(message, field).unwrap_or("").to_owned();
             let request = NotifyGameErrorRequest {
                 player_id: player_id.clone(),
                 context: Some(context),
-                error_code: text(message, "error_code").unwrap_or_default().to_owned(),
-                error_description: text(message, "error_description").unwrap_or_default().to_owned(),
+                error_code: required_id(message, "error_code")?.to_owned(),
+                error_description: explained("error_description"),
                 affected_player: text(message, "affected_player").unwrap_or(&player_id).to_owned(),
-                action_required: text(message, "action_required").unwrap_or_default().to_owned(),
+                action_required: explained("action_required"),
                 retry_count: number(message, "retry_count").unwrap_or(0),
                 max_retries: number(message, "max_retries").unwrap_or(0),
-                consequence: text(message, "consequence").unwrap_or_default().to_owned(),
+                consequence: explained("consequence"),
             };
             client.notify_game_error(within(request, OTHER_WITHIN)).await?;
             Ok(acknowledged(&found, &player_id, kind, referee.agent_id.clone()))

@@ -120,6 +120,17 @@ async fn the_operator_creates_leagues_and_enrolls_players_through_the_gateway() 
     assert_eq!(twice["result"]["status"], "ALREADY_ENROLLED", "{twice}");
     let unknown = gateway.rpc("enroll_player", enroll("P99")).await;
     assert_eq!(refused(&unknown), "E005", "{unknown}");
+    // Without a player to enroll: refused, naming the field, and nothing changed.
+    let before = snapshot(&manager.pool).await;
+    for nobody in [
+        json!({"league_id": "evening"}),
+        json!({"league_id": "evening", "player_id": ""}),
+    ] {
+        let answer = gateway.rpc("enroll_player", operator(nobody)).await;
+        assert_eq!(refused(&answer), "E003", "{answer}");
+        assert!(answer.to_string().contains("player_id is required"), "{answer}");
+    }
+    assert_eq!(snapshot(&manager.pool).await, before);
     let as_player = gateway
         .rpc(
             "enroll_player",

@@ -12,5 +12,6 @@ mod live;
 mod mcp;
 mod outbound;
 mod protocol_edges;
+mod referee_calls;
 mod registration_bounds;
 mod resume;

@@ -84,8 +84,10 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Standings(args) => operator::standings::standings(args).await,
         Command::Schedule(args) => operator::schedule::schedule(args).await,
         Command::Match(args) => operator::match_view::show(args).await,
-        Command::Player(args) if args.player_id.is_none() => services::player().await,
-        Command::Player(args) => operator::player::show(args).await,
+        Command::Player(args) => match args.player_id {
+            None => services::player().await,
+            Some(player_id) => operator::player::show(player_id, args.common).await,
+        },
         Command::Ratings(args) => operator::ratings::ratings(args).await,
         Command::Serve(args) => serve::serve(args).await,
         Command::Run(args) => run::run(args).await,

@@ -14,20 +14,18 @@ pub struct PlayerArgs {
     pub common: Common,
 }
 
-pub async fn show(args: PlayerArgs) -> anyhow::Result<()> {
+/// Shows `player_id`'s row and matches.
+pub async fn show(player_id: String, common: Common) -> anyhow::Result<()> {
     let mut operator = Operator::connect()?;
-    let league_id = operator.league(args.common.league).await?;
+    let league_id = operator.league(common.league).await?;
     let stats = operator
         .manager
-        .get_player_stats(operator.request(GetPlayerStatsRequest {
-            league_id,
-            player_id: args.player_id.unwrap_or_default(),
-        }))
+        .get_player_stats(operator.request(GetPlayerStatsRequest { league_id, player_id }))
         .await
         .map_err(failed("reading the player"))?
         .into_inner();
     let json = || output::json("league.v2.GetPlayerStatsResponse", &stats);
-    if args.common.output == Format::Json {
+    if common.output == Format::Json {
         return output::print(Format::Json, &output::Rows::default(), json);
     }
     let standing = super::standings::rows(stats.standing.as_slice());
@@ -38,9 +36,9 @@ pub async fn show(args: PlayerArgs) -> anyhow::Result<()> {
         matches.push(super::schedule::match_row(scheduled));
     }
     // Table and CSV: the row, then the matches.
-    output::print(args.common.output, &standing, json)?;
-    if args.common.output == Format::Table {
+    output::print(common.output, &standing, json)?;
+    if common.output == Format::Table {
         println!();
     }
-    output::print(args.common.output, &matches, json)
+    output::print(common.output, &matches, json)
 }

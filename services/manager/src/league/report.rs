@@ -216,7 +216,9 @@ async fn judge(
             .map(MatchResult::decode)
             .transpose()
             .map_err(|error| anyhow::anyhow!("stored result does not decode: {error}"))?
-            .unwrap_or_default();
+            .ok_or_else(|| {
+                anyhow::anyhow!("match {} is finished but has no stored result", report.match_id)
+            })?;
         return Ok(Judged::Duplicate { recorded, round_id });
     }
     if leased.status != "running" || !holds_lease {

@@ -1,0 +1,114 @@
+//! What an external referee's calls to its players must carry: a GAME_ERROR its error code and a
+//! GAME_OVER its game result. Without them the call is refused (E003) and the player hears nothing;
+//! with them the player gets the message.
+
+use crate::support;
+
+use league_gateway::compliance::Mode;
+use serde_json::{Value, json};
+use support::*;
+
+/// The league error code of a refused call.
+fn refused(answer: &Value) -> &str {
+    answer["error"]["data"]["error_code"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not refused: {answer}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_game_error_needs_its_code_and_a_game_over_its_result() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let agents = spawn_agents(Behaviour::Clean).await;
+    let alice = register(
+        &gateway,
+        "register_player",
+        player_registration("alice", &agents.endpoint("alice")),
+    )
+    .await;
+    register(
+        &gateway,
+        "register_player",
+        player_registration("bob", &agents.endpoint("bob")),
+    )
+    .await;
+    let referee = register(
+        &gateway,
+        "register_referee",
+        referee_registration("ref", &agents.endpoint("ref")),
+    )
+    .await;
+    start_league(&gateway).await;
+    // The referee pulls its match: it holds the lease of the league's only match.
+    let pulled = gateway
+        .rpc(
+            "get_assigned_matches",
+            json!({"referee_id": referee.id, "auth_token": referee.token}),
+        )
+        .await;
+    let match_id = pulled["result"]["matches"][0]["match_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a match to referee: {pulled}"))
+        .to_owned();
+    let to_alice = |message_type: &str, fields: Value| {
+        let mut message = json!({
+            "protocol": "league.v2",
+            "message_type": message_type,
+            "sender": format!("referee:{}", referee.id),
+            "timestamp": "2026-11-25T10:00:00Z",
+            "conversation_id": "conv-referee-calls",
+            "auth_token": referee.token,
+            "league_id": LEAGUE_ID,
+            "round_id": 1,
+            "match_id": match_id,
+            "player_id": alice.id,
+        });
+        if let (Value::Object(message), Value::Object(fields)) = (&mut message, fields) {
+            message.extend(fields);
+        }
+        json!({"jsonrpc": "2.0", "method": message_type, "params": message, "id": 1})
+    };
+    let explained = json!({
+        "error_description": "no GAME_JOIN_ACK in time",
+        "affected_player": alice.id,
+        "action_required": "RESEND_JOIN_ACK",
+        "consequence": "TECHNICAL_LOSS",
+    });
+
+    let mut without_code = to_alice("GAME_ERROR", explained.clone());
+    let answer = gateway.post(without_code.to_string()).await.json();
+    assert_eq!(refused(&answer), "E003", "{answer}");
+    assert!(answer.to_string().contains("error_code is required"), "{answer}");
+    without_code["params"]["error_code"] = "".into();
+    let answer = gateway.post(without_code.to_string()).await.json();
+    assert_eq!(refused(&answer), "E003", "{answer}");
+    let answer = gateway
+        .post(to_alice("GAME_OVER", json!({})).to_string())
+        .await
+        .json();
+    assert_eq!(refused(&answer), "E003", "{answer}");
+    assert!(answer.to_string().contains("game_result is required"), "{answer}");
+    let heard = |message_type: &str| -> Vec<Received> {
+        agents
+            .received()
+            .into_iter()
+            .filter(|call| call.agent == "alice" && call.message_type() == message_type)
+            .collect()
+    };
+    assert!(
+        heard("GAME_ERROR").is_empty() && heard("GAME_OVER").is_empty(),
+        "alice heard nothing"
+    );
+
+    let mut with_code = explained;
+    with_code["error_code"] = "E001".into();
+    let answer = gateway
+        .post(to_alice("GAME_ERROR", with_code).to_string())
+        .await
+        .json();
+    assert_eq!(answer["result"]["status"], "acknowledged", "{answer}");
+    let game_errors = heard("GAME_ERROR");
+    assert_eq!(game_errors.len(), 1, "{game_errors:#?}");
+    assert_eq!(game_errors[0].params["error_code"], "E001");
+    assert_eq!(game_errors[0].params["action_required"], "RESEND_JOIN_ACK");
+}
