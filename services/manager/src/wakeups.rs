@@ -31,15 +31,6 @@ impl Wakeups {
         Ok(())
     }
 
-    /// Tells every manager, once `tx` commits, that notifications wait in the outbox.
-    pub async fn events_pending_on_commit(tx: &mut PgConnection) -> sqlx::Result<()> {
-        sqlx::query("select pg_notify($1, '')")
-            .bind(EVENTS_PENDING_CHANNEL)
-            .execute(tx)
-            .await?;
-        Ok(())
-    }
-
     /// Forwards Postgres notifications to the in-process `Notify`s until shutdown. A lost listener
     /// connection only delays wake-ups (waiters also re-check on a timer): it is re-established with a
     /// backoff for as long as it takes (a database restart), and every waiter is woken once it is back,

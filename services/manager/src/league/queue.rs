@@ -20,22 +20,35 @@ use crate::wakeups::Wakeups;
 /// claims cost one query each per claim wait, however many referees wait.
 const RECHECK: Duration = Duration::from_millis(250);
 
-type ClaimedRow = (
-    String,
-    String,
-    i32,
-    String,
-    String,
-    String,
-    i64,
-    String,
-    i64,
-    i64,
-    i64,
-    i32,
-    i64,
-    i64,
-);
+/// A claimed match with its league's timings and, for each seat, where to reach the player and its
+/// record so far (from the totals every result adds to).
+#[derive(sqlx::FromRow)]
+struct ClaimedRow {
+    league_id: String,
+    match_id: String,
+    round_id: i32,
+    lease_id: String,
+    expires_ms: i64,
+    game_type: String,
+    join_timeout_ms: i64,
+    move_timeout_ms: i64,
+    game_over_timeout_ms: i64,
+    max_attempts: i32,
+    retry_delay_ms: i64,
+    lease_duration_ms: i64,
+    a_id: String,
+    a_name: String,
+    a_endpoint: String,
+    a_wins: i32,
+    a_draws: i32,
+    a_losses: i32,
+    b_id: String,
+    b_name: String,
+    b_endpoint: String,
+    b_wins: i32,
+    b_draws: i32,
+    b_losses: i32,
+}
 
 /// Claims up to `max` matches for `referee_id`, waiting up to `wait` for one to become ready. Never more
 /// than the referee's free slots: `max_concurrent_matches` minus the live leases it holds. The cap is
@@ -81,6 +94,7 @@ async fn next_lease_expiry(pool: &PgPool) -> ManagerResult<Option<Duration>> {
     Ok(millis.map(|millis| Duration::from_millis(u64::try_from(millis).unwrap_or(0))))
 }
 
+/// One statement: a claim is on the critical path between two rounds.
 async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<Vec<MatchAssignment>> {
     crate::metrics::CLAIM_LOOKS.inc();
     let rows: Vec<ClaimedRow> = sqlx::query_as(
@@ -103,117 +117,90 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
              order by m.round_id, m.match_number
              limit least($2, (select slots from free))
              for update of m skip locked
+         ), claimed as (
+             update matches m
+             set status = 'running', referee_id = $1, lease_id = gen_random_uuid(), claims = m.claims + 1,
+                 claimed_at = clock_timestamp(),
+                 lease_expires_at = now() + l.lease_duration_ms * interval '1 millisecond'
+             from candidates c, leagues l
+             where m.league_id = c.league_id and m.match_id = c.match_id and l.league_id = m.league_id
+             returning m.league_id, m.match_id, m.round_id, m.match_number, m.player_a_id, m.player_b_id,
+                 m.lease_id::text, (extract(epoch from m.lease_expires_at) * 1000)::bigint as expires_ms,
+                 l.game_type, l.join_timeout_ms, l.move_timeout_ms, l.game_over_timeout_ms,
+                 l.max_attempts, l.retry_delay_ms, l.lease_duration_ms
          )
-         update matches m
-         set status = 'running', referee_id = $1, lease_id = gen_random_uuid(), claims = m.claims + 1,
-             claimed_at = clock_timestamp(),
-             lease_expires_at = now() + l.lease_duration_ms * interval '1 millisecond'
-         from candidates c, leagues l
-         where m.league_id = c.league_id and m.match_id = c.match_id and l.league_id = m.league_id
-         returning m.league_id, m.match_id, m.round_id, m.player_a_id, m.player_b_id, m.lease_id::text,
-             (extract(epoch from m.lease_expires_at) * 1000)::bigint, l.game_type,
-             l.join_timeout_ms, l.move_timeout_ms, l.game_over_timeout_ms, l.max_attempts,
-             l.retry_delay_ms, l.lease_duration_ms",
+         select c.league_id, c.match_id, c.round_id, c.lease_id, c.expires_ms, c.game_type,
+                c.join_timeout_ms, c.move_timeout_ms, c.game_over_timeout_ms, c.max_attempts,
+                c.retry_delay_ms, c.lease_duration_ms,
+                a.agent_id as a_id, a.display_name as a_name, a.service_endpoint as a_endpoint,
+                coalesce(sa.wins, 0) as a_wins, coalesce(sa.draws, 0) as a_draws,
+                coalesce(sa.losses, 0) as a_losses,
+                b.agent_id as b_id, b.display_name as b_name, b.service_endpoint as b_endpoint,
+                coalesce(sb.wins, 0) as b_wins, coalesce(sb.draws, 0) as b_draws,
+                coalesce(sb.losses, 0) as b_losses
+         from claimed c
+         join agents a on a.agent_id = c.player_a_id
+         join agents b on b.agent_id = c.player_b_id
+         left join standings sa on sa.league_id = c.league_id and sa.player_id = c.player_a_id
+         left join standings sb on sb.league_id = c.league_id and sb.player_id = c.player_b_id
+         order by c.round_id, c.match_number",
     )
     .bind(referee_id)
     .bind(i64::from(max))
     .fetch_all(pool)
     .await?;
-    if rows.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut leagues = Vec::with_capacity(rows.len() * 2);
-    let mut players = Vec::with_capacity(rows.len() * 2);
-    for row in &rows {
-        leagues.extend([row.0.clone(), row.0.clone()]);
-        players.extend([row.3.clone(), row.4.clone()]);
-    }
-    // One query for every player of the batch: a claim is on the critical path between two rounds.
-    let assigned = assigned_players(pool, &leagues, &players).await?;
-    let find = |league: &str, id: &str| {
-        assigned
-            .iter()
-            .find(|(in_league, player)| in_league == league && player.player_id == id)
-            .map(|(_, player)| player.clone())
-    };
-    let mut assignments = Vec::with_capacity(rows.len());
-    for row in rows {
-        let (
-            league_id,
-            match_id,
-            round_id,
-            a,
-            b,
-            lease_id,
-            expires_ms,
-            game_type,
-            join,
-            moves,
-            over,
-            attempts,
-            retry,
-            lease,
-        ) = row;
-        tracing::debug!(%league_id, %match_id, %referee_id, "match claimed");
-        assignments.push(MatchAssignment {
-            player_a: find(&league_id, &a),
-            player_b: find(&league_id, &b),
-            r#match: Some(ScheduledMatch {
-                league_id,
-                round_id: round_id as u32,
-                match_id,
-                game_type,
-                player_a_id: a,
-                player_b_id: b,
-                status: MatchStatus::Running as i32,
-                referee_id: referee_id.to_owned(),
-                ..ScheduledMatch::default()
-            }),
-            lease_id,
-            lease_expires_at: Some(timestamp_from_millis(expires_ms)),
-            timing: Some(match_timing((join, moves, over, attempts, retry, lease))),
-        });
-    }
-    Ok(assignments)
+    Ok(rows.into_iter().map(|row| assignment(referee_id, row)).collect())
 }
 
-/// Players with where to reach them and their record so far in the league of their match (from the
-/// totals every result adds to), each with that league.
-async fn assigned_players(
-    pool: &PgPool,
-    leagues: &[String],
-    players: &[String],
-) -> ManagerResult<Vec<(String, AssignedPlayer)>> {
-    let rows: Vec<(String, String, String, String, i32, i32, i32)> = sqlx::query_as(
-        "select distinct p.league_id, a.agent_id, a.display_name, a.service_endpoint,
-                coalesce(s.wins, 0), coalesce(s.draws, 0), coalesce(s.losses, 0)
-         from unnest($1::text[], $2::text[]) as p(league_id, player_id)
-         join agents a on a.agent_id = p.player_id
-         left join standings s on s.league_id = p.league_id and s.player_id = p.player_id",
-    )
-    .bind(leagues)
-    .bind(players)
-    .fetch_all(pool)
-    .await?;
+fn assignment(referee_id: &str, row: ClaimedRow) -> MatchAssignment {
+    tracing::debug!(league_id = %row.league_id, match_id = %row.match_id, %referee_id, "match claimed");
     let count = |value: i32| u32::try_from(value).unwrap_or(0);
-    Ok(rows
-        .into_iter()
-        .map(
-            |(league_id, player_id, display_name, service_endpoint, wins, draws, losses)| {
-                let player = AssignedPlayer {
-                    player_id,
-                    display_name,
-                    service_endpoint,
-                    record: Some(PlayerRecord {
-                        wins: count(wins),
-                        losses: count(losses),
-                        draws: count(draws),
-                    }),
-                };
-                (league_id, player)
-            },
-        )
-        .collect())
+    let player = |player_id: String, display_name, service_endpoint, (wins, draws, losses)| AssignedPlayer {
+        player_id,
+        display_name,
+        service_endpoint,
+        record: Some(PlayerRecord {
+            wins: count(wins),
+            losses: count(losses),
+            draws: count(draws),
+        }),
+    };
+    let timing = (
+        row.join_timeout_ms,
+        row.move_timeout_ms,
+        row.game_over_timeout_ms,
+        row.max_attempts,
+        row.retry_delay_ms,
+        row.lease_duration_ms,
+    );
+    MatchAssignment {
+        r#match: Some(ScheduledMatch {
+            league_id: row.league_id,
+            round_id: row.round_id as u32,
+            match_id: row.match_id,
+            game_type: row.game_type,
+            player_a_id: row.a_id.clone(),
+            player_b_id: row.b_id.clone(),
+            status: MatchStatus::Running as i32,
+            referee_id: referee_id.to_owned(),
+            ..ScheduledMatch::default()
+        }),
+        player_a: Some(player(
+            row.a_id,
+            row.a_name,
+            row.a_endpoint,
+            (row.a_wins, row.a_draws, row.a_losses),
+        )),
+        player_b: Some(player(
+            row.b_id,
+            row.b_name,
+            row.b_endpoint,
+            (row.b_wins, row.b_draws, row.b_losses),
+        )),
+        lease_id: row.lease_id,
+        lease_expires_at: Some(timestamp_from_millis(row.expires_ms)),
+        timing: Some(match_timing(timing)),
+    }
 }
 
 /// Extends every lease in `leases` that `referee_id` still holds; the others come back `renewed: false`.

@@ -1,12 +1,13 @@
 //! MATCH_RESULT_REPORT: the one result of a match, accepted only from the referee holding its lease.
-//! A repeated report from that holder is a no-op that returns the stored result. After its result is
-//! committed, every report checks whether its round is now complete (crate::league::round_completion);
-//! a repeated report checks again, so a manager that died between the two steps is made good by the
-//! referee's retry.
+//! A repeated report from that holder is a no-op that returns the stored result. Every report checks
+//! whether its round is now complete (crate::league::round_completion): in its own transaction, which
+//! completes the round with the same commit when it holds the round's last results, and otherwise again
+//! after its commit. A repeated report checks again, so a manager that died between the two steps is
+//! made good by the referee's retry.
 //!
 //! Reports that arrive together are recorded together ([`record`], fed by
-//! crate::league::report_queue): one transaction and one commit (one fsync) for all of them, and one
-//! completion check per round they finish, instead of one of each per report. Each report is still
+//! crate::league::report_queue): one transaction, one statement and one commit (one fsync) for all of
+//! them, and one completion check per round they finish, instead of one of each per report. Each report is still
 //! judged on its own, in arrival order, as if recorded alone: a refused report changes nothing and does
 //! not hold back the others.
 
@@ -98,8 +99,8 @@ enum Judged {
 /// report's outcome, in order. Should the transaction fail, every report of the batch fails with the
 /// same error (the referees repeat them; a repeat is safe).
 pub async fn record(pool: &PgPool, reports: &[Report]) -> Vec<ManagerResult<Reported>> {
-    let judged = match record_together(pool, reports).await {
-        Ok(judged) => judged,
+    let (judged, completed) = match record_together(pool, reports).await {
+        Ok(recorded) => recorded,
         Err(error) => {
             // Turned into its status once, so it is logged once for the whole batch.
             let status = tonic::Status::from(error);
@@ -109,13 +110,15 @@ pub async fn record(pool: &PgPool, reports: &[Report]) -> Vec<ManagerResult<Repo
                 .collect();
         }
     };
-    // One completion check per round the batch touched; a duplicate checks too (see the module doc).
-    let mut rounds: HashMap<(&str, u32), Result<bool, tonic::Status>> = HashMap::new();
+    // One completion check per round the batch touched and did not complete itself; a duplicate checks
+    // too (see the module doc).
+    let mut rounds: HashMap<(&str, u32), Result<bool, tonic::Status>> =
+        completed.into_iter().map(|round| (round, Ok(true))).collect();
     for (report, judged) in reports.iter().zip(&judged) {
-        let (Judged::Duplicate { round_id, .. } | Judged::Recorded { round_id }) = judged else {
+        let Some(round_id) = judged.round_id() else {
             continue;
         };
-        let round = (report.league_id.as_str(), *round_id);
+        let round = (report.league_id.as_str(), round_id);
         if rounds.contains_key(&round) {
             continue;
         }
@@ -147,8 +150,12 @@ pub async fn record(pool: &PgPool, reports: &[Report]) -> Vec<ManagerResult<Repo
         .collect()
 }
 
-/// Judges every report against its match, locked, and records the accepted ones; commits once.
-async fn record_together(pool: &PgPool, reports: &[Report]) -> ManagerResult<Vec<Judged>> {
+/// Judges every report against its match, locked, records the accepted ones and completes the rounds
+/// they finished; commits once. Returns each report's judgement and the rounds completed.
+async fn record_together<'r>(
+    pool: &PgPool,
+    reports: &'r [Report],
+) -> ManagerResult<(Vec<Judged>, HashSet<(&'r str, u32)>)> {
     let mut tx = pool.begin().await?;
     let leagues: Vec<&str> = reports.iter().map(|report| report.league_id.as_str()).collect();
     let match_ids: Vec<&str> = reports.iter().map(|report| report.match_id.as_str()).collect();
@@ -170,6 +177,7 @@ async fn record_together(pool: &PgPool, reports: &[Report]) -> ManagerResult<Vec
         .map(|row| ((row.league_id.clone(), row.match_id.clone()), row))
         .collect();
     let mut judged = Vec::with_capacity(reports.len());
+    let mut finishing = Finishing::default();
     let mut totals = Totals::default();
     for report in reports {
         let Some(leased) = matches.get_mut(&report.key()) else {
@@ -179,11 +187,24 @@ async fn record_together(pool: &PgPool, reports: &[Report]) -> ManagerResult<Vec
             )));
             continue;
         };
-        judged.push(judge(&mut tx, report, leased, &mut totals).await?);
+        judged.push(judge(report, leased, &mut finishing, &mut totals)?);
     }
+    finishing.finish(&mut tx).await?;
     totals.add_to_standings(&mut tx).await?;
-    // Nothing shared is locked: the round's results commit side by side with other batches, and the
-    // round is completed by whichever check first sees every match of it finished.
+    // Up to here nothing shared is locked: results commit side by side with other batches. Each round
+    // the batch touched is completed here if this transaction sees it final; else by whichever check
+    // after a commit first does.
+    let mut checked = HashSet::new();
+    let mut completed = HashSet::new();
+    for (report, judged) in reports.iter().zip(&judged) {
+        let Some(round_id) = judged.round_id() else {
+            continue;
+        };
+        let round = (report.league_id.as_str(), round_id);
+        if checked.insert(round) && round_completion::complete_in(&mut tx, round.0, round.1).await? {
+            completed.insert(round);
+        }
+    }
     tx.commit().await?;
     for (report, judged) in reports.iter().zip(&judged) {
         if let Judged::Recorded { .. } = judged {
@@ -192,16 +213,27 @@ async fn record_together(pool: &PgPool, reports: &[Report]) -> ManagerResult<Vec
                 winner = %report.result.winner_player_id, "result recorded");
         }
     }
-    Ok(judged)
+    Ok((judged, completed))
 }
 
-/// Judges one report against its locked match; records it (the match row, and its players' totals in
-/// `totals`) if it is accepted. `leased` is updated as recording changed it, so a repeat of the same
-/// report later in the batch is judged as it would be after this one's commit.
-async fn judge(
-    tx: &mut PgConnection,
-    report: &Report,
+impl Judged {
+    /// The round of a report that was recorded, now or before.
+    fn round_id(&self) -> Option<u32> {
+        match self {
+            Judged::Refused(_) => None,
+            Judged::Duplicate { round_id, .. } | Judged::Recorded { round_id } => Some(*round_id),
+        }
+    }
+}
+
+/// Judges one report against its locked match; if it is accepted, adds it to the matches the batch
+/// finishes (`finishing`) and its players' points to `totals`. `leased` is updated as recording changes
+/// it, so a repeat of the same report later in the batch is judged as it would be after this one's
+/// commit.
+fn judge<'r>(
+    report: &'r Report,
     leased: &mut LeasedMatch,
+    finishing: &mut Finishing<'r>,
     totals: &mut Totals,
 ) -> ManagerResult<Judged> {
     let round_id = leased.round_id as u32;
@@ -239,27 +271,72 @@ async fn judge(
         Ok(verdict) => verdict,
         Err(refusal) => return Ok(Judged::Refused(refusal)),
     };
-    sqlx::query(
-        "update matches set status = 'finished', result_status = $3, winner_player_id = $4,
-             at_fault_player_ids = $5, result = $6, transcript = $7, finished_at = clock_timestamp(),
-             result_json = $8::text::jsonb, transcript_json = $9::text::jsonb
-         where league_id = $1 and match_id = $2",
-    )
-    .bind(&report.league_id)
-    .bind(&report.match_id)
-    .bind(verdict.status)
-    .bind(verdict.winner)
-    .bind(&report.result.at_fault_player_ids)
-    .bind(&report.result_bytes)
-    .bind(&report.transcript_bytes)
-    .bind(&report.result_json)
-    .bind(&report.transcript_json)
-    .execute(&mut *tx)
-    .await?;
     totals.add(&report.league_id, &verdict, &leased.player_a, &leased.player_b);
+    finishing.add(report, verdict);
     leased.status = "finished".to_owned();
     leased.stored = Some(report.result_bytes.clone());
     Ok(Judged::Recorded { round_id })
+}
+
+/// The matches a batch finishes, written by one statement: a batch of 100 results is one round trip to
+/// the database, not 100 (each carrying its transcript) while every match of the batch is locked.
+#[derive(Default)]
+struct Finishing<'r> {
+    league_ids: Vec<&'r str>,
+    match_ids: Vec<&'r str>,
+    statuses: Vec<&'static str>,
+    winners: Vec<Option<&'r str>>,
+    /// Each match's at-fault players as a JSON array (an array per row does not pass through `unnest`).
+    at_fault: Vec<String>,
+    results: Vec<&'r [u8]>,
+    transcripts: Vec<&'r [u8]>,
+    results_json: Vec<&'r str>,
+    transcripts_json: Vec<&'r str>,
+}
+
+impl<'r> Finishing<'r> {
+    fn add(&mut self, report: &'r Report, verdict: Verdict<'r>) {
+        self.league_ids.push(&report.league_id);
+        self.match_ids.push(&report.match_id);
+        self.statuses.push(verdict.status);
+        self.winners.push(verdict.winner);
+        self.at_fault
+            .push(serde_json::Value::from(report.result.at_fault_player_ids.clone()).to_string());
+        self.results.push(&report.result_bytes);
+        self.transcripts.push(&report.transcript_bytes);
+        self.results_json.push(&report.result_json);
+        self.transcripts_json.push(&report.transcript_json);
+    }
+
+    async fn finish(self, tx: &mut PgConnection) -> ManagerResult<()> {
+        if self.match_ids.is_empty() {
+            return Ok(());
+        }
+        sqlx::query(
+            "update matches m
+             set status = 'finished', result_status = d.result_status, winner_player_id = d.winner,
+                 at_fault_player_ids = array(select jsonb_array_elements_text(d.at_fault::jsonb)),
+                 result = d.result, transcript = d.transcript, finished_at = clock_timestamp(),
+                 result_json = d.result_json::jsonb, transcript_json = d.transcript_json::jsonb
+             from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[],
+                         $7::bytea[], $8::text[], $9::text[])
+                  as d(league_id, match_id, result_status, winner, at_fault, result, transcript,
+                       result_json, transcript_json)
+             where m.league_id = d.league_id and m.match_id = d.match_id",
+        )
+        .bind(&self.league_ids)
+        .bind(&self.match_ids)
+        .bind(&self.statuses)
+        .bind(&self.winners)
+        .bind(&self.at_fault)
+        .bind(&self.results)
+        .bind(&self.transcripts)
+        .bind(&self.results_json)
+        .bind(&self.transcripts_json)
+        .execute(&mut *tx)
+        .await?;
+        Ok(())
+    }
 }
 
 /// What a batch's results add to each player's totals, summed per player (a player plays once a

@@ -2,10 +2,13 @@
 //! completed, queues ROUND_COMPLETED and LEAGUE_STANDINGS_UPDATE, and releases the next round (or
 //! completes the league and queues LEAGUE_COMPLETED) — so each of these happens exactly once.
 //!
-//! Every recorded result is followed by [`complete_if_final`], in its own short transaction after the
-//! result's commit (once per round for results recorded together: crate::league::report). Why that
-//! finds the last result: whichever of a round's results commits last, its check starts after that
-//! commit and so sees every match finished. Why only one check completes the
+//! The transaction that records results checks their rounds before it commits ([`complete_in`]): when
+//! it holds a round's last results, it completes the round with the same commit. Another transaction's
+//! results it cannot see until they commit, so every recorded result is also followed by
+//! [`complete_if_final`], in its own short transaction after the result's commit, unless its own
+//! transaction completed the round (once per round for results recorded together:
+//! crate::league::report). Why that finds the last result: whichever of a round's results commits
+//! last, its check starts after that commit and so sees every match finished. Why only one check completes the
 //! round: the checks update the round's row `where status = 'released'`, skipping it while another check
 //! holds it. A round's last matches end together, so several checks often find it final at once; one
 //! locks the row and completes it, the others answer at once instead of holding a connection while they
@@ -20,12 +23,25 @@ use sqlx::{PgConnection, PgPool};
 
 use crate::error::ManagerResult;
 use crate::league::{events, table};
-use crate::wakeups::Wakeups;
+use crate::wakeups::MATCHES_READY_CHANNEL;
 
 /// Completes `round_id` of `league_id` if none of its matches is unfinished. Returns whether this call
 /// completed it. Reads only (no commit to wait for) when the round is not final.
 pub async fn complete_if_final(pool: &PgPool, league_id: &str, round_id: u32) -> ManagerResult<bool> {
     let mut tx = pool.begin().await?;
+    if !complete_in(&mut tx, league_id, round_id).await? {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// [`complete_if_final`] inside the caller's transaction `tx`, which sees its own uncommitted results:
+/// the transaction that records a round's last results completes the round too, with one commit. It
+/// does not see another transaction's uncommitted results, so it may leave a final round for the check
+/// after its commit (see the module doc). Returns whether it completed the round.
+pub async fn complete_in(tx: &mut PgConnection, league_id: &str, round_id: u32) -> ManagerResult<bool> {
     let completed = sqlx::query(
         "update rounds set status = 'completed', completed_at = clock_timestamp()
          where (league_id, round_id) = (
@@ -41,13 +57,10 @@ pub async fn complete_if_final(pool: &PgPool, league_id: &str, round_id: u32) ->
     .await?
     .rows_affected()
         == 1;
-    if !completed {
-        tx.rollback().await?;
-        return Ok(false);
+    if completed {
+        follow_round(tx, league_id, round_id).await?;
     }
-    follow_round(&mut tx, league_id, round_id).await?;
-    tx.commit().await?;
-    Ok(true)
+    Ok(completed)
 }
 
 /// Completes every released round whose matches are all finished: what a manager that stopped between a
@@ -72,61 +85,53 @@ pub async fn complete_final_rounds(pool: &PgPool) -> ManagerResult<u32> {
 }
 
 /// Everything that follows the completion of a round. Returns whether the league is now completed.
+/// This is the path between two rounds, so it is few statements: two reads, the standings, the next
+/// round's announcement, then one statement for the release and one for the events.
 async fn follow_round(tx: &mut PgConnection, league_id: &str, round_id: u32) -> ManagerResult<bool> {
-    let (total_rounds, total_matches): (i32, i64) = sqlx::query_as(
-        "select total_rounds, (select coalesce(sum(matches), 0) from rounds where league_id = $1)
-         from leagues where league_id = $1",
-    )
-    .bind(league_id)
-    .fetch_one(&mut *tx)
-    .await?;
-    let (played, wins, draws, technical): (i64, i64, i64, i64) = sqlx::query_as(
-        "select count(*), count(*) filter (where result_status = 'win'), count(*) filter (where result_status = 'draw'),
-                count(*) filter (where result_status in ('technical_loss', 'double_forfeit'))
-         from matches where league_id = $1 and round_id = $2",
-    )
-    .bind(league_id)
-    .bind(round_id as i32)
-    .fetch_one(&mut *tx)
-    .await?;
+    let (total_rounds, total_matches, played, wins, draws, technical): (i32, i64, i64, i64, i64, i64) =
+        sqlx::query_as(
+            "select l.total_rounds, (select coalesce(sum(matches), 0) from rounds where league_id = $1),
+                    r.played, r.wins, r.draws, r.technical
+             from leagues l,
+                  (select count(*) as played,
+                          count(*) filter (where result_status = 'win') as wins,
+                          count(*) filter (where result_status = 'draw') as draws,
+                          count(*) filter (where result_status in ('technical_loss', 'double_forfeit')) as technical
+                   from matches where league_id = $1 and round_id = $2) r
+             where l.league_id = $1",
+        )
+        .bind(league_id)
+        .bind(round_id as i32)
+        .fetch_one(&mut *tx)
+        .await?;
     let standings = table::standings(&mut *tx, league_id).await?;
     let last = round_id as i32 >= total_rounds;
     let next_round_id = if last { 0 } else { round_id + 1 };
-    events::enqueue(
-        tx,
-        league_id,
-        round_id,
-        Event::RoundCompleted(RoundCompleted {
+    let mut queued = vec![
+        (
             round_id,
-            matches_completed: played as u32,
-            next_round_id,
-            summary: Some(RoundSummary {
-                total_matches: played as u32,
-                wins: wins as u32,
-                draws: draws as u32,
-                technical_losses: technical as u32,
+            Event::RoundCompleted(RoundCompleted {
+                round_id,
+                matches_completed: played as u32,
+                next_round_id,
+                summary: Some(RoundSummary {
+                    total_matches: played as u32,
+                    wins: wins as u32,
+                    draws: draws as u32,
+                    technical_losses: technical as u32,
+                }),
             }),
-        }),
-    )
-    .await?;
-    events::enqueue(
-        tx,
-        league_id,
-        round_id,
-        Event::StandingsUpdate(StandingsUpdate {
+        ),
+        (
             round_id,
-            standings: standings.clone(),
-        }),
-    )
-    .await?;
+            Event::StandingsUpdate(StandingsUpdate {
+                round_id,
+                standings: standings.clone(),
+            }),
+        ),
+    ];
     if last {
-        sqlx::query("update leagues set status = 'completed', completed_at = now() where league_id = $1")
-            .bind(league_id)
-            .execute(&mut *tx)
-            .await?;
-        events::enqueue(
-            tx,
-            league_id,
+        queued.push((
             round_id,
             Event::LeagueCompleted(LeagueCompleted {
                 total_rounds: total_rounds as u32,
@@ -134,28 +139,39 @@ async fn follow_round(tx: &mut PgConnection, league_id: &str, round_id: u32) -> 
                 champion: standings.first().cloned(),
                 final_standings: standings,
             }),
-        )
-        .await?;
+        ));
+        events::enqueue(tx, league_id, queued).await?;
+        sqlx::query("update leagues set status = 'completed', completed_at = now() where league_id = $1")
+            .bind(league_id)
+            .execute(&mut *tx)
+            .await?;
         tracing::info!(%league_id, "league completed");
         return Ok(true);
     }
-    sqlx::query("update rounds set status = 'released', released_at = clock_timestamp() where league_id = $1 and round_id = $2")
-        .bind(league_id)
-        .bind(next_round_id as i32)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("update matches set status = 'ready' where league_id = $1 and round_id = $2")
-        .bind(league_id)
-        .bind(next_round_id as i32)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("update leagues set current_round = $2 where league_id = $1")
-        .bind(league_id)
-        .bind(next_round_id as i32)
-        .execute(&mut *tx)
-        .await?;
-    events::announce_round(tx, league_id, next_round_id).await?;
-    Wakeups::matches_ready_on_commit(tx).await?;
+    // The next round released: its row, its matches and the league's current round, and every
+    // manager's waiting claims woken once this commits.
+    sqlx::query(
+        "with released as (
+             update rounds set status = 'released', released_at = clock_timestamp()
+             where league_id = $1 and round_id = $2
+         ), ready as (
+             update matches set status = 'ready' where league_id = $1 and round_id = $2
+         ), current as (
+             update leagues set current_round = $2 where league_id = $1
+         )
+         select pg_notify($3, '')",
+    )
+    .bind(league_id)
+    .bind(next_round_id as i32)
+    .bind(MATCHES_READY_CHANNEL)
+    .execute(&mut *tx)
+    .await?;
+    // Read after the release, so the announced matches are ready.
+    queued.push((
+        next_round_id,
+        events::round_announcement(tx, league_id, next_round_id).await?,
+    ));
+    events::enqueue(tx, league_id, queued).await?;
     tracing::info!(%league_id, round_id, next_round_id, "round completed");
     Ok(false)
 }

@@ -211,7 +211,8 @@ pub async fn start_locked(tx: &mut PgConnection, league_id: &str) -> ManagerResu
     .bind(league_id)
     .execute(&mut *tx)
     .await?;
-    events::announce_round(tx, league_id, 1).await?;
+    let announcement = events::round_announcement(tx, league_id, 1).await?;
+    events::enqueue(tx, league_id, vec![(1, announcement)]).await?;
     Wakeups::matches_ready_on_commit(tx).await?;
     tracing::info!(%league_id, players = players.len(), rounds = started.total_rounds,
         matches = started.total_matches, "league started");
