@@ -12,10 +12,12 @@
 use std::time::{Duration, SystemTime};
 
 use league_proto::ErrorCode;
+use league_proto::v2::player_service_client::PlayerServiceClient;
 use league_proto::v2::{
     AgentKind, InviteToMatchRequest, MatchContext, NotifyGameErrorRequest, NotifyGameOverRequest,
     PlayerRecord, RequestMoveRequest, Role,
 };
+use league_runtime::grpc::GrpcChannel;
 use serde_json::{Map, Value, json};
 
 use super::RefereedMatch;
@@ -36,190 +38,245 @@ pub async fn call(
     checker: &mut Checker,
     http: &HttpContext,
 ) -> LeagueResult<Handled> {
-    let (referee, envelope) = inbound.authenticated(message, checker, http).await?;
-    if referee.kind != AgentKind::Referee {
-        return Err(LeagueError::new(
-            ErrorCode::PermissionDenied,
-            format!("only a referee sends {}", kind.as_str()),
-        ));
-    }
-    let match_id = required_id(message, "match_id")?;
-    let league_id = match message.get("league_id") {
-        Some(Value::Null) | None => {
-            checker.deviation(
-                kinds::MISSING_ENVELOPE_FIELD,
-                format!(
-                    "league_id missing on {} (the match id and the referee's lease identify the match)",
-                    kind.as_str()
-                ),
-                ErrorCode::MissingRequiredField,
-            )?;
-            inbound.referees.league_of(match_id, &referee.agent_id)
-        }
-        Some(_) => required_id(message, "league_id")?.to_owned(),
-    };
-    let found = inbound.referees.refereed_match(&league_id, match_id).await?;
-    if !found.running || found.referee_id != referee.agent_id {
-        return Err(LeagueError::new(
-            ErrorCode::LeaseNotHeld,
-            format!("{} does not hold match {match_id}", referee.agent_id),
-        ));
-    }
-    let player_id = target(message, http)?;
-    let opponent_id = found.opponent(&player_id).map(str::to_owned).ok_or_else(|| {
-        LeagueError::new(
-            ErrorCode::InvalidMessageFormat,
-            format!("{player_id} does not play in {match_id}"),
-        )
-    })?;
-    let context = MatchContext {
-        league_id: found.league_id.clone(),
-        round_id: found.round_id,
-        match_id: found.match_id.clone(),
-        game_type: found.game_type.clone(),
-        conversation_id: envelope.conversation_id.clone().unwrap_or_default(),
-        referee_id: referee.agent_id.clone(),
-    };
-    let mut client = inbound.referees.player(&player_id).await?;
-    let conversation_id = context.conversation_id.clone();
-    let reply = |message_type: &str, fields: Value| Handled {
-        result: wire::message(
-            message_type,
-            &format!("player:{player_id}"),
-            &conversation_id,
-            fields,
-        ),
-        agent_id: Some(referee.agent_id.clone()),
-    };
+    let call = PlayerCall::locate(inbound, kind, message, checker, http).await?;
     match kind {
-        MessageType::GameInvitation => {
-            let role = if player_id == found.player_a {
-                Role::PlayerA
-            } else {
-                Role::PlayerB
-            };
-            let request = InviteToMatchRequest {
-                player_id: player_id.clone(),
-                context: Some(context),
-                role_in_match: role as i32,
-                opponent_id,
-                deadline: Some(deadline(found.timing.join_timeout)),
-            };
-            let answer = client
-                .invite_to_match(within(request, found.timing.join_timeout))
-                .await?
-                .into_inner();
-            Ok(reply(
-                MessageType::GameJoinAck.as_str(),
-                json!({
-                    "league_id": found.league_id,
-                    "round_id": found.round_id,
-                    "match_id": found.match_id,
-                    "player_id": player_id,
-                    "arrival_timestamp": answer
-                        .arrival_timestamp
-                        .and_then(|at| SystemTime::try_from(at).ok())
-                        .map_or_else(timestamp::now, timestamp::format),
-                    "accept": answer.accept,
-                    "reason": (!answer.reason.is_empty()).then_some(answer.reason),
-                }),
-            ))
-        }
-        MessageType::ChooseParityCall | MessageType::GameMoveCall => {
-            let request = RequestMoveRequest {
-                player_id: player_id.clone(),
-                context: Some(context),
-                opponent_id,
-                step: number(message, "step").unwrap_or(1),
-                attempt: number(message, "attempt").unwrap_or(1),
-                deadline: Some(deadline(found.timing.move_timeout)),
-                your_standings: Some(standings(message)),
-                step_context: message
-                    .get("step_context")
-                    .and_then(Value::as_object)
-                    .map(convert::to_struct),
-            };
-            let answer = client
-                .request_move(within(request, found.timing.move_timeout))
-                .await?
-                .into_inner();
-            let payload = answer
-                .move_payload
-                .as_ref()
-                .map_or_else(|| json!({}), convert::from_struct);
-            let fields = |extra: (&str, Value)| {
-                let mut fields = json!({
-                    "league_id": found.league_id,
-                    "round_id": found.round_id,
-                    "match_id": found.match_id,
-                    "player_id": player_id,
-                });
-                fields[extra.0] = extra.1;
-                fields
-            };
-            Ok(if kind == MessageType::ChooseParityCall {
-                reply(
-                    MessageType::ChooseParityResponse.as_str(),
-                    fields(("parity_choice", payload["parity_choice"].clone())),
-                )
-            } else {
-                reply(
-                    MessageType::GameMoveResponse.as_str(),
-                    fields(("move_payload", payload)),
-                )
-            })
-        }
-        MessageType::GameOver => {
-            let game_result = message
-                .get("game_result")
-                .and_then(Value::as_object)
-                .ok_or_else(|| {
-                    LeagueError::new(ErrorCode::MissingRequiredField, "game_result is required")
-                })?;
-            let players = result::Players {
-                a: &found.player_a,
-                b: &found.player_b,
-            };
-            let read = result::read(match_id, players, game_result, checker)?;
-            let request = NotifyGameOverRequest {
-                player_id: player_id.clone(),
-                context: Some(context),
-                result: Some(read),
-            };
-            client
-                .notify_game_over(within(request, found.timing.game_over_timeout))
-                .await?;
-            Ok(acknowledged(&found, &player_id, kind, referee.agent_id.clone()))
-        }
-        _ => {
-            // The code says what went wrong; the rest is explanation, sent as the referee gave it.
-            let explained = |field: &str| text(message, field).unwrap_or("").to_owned();
-            let request = NotifyGameErrorRequest {
-                player_id: player_id.clone(),
-                context: Some(context),
-                error_code: required_id(message, "error_code")?.to_owned(),
-                error_description: explained("error_description"),
-                affected_player: text(message, "affected_player").unwrap_or(&player_id).to_owned(),
-                action_required: explained("action_required"),
-                retry_count: number(message, "retry_count").unwrap_or(0),
-                max_retries: number(message, "max_retries").unwrap_or(0),
-                consequence: explained("consequence"),
-            };
-            client.notify_game_error(within(request, OTHER_WITHIN)).await?;
-            Ok(acknowledged(&found, &player_id, kind, referee.agent_id.clone()))
-        }
+        MessageType::GameInvitation => call.invite().await,
+        MessageType::ChooseParityCall | MessageType::GameMoveCall => call.request_move(kind, message).await,
+        MessageType::GameOver => call.game_over(message, checker).await,
+        MessageType::GameError => call.game_error(message).await,
+        other => Err(LeagueError::new(
+            ErrorCode::InvalidMessageFormat,
+            format!("{} is not a referee's call to a player", other.as_str()),
+        )),
     }
 }
 
-fn acknowledged(found: &RefereedMatch, player_id: &str, kind: MessageType, referee_id: String) -> Handled {
-    Handled {
-        result: json!({
-            "status": "acknowledged",
-            "message_type": kind.as_str(),
-            "match_id": found.match_id,
-            "player_id": player_id,
-        }),
-        agent_id: Some(referee_id),
+/// A referee's call to one player of a match it holds, authenticated and located.
+struct PlayerCall {
+    referee_id: String,
+    found: RefereedMatch,
+    player_id: String,
+    opponent_id: String,
+    context: MatchContext,
+    client: PlayerServiceClient<GrpcChannel>,
+}
+
+impl PlayerCall {
+    /// The referee (authenticated, holding the match's lease), the match and the player the call is for.
+    async fn locate(
+        inbound: &Inbound,
+        kind: MessageType,
+        message: &Map<String, Value>,
+        checker: &mut Checker,
+        http: &HttpContext,
+    ) -> LeagueResult<Self> {
+        let (referee, envelope) = inbound.authenticated(message, checker, http).await?;
+        if referee.kind != AgentKind::Referee {
+            return Err(LeagueError::new(
+                ErrorCode::PermissionDenied,
+                format!("only a referee sends {}", kind.as_str()),
+            ));
+        }
+        let match_id = required_id(message, "match_id")?;
+        let league_id = match message.get("league_id") {
+            Some(Value::Null) | None => {
+                checker.deviation(
+                    kinds::MISSING_ENVELOPE_FIELD,
+                    format!(
+                        "league_id missing on {} (the match id and the referee's lease identify the match)",
+                        kind.as_str()
+                    ),
+                    ErrorCode::MissingRequiredField,
+                )?;
+                inbound.referees.league_of(match_id, &referee.agent_id)
+            }
+            Some(_) => required_id(message, "league_id")?.to_owned(),
+        };
+        let found = inbound.referees.refereed_match(&league_id, match_id).await?;
+        if !found.running || found.referee_id != referee.agent_id {
+            return Err(LeagueError::new(
+                ErrorCode::LeaseNotHeld,
+                format!("{} does not hold match {match_id}", referee.agent_id),
+            ));
+        }
+        let player_id = target(message, http)?;
+        let opponent_id = found.opponent(&player_id).map(str::to_owned).ok_or_else(|| {
+            LeagueError::new(
+                ErrorCode::InvalidMessageFormat,
+                format!("{player_id} does not play in {match_id}"),
+            )
+        })?;
+        let context = MatchContext {
+            league_id: found.league_id.clone(),
+            round_id: found.round_id,
+            match_id: found.match_id.clone(),
+            game_type: found.game_type.clone(),
+            // A call without one (a deviation the envelope check already counted) has none to echo.
+            conversation_id: envelope.conversation_id.unwrap_or_default(),
+            referee_id: referee.agent_id.clone(),
+        };
+        let client = inbound.referees.player(&player_id).await?;
+        Ok(Self {
+            referee_id: referee.agent_id,
+            found,
+            player_id,
+            opponent_id,
+            context,
+            client,
+        })
+    }
+
+    /// The player's reply as the specification's message, from the player.
+    fn reply(&self, message_type: MessageType, fields: Value) -> Handled {
+        Handled {
+            result: wire::message(
+                message_type.as_str(),
+                &format!("player:{}", self.player_id),
+                &self.context.conversation_id,
+                fields,
+            ),
+            agent_id: Some(self.referee_id.clone()),
+        }
+    }
+
+    /// The fields every reply about this match carries, with `extra`.
+    fn match_fields(&self, extra: (&str, Value)) -> Value {
+        let mut fields = json!({
+            "league_id": self.found.league_id,
+            "round_id": self.found.round_id,
+            "match_id": self.found.match_id,
+            "player_id": self.player_id,
+        });
+        fields[extra.0] = extra.1;
+        fields
+    }
+
+    /// GAME_INVITATION → GAME_JOIN_ACK.
+    async fn invite(mut self) -> LeagueResult<Handled> {
+        let role = if self.player_id == self.found.player_a {
+            Role::PlayerA
+        } else {
+            Role::PlayerB
+        };
+        let join_timeout = self.found.timing.join_timeout;
+        let request = InviteToMatchRequest {
+            player_id: self.player_id.clone(),
+            context: Some(self.context.clone()),
+            role_in_match: role as i32,
+            opponent_id: self.opponent_id.clone(),
+            deadline: Some(deadline(join_timeout)),
+        };
+        let answer = self
+            .client
+            .invite_to_match(within(request, join_timeout))
+            .await?
+            .into_inner();
+        let arrival = answer
+            .arrival_timestamp
+            .and_then(|at| SystemTime::try_from(at).ok())
+            .map_or_else(timestamp::now, timestamp::format);
+        let mut fields = self.match_fields(("arrival_timestamp", arrival.into()));
+        fields["accept"] = answer.accept.into();
+        fields["reason"] = (!answer.reason.is_empty()).then_some(answer.reason).into();
+        Ok(self.reply(MessageType::GameJoinAck, fields))
+    }
+
+    /// CHOOSE_PARITY_CALL → CHOOSE_PARITY_RESPONSE, GAME_MOVE_CALL → GAME_MOVE_RESPONSE.
+    async fn request_move(
+        mut self,
+        kind: MessageType,
+        message: &Map<String, Value>,
+    ) -> LeagueResult<Handled> {
+        let move_timeout = self.found.timing.move_timeout;
+        let request = RequestMoveRequest {
+            player_id: self.player_id.clone(),
+            context: Some(self.context.clone()),
+            opponent_id: self.opponent_id.clone(),
+            step: number(message, "step").unwrap_or(1),
+            attempt: number(message, "attempt").unwrap_or(1),
+            deadline: Some(deadline(move_timeout)),
+            your_standings: Some(standings(message)),
+            step_context: message
+                .get("step_context")
+                .and_then(Value::as_object)
+                .map(convert::to_struct),
+        };
+        let answer = self
+            .client
+            .request_move(within(request, move_timeout))
+            .await?
+            .into_inner();
+        let payload = answer
+            .move_payload
+            .as_ref()
+            .map_or_else(|| json!({}), convert::from_struct);
+        Ok(if kind == MessageType::ChooseParityCall {
+            let fields = self.match_fields(("parity_choice", payload["parity_choice"].clone()));
+            self.reply(MessageType::ChooseParityResponse, fields)
+        } else {
+            let fields = self.match_fields(("move_payload", payload));
+            self.reply(MessageType::GameMoveResponse, fields)
+        })
+    }
+
+    /// GAME_OVER, acknowledged once the player has it.
+    async fn game_over(
+        mut self,
+        message: &Map<String, Value>,
+        checker: &mut Checker,
+    ) -> LeagueResult<Handled> {
+        let game_result = message
+            .get("game_result")
+            .and_then(Value::as_object)
+            .ok_or_else(|| LeagueError::new(ErrorCode::MissingRequiredField, "game_result is required"))?;
+        let players = result::Players {
+            a: &self.found.player_a,
+            b: &self.found.player_b,
+        };
+        let read = result::read(&self.found.match_id, players, game_result, checker)?;
+        let request = NotifyGameOverRequest {
+            player_id: self.player_id.clone(),
+            context: Some(self.context.clone()),
+            result: Some(read),
+        };
+        let within_time = self.found.timing.game_over_timeout;
+        self.client.notify_game_over(within(request, within_time)).await?;
+        Ok(self.acknowledged(MessageType::GameOver))
+    }
+
+    /// GAME_ERROR, acknowledged once the player has it. The code says what went wrong and is required;
+    /// the rest is explanation, sent as the referee gave it.
+    async fn game_error(mut self, message: &Map<String, Value>) -> LeagueResult<Handled> {
+        let explained = |field: &str| text(message, field).unwrap_or("").to_owned();
+        let request = NotifyGameErrorRequest {
+            player_id: self.player_id.clone(),
+            context: Some(self.context.clone()),
+            error_code: required_id(message, "error_code")?.to_owned(),
+            error_description: explained("error_description"),
+            affected_player: text(message, "affected_player")
+                .unwrap_or(&self.player_id)
+                .to_owned(),
+            action_required: explained("action_required"),
+            retry_count: number(message, "retry_count").unwrap_or(0),
+            max_retries: number(message, "max_retries").unwrap_or(0),
+            consequence: explained("consequence"),
+        };
+        self.client
+            .notify_game_error(within(request, OTHER_WITHIN))
+            .await?;
+        Ok(self.acknowledged(MessageType::GameError))
+    }
+
+    fn acknowledged(self, kind: MessageType) -> Handled {
+        Handled {
+            result: json!({
+                "status": "acknowledged",
+                "message_type": kind.as_str(),
+                "match_id": self.found.match_id,
+                "player_id": self.player_id,
+            }),
+            agent_id: Some(self.referee_id),
+        }
     }
 }
 
