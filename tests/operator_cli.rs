@@ -43,8 +43,7 @@ impl Drop for Served {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
-        let database = self.database.clone();
-        let _ = std::thread::spawn(move || drop_database(&database)).join();
+        league_testkit::database::drop_named(&self.database);
     }
 }
 
@@ -218,23 +217,6 @@ fn an_operator_runs_leagues_on_a_served_system() {
     let exited = wait_for(|| served.child.try_wait().expect("wait")).expect("league serve stops");
     assert!(exited.success(), "{exited:?}");
     assert!(!state_file.exists() && !Path::new(token_file).exists());
-}
-
-fn drop_database(name: &str) {
-    let Ok(runtime) = tokio::runtime::Runtime::new() else {
-        return;
-    };
-    runtime.block_on(async {
-        let url = std::env::var("DATABASE_URL")
-            .unwrap_or_else(|_| league_manager::postgres::LOCAL_DEFAULT_URL.to_owned());
-        let url = league_manager::postgres::with_database(&url, "postgres");
-        if let Ok(pool) = sqlx::PgPool::connect(&url).await {
-            let _ = sqlx::query(&format!("drop database if exists \"{name}\" with (force)"))
-                .execute(&pool)
-                .await;
-            pool.close().await;
-        }
-    });
 }
 
 /// Polls `check` until it answers, for at most two minutes.

@@ -77,25 +77,44 @@ impl Drop for TestDatabase {
         }
         let server = self.server.clone();
         let name = std::mem::take(&mut self.name);
-        // Drop may run inside a Tokio runtime (which cannot be blocked on) or outside one: a thread with
-        // its own small runtime works in both.
-        let dropped = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
-            runtime.block_on(drop_database(&server, &name))
-        })
-        .join();
-        if let Ok(Err(e)) = dropped {
+        if let Err(e) = on_own_thread(async move { drop_database(&server, &name).await }) {
             eprintln!("warning: could not drop the test database: {e}");
         }
     }
 }
 
-async fn drop_database(
-    server: &SecretString,
-    name: &str,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// Drops the database `name` on the tests' server (found as [`TestDatabase::create`] finds it), for a
+/// test whose database something else made (`league serve`). Works inside or outside a runtime; a
+/// failure is printed, not raised, as it runs where the test is already ending.
+pub fn drop_named(name: &str) {
+    let name = name.to_owned();
+    let dropped = on_own_thread(async move {
+        let server = postgres::resolve(&cluster_dir())
+            .await
+            .map_err(|e| format!("{e:#}"))?;
+        drop_database(&server.url, &name).await
+    });
+    if let Err(e) = dropped {
+        eprintln!("warning: could not drop the test's database: {e}");
+    }
+}
+
+type DropResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+/// Runs `work` to its end on a thread with its own small runtime: a `Drop` may run inside a Tokio
+/// runtime (which cannot be blocked on) or outside one, and this works in both.
+fn on_own_thread(work: impl Future<Output = DropResult> + Send + 'static) -> DropResult {
+    std::thread::spawn(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(work)
+    })
+    .join()
+    .map_err(|_| "the thread dropping the database panicked")?
+}
+
+async fn drop_database(server: &SecretString, name: &str) -> DropResult {
     let mut admin = PgConnectOptions::from_str(server.expose_secret())?
         .connect()
         .await?;

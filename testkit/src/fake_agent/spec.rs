@@ -46,10 +46,7 @@ pub(super) fn instant(
     id: Value,
 ) -> Answer {
     // Read under the lock, not cloned: the bench's agents answer hundreds of thousands of calls.
-    let credentials = agents
-        .credentials
-        .read()
-        .unwrap_or_else(PoisonError::into_inner);
+    let credentials = agents.credentials.read().unwrap_or_else(PoisonError::into_inner);
     let me = credentials.get(agent);
     let result = match message_type {
         "GAME_INVITATION" => reply(
