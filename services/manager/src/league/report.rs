@@ -59,16 +59,18 @@ impl Report {
             transcript,
         } = request;
         let result = result.ok_or_else(|| reject(ErrorCode::MissingRequiredField, "result is required"))?;
-        let transcript = transcript.unwrap_or_default();
+        // A report without a transcript (an external referee's) stores an empty one.
+        let transcript_bytes = transcript.unwrap_or_default().encode_to_vec();
+        let result_bytes = result.encode_to_vec();
         Ok(Self {
             referee_id,
             league_id,
             match_id,
             lease_id,
-            result_bytes: result.encode_to_vec(),
-            result_json: json_text("league.v2.MatchResult", &result)?,
-            transcript_bytes: transcript.encode_to_vec(),
-            transcript_json: json_text("league.v2.MatchTranscript", &transcript)?,
+            result_json: json_text("league.v2.MatchResult", &result_bytes)?,
+            transcript_json: json_text("league.v2.MatchTranscript", &transcript_bytes)?,
+            result_bytes,
+            transcript_bytes,
             result,
         })
     }
@@ -392,10 +394,9 @@ impl Totals {
     }
 }
 
-/// `message` as proto3 JSON text, for a jsonb column.
-fn json_text<M: Message>(full_name: &str, message: &M) -> ManagerResult<String> {
-    league_proto::json::to_json(full_name, message)
-        .map(|json| json.to_string())
+/// A record's bytes as proto3 JSON text, for a jsonb column.
+fn json_text(full_name: &str, encoded: &[u8]) -> ManagerResult<String> {
+    league_proto::json::encoded_to_json_text(full_name, encoded)
         .map_err(|error| anyhow::anyhow!("storing a {full_name} as JSON: {error}").into())
 }
 
