@@ -148,14 +148,7 @@ impl FakeAgents {
     }
 
     async fn serve(behaviour: Behaviour, record: bool) -> Self {
-        let agents = Arc::new(Agents {
-            behaviour,
-            record,
-            received: Mutex::default(),
-            credentials: RwLock::default(),
-            separate_answers: Mutex::default(),
-            counts: Counts::default(),
-        });
+        let agents = Arc::new(Agents::new(behaviour, record));
         let router = Router::new()
             .route("/{agent}/mcp", post(answer))
             .with_state(agents.clone());
@@ -380,6 +373,17 @@ fn count(counts: &Counts, kind: &str, body: &Value) {
 }
 
 impl Agents {
+    fn new(behaviour: Behaviour, record: bool) -> Self {
+        Self {
+            behaviour,
+            record,
+            received: Mutex::default(),
+            credentials: RwLock::default(),
+            separate_answers: Mutex::default(),
+            counts: Counts::default(),
+        }
+    }
+
     /// The credentials of the agent `name`, if it registered through [`FakeAgents::register`] or was
     /// told them.
     fn credentials(&self, name: &str) -> Option<Registered> {
@@ -398,14 +402,7 @@ mod tests {
     use super::*;
 
     fn agents(behaviour: Behaviour, record: bool) -> Arc<Agents> {
-        let agents = Arc::new(Agents {
-            behaviour,
-            record,
-            received: Mutex::default(),
-            credentials: RwLock::default(),
-            separate_answers: Mutex::default(),
-            counts: Counts::default(),
-        });
+        let agents = Arc::new(Agents::new(behaviour, record));
         let me = Registered {
             id: "P07".to_owned(),
             token: "a".repeat(64),

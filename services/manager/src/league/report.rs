@@ -288,8 +288,10 @@ struct Finishing<'r> {
     match_ids: Vec<&'r str>,
     statuses: Vec<&'static str>,
     winners: Vec<Option<&'r str>>,
-    /// Each match's at-fault players as a JSON array (an array per row does not pass through `unnest`).
-    at_fault: Vec<String>,
+    /// Every at-fault player with the number (from 1) of its match's row: an array per row does not
+    /// pass through `unnest`, so the players are listed apart and gathered back by row.
+    at_fault_rows: Vec<i32>,
+    at_fault_players: Vec<&'r str>,
     results: Vec<&'r [u8]>,
     transcripts: Vec<&'r [u8]>,
     results_json: Vec<&'r str>,
@@ -298,12 +300,15 @@ struct Finishing<'r> {
 
 impl<'r> Finishing<'r> {
     fn add(&mut self, report: &'r Report, verdict: Verdict<'r>) {
+        let row = i32::try_from(self.match_ids.len() + 1).unwrap_or(i32::MAX);
+        for player in &report.result.at_fault_player_ids {
+            self.at_fault_rows.push(row);
+            self.at_fault_players.push(player);
+        }
         self.league_ids.push(&report.league_id);
         self.match_ids.push(&report.match_id);
         self.statuses.push(verdict.status);
         self.winners.push(verdict.winner);
-        self.at_fault
-            .push(serde_json::Value::from(report.result.at_fault_player_ids.clone()).to_string());
         self.results.push(&report.result_bytes);
         self.transcripts.push(&report.transcript_bytes);
         self.results_json.push(&report.result_json);
@@ -317,24 +322,28 @@ impl<'r> Finishing<'r> {
         sqlx::query(
             "update matches m
              set status = 'finished', result_status = d.result_status, winner_player_id = d.winner,
-                 at_fault_player_ids = array(select jsonb_array_elements_text(d.at_fault::jsonb)),
+                 at_fault_player_ids = array(
+                     select f.player_id
+                     from unnest($9::int[], $10::text[]) with ordinality as f(row_number, player_id, k)
+                     where f.row_number = d.row_number order by f.k),
                  result = d.result, transcript = d.transcript, finished_at = clock_timestamp(),
                  result_json = d.result_json::jsonb, transcript_json = d.transcript_json::jsonb
-             from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[],
-                         $7::bytea[], $8::text[], $9::text[])
-                  as d(league_id, match_id, result_status, winner, at_fault, result, transcript,
-                       result_json, transcript_json)
+             from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[],
+                         $7::text[], $8::text[])
+                  with ordinality as d(league_id, match_id, result_status, winner, result, transcript,
+                                       result_json, transcript_json, row_number)
              where m.league_id = d.league_id and m.match_id = d.match_id",
         )
         .bind(&self.league_ids)
         .bind(&self.match_ids)
         .bind(&self.statuses)
         .bind(&self.winners)
-        .bind(&self.at_fault)
         .bind(&self.results)
         .bind(&self.transcripts)
         .bind(&self.results_json)
         .bind(&self.transcripts_json)
+        .bind(&self.at_fault_rows)
+        .bind(&self.at_fault_players)
         .execute(&mut *tx)
         .await?;
         Ok(())

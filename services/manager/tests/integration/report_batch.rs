@@ -28,6 +28,12 @@ async fn a_batch_judges_each_report_as_if_it_came_alone() {
     };
     let mut not_its_players = a_wins(second);
     not_its_players.scores[1].player_id = "P99".into();
+    // The second match ends by technical loss: its at-fault player is stored with its row, and the
+    // first match's row gets none.
+    let mut forfeit = a_wins(second);
+    forfeit.status = ResultStatus::TechnicalLoss as i32;
+    let at_fault = second.r#match.as_ref().unwrap().player_b_id.clone();
+    forfeit.at_fault_player_ids = vec![at_fault.clone()];
     let mut unknown = report_of(first, a_wins(first));
     unknown.match_id = "R9M9".into();
     let batch = [
@@ -35,7 +41,7 @@ async fn a_batch_judges_each_report_as_if_it_came_alone() {
         report(&holder, report_of(first, a_wins(first))),
         report(&holder, report_of(first, a_wins(first))),
         report(&holder, report_of(second, not_its_players)),
-        report(&holder, report_of(second, a_wins(second))),
+        report(&holder, report_of(second, forfeit)),
         report(&holder, unknown),
     ];
     let outcomes = report::record(&manager.pool, &batch).await;
@@ -65,6 +71,22 @@ async fn a_batch_judges_each_report_as_if_it_came_alone() {
         .filter(|outcome| outcome.as_ref().is_ok_and(|reported| reported.round_completed))
         .count();
     assert_eq!(completions, 1, "the batch finished round 1 once");
+
+    let stored: Vec<(String, String, Vec<String>)> = sqlx::query_as(
+        "select match_id, result_status, at_fault_player_ids from matches
+         where status = 'finished' order by match_id",
+    )
+    .fetch_all(&manager.pool)
+    .await
+    .unwrap();
+    let ids = [first, second].map(|assignment| assignment.r#match.as_ref().unwrap().match_id.clone());
+    assert_eq!(
+        stored,
+        [
+            (ids[0].clone(), "win".to_owned(), Vec::new()),
+            (ids[1].clone(), "technical_loss".to_owned(), vec![at_fault]),
+        ]
+    );
 
     // Each player's totals count their one match once.
     let totals: Vec<(String, i32, i32)> =
