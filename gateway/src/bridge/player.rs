@@ -339,7 +339,8 @@ impl PlayerService for PlayerBridge {
         &self,
         request: Request<NotifyLeagueEventRequest>,
     ) -> Result<Response<NotifyLeagueEventResponse>, Status> {
-        self.league_event(request.into_inner()).await?;
+        let event = request.into_inner();
+        self.league_event(&event.player_id, &event).await?;
         Ok(Response::new(NotifyLeagueEventResponse {}))
     }
 
@@ -347,24 +348,34 @@ impl PlayerService for PlayerBridge {
         &self,
         request: Request<NotifyLeagueEventsRequest>,
     ) -> Result<Response<NotifyLeagueEventsResponse>, Status> {
-        // Different agents are called at once; one agent's events stay in order.
-        let mut by_player: Vec<(String, Vec<(usize, NotifyLeagueEventRequest)>)> = Vec::new();
-        for (index, event) in request.into_inner().events.into_iter().enumerate() {
-            match by_player
-                .iter_mut()
-                .find(|(player, _)| *player == event.player_id)
-            {
+        // Different agents are called at once; one agent's events stay in order. Each event is shared by
+        // its recipients, not copied.
+        let deliveries = request.into_inner().deliveries;
+        let mut by_player: Vec<(&str, Vec<(usize, Option<&NotifyLeagueEventRequest>)>)> = Vec::new();
+        let recipients = deliveries.iter().flat_map(|delivery| {
+            delivery
+                .player_ids
+                .iter()
+                .map(move |player_id| (player_id.as_str(), delivery.event.as_ref()))
+        });
+        for (index, (player_id, event)) in recipients.enumerate() {
+            match by_player.iter_mut().find(|(player, _)| *player == player_id) {
                 Some((_, events)) => events.push((index, event)),
-                None => by_player.push((event.player_id.clone(), vec![(index, event)])),
+                None => by_player.push((player_id, vec![(index, event)])),
             }
         }
         let total = by_player.iter().map(|(_, events)| events.len()).sum();
-        let outcomes = join_all(by_player.into_iter().map(|(_, events)| async move {
+        let outcomes = join_all(by_player.into_iter().map(|(player_id, events)| async move {
             let mut delivered = Vec::with_capacity(events.len());
             let mut failed = false;
             for (index, event) in events {
-                // After a failure the rest of this agent's events wait for the next attempt, in order.
-                let ok = !failed && self.league_event(event).await.is_ok();
+                // After a failure the rest of this agent's events wait for the next attempt, in order; a
+                // delivery without its event is taken by nobody.
+                let ok = !failed
+                    && match event {
+                        Some(event) => self.league_event(player_id, event).await.is_ok(),
+                        None => false,
+                    };
                 failed |= !ok;
                 delivered.push((index, ok));
             }
@@ -380,9 +391,11 @@ impl PlayerService for PlayerBridge {
 }
 
 impl PlayerBridge {
-    async fn league_event(&self, event: NotifyLeagueEventRequest) -> Result<(), Status> {
-        let agent = self.agent(&event.player_id).await?;
-        let Some(body) = event.event else {
+    /// `event` for `player_id` (the event's own `player_id` is ignored: a delivery to many players has
+    /// none).
+    async fn league_event(&self, player_id: &str, event: &NotifyLeagueEventRequest) -> Result<(), Status> {
+        let agent = self.agent(player_id).await?;
+        let Some(body) = &event.event else {
             return Err(error_code::status(
                 ErrorCode::MissingRequiredField,
                 "event missing",
@@ -411,7 +424,7 @@ impl PlayerBridge {
                     "round_id": done.round_id,
                     "matches_completed": done.matches_completed,
                     "next_round_id": if done.next_round_id == 0 { Value::Null } else { done.next_round_id.into() },
-                    "summary": done.summary.map(|s| json!({
+                    "summary": done.summary.as_ref().map(|s| json!({
                         "total_matches": s.total_matches, "wins": s.wins, "draws": s.draws,
                         "technical_losses": s.technical_losses,
                     })),
@@ -433,7 +446,7 @@ impl PlayerBridge {
             ),
         };
         let mut message = wire::message(kind.as_str(), "league_manager", &event.event_id, fields);
-        message["league_id"] = event.league_id.into();
+        message["league_id"] = event.league_id.as_str().into();
         self.notify(&agent, kind, message, self.timeouts.other).await
     }
 }

@@ -691,14 +691,17 @@ fn league_events(player_id: &str, opponent_id: &str) -> NotifyLeagueEventsReques
         }),
     ];
     NotifyLeagueEventsRequest {
-        events: events
+        deliveries: events
             .into_iter()
             .enumerate()
-            .map(|(n, event)| NotifyLeagueEventRequest {
-                player_id: player_id.into(),
-                league_id: LEAGUE_ID.into(),
-                event_id: format!("event-{n}"),
-                event: Some(event),
+            .map(|(n, event)| LeagueEventDelivery {
+                event: Some(NotifyLeagueEventRequest {
+                    player_id: String::new(),
+                    league_id: LEAGUE_ID.into(),
+                    event_id: format!("event-{n}"),
+                    event: Some(event),
+                }),
+                player_ids: vec![player_id.into()],
             })
             .collect(),
     }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use league_proto::v2::player_service_client::PlayerServiceClient;
-use league_proto::v2::{NotifyLeagueEventRequest, NotifyLeagueEventsRequest};
+use league_proto::v2::{LeagueEventDelivery, NotifyLeagueEventRequest, NotifyLeagueEventsRequest};
 use league_runtime::ShutdownSignal;
 use league_runtime::grpc::GrpcChannel;
 use prost::Message;
@@ -30,9 +30,9 @@ const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_ATTEMPTS: i32 = 8;
 /// Calls to player hosts in flight at once.
 const PARALLEL_CALLS: usize = 16;
-/// Notifications per call (each carries at most one standings table; this keeps calls well under
-/// gRPC's 4 MB message limit even with hundreds of players).
-const CHUNK: usize = 100;
+/// Events per call, by their encoded size: well under gRPC's 4 MB message limit, whatever the number of
+/// players (a standings table of 500 players is about 25 KB).
+const CALL_BYTES: usize = 1 << 20;
 
 #[derive(Debug)]
 pub struct EventDelivery {
@@ -41,10 +41,20 @@ pub struct EventDelivery {
     channels: HashMap<String, GrpcChannel>,
 }
 
+/// One event of a batch with its recipients (in player order) and where each is served.
+#[derive(sqlx::FromRow)]
+struct QueuedEvent {
+    event_id: i64,
+    payload: Vec<u8>,
+    players: Vec<String>,
+    endpoints: Vec<String>,
+    attempts: Vec<i32>,
+}
+
+/// One recipient of one event.
 struct Pending {
     event_id: i64,
     player_id: String,
-    payload: Vec<u8>,
     attempts: i32,
 }
 
@@ -123,8 +133,10 @@ impl EventDelivery {
     async fn deliver_batch(&mut self) -> anyhow::Result<bool> {
         // The batch is chosen from the deliveries alone, walking the pending ones in order
         // (event_deliveries_pending) until the limit, and only then joined: the cost is the batch's, not
-        // the backlog's (migrations/20261125000003_event_delivery_backlog.sql).
-        let rows: Vec<(i64, String, String, Vec<u8>, i32)> = sqlx::query_as(
+        // the backlog's (migrations/20261125000003_event_delivery_backlog.sql). Each event comes once
+        // with its recipients: a standings table is read, decoded and sent once per player host, not
+        // once per player (at 200 players that was 600 copies of a 12 KB table a round).
+        let rows: Vec<QueuedEvent> = sqlx::query_as(
             "with blocked as (
                  -- In order per recipient: a player with a delivery waiting for its retry gets nothing
                  -- newer until then (a failure pushes back all of that player's pending deliveries, so
@@ -138,30 +150,67 @@ impl EventDelivery {
                    and player_id not in (select player_id from blocked)
                  order by event_id, player_id
                  limit $1
+             ),
+             recipients as (
+                 select b.event_id, array_agg(b.player_id order by b.player_id) as players,
+                        array_agg(a.service_endpoint order by b.player_id) as endpoints,
+                        array_agg(b.attempts order by b.player_id) as attempts
+                 from batch b join agents a on a.agent_id = b.player_id
+                 group by b.event_id
              )
-             select b.event_id, b.player_id, a.service_endpoint, e.payload, b.attempts
-             from batch b
-             join league_events e on e.event_id = b.event_id
-             join agents a on a.agent_id = b.player_id
-             order by b.event_id, b.player_id",
+             select r.event_id, e.payload, r.players, r.endpoints, r.attempts
+             from recipients r join league_events e on e.event_id = r.event_id
+             order by r.event_id",
         )
         .bind(BATCH)
         .fetch_all(&self.pool)
         .await?;
-        let full = rows.len() as i64 == BATCH;
-        // One call per player host (and per chunk): a round's notifications to 50 bots on one host are
-        // one or two calls, not 150. Rows stay in event order, so each player's events stay in order.
-        let mut by_host: HashMap<String, Vec<Pending>> = HashMap::new();
-        for (event_id, player_id, endpoint, payload, attempts) in rows {
-            by_host.entry(endpoint).or_default().push(Pending {
-                event_id,
-                player_id,
-                payload,
-                attempts,
-            });
+        let full = rows.iter().map(|row| row.players.len() as i64).sum::<i64>() == BATCH;
+        // One call per player host (and per CALL_BYTES of events): a round's notifications to 50 bots on
+        // one host are one call, not 150. Events stay in order, so each player's events stay in order.
+        let mut by_host: HashMap<String, Vec<HostDelivery>> = HashMap::new();
+        let mut undecodable = Vec::new();
+        for QueuedEvent {
+            event_id,
+            payload,
+            players,
+            endpoints,
+            attempts,
+        } in rows
+        {
+            let recipients = players
+                .into_iter()
+                .zip(attempts)
+                .map(|(player_id, attempts)| Pending {
+                    event_id,
+                    player_id,
+                    attempts,
+                });
+            let mut event = match NotifyLeagueEventRequest::decode(payload.as_slice()) {
+                Ok(event) => event,
+                Err(error) => {
+                    let error = format!("payload does not decode: {error}");
+                    undecodable.extend(recipients.map(|pending| (pending, error.clone())));
+                    continue;
+                }
+            };
+            event.event_id = format!("{}/{}", event.league_id, event_id);
+            let mut hosts: Vec<(String, Vec<Pending>)> = Vec::new();
+            for (endpoint, pending) in endpoints.into_iter().zip(recipients) {
+                match hosts.iter_mut().find(|(host, _)| *host == endpoint) {
+                    Some((_, on_host)) => on_host.push(pending),
+                    None => hosts.push((endpoint, vec![pending])),
+                }
+            }
+            for (endpoint, recipients) in hosts {
+                by_host.entry(endpoint).or_default().push(HostDelivery {
+                    event: event.clone(),
+                    recipients,
+                });
+            }
         }
         let mut work = Vec::new();
-        for (endpoint, pending) in by_host {
+        for (endpoint, deliveries) in by_host {
             let channel = match self.channels.get(&endpoint) {
                 Some(channel) => channel.clone(),
                 None => {
@@ -170,12 +219,13 @@ impl EventDelivery {
                     channel
                 }
             };
-            work.push(deliver_to_host(PlayerServiceClient::new(channel), pending));
+            work.push(deliver_to_host(PlayerServiceClient::new(channel), deliveries));
         }
-        let outcomes: Vec<Delivered> = futures::stream::iter(work)
+        let mut outcomes: Vec<Delivered> = futures::stream::iter(work)
             .buffer_unordered(PARALLEL_CALLS)
             .collect()
             .await;
+        outcomes.push((Vec::new(), undecodable));
 
         let (mut events, mut players) = (Vec::new(), Vec::new());
         for (delivered, _) in &outcomes {
@@ -238,37 +288,58 @@ impl EventDelivery {
 /// delivery failed, its first failed event and why.
 type Delivered = (Vec<(i64, String)>, Vec<(Pending, String)>);
 
-/// Delivers events to one player host, `CHUNK` per call, one call after another so that each player's
-/// events arrive in order; once a player's event fails, its later events stay for the redelivery.
-async fn deliver_to_host(mut client: PlayerServiceClient<GrpcChannel>, pending: Vec<Pending>) -> Delivered {
-    let mut delivered = Vec::with_capacity(pending.len());
+/// One event for its recipients on one player host; `event` has its event id, and no recipient.
+struct HostDelivery {
+    event: NotifyLeagueEventRequest,
+    recipients: Vec<Pending>,
+}
+
+/// Delivers events to one player host, at most `CALL_BYTES` of events per call (at least one), one
+/// call after another so that each player's events arrive in order; once a player's event fails, its
+/// later events stay for the redelivery.
+async fn deliver_to_host(
+    mut client: PlayerServiceClient<GrpcChannel>,
+    deliveries: Vec<HostDelivery>,
+) -> Delivered {
+    let mut delivered = Vec::new();
     let mut failed: Vec<(Pending, String)> = Vec::new();
     let has_failed = |failed: &[(Pending, String)], player_id: &str| {
         failed.iter().any(|(first, _)| first.player_id == player_id)
     };
-    let mut pending = pending.into_iter().peekable();
-    while pending.peek().is_some() {
-        let mut events = Vec::with_capacity(CHUNK);
-        let mut sent = Vec::with_capacity(CHUNK);
-        while events.len() < CHUNK {
-            let Some(item) = pending.next() else { break };
-            if has_failed(&failed, &item.player_id) {
+    let mut deliveries = deliveries.into_iter().peekable();
+    while deliveries.peek().is_some() {
+        let mut request = NotifyLeagueEventsRequest::default();
+        let mut sent = Vec::new();
+        let mut bytes = 0;
+        while let Some(next) = deliveries.peek() {
+            let size = next.event.encoded_len();
+            if !request.deliveries.is_empty() && bytes + size > CALL_BYTES {
+                break;
+            }
+            let Some(HostDelivery { event, recipients }) = deliveries.next() else {
+                break;
+            };
+            let recipients: Vec<Pending> = recipients
+                .into_iter()
+                .filter(|pending| !has_failed(&failed, &pending.player_id))
+                .collect();
+            if recipients.is_empty() {
                 continue;
             }
-            match NotifyLeagueEventRequest::decode(item.payload.as_slice()) {
-                Ok(mut request) => {
-                    request.player_id = item.player_id.clone();
-                    request.event_id = format!("{}/{}", request.league_id, item.event_id);
-                    events.push(request);
-                    sent.push(item);
-                }
-                Err(error) => failed.push((item, format!("payload does not decode: {error}"))),
-            }
+            bytes += size;
+            request.deliveries.push(LeagueEventDelivery {
+                event: Some(event),
+                player_ids: recipients
+                    .iter()
+                    .map(|pending| pending.player_id.clone())
+                    .collect(),
+            });
+            sent.extend(recipients);
         }
-        if events.is_empty() {
+        if sent.is_empty() {
             continue;
         }
-        let mut call = tonic::Request::new(NotifyLeagueEventsRequest { events });
+        let mut call = tonic::Request::new(request);
         call.set_timeout(DELIVERY_TIMEOUT);
         let (accepted, reason) = match client.notify_league_events(call).await {
             Ok(response) => (
@@ -286,4 +357,168 @@ async fn deliver_to_host(mut client: PlayerServiceClient<GrpcChannel>, pending: 
         }
     }
     (delivered, failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use league_proto::v2::notify_league_event_request::Event;
+    use league_proto::v2::player_service_server::{PlayerService, PlayerServiceServer};
+    use league_proto::v2::*;
+    use tokio::net::TcpListener;
+    use tonic::transport::server::TcpIncoming;
+    use tonic::{Request, Response, Status};
+
+    use super::*;
+
+    /// A player host that keeps every `NotifyLeagueEvents` call and refuses every event for one player.
+    #[derive(Default)]
+    struct Recording {
+        calls: Mutex<Vec<NotifyLeagueEventsRequest>>,
+        refused: String,
+    }
+
+    struct Host(Arc<Recording>);
+
+    #[tonic::async_trait]
+    impl PlayerService for Host {
+        async fn invite_to_match(
+            &self,
+            _: Request<InviteToMatchRequest>,
+        ) -> Result<Response<InviteToMatchResponse>, Status> {
+            Err(Status::unimplemented("not a player"))
+        }
+        async fn request_move(
+            &self,
+            _: Request<RequestMoveRequest>,
+        ) -> Result<Response<RequestMoveResponse>, Status> {
+            Err(Status::unimplemented("not a player"))
+        }
+        async fn notify_game_over(
+            &self,
+            _: Request<NotifyGameOverRequest>,
+        ) -> Result<Response<NotifyGameOverResponse>, Status> {
+            Err(Status::unimplemented("not a player"))
+        }
+        async fn notify_game_error(
+            &self,
+            _: Request<NotifyGameErrorRequest>,
+        ) -> Result<Response<NotifyGameErrorResponse>, Status> {
+            Err(Status::unimplemented("not a player"))
+        }
+        async fn notify_league_event(
+            &self,
+            _: Request<NotifyLeagueEventRequest>,
+        ) -> Result<Response<NotifyLeagueEventResponse>, Status> {
+            Err(Status::unimplemented("event delivery sends NotifyLeagueEvents"))
+        }
+        async fn notify_league_events(
+            &self,
+            request: Request<NotifyLeagueEventsRequest>,
+        ) -> Result<Response<NotifyLeagueEventsResponse>, Status> {
+            let request = request.into_inner();
+            let accepted = (request.deliveries.iter())
+                .flat_map(|delivery| delivery.player_ids.iter().map(|id| *id != self.0.refused))
+                .collect();
+            self.0.calls.lock().expect("calls").push(request);
+            Ok(Response::new(NotifyLeagueEventsResponse { accepted }))
+        }
+    }
+
+    /// Event `event_id` with a standings table of `rows` rows, for P01 and P02.
+    fn standings(event_id: i64, rows: usize) -> HostDelivery {
+        let row = StandingRow {
+            player_id: "P0000".into(),
+            display_name: "a player with a long display name".into(),
+            ..StandingRow::default()
+        };
+        HostDelivery {
+            event: NotifyLeagueEventRequest {
+                league_id: "L1".into(),
+                event_id: format!("L1/{event_id}"),
+                event: Some(Event::StandingsUpdate(StandingsUpdate {
+                    round_id: 1,
+                    standings: vec![row; rows],
+                })),
+                ..NotifyLeagueEventRequest::default()
+            },
+            recipients: ["P01", "P02"]
+                .map(|player_id| Pending {
+                    event_id,
+                    player_id: player_id.into(),
+                    attempts: 0,
+                })
+                .into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_holds_at_most_call_bytes_and_a_refused_player_gets_nothing_newer() {
+        let host = Arc::new(Recording {
+            refused: "P02".into(),
+            ..Recording::default()
+        });
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("bound address");
+        let server = tonic::transport::Server::builder()
+            .add_service(PlayerServiceServer::new(Host(host.clone())))
+            .serve_with_incoming(TcpIncoming::from(listener));
+        tokio::spawn(server);
+        let channel = league_runtime::grpc::channel(&format!("http://{address}")).expect("channel");
+
+        // Three tables of about 450 KB, then a small one: two calls, the first with two tables.
+        let big = 10_000;
+        assert!((2 * CALL_BYTES / 5..CALL_BYTES / 2).contains(&standings(1, big).event.encoded_len()));
+        let deliveries = vec![
+            standings(1, big),
+            standings(2, big),
+            standings(3, big),
+            standings(4, 1),
+        ];
+        let (delivered, failed) = deliver_to_host(PlayerServiceClient::new(channel), deliveries).await;
+
+        let calls = host.calls.lock().expect("calls");
+        let sizes: Vec<usize> = calls
+            .iter()
+            .map(|call| {
+                call.deliveries
+                    .iter()
+                    .map(|d| d.event.as_ref().map_or(0, |e| e.encoded_len()))
+                    .sum()
+            })
+            .collect();
+        assert_eq!(sizes.len(), 2, "calls of {sizes:?} bytes");
+        assert!(
+            sizes.iter().all(|size| *size <= CALL_BYTES),
+            "calls of {sizes:?} bytes"
+        );
+        // P02 refused its first event: its later events in the same call are the host's to refuse (it
+        // takes nothing newer for P02 either), and none is sent in a later call.
+        let recipients: Vec<Vec<Vec<&str>>> = calls
+            .iter()
+            .map(|call| {
+                (call.deliveries.iter())
+                    .map(|d| d.player_ids.iter().map(String::as_str).collect())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            recipients,
+            [
+                vec![vec!["P01", "P02"], vec!["P01", "P02"]],
+                vec![vec!["P01"], vec!["P01"]]
+            ]
+        );
+        let delivered: Vec<(i64, &str)> = delivered
+            .iter()
+            .map(|(event, player)| (*event, player.as_str()))
+            .collect();
+        assert_eq!(delivered, [(1, "P01"), (2, "P01"), (3, "P01"), (4, "P01")]);
+        let failed: Vec<(i64, &str)> = failed
+            .iter()
+            .map(|(pending, _)| (pending.event_id, pending.player_id.as_str()))
+            .collect();
+        assert_eq!(failed, [(1, "P02")]);
+    }
 }

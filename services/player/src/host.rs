@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use league_proto::v2::player_service_server::{PlayerService, PlayerServiceServer};
 use league_proto::v2::{
-    InviteToMatchRequest, InviteToMatchResponse, MatchContext, NotifyGameErrorRequest,
+    InviteToMatchRequest, InviteToMatchResponse, LeagueEventDelivery, MatchContext, NotifyGameErrorRequest,
     NotifyGameErrorResponse, NotifyGameOverRequest, NotifyGameOverResponse, NotifyLeagueEventRequest,
     NotifyLeagueEventResponse, NotifyLeagueEventsRequest, NotifyLeagueEventsResponse, RequestMoveRequest,
     RequestMoveResponse,
@@ -298,7 +298,8 @@ impl PlayerService for PlayerHost {
         &self,
         request: Request<NotifyLeagueEventRequest>,
     ) -> Result<Response<NotifyLeagueEventResponse>, Status> {
-        self.take_event(request.into_inner()).await?;
+        let event = request.into_inner();
+        self.take_event(&event.player_id, &event).await?;
         Ok(Response::new(NotifyLeagueEventResponse {}))
     }
 
@@ -306,17 +307,23 @@ impl PlayerService for PlayerHost {
         &self,
         request: Request<NotifyLeagueEventsRequest>,
     ) -> Result<Response<NotifyLeagueEventsResponse>, Status> {
-        let events = request.into_inner().events;
-        let mut accepted = Vec::with_capacity(events.len());
+        let deliveries = request.into_inner().deliveries;
+        let mut accepted = Vec::new();
         let mut failed: HashSet<String> = HashSet::new();
-        for event in events {
-            let player_id = event.player_id.clone();
-            // After a failure for a player, its later events wait for the redelivery: order holds.
-            let taken = !failed.contains(&player_id) && self.take_event(event).await.is_ok();
-            if !taken {
-                failed.insert(player_id);
+        for LeagueEventDelivery { event, player_ids } in deliveries {
+            for player_id in player_ids {
+                // After a failure for a player, its later events wait for the redelivery: order holds. A
+                // delivery without its event is taken by nobody.
+                let taken = !failed.contains(&player_id)
+                    && match &event {
+                        Some(event) => self.take_event(&player_id, event).await.is_ok(),
+                        None => false,
+                    };
+                if !taken {
+                    failed.insert(player_id);
+                }
+                accepted.push(taken);
             }
-            accepted.push(taken);
         }
         Ok(Response::new(NotifyLeagueEventsResponse { accepted }))
     }
@@ -349,17 +356,16 @@ fn choice_rng(seed: u64, request: &RequestMoveRequest) -> StdRng {
 
 impl PlayerHost {
     /// Records one league notification for its bot, once per event id.
-    async fn take_event(&self, request: NotifyLeagueEventRequest) -> Result<(), Status> {
+    /// `request` for `player_id` (its own `player_id` is ignored: a delivery to many players has none).
+    async fn take_event(&self, player_id: &str, request: &NotifyLeagueEventRequest) -> Result<(), Status> {
         let kind = EventKind::of(request.event.as_ref());
-        self.await_bot(&request.player_id).await;
-        let first = self.with_bot(&request.player_id, |bot| {
-            bot.memory.record_event(&request.event_id, kind)
-        })?;
+        self.await_bot(player_id).await;
+        let first = self.with_bot(player_id, |bot| bot.memory.record_event(&request.event_id, kind))?;
         if first {
             self.events_seen.send_modify(|seen| *seen += 1);
         } else {
             // Acknowledged all the same, so the manager stops redelivering it.
-            tracing::debug!(player_id = %request.player_id, event_id = %request.event_id, "event redelivered");
+            tracing::debug!(%player_id, event_id = %request.event_id, "event redelivered");
         }
         Ok(())
     }

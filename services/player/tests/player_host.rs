@@ -8,9 +8,9 @@ use std::time::Duration;
 use league_player::{EventKind, PlayerHost, StrategyKind};
 use league_proto::v2::player_service_client::PlayerServiceClient;
 use league_proto::v2::{
-    InviteToMatchRequest, MatchContext, MatchResult, NotifyGameErrorRequest, NotifyGameOverRequest,
-    NotifyLeagueEventRequest, PlayerScore, RequestMoveRequest, ResultStatus, RoundAnnouncement,
-    notify_league_event_request::Event,
+    InviteToMatchRequest, LeagueEventDelivery, MatchContext, MatchResult, NotifyGameErrorRequest,
+    NotifyGameOverRequest, NotifyLeagueEventRequest, NotifyLeagueEventsRequest, PlayerScore,
+    RequestMoveRequest, ResultStatus, RoundAnnouncement, notify_league_event_request::Event,
 };
 use league_proto::{ErrorCode, error_code};
 use prost_types::value::Kind;
@@ -249,6 +249,38 @@ async fn a_repeated_event_id_is_recorded_once() {
             ("ev-2".to_owned(), EventKind::RoundAnnouncement)
         ]
     );
+}
+
+#[tokio::test]
+async fn one_delivery_reaches_each_recipient_and_a_failure_holds_back_that_players_later_events() {
+    let (host, mut client) = serve(&["random", "random"]).await;
+    let delivery = |event: Option<NotifyLeagueEventRequest>, to: &[&str]| LeagueEventDelivery {
+        event,
+        player_ids: to.iter().map(|id| (*id).to_owned()).collect(),
+    };
+    // Shared by its recipients: no player_id of its own.
+    let shared = |event_id: &str| Some(event("", event_id));
+    let deliveries = vec![
+        // P42 is not hosted here.
+        delivery(shared("L1/1"), &["P01", "P42", "P02"]),
+        delivery(shared("L1/2"), &["P42", "P02"]),
+        // Without its event: taken by nobody, and P01's later events wait for the redelivery.
+        delivery(None, &["P01"]),
+        delivery(shared("L1/3"), &["P01", "P02"]),
+    ];
+    let accepted = client
+        .notify_league_events(NotifyLeagueEventsRequest { deliveries })
+        .await
+        .expect("answered")
+        .into_inner()
+        .accepted;
+    assert_eq!(accepted, [true, false, true, false, true, false, false, true]);
+    let seen = |player_id: &str| -> Vec<String> {
+        let events = host.events(player_id).expect("hosted");
+        events.into_iter().map(|(event_id, _)| event_id).collect()
+    };
+    assert_eq!(seen("P01"), ["L1/1"]);
+    assert_eq!(seen("P02"), ["L1/1", "L1/2", "L1/3"]);
 }
 
 #[tokio::test]

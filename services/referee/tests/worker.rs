@@ -421,7 +421,13 @@ impl PlayerService for FakePlayerHost {
         &self,
         request: Request<NotifyLeagueEventsRequest>,
     ) -> Result<Response<NotifyLeagueEventsResponse>, Status> {
-        let accepted = vec![true; request.into_inner().events.len()];
+        let recipients = request
+            .into_inner()
+            .deliveries
+            .iter()
+            .map(|d| d.player_ids.len())
+            .sum();
+        let accepted = vec![true; recipients];
         Ok(Response::new(NotifyLeagueEventsResponse { accepted }))
     }
 }
