@@ -11,6 +11,45 @@ const PROTOS: &[&str] = &[
     "league/v2/referee.proto",
 ];
 
+/// The records the manager stores as proto3 JSON beside their bytes on every report (src/json.rs):
+/// serialized by code derived from the contracts, not through reflection. The fields whose proto3 JSON is
+/// not serde's own are named below. TranscriptEntry, whose oneof proto3 JSON writes as a field of the
+/// entry itself, has its serializer written out in src/json/records.rs.
+const RECORDS: &[&str] = &[
+    ".league.v2.MatchResult",
+    ".league.v2.PlayerScore",
+    ".league.v2.MatchTranscript",
+    ".league.v2.StateTransition",
+    ".league.v2.MessageRecord",
+];
+
+const RECORD_FIELDS: &[(&str, &str)] = &[
+    (
+        ".league.v2.MatchResult.status",
+        r#"#[serde(serialize_with = "crate::json::records::result_status")]"#,
+    ),
+    (
+        ".league.v2.StateTransition.from",
+        r#"#[serde(serialize_with = "crate::json::records::match_state")]"#,
+    ),
+    (
+        ".league.v2.StateTransition.to",
+        r#"#[serde(serialize_with = "crate::json::records::match_state")]"#,
+    ),
+    (
+        ".league.v2.MessageRecord.direction",
+        r#"#[serde(serialize_with = "crate::json::records::direction")]"#,
+    ),
+    (
+        ".league.v2.MatchResult.game_metadata",
+        r#"#[serde(serialize_with = "crate::json::records::object", skip_serializing_if = "Option::is_none")]"#,
+    ),
+    (
+        ".league.v2.MessageRecord.payload",
+        r#"#[serde(serialize_with = "crate::json::records::object", skip_serializing_if = "Option::is_none")]"#,
+    ),
+];
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     for proto in PROTOS {
         println!("cargo:rerun-if-changed={proto}");
@@ -21,8 +60,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         out_dir.join("league_descriptor.bin"),
         prost::Message::encode_to_vec(&descriptors),
     )?;
-    tonic_prost_build::configure()
-        .emit_rerun_if_changed(false)
-        .compile_fds(descriptors)?;
+    let mut config = tonic_prost_build::configure().emit_rerun_if_changed(false);
+    for record in RECORDS {
+        config = config.type_attribute(record, "#[derive(serde::Serialize)]");
+    }
+    for (field, attribute) in RECORD_FIELDS {
+        config = config.field_attribute(field, attribute);
+    }
+    config.compile_fds(descriptors)?;
     Ok(())
 }

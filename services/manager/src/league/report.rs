@@ -15,6 +15,7 @@ use std::collections::{HashMap, HashSet};
 
 use league_domain::points::{DRAW, LOSS, WIN};
 use league_proto::ErrorCode;
+use league_proto::json::StoredRecord;
 use league_proto::v2::{MatchResult, ReportMatchResultRequest, ResultStatus};
 use prost::Message;
 use sqlx::{PgConnection, PgPool};
@@ -60,17 +61,16 @@ impl Report {
         } = request;
         let result = result.ok_or_else(|| reject(ErrorCode::MissingRequiredField, "result is required"))?;
         // A report without a transcript (an external referee's) stores an empty one.
-        let transcript_bytes = transcript.unwrap_or_default().encode_to_vec();
-        let result_bytes = result.encode_to_vec();
+        let transcript = transcript.unwrap_or_default();
         Ok(Self {
             referee_id,
             league_id,
             match_id,
             lease_id,
-            result_json: json_text("league.v2.MatchResult", &result_bytes)?,
-            transcript_json: json_text("league.v2.MatchTranscript", &transcript_bytes)?,
-            result_bytes,
-            transcript_bytes,
+            result_json: json_text(&result)?,
+            transcript_json: json_text(&transcript)?,
+            result_bytes: result.encode_to_vec(),
+            transcript_bytes: transcript.encode_to_vec(),
             result,
         })
     }
@@ -403,10 +403,15 @@ impl Totals {
     }
 }
 
-/// A record's bytes as proto3 JSON text, for a jsonb column.
-fn json_text(full_name: &str, encoded: &[u8]) -> ManagerResult<String> {
-    league_proto::json::encoded_to_json_text(full_name, encoded)
-        .map_err(|error| anyhow::anyhow!("storing a {full_name} as JSON: {error}").into())
+/// A record as proto3 JSON text, for a jsonb column. A record proto3 JSON cannot write (a non-finite
+/// number in a payload) is the referee's error: its report is refused and nothing is stored.
+fn json_text<R: StoredRecord>(record: &R) -> ManagerResult<String> {
+    league_proto::json::record_to_json_text(record).map_err(|error| {
+        reject(
+            ErrorCode::InvalidMessageFormat,
+            format!("storing a {} as JSON: {error}", R::NAME),
+        )
+    })
 }
 
 /// The reported match, locked for the report's transaction.

@@ -203,6 +203,22 @@ async fn leases_decide_who_may_report_and_a_repeat_is_a_no_op() {
         .await
         .unwrap_err();
     assert_eq!(code(&refused), Some("E002"));
+    // So is a result proto3 JSON cannot store: a non-finite number in its metadata.
+    let mut not_a_number = a_wins(assignment);
+    not_a_number.game_metadata = Some(prost_types::Struct {
+        fields: [(
+            "drawn_number".to_owned(),
+            prost_types::Value {
+                kind: Some(prost_types::value::Kind::NumberValue(f64::NAN)),
+            },
+        )]
+        .into(),
+    });
+    let refused = client
+        .report_match_result(first.request(report_of(assignment, not_a_number)))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&refused), Some("E002"), "{refused:?}");
 
     let recorded = client
         .report_match_result(first.request(report_of(assignment, a_wins(assignment))))
