@@ -738,3 +738,37 @@ async fn a_report_under_an_expired_lease_nobody_claimed_again_is_recorded() {
         "played once, recorded once"
     );
 }
+
+#[tokio::test]
+async fn a_league_bigger_than_one_insert_is_scheduled_whole() {
+    // 150 players: 11,175 matches, more than one insert statement takes (start.rs, MATCHES_PER_INSERT).
+    let manager = spawn_manager(150).await;
+    let mut client = manager.client();
+    for n in 1..=150 {
+        register_player(&mut client, &format!("p{n}")).await;
+    }
+    let (rounds, scheduled, matches, ready, distinct): (i64, i64, i64, i64, i64) = sqlx::query_as(
+        "select (select count(*) from rounds), (select sum(matches)::bigint from rounds),
+                count(*), count(*) filter (where status = 'ready'),
+                count(distinct (least(player_a_id, player_b_id), greatest(player_a_id, player_b_id)))
+         from matches",
+    )
+    .fetch_one(&manager.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        (rounds, scheduled, matches, ready, distinct),
+        (149, 11_175, 11_175, 75, 11_175)
+    );
+    // Every round holds the matches its row counts, each player once.
+    let wrong: i64 = sqlx::query_scalar(
+        "select count(*) from rounds r
+         where r.matches <> (select count(*) from matches m where m.round_id = r.round_id)
+            or 150 <> (select count(distinct p) from matches m, unnest(array[m.player_a_id, m.player_b_id]) p
+                       where m.round_id = r.round_id)",
+    )
+    .fetch_one(&manager.pool)
+    .await
+    .unwrap();
+    assert_eq!(wrong, 0);
+}
