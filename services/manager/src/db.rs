@@ -15,6 +15,12 @@ pub async fn connect(url: &SecretString, max_connections: u32) -> anyhow::Result
     PgPoolOptions::new()
         .max_connections(max_connections)
         .acquire_timeout(Duration::from_secs(30))
+        // No ping to Postgres before every use of a pooled connection: that was a round trip more for
+        // every claim, every batch of results and every completion check (docs/benchmarks.md). A
+        // connection that died while idle (Postgres restarted) fails its next statement instead, is
+        // closed, and that call fails like any other database error: referees repeat their claims and
+        // reports, and event delivery its batch (tests/reliability/postgres_restart.rs).
+        .test_before_acquire(false)
         .connect(url.expose_secret())
         .await
         .context("connecting to Postgres")
