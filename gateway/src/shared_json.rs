@@ -23,10 +23,11 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use serde_json::Value;
 
-/// A JSON value and its serialized text.
+/// A JSON value and its serialized text, both shared: a clone (one per recipient of a round's standings)
+/// copies two pointers, not the value.
 #[derive(Debug, Clone)]
 pub struct SharedJson {
-    value: Value,
+    value: Arc<Value>,
     text: Arc<str>,
 }
 
@@ -50,7 +51,7 @@ impl SharedJson {
     pub fn new(value: Value) -> Self {
         let text = serde_json::to_string(&value).unwrap_or_else(|_| "null".to_owned());
         Self {
-            value,
+            value: Arc::new(value),
             text: text.into(),
         }
     }
@@ -59,7 +60,7 @@ impl SharedJson {
     /// would round).
     pub fn verbatim(value: Value, text: &str) -> Self {
         Self {
-            value,
+            value: Arc::new(value),
             text: text.into(),
         }
     }
@@ -78,7 +79,7 @@ impl SharedJson {
                 };
                 Value::String(format!("\u{1}shared-json:{:016x}:{index}", *NONCE))
             })
-            .unwrap_or_else(|_| self.value.clone())
+            .unwrap_or_else(|_| Value::clone(&self.value))
     }
 
     pub fn get(&self) -> &Value {
