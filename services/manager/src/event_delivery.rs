@@ -5,7 +5,7 @@
 //! between delivering and marking means the event is delivered again after restart with the same
 //! `event_id`, which receivers use to ignore it; nothing is lost.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -166,49 +166,7 @@ impl EventDelivery {
         .fetch_all(&self.pool)
         .await?;
         let full = rows.iter().map(|row| row.players.len() as i64).sum::<i64>() == BATCH;
-        // One call per player host (and per CALL_BYTES of events): a round's notifications to 50 bots on
-        // one host are one call, not 150. Events stay in order, so each player's events stay in order.
-        let mut by_host: HashMap<String, Vec<HostDelivery>> = HashMap::new();
-        let mut undecodable = Vec::new();
-        for QueuedEvent {
-            event_id,
-            payload,
-            players,
-            endpoints,
-            attempts,
-        } in rows
-        {
-            let recipients = players
-                .into_iter()
-                .zip(attempts)
-                .map(|(player_id, attempts)| Pending {
-                    event_id,
-                    player_id,
-                    attempts,
-                });
-            let mut event = match NotifyLeagueEventRequest::decode(payload.as_slice()) {
-                Ok(event) => event,
-                Err(error) => {
-                    let error = format!("payload does not decode: {error}");
-                    undecodable.extend(recipients.map(|pending| (pending, error.clone())));
-                    continue;
-                }
-            };
-            event.event_id = format!("{}/{}", event.league_id, event_id);
-            let mut hosts: Vec<(String, Vec<Pending>)> = Vec::new();
-            for (endpoint, pending) in endpoints.into_iter().zip(recipients) {
-                match hosts.iter_mut().find(|(host, _)| *host == endpoint) {
-                    Some((_, on_host)) => on_host.push(pending),
-                    None => hosts.push((endpoint, vec![pending])),
-                }
-            }
-            for (endpoint, recipients) in hosts {
-                by_host.entry(endpoint).or_default().push(HostDelivery {
-                    event: event.clone(),
-                    recipients,
-                });
-            }
-        }
+        let (by_host, undecodable) = by_host(rows);
         let mut work = Vec::new();
         for (endpoint, deliveries) in by_host {
             let channel = match self.channels.get(&endpoint) {
@@ -284,9 +242,69 @@ impl EventDelivery {
     }
 }
 
+/// A batch's events by player host, each event decoded once, with its event id, for its recipients
+/// there; and the recipients of any event whose payload does not decode, each with why. One call per
+/// player host (and per CALL_BYTES of events): a round's notifications to 50 bots on one host are one
+/// call, not 150. Events stay in order, so each player's events stay in order, and a player whose
+/// event cannot be sent gets none of its later ones in the batch.
+fn by_host(rows: Vec<QueuedEvent>) -> (HashMap<String, Vec<HostDelivery>>, Failed) {
+    let mut by_host: HashMap<String, Vec<HostDelivery>> = HashMap::new();
+    let mut undecodable = Vec::new();
+    let mut unsent: HashSet<String> = HashSet::new();
+    for QueuedEvent {
+        event_id,
+        payload,
+        players,
+        endpoints,
+        attempts,
+    } in rows
+    {
+        let recipients = (players.into_iter().zip(endpoints).zip(attempts))
+            .filter(|((player_id, _), _)| !unsent.contains(player_id))
+            .map(|((player_id, endpoint), attempts)| {
+                let pending = Pending {
+                    event_id,
+                    player_id,
+                    attempts,
+                };
+                (endpoint, pending)
+            })
+            .collect::<Vec<_>>();
+        let mut event = match NotifyLeagueEventRequest::decode(payload.as_slice()) {
+            Ok(event) => event,
+            Err(error) => {
+                let error = format!("payload does not decode: {error}");
+                for (_, pending) in recipients {
+                    unsent.insert(pending.player_id.clone());
+                    undecodable.push((pending, error.clone()));
+                }
+                continue;
+            }
+        };
+        event.event_id = format!("{}/{}", event.league_id, event_id);
+        let mut hosts: Vec<(String, Vec<Pending>)> = Vec::new();
+        for (endpoint, pending) in recipients {
+            match hosts.iter_mut().find(|(host, _)| *host == endpoint) {
+                Some((_, on_host)) => on_host.push(pending),
+                None => hosts.push((endpoint, vec![pending])),
+            }
+        }
+        for (endpoint, recipients) in hosts {
+            by_host.entry(endpoint).or_default().push(HostDelivery {
+                event: event.clone(),
+                recipients,
+            });
+        }
+    }
+    (by_host, undecodable)
+}
+
 /// What one call's deliveries came to: the (event, player) pairs delivered, and for each player whose
 /// delivery failed, its first failed event and why.
-type Delivered = (Vec<(i64, String)>, Vec<(Pending, String)>);
+type Delivered = (Vec<(i64, String)>, Failed);
+
+/// Recipients whose delivery failed, each with its first failed event and why.
+type Failed = Vec<(Pending, String)>;
 
 /// One event for its recipients on one player host; `event` has its event id, and no recipient.
 struct HostDelivery {
@@ -451,6 +469,45 @@ mod tests {
                 })
                 .into(),
         }
+    }
+
+    #[test]
+    fn events_go_once_per_host_and_an_undecodable_one_holds_back_its_recipients_later_events() {
+        let row = |event_id: i64, payload: Vec<u8>, to: &[(&str, &str)]| QueuedEvent {
+            event_id,
+            payload,
+            players: to.iter().map(|(player, _)| (*player).to_owned()).collect(),
+            endpoints: to.iter().map(|(_, host)| (*host).to_owned()).collect(),
+            attempts: vec![0; to.len()],
+        };
+        let event = standings(0, 1).event.encode_to_vec();
+        let rows = vec![
+            row(1, event.clone(), &[("P01", "h1"), ("P02", "h2"), ("P03", "h1")]),
+            row(2, vec![0xff, 0xff], &[("P02", "h2"), ("P03", "h1")]),
+            row(3, event, &[("P01", "h1"), ("P02", "h2"), ("P03", "h1")]),
+        ];
+        let (hosts, undecodable) = by_host(rows);
+        let sent = |host: &str| -> Vec<(String, Vec<String>)> {
+            (hosts[host].iter())
+                .map(|d| {
+                    let players = d.recipients.iter().map(|p| p.player_id.clone()).collect();
+                    (d.event.event_id.clone(), players)
+                })
+                .collect()
+        };
+        // Event 2 does not decode: P02 and P03 get nothing newer in this batch.
+        assert_eq!(
+            sent("h1"),
+            [
+                ("L1/1".to_owned(), vec!["P01".to_owned(), "P03".to_owned()]),
+                ("L1/3".to_owned(), vec!["P01".to_owned()])
+            ]
+        );
+        assert_eq!(sent("h2"), [("L1/1".to_owned(), vec!["P02".to_owned()])]);
+        let failed: Vec<(i64, &str)> = (undecodable.iter())
+            .map(|(pending, _)| (pending.event_id, pending.player_id.as_str()))
+            .collect();
+        assert_eq!(failed, [(2, "P02"), (2, "P03")]);
     }
 
     #[tokio::test]
