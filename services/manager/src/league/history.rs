@@ -77,9 +77,10 @@ pub async fn schedule_page(
     } else {
         max_matches.min(MAX_SCHEDULE_PAGE)
     };
+    // Each round's size from its row (fixed by the schedule): counting every later round's matches made
+    // each page of a 500-player league's schedule read 124,750 index entries (46 ms a page).
     let rounds: Vec<(i32, Option<String>, i64)> = sqlx::query_as(
-        "select r.round_id, r.bye_player_id,
-                (select count(*) from matches m where m.league_id = r.league_id and m.round_id = r.round_id)
+        "select r.round_id, r.bye_player_id, r.matches::bigint
          from rounds r where r.league_id = $1 and r.round_id >= $2 order by r.round_id",
     )
     .bind(league_id)
