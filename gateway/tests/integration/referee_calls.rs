@@ -39,17 +39,25 @@ async fn a_game_error_needs_its_code_and_a_game_over_its_result() {
     )
     .await;
     start_league(&gateway).await;
-    // The referee pulls its match: it holds the lease of the league's only match.
-    let pulled = gateway
-        .rpc(
-            "get_assigned_matches",
-            json!({"referee_id": referee.id, "auth_token": referee.token}),
-        )
-        .await;
-    let match_id = pulled["result"]["matches"][0]["match_id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a match to referee: {pulled}"))
-        .to_owned();
+    // The referee pulls its match: it holds the lease of the league's only match. The gateway's claimer
+    // for the referee may take the match first, between a pull's look at what the referee holds and its
+    // own claim; that pull answers no match, and the next one lists it (a pulling referee asks again, as
+    // pull.rs describes). So pull until the match is listed, a bounded number of times.
+    let mut pulls = 0;
+    let match_id = loop {
+        let pulled = gateway
+            .rpc(
+                "get_assigned_matches",
+                json!({"referee_id": referee.id, "auth_token": referee.token}),
+            )
+            .await;
+        if let Some(match_id) = pulled["result"]["matches"][0]["match_id"].as_str() {
+            break match_id.to_owned();
+        }
+        pulls += 1;
+        assert!(pulls < 100, "no match to referee after {pulls} pulls: {pulled}");
+        tokio::task::yield_now().await;
+    };
     let to_alice = |message_type: &str, fields: Value| {
         let mut message = json!({
             "protocol": "league.v2",
