@@ -44,7 +44,7 @@ impl ManagerApp {
             .ok_or_else(|| anyhow::anyhow!("DATABASE_URL is not set"))?;
         let pool = db::connect(url, config.db_max_connections).await?;
         db::migrate(&pool).await?;
-        crate::league::round_completion::complete_final_rounds(&pool)
+        crate::league::round_completion::complete_final_rounds(&pool, &Default::default())
             .await
             .map_err(|error| anyhow::anyhow!("completing rounds left final: {error}"))?;
         if !config.league_id.is_empty() {

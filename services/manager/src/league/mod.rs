@@ -5,6 +5,7 @@ pub mod endpoint;
 pub mod enrollment;
 pub mod events;
 pub mod history;
+pub mod kept_table;
 pub mod queries;
 pub mod queue;
 pub mod registration;

@@ -21,6 +21,7 @@ use prost::Message;
 use sqlx::{PgConnection, PgPool};
 
 use crate::error::{ManagerError, ManagerResult, reject};
+use crate::league::kept_table::KeptTables;
 use crate::league::round_completion;
 use crate::results::{Outcome, Side};
 use crate::standings::StandingRow;
@@ -100,8 +101,8 @@ enum Judged {
 /// Records `reports` in one transaction, then completes each round they finished. Returns each
 /// report's outcome, in order. Should the transaction fail, every report of the batch fails with the
 /// same error (the referees repeat them; a repeat is safe).
-pub async fn record(pool: &PgPool, reports: &[Report]) -> Vec<ManagerResult<Reported>> {
-    let (judged, completed) = match record_together(pool, reports).await {
+pub async fn record(pool: &PgPool, tables: &KeptTables, reports: &[Report]) -> Vec<ManagerResult<Reported>> {
+    let (judged, completed) = match record_together(pool, tables, reports).await {
         Ok(recorded) => recorded,
         Err(error) => {
             // Turned into its status once, so it is logged once for the whole batch.
@@ -124,7 +125,7 @@ pub async fn record(pool: &PgPool, reports: &[Report]) -> Vec<ManagerResult<Repo
         if rounds.contains_key(&round) {
             continue;
         }
-        let completed = round_completion::complete_if_final(pool, round.0, round.1)
+        let completed = round_completion::complete_if_final(pool, tables, round.0, round.1)
             .await
             .map_err(tonic::Status::from);
         rounds.insert(round, completed);
@@ -156,6 +157,7 @@ pub async fn record(pool: &PgPool, reports: &[Report]) -> Vec<ManagerResult<Repo
 /// they finished; commits once. Returns each report's judgement and the rounds completed.
 async fn record_together<'r>(
     pool: &PgPool,
+    tables: &KeptTables,
     reports: &'r [Report],
 ) -> ManagerResult<(Vec<Judged>, HashSet<(&'r str, u32)>)> {
     let mut tx = pool.begin().await?;
@@ -198,16 +200,24 @@ async fn record_together<'r>(
     // after a commit first does.
     let mut checked = HashSet::new();
     let mut completed = HashSet::new();
+    let mut completions = Vec::new();
     for (report, judged) in reports.iter().zip(&judged) {
         let Some(round_id) = judged.round_id() else {
             continue;
         };
         let round = (report.league_id.as_str(), round_id);
-        if checked.insert(round) && round_completion::complete_in(&mut tx, round.0, round.1).await? {
+        if !checked.insert(round) {
+            continue;
+        }
+        if let Some(completion) = round_completion::complete_in(&mut tx, tables, round.0, round.1).await? {
             completed.insert(round);
+            completions.push(completion);
         }
     }
     tx.commit().await?;
+    for completion in completions {
+        completion.committed(tables);
+    }
     for (report, judged) in reports.iter().zip(&judged) {
         if let Judged::Recorded { .. } = judged {
             tracing::info!(league_id = %report.league_id, match_id = %report.match_id,

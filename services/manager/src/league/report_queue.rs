@@ -17,6 +17,7 @@ use sqlx::PgPool;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::ManagerResult;
+use crate::league::kept_table::KeptTables;
 use crate::league::report::{self, Report, Reported};
 use crate::metrics;
 use crate::wakeups::Wakeups;
@@ -41,7 +42,7 @@ impl ReportQueue {
     /// Starts the writer, which stops once every handle to the queue is dropped.
     pub fn start(pool: PgPool, wakeups: Arc<Wakeups>) -> Self {
         let (sender, receiver) = mpsc::channel(QUEUE_CAPACITY);
-        tokio::spawn(write(pool, wakeups, receiver));
+        tokio::spawn(write(pool, KeptTables::default(), wakeups, receiver));
         Self { sender }
     }
 
@@ -59,17 +60,17 @@ impl ReportQueue {
     }
 }
 
-async fn write(pool: PgPool, wakeups: Arc<Wakeups>, mut queue: mpsc::Receiver<Queued>) {
+async fn write(pool: PgPool, tables: KeptTables, wakeups: Arc<Wakeups>, mut queue: mpsc::Receiver<Queued>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let (reports, replies): (Vec<Report>, Vec<_>) = batch
             .drain(..)
             .map(|queued| (queued.report, queued.reply))
             .unzip();
-        let pool = pool.clone();
+        let (pool, tables) = (pool.clone(), tables.clone());
         let size = reports.len();
         metrics::RESULT_BATCH_SIZE.observe(size as f64);
-        let recording = tokio::spawn(async move { report::record(&pool, &reports).await });
+        let recording = tokio::spawn(async move { report::record(&pool, &tables, &reports).await });
         match recording.await {
             Ok(outcomes) => {
                 if outcomes

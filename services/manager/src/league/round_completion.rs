@@ -22,26 +22,60 @@ use league_proto::v2::{LeagueCompleted, RoundCompleted, RoundSummary, StandingsU
 use sqlx::{PgConnection, PgPool};
 
 use crate::error::ManagerResult;
-use crate::league::{events, table};
+use crate::league::events;
+use crate::league::kept_table::{KeptTable, KeptTables};
+use crate::league::table;
+use crate::results::RecordedResult;
 use crate::wakeups::MATCHES_READY_CHANNEL;
+
+/// A round completed by a transaction that has not committed yet, with the league table it made:
+/// [`Completed::committed`] keeps that table for the next round once the transaction has committed
+/// (crate::league::kept_table).
+#[must_use = "the table is kept only once the completing transaction has committed"]
+#[derive(Debug)]
+pub struct Completed {
+    league_id: String,
+    /// `None` when the league is completed: no next round needs it.
+    table: Option<KeptTable>,
+}
+
+impl Completed {
+    pub fn committed(self, tables: &KeptTables) {
+        if let Some(table) = self.table {
+            tables.keep(&self.league_id, table);
+        }
+    }
+}
 
 /// Completes `round_id` of `league_id` if none of its matches is unfinished. Returns whether this call
 /// completed it. Reads only (no commit to wait for) when the round is not final.
-pub async fn complete_if_final(pool: &PgPool, league_id: &str, round_id: u32) -> ManagerResult<bool> {
+pub async fn complete_if_final(
+    pool: &PgPool,
+    tables: &KeptTables,
+    league_id: &str,
+    round_id: u32,
+) -> ManagerResult<bool> {
     let mut tx = pool.begin().await?;
-    if !complete_in(&mut tx, league_id, round_id).await? {
+    let Some(completed) = complete_in(&mut tx, tables, league_id, round_id).await? else {
         tx.rollback().await?;
         return Ok(false);
-    }
+    };
     tx.commit().await?;
+    completed.committed(tables);
     Ok(true)
 }
 
 /// [`complete_if_final`] inside the caller's transaction `tx`, which sees its own uncommitted results:
 /// the transaction that records a round's last results completes the round too, with one commit. It
 /// does not see another transaction's uncommitted results, so it may leave a final round for the check
-/// after its commit (see the module doc). Returns whether it completed the round.
-pub async fn complete_in(tx: &mut PgConnection, league_id: &str, round_id: u32) -> ManagerResult<bool> {
+/// after its commit (see the module doc). Returns the completion when it completed the round, for the
+/// caller to call [`Completed::committed`] on once `tx` has committed.
+pub async fn complete_in(
+    tx: &mut PgConnection,
+    tables: &KeptTables,
+    league_id: &str,
+    round_id: u32,
+) -> ManagerResult<Option<Completed>> {
     let completed = sqlx::query(
         "update rounds set status = 'completed', completed_at = clock_timestamp()
          where (league_id, round_id) = (
@@ -57,15 +91,19 @@ pub async fn complete_in(tx: &mut PgConnection, league_id: &str, round_id: u32) 
     .await?
     .rows_affected()
         == 1;
-    if completed {
-        follow_round(tx, league_id, round_id).await?;
+    if !completed {
+        return Ok(None);
     }
-    Ok(completed)
+    let table = follow_round(tx, tables, league_id, round_id).await?;
+    Ok(Some(Completed {
+        league_id: league_id.to_owned(),
+        table,
+    }))
 }
 
 /// Completes every released round whose matches are all finished: what a manager that stopped between a
 /// result and its check left undone. Run at start-up.
-pub async fn complete_final_rounds(pool: &PgPool) -> ManagerResult<u32> {
+pub async fn complete_final_rounds(pool: &PgPool, tables: &KeptTables) -> ManagerResult<u32> {
     let rounds: Vec<(String, i32)> = sqlx::query_as(
         "select r.league_id, r.round_id from rounds r
          where r.status = 'released'
@@ -76,7 +114,7 @@ pub async fn complete_final_rounds(pool: &PgPool) -> ManagerResult<u32> {
     .await?;
     let mut completed = 0;
     for (league_id, round_id) in rounds {
-        if complete_if_final(pool, &league_id, round_id as u32).await? {
+        if complete_if_final(pool, tables, &league_id, round_id as u32).await? {
             tracing::warn!(%league_id, round_id, "a round left final but not completed was completed");
             completed += 1;
         }
@@ -84,27 +122,71 @@ pub async fn complete_final_rounds(pool: &PgPool) -> ManagerResult<u32> {
     Ok(completed)
 }
 
-/// Everything that follows the completion of a round. Returns whether the league is now completed.
-/// This is the path between two rounds, so it is few statements: two reads, the standings, the next
-/// round's announcement, then one statement for the release and one for the events.
-async fn follow_round(tx: &mut PgConnection, league_id: &str, round_id: u32) -> ManagerResult<bool> {
-    let (total_rounds, total_matches, played, wins, draws, technical): (i32, i64, i64, i64, i64, i64) =
-        sqlx::query_as(
-            "select l.total_rounds, (select coalesce(sum(matches), 0) from rounds where league_id = $1),
-                    r.played, r.wins, r.draws, r.technical
-             from leagues l,
-                  (select count(*) as played,
-                          count(*) filter (where result_status = 'win') as wins,
-                          count(*) filter (where result_status = 'draw') as draws,
-                          count(*) filter (where result_status in ('technical_loss', 'double_forfeit')) as technical
-                   from matches where league_id = $1 and round_id = $2) r
-             where l.league_id = $1",
-        )
-        .bind(league_id)
-        .bind(round_id as i32)
-        .fetch_one(&mut *tx)
-        .await?;
-    let standings = table::standings(&mut *tx, league_id).await?;
+/// The league's size and a round's finished matches, one row per match (one row of nulls when it
+/// has none).
+#[derive(sqlx::FromRow)]
+struct RoundRow {
+    total_rounds: i32,
+    total_matches: i64,
+    player_a_id: Option<String>,
+    player_b_id: Option<String>,
+    result_status: Option<String>,
+    winner_player_id: Option<String>,
+    at_fault_player_ids: Option<Vec<String>>,
+}
+
+/// Everything that follows the completion of a round. Returns the league table to keep for the next
+/// round, or `None` when the league is now completed. This is the path between two rounds, so it is
+/// few statements: the round's results, the next round's release and announcement, and the events;
+/// the table comes from the one kept since the last round, with this round's results added.
+async fn follow_round(
+    tx: &mut PgConnection,
+    tables: &KeptTables,
+    league_id: &str,
+    round_id: u32,
+) -> ManagerResult<Option<KeptTable>> {
+    let rows: Vec<RoundRow> = sqlx::query_as(
+        "select l.total_rounds, (select coalesce(sum(matches), 0) from rounds where league_id = $1) as total_matches,
+                m.player_a_id, m.player_b_id, m.result_status, m.winner_player_id, m.at_fault_player_ids
+         from leagues l
+         left join matches m on m.league_id = l.league_id and m.round_id = $2 and m.status = 'finished'
+         where l.league_id = $1",
+    )
+    .bind(league_id)
+    .bind(round_id as i32)
+    .fetch_all(&mut *tx)
+    .await?;
+    let (total_rounds, total_matches) = rows
+        .first()
+        .map(|row| (row.total_rounds, row.total_matches))
+        .ok_or_else(|| anyhow::anyhow!("league {league_id} not found"))?;
+    let (mut played, mut wins, mut draws, mut technical) = (0_u32, 0_u32, 0_u32, 0_u32);
+    let mut round = Vec::with_capacity(rows.len());
+    for row in rows {
+        let (Some(player_a), Some(player_b), Some(status)) =
+            (row.player_a_id, row.player_b_id, row.result_status)
+        else {
+            continue;
+        };
+        played += 1;
+        match status.as_str() {
+            "win" => wins += 1,
+            "draw" => draws += 1,
+            _ => technical += 1,
+        }
+        let outcome = table::outcome(
+            &player_a,
+            &status,
+            row.winner_player_id.as_deref(),
+            row.at_fault_player_ids.as_deref(),
+        );
+        round.push(RecordedResult {
+            player_a,
+            player_b,
+            outcome,
+        });
+    }
+    let (kept, standings) = tables.through(&mut *tx, league_id, round_id, &round).await?;
     let last = round_id as i32 >= total_rounds;
     let next_round_id = if last { 0 } else { round_id + 1 };
     let mut queued = vec![
@@ -112,13 +194,13 @@ async fn follow_round(tx: &mut PgConnection, league_id: &str, round_id: u32) -> 
             round_id,
             Event::RoundCompleted(RoundCompleted {
                 round_id,
-                matches_completed: played as u32,
+                matches_completed: played,
                 next_round_id,
                 summary: Some(RoundSummary {
-                    total_matches: played as u32,
-                    wins: wins as u32,
-                    draws: draws as u32,
-                    technical_losses: technical as u32,
+                    total_matches: played,
+                    wins,
+                    draws,
+                    technical_losses: technical,
                 }),
             }),
         ),
@@ -146,7 +228,7 @@ async fn follow_round(tx: &mut PgConnection, league_id: &str, round_id: u32) -> 
             .execute(&mut *tx)
             .await?;
         tracing::info!(%league_id, "league completed");
-        return Ok(true);
+        return Ok(None);
     }
     // The next round released: its row, its matches and the league's current round, and every
     // manager's waiting claims woken once this commits.
@@ -173,5 +255,5 @@ async fn follow_round(tx: &mut PgConnection, league_id: &str, round_id: u32) -> 
     ));
     events::enqueue(tx, league_id, queued).await?;
     tracing::info!(%league_id, round_id, next_round_id, "round completed");
-    Ok(false)
+    Ok(Some(kept))
 }

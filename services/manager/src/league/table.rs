@@ -15,9 +15,9 @@ use crate::standings::{self, TieBreak, compute_standings, rank_totals};
 
 /// A player id that sorts by the number the manager assigned (P2 < P10), the final tie-break.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-struct Ranked {
-    number: i32,
-    id: String,
+pub(crate) struct Ranked {
+    pub(crate) number: i32,
+    pub(crate) id: String,
 }
 
 /// A finished match as standings need it.
@@ -86,8 +86,7 @@ impl LeagueResults {
 
     /// The table counting the finished matches of rounds 1 to `round_id`.
     pub fn after(&self, round_id: u32) -> ManagerResult<Vec<StandingRow>> {
-        let counted = self.rounds.partition_point(|&round| round <= round_id);
-        let table = compute_standings(&self.players, &self.results[..counted])
+        let table = compute_standings(&self.players, self.through(round_id))
             .map_err(|error| anyhow::anyhow!("standings of {}: {error}", self.league_id))?;
         Ok(to_proto(table, &self.names))
     }
@@ -107,6 +106,16 @@ impl LeagueResults {
 
     pub fn player_count(&self) -> usize {
         self.players.len()
+    }
+
+    /// The players in the order of their numbers, and each one's display name.
+    pub(crate) fn players(&self) -> (&[Ranked], &HashMap<String, String>) {
+        (&self.players, &self.names)
+    }
+
+    /// The finished matches of rounds 1 to `round_id`, in round order.
+    pub(crate) fn through(&self, round_id: u32) -> &[RecordedResult<Ranked>] {
+        &self.results[..self.rounds.partition_point(|&round| round <= round_id)]
     }
 }
 
@@ -212,7 +221,10 @@ struct TableLine {
 }
 
 /// The table as the contracts carry it, with each player's display name.
-fn to_proto(table: Vec<standings::StandingRow<Ranked>>, names: &HashMap<String, String>) -> Vec<StandingRow> {
+pub(crate) fn to_proto(
+    table: Vec<standings::StandingRow<Ranked>>,
+    names: &HashMap<String, String>,
+) -> Vec<StandingRow> {
     table
         .into_iter()
         .map(|row| StandingRow {
@@ -233,39 +245,51 @@ fn to_proto(table: Vec<standings::StandingRow<Ranked>>, names: &HashMap<String, 
 }
 
 fn recorded(row: ResultRow) -> (u32, RecordedResult<Ranked>) {
-    let ResultRow {
-        round_id,
-        player_a_id: a,
-        a_number,
-        player_b_id: b,
-        b_number,
-        result_status: status,
-        winner_player_id: winner,
-        at_fault_player_ids: at_fault,
-    } = row;
-    let side_of = |player: Option<&String>| if player == Some(&a) { Side::A } else { Side::B };
-    let outcome = match status.as_str() {
-        "win" => Outcome::Win {
-            winner: side_of(winner.as_ref()),
-        },
-        "draw" => Outcome::Draw,
-        "technical_loss" => Outcome::TechnicalLoss {
-            loser: side_of(at_fault.as_ref().and_then(|players| players.first())),
-        },
-        _ => Outcome::DoubleForfeit,
-    };
+    let outcome = outcome(
+        &row.player_a_id,
+        &row.result_status,
+        row.winner_player_id.as_deref(),
+        row.at_fault_player_ids.as_deref(),
+    );
     let result = RecordedResult {
         player_a: Ranked {
-            number: a_number,
-            id: a,
+            number: row.a_number,
+            id: row.player_a_id,
         },
         player_b: Ranked {
-            number: b_number,
-            id: b,
+            number: row.b_number,
+            id: row.player_b_id,
         },
         outcome,
     };
-    (u32::try_from(round_id).unwrap_or(0), result)
+    (u32::try_from(row.round_id).unwrap_or(0), result)
+}
+
+/// A finished match's outcome from its stored columns (`player_a_id`, `result_status`,
+/// `winner_player_id`, `at_fault_player_ids`).
+pub(crate) fn outcome(
+    player_a: &str,
+    status: &str,
+    winner: Option<&str>,
+    at_fault: Option<&[String]>,
+) -> Outcome {
+    let side_of = |player: Option<&str>| {
+        if player == Some(player_a) {
+            Side::A
+        } else {
+            Side::B
+        }
+    };
+    match status {
+        "win" => Outcome::Win {
+            winner: side_of(winner),
+        },
+        "draw" => Outcome::Draw,
+        "technical_loss" => Outcome::TechnicalLoss {
+            loser: side_of(at_fault.and_then(|players| players.first()).map(String::as_str)),
+        },
+        _ => Outcome::DoubleForfeit,
+    }
 }
 
 fn proto_tie_break(rule: TieBreak) -> ProtoTieBreak {

@@ -155,3 +155,92 @@ async fn a_manager_starting_completes_the_rounds_left_final() {
     drop(restarted);
     assert_eq!(claim_round(&mut client, &referee).await.len(), 2);
 }
+
+/// A result of `assignment` of one of four kinds: A wins, B wins, a draw, B's technical loss.
+fn result_of_kind(assignment: &MatchAssignment, kind: usize) -> MatchResult {
+    let scheduled = assignment.r#match.as_ref().unwrap();
+    let (a, b) = (scheduled.player_a_id.clone(), scheduled.player_b_id.clone());
+    let score = |player_id: &str, points| PlayerScore {
+        player_id: player_id.to_owned(),
+        points,
+    };
+    let (status, winner, points, at_fault) = match kind % 4 {
+        0 => (ResultStatus::Win, a.clone(), (3, 0), vec![]),
+        1 => (ResultStatus::Win, b.clone(), (0, 3), vec![]),
+        2 => (ResultStatus::Draw, String::new(), (1, 1), vec![]),
+        _ => (ResultStatus::TechnicalLoss, a.clone(), (3, 0), vec![b.clone()]),
+    };
+    MatchResult {
+        match_id: scheduled.match_id.clone(),
+        status: status as i32,
+        winner_player_id: winner,
+        scores: vec![score(&a, points.0), score(&b, points.1)],
+        at_fault_player_ids: at_fault,
+        reason: "test".into(),
+        ..MatchResult::default()
+    }
+}
+
+/// The manager keeps each league's table between rounds instead of reading it from the database
+/// (league_manager::league::kept_table). Every LEAGUE_STANDINGS_UPDATE must still be the table of the
+/// results so far: when the kept table is added to round after round, when a manager that has just
+/// started completes a round (no table kept), and when a round was completed by another manager, so
+/// that the table this one kept is a round behind.
+#[tokio::test]
+async fn every_standings_update_is_the_table_of_the_results_so_far() {
+    let manager = spawn_manager(6).await;
+    let mut client = manager.client();
+    for name in ["a", "b", "c", "d", "e", "f"] {
+        register_player(&mut client, name).await;
+    }
+    let referee = register_referee(&mut client, "ref").await;
+    for round_id in 1..=5_usize {
+        let assignments = claim_round(&mut client, &referee).await;
+        assert_eq!(assignments.len(), 3, "round {round_id}");
+        for (number, assignment) in assignments.iter().enumerate() {
+            if round_id == 3 && number == 2 {
+                // Round 3's last result is recorded without its check, and a second manager on the
+                // same database completes the round as it starts.
+                record_without_check(&manager, assignment).await;
+                let config = ManagerConfig {
+                    listen_addr: "127.0.0.1:0".parse().unwrap(),
+                    database_url: Some(manager.database_url.clone()),
+                    db_max_connections: 2,
+                    league_id: String::new(),
+                    ..ManagerConfig::default()
+                };
+                drop(ManagerApp::build(&config).await.expect("the manager builds"));
+                assert_eq!(round_status(&manager, 3).await, "completed");
+                continue;
+            }
+            let result = result_of_kind(assignment, round_id + number);
+            client
+                .report_match_result(referee.request(report_of(assignment, result)))
+                .await
+                .unwrap();
+        }
+    }
+
+    let updates: Vec<(Vec<u8>,)> =
+        sqlx::query_as("select payload from league_events where kind = 'standings_update' order by event_id")
+            .fetch_all(&manager.pool)
+            .await
+            .unwrap();
+    assert_eq!(updates.len(), 5, "one update a round");
+    let mut conn = manager.pool.acquire().await.unwrap();
+    let results = league_manager::league::table::LeagueResults::load(&mut conn, "test_league")
+        .await
+        .unwrap();
+    for (round_id, (payload,)) in (1..).zip(updates) {
+        let event = <NotifyLeagueEventRequest as prost::Message>::decode(payload.as_slice()).unwrap();
+        let Some(notify_league_event_request::Event::StandingsUpdate(update)) = event.event else {
+            panic!("round {round_id}: not a standings update");
+        };
+        assert_eq!(update.round_id, round_id);
+        assert_eq!(
+            update.standings,
+            results.after(round_id).unwrap(),
+            "round {round_id}"
+        );
+    }
+}
