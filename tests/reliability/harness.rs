@@ -407,6 +407,7 @@ pub async fn wait_for_completion(pool: &PgPool, league_id: &str, logs: &Logs) {
             "select l.status = 'completed' and not exists (
                  select 1 from event_deliveries d join league_events e using (event_id)
                  where e.league_id = l.league_id and d.delivered_at is null and d.gave_up_at is null)
+                 and not exists (select 1 from league_events e where e.league_id = l.league_id and not e.fanned_out)
              from leagues l where l.league_id = $1",
         )
         .bind(league_id)

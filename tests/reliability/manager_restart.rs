@@ -64,6 +64,11 @@ async fn a_manager_killed_mid_delivery_and_restarted_resumes_the_league_losing_n
         (completed >= 1).then_some(())
     })
     .await;
+    // Event delivery writes a queued event's delivery rows before its first batch; it stands by, so
+    // the test writes them (the same statement), and the rows are there to lock.
+    league_manager::league::events::fan_out_all(&mut outbox)
+        .await
+        .expect("the queued events fanned out");
     let mut tx = outbox.begin().await.expect("a transaction");
     let held: Vec<(String, i64)> = sqlx::query_as(
         "select player_id, event_id from event_deliveries where delivered_at is null

@@ -19,6 +19,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::postgres::Postgres;
 use sqlx::{Connection, PgPool};
 
+use crate::league::events;
 use crate::wakeups::Wakeups;
 
 /// Advisory lock key of the one active event delivery ("league outbox"). Public for tests that hold it to
@@ -131,6 +132,9 @@ impl EventDelivery {
 
     /// Delivers one batch; returns whether the batch was full (more may be waiting).
     async fn deliver_batch(&mut self) -> anyhow::Result<bool> {
+        // Events queued since the last batch get their delivery rows first (written here rather than
+        // in the transaction that queued them, which is on the path between two rounds).
+        events::fan_out_all(&mut *self.pool.acquire().await?).await?;
         // The batch is chosen from the deliveries alone, walking the pending ones in order
         // (event_deliveries_pending) until the limit, and only then joined: the cost is the batch's, not
         // the backlog's (migrations/20261125000003_event_delivery_backlog.sql). Each event comes once

@@ -1,6 +1,9 @@
 //! Writing league events into the outbox, in the transaction that makes them true: one
-//! `league_events` row per notification and one `event_deliveries` row per recipient (every player of
-//! the league). Event delivery delivers them afterwards; a crash can delay them but not lose them.
+//! `league_events` row per notification. Its `event_deliveries` rows, one per recipient (every player
+//! of the league), are written afterwards by event delivery ([`fan_out`]), off the path between two
+//! rounds: a round's completion queues three events, and at 500 players their 1,500 delivery rows took
+//! 3.9 ms of the transaction that releases the next round. Event delivery delivers them; a crash can
+//! delay them but not lose them.
 
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::{NotifyLeagueEventRequest, RoundAnnouncement, ScheduledMatch};
@@ -13,7 +16,8 @@ use crate::wakeups::EVENTS_PENDING_CHANNEL;
 
 /// Queues `events` (each with its round), in order, for every player of `league_id`, and wakes the
 /// event delivery when `tx` commits. One statement, whatever the number of events and players: a
-/// round's completion queues three events on the path between two rounds.
+/// round's completion queues three events on the path between two rounds. Their recipients are
+/// written by [`fan_out`].
 pub async fn enqueue(tx: &mut PgConnection, league_id: &str, events: Vec<(u32, Event)>) -> ManagerResult<()> {
     let mut kinds = Vec::with_capacity(events.len());
     let mut rounds = Vec::with_capacity(events.len());
@@ -45,10 +49,6 @@ pub async fn enqueue(tx: &mut PgConnection, league_id: &str, events: Vec<(u32, E
              select $1, e.kind, e.round_id, e.payload
              from unnest($2::text[], $3::int[], $4::bytea[]) with ordinality as e(kind, round_id, payload, n)
              order by e.n
-             returning event_id
-         ), delivered as (
-             insert into event_deliveries (event_id, player_id)
-             select q.event_id, p.player_id from queued q, league_players p where p.league_id = $1
          )
          select pg_notify($5, '')",
     )
@@ -59,6 +59,40 @@ pub async fn enqueue(tx: &mut PgConnection, league_id: &str, events: Vec<(u32, E
     .bind(EVENTS_PENDING_CHANNEL)
     .execute(&mut *tx)
     .await?;
+    Ok(())
+}
+
+/// The most events one [`fan_out`] statement takes.
+const FAN_OUT_EVENTS: i64 = 64;
+
+/// Writes the delivery rows of queued events that have none yet — one per player of the event's
+/// league — and marks those events fanned out, in one statement, so each event is fanned out once
+/// (`skip locked`: two callers never take the same event). Returns how many events it fanned out; at
+/// most [`FAN_OUT_EVENTS`], so the caller repeats while it gets that many. The players of a league are
+/// fixed once it has started (enrollment closes at its start), so an event's recipients are the same
+/// whenever it is fanned out.
+pub async fn fan_out(conn: &mut PgConnection) -> ManagerResult<i64> {
+    let (fanned,): (i64,) = sqlx::query_as(
+        "with fanned as (
+             update league_events set fanned_out = true
+             where event_id in (select event_id from league_events where not fanned_out
+                                order by event_id limit $1 for update skip locked)
+             returning event_id, league_id
+         ), delivered as (
+             insert into event_deliveries (event_id, player_id)
+             select f.event_id, p.player_id from fanned f join league_players p using (league_id)
+         )
+         select count(*) from fanned",
+    )
+    .bind(FAN_OUT_EVENTS)
+    .fetch_one(conn)
+    .await?;
+    Ok(fanned)
+}
+
+/// [`fan_out`] until no queued event is left without its delivery rows.
+pub async fn fan_out_all(conn: &mut PgConnection) -> ManagerResult<()> {
+    while fan_out(&mut *conn).await? == FAN_OUT_EVENTS {}
     Ok(())
 }
 

@@ -218,8 +218,12 @@ pub async fn league_status(
                    where m.league_id = $1 and r.status = 'released' and m.status = 'finished'),
                 (select count(*) from league_players where league_id = $1),
                 (select notifications_delivered from leagues where league_id = $1),
+                -- Pending: the deliveries not made yet, and every player's share of the events not
+                -- fanned out yet (crate::league::events::fan_out).
                 (select count(*) from event_deliveries d join league_events e using (event_id)
-                 where e.league_id = $1 and d.delivered_at is null and d.gave_up_at is null)",
+                 where e.league_id = $1 and d.delivered_at is null and d.gave_up_at is null)
+                + (select count(*) from league_events e join league_players p using (league_id)
+                   where e.league_id = $1 and not e.fanned_out)",
     )
     .bind(league_id)
     .fetch_one(&mut *conn)

@@ -453,7 +453,7 @@ async fn rounds_are_released_in_order_and_league_events_are_queued_once_per_play
     assert_eq!(rounds_seen, vec![1, 2, 3]);
     // Per player: 3 announcements, 3 round completions, 3 standings updates, 1 league completion.
     let kinds: Vec<(String, i64)> = sqlx::query_as(
-        "select e.kind, count(*) from league_events e join event_deliveries d using (event_id) group by e.kind order by e.kind",
+        "select e.kind, count(*) from league_events e join league_players p using (league_id) group by e.kind order by e.kind",
     )
     .fetch_all(&manager.pool)
     .await

@@ -18,10 +18,11 @@ async fn round_status(manager: &TestManager, round_id: i32) -> String {
     status
 }
 
-/// Per kind of league event, how many deliveries were queued.
+/// Per kind of league event, how many notifications were queued: each event once for every player
+/// of its league.
 async fn queued_events(manager: &TestManager) -> Vec<(String, i64)> {
     sqlx::query_as(
-        "select e.kind, count(*) from league_events e join event_deliveries d using (event_id)
+        "select e.kind, count(*) from league_events e join league_players p using (league_id)
          group by e.kind order by e.kind",
     )
     .fetch_all(&manager.pool)
@@ -243,4 +244,44 @@ async fn every_standings_update_is_the_table_of_the_results_so_far() {
             "round {round_id}"
         );
     }
+}
+
+/// A round's completion queues its events without their delivery rows; fanning them out writes one
+/// row per event and player of the league, once, whoever fans out and however often.
+#[tokio::test]
+async fn queued_events_are_fanned_out_once_to_every_player() {
+    let manager = spawn_manager(4).await;
+    let mut client = manager.client();
+    for name in ["a", "b", "c", "d"] {
+        register_player(&mut client, name).await;
+    }
+    let referee = register_referee(&mut client, "ref").await;
+    for assignment in claim_round(&mut client, &referee).await {
+        client
+            .report_match_result(referee.request(report_of(&assignment, a_wins(&assignment))))
+            .await
+            .unwrap();
+    }
+    assert_eq!(round_status(&manager, 1).await, "completed");
+    // Alongside the manager's own event delivery, which fans out before each batch.
+    let fan_outs = (0..3).map(|_| async {
+        let mut conn = manager.pool.acquire().await.unwrap();
+        league_manager::league::events::fan_out_all(&mut conn)
+            .await
+            .unwrap();
+    });
+    futures::future::join_all(fan_outs).await;
+
+    let (events, unfanned, rows, distinct_rows): (i64, i64, i64, i64) = sqlx::query_as(
+        "select (select count(*) from league_events), (select count(*) from league_events where not fanned_out),
+                (select count(*) from event_deliveries),
+                (select count(*) from (select distinct event_id, player_id from event_deliveries) d)",
+    )
+    .fetch_one(&manager.pool)
+    .await
+    .unwrap();
+    // Round 1's announcement at the start; its completion, table and round 2's announcement after it.
+    assert_eq!((events, unfanned), (4, 0));
+    assert_eq!(rows, events * 4, "a row per event and player");
+    assert_eq!(distinct_rows, rows, "none twice");
 }
