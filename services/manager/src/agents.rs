@@ -42,9 +42,9 @@ impl Agents {
     }
 
     /// Forwards relayed replies from Postgres to this manager's watchers until shutdown, reconnecting
-    /// when the listening connection drops.
-    pub async fn listen(self, shutdown: ShutdownSignal) {
-        let mut listener = match PgListener::connect_with(&self.pool).await {
+    /// when the listening connection drops. The connection comes from `held` (db::connect_held).
+    pub async fn listen(self, held: PgPool, shutdown: ShutdownSignal) {
+        let mut listener = match PgListener::connect_with(&held).await {
             Ok(listener) => listener,
             Err(error) => {
                 tracing::warn!(%error, "cannot LISTEN for relayed replies; only local gateways are served");

@@ -31,6 +31,8 @@ pub struct ManagerApp {
     listener: TcpListener,
     local_addr: SocketAddr,
     pool: PgPool,
+    /// The connections held for good (db::connect_held): LISTEN and the event-delivery lock.
+    held: PgPool,
     service: Manager,
     agents: Agents,
     wakeups: Arc<Wakeups>,
@@ -43,6 +45,7 @@ impl ManagerApp {
             .as_ref()
             .ok_or_else(|| anyhow::anyhow!("DATABASE_URL is not set"))?;
         let pool = db::connect(url, config.db_max_connections).await?;
+        let held = db::connect_held(url)?;
         db::migrate(&pool).await?;
         crate::league::round_completion::complete_final_rounds(&pool, &Default::default())
             .await
@@ -73,6 +76,7 @@ impl ManagerApp {
             listener,
             local_addr,
             pool,
+            held,
             service,
             agents,
             wakeups,
@@ -109,10 +113,12 @@ impl ManagerApp {
         // answering, asked on every check.
         let readiness = Readiness::new();
         self.report_readiness(&readiness);
-        tokio::spawn(self.wakeups.clone().listen(self.pool.clone(), shutdown.clone()));
-        let event_delivery =
-            tokio::spawn(EventDelivery::new(self.pool.clone(), self.wakeups.clone()).run(shutdown.clone()));
-        tokio::spawn(self.agents.clone().listen(shutdown.clone()));
+        tokio::spawn(self.wakeups.clone().listen(self.held.clone(), shutdown.clone()));
+        let event_delivery = tokio::spawn(
+            EventDelivery::new(self.pool.clone(), self.held.clone(), self.wakeups.clone())
+                .run(shutdown.clone()),
+        );
+        tokio::spawn(self.agents.clone().listen(self.held.clone(), shutdown.clone()));
         let routes = tonic::service::Routes::new(ManagerServiceServer::new(self.service))
             .add_service(AgentsServiceServer::new(self.agents));
         let routes =
@@ -122,6 +128,7 @@ impl ManagerApp {
         grpc::serve(self.listener, routes, shutdown).await?;
         event_delivery.await.ok();
         self.pool.close().await;
+        self.held.close().await;
         Ok(())
     }
 }

@@ -14,7 +14,10 @@ pub struct ManagerConfig {
     pub listen_addr: SocketAddr,
     /// `DATABASE_URL`: the Postgres database (required).
     pub database_url: Option<SecretString>,
-    /// `LEAGUE_DB_MAX_CONNECTIONS`.
+    /// `LEAGUE_DB_MAX_CONNECTIONS`: the connections that do the work (claims, results, queries, event
+    /// delivery's batches). The few the manager holds for good (LISTEN, the event-delivery lock) come
+    /// on top, from a pool of their own (db::connect_held). Few is fast on few cores: each connection
+    /// prepares and plans every statement for itself (docs/benchmarks.md, "The manager's connections").
     pub db_max_connections: u32,
     /// `LEAGUE_OPERATOR_TOKEN`: the credential for operator actions (create/start a league). Without it,
     /// operator actions are refused.
@@ -109,7 +112,7 @@ impl Default for ManagerConfig {
         Self {
             listen_addr: SocketAddr::from(([0, 0, 0, 0], 50051)),
             database_url: None,
-            db_max_connections: 16,
+            db_max_connections: 4,
             operator_token: None,
             league_id: "league_2025_even_odd".to_owned(),
             game_type: "even_odd".to_owned(),

@@ -26,6 +26,23 @@ pub async fn connect(url: &SecretString, max_connections: u32) -> anyhow::Result
         .context("connecting to Postgres")
 }
 
+/// Connections the manager holds for as long as it runs: the LISTEN connection of the wake-ups
+/// (crate::wakeups), the LISTEN connection of relayed replies (crate::agents) and the event-delivery
+/// lock's connection (crate::event_delivery), and one spare for a reconnection.
+const HELD_CONNECTIONS: u32 = 4;
+
+/// The pool of the connections the manager holds for good ([`HELD_CONNECTIONS`]), apart from the pool
+/// that does the work: inside it they took three of its connections for good, so a working pool of
+/// three starved, and a pool sized for the work had to be sized for them as well. Opened lazily: its
+/// holders connect, and reconnect, as they start.
+pub fn connect_held(url: &SecretString) -> anyhow::Result<PgPool> {
+    PgPoolOptions::new()
+        .max_connections(HELD_CONNECTIONS)
+        .acquire_timeout(Duration::from_secs(30))
+        .connect_lazy(url.expose_secret())
+        .context("the database URL of the held connections")
+}
+
 /// Applies pending migrations. Safe to run from several managers at once (sqlx takes an advisory lock).
 pub async fn migrate(pool: &PgPool) -> anyhow::Result<()> {
     MIGRATOR.run(pool).await.context("applying migrations")

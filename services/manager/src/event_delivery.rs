@@ -38,6 +38,9 @@ const CALL_BYTES: usize = 1 << 20;
 #[derive(Debug)]
 pub struct EventDelivery {
     pool: PgPool,
+    /// Where the lock's connection comes from (db::connect_held): it is held for as long as this
+    /// event delivery is the active one.
+    held: PgPool,
     wakeups: Arc<Wakeups>,
     channels: HashMap<String, GrpcChannel>,
 }
@@ -60,9 +63,10 @@ struct Pending {
 }
 
 impl EventDelivery {
-    pub fn new(pool: PgPool, wakeups: Arc<Wakeups>) -> Self {
+    pub fn new(pool: PgPool, held: PgPool, wakeups: Arc<Wakeups>) -> Self {
         Self {
             pool,
+            held,
             wakeups,
             channels: HashMap::new(),
         }
@@ -114,7 +118,7 @@ impl EventDelivery {
     /// delivery holding it is normal (this one stands by); a failure is logged, never swallowed.
     async fn try_lock(&self) -> Option<PoolConnection<Postgres>> {
         let attempt = async {
-            let mut conn = self.pool.acquire().await?;
+            let mut conn = self.held.acquire().await?;
             let (locked,): (bool,) = sqlx::query_as("select pg_try_advisory_lock($1)")
                 .bind(EVENT_DELIVERY_LOCK)
                 .fetch_one(&mut *conn)

@@ -6,6 +6,7 @@ mod support;
 mod enrollment;
 mod history;
 mod manager_api;
+mod pool;
 mod readiness;
 mod report_batch;
 mod round_completion;

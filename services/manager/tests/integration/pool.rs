@@ -1,0 +1,36 @@
+//! The manager on its smallest pool. The connections it holds for good (two LISTEN connections and the
+//! event-delivery lock) come from a pool of their own: when they came from the working pool, they took
+//! three of its connections for good, and a manager given two had none left to claim or record with.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::support::*;
+
+#[tokio::test]
+async fn a_manager_with_two_connections_plays_a_whole_league() {
+    let manager = league_testkit::spawn_manager("league_test", "test_league", |config| {
+        config.auto_start_players = 4;
+        config.db_max_connections = 2;
+    })
+    .await;
+    let mut client = manager.client();
+    for name in ["a", "b", "c", "d"] {
+        register_player(&mut client, name).await;
+    }
+    let referee = register_referee(&mut client, "ref").await;
+    for round_id in 1..=3 {
+        let assignments = claim_round(&mut client, &referee).await;
+        assert_eq!(assignments.len(), 2, "round {round_id} is released whole");
+        for assignment in &assignments {
+            client
+                .report_match_result(referee.request(report_of(assignment, a_wins(assignment))))
+                .await
+                .unwrap();
+        }
+    }
+    let (status,): (String,) = sqlx::query_as("select status from leagues where league_id = 'test_league'")
+        .fetch_one(&manager.pool)
+        .await
+        .unwrap();
+    assert_eq!(status, "completed");
+}
