@@ -79,6 +79,21 @@ impl<P> StandingRow<P> {
         }
     }
 
+    /// The same row for the player `player` names this one's as.
+    pub(crate) fn with_player<Q>(self, player: impl FnOnce(P) -> Q) -> StandingRow<Q> {
+        StandingRow {
+            rank: self.rank,
+            player_id: player(self.player_id),
+            played: self.played,
+            wins: self.wins,
+            draws: self.draws,
+            losses: self.losses,
+            technical_losses: self.technical_losses,
+            points: self.points,
+            above_next_by: self.above_next_by,
+        }
+    }
+
     /// A row with nothing played yet.
     pub(crate) fn new(player_id: P) -> Self {
         Self {

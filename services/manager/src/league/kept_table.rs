@@ -188,17 +188,7 @@ impl KeptTable {
         let table = rank_totals(self.totals.clone(), &level)?;
         let table = table
             .into_iter()
-            .map(|row| standings::StandingRow {
-                rank: row.rank,
-                player_id: self.players[row.player_id as usize].clone(),
-                played: row.played,
-                wins: row.wins,
-                draws: row.draws,
-                losses: row.losses,
-                technical_losses: row.technical_losses,
-                points: row.points,
-                above_next_by: row.above_next_by,
-            })
+            .map(|row| row.with_player(|position| self.players[position as usize].clone()))
             .collect();
         Ok(table::to_proto(table, &self.names))
     }

@@ -14,19 +14,11 @@ async fn a_manager_with_two_connections_plays_a_whole_league() {
     })
     .await;
     let mut client = manager.client();
-    for name in ["a", "b", "c", "d"] {
-        register_player(&mut client, name).await;
-    }
-    let referee = register_referee(&mut client, "ref").await;
+    let referee = players_and_referee(&mut client, &["a", "b", "c", "d"]).await;
     for round_id in 1..=3 {
         let assignments = claim_round(&mut client, &referee).await;
         assert_eq!(assignments.len(), 2, "round {round_id} is released whole");
-        for assignment in &assignments {
-            client
-                .report_match_result(referee.request(report_of(assignment, a_wins(assignment))))
-                .await
-                .unwrap();
-        }
+        report_a_wins(&mut client, &referee, &assignments).await;
     }
     let (status,): (String,) = sqlx::query_as("select status from leagues where league_id = 'test_league'")
         .fetch_one(&manager.pool)

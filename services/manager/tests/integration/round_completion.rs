@@ -52,10 +52,7 @@ async fn record_without_check(manager: &TestManager, assignment: &MatchAssignmen
 async fn a_round_whose_results_arrive_together_is_completed_once() {
     let manager = spawn_manager(8).await;
     let mut client = manager.client();
-    for name in ["a", "b", "c", "d", "e", "f", "g", "h"] {
-        register_player(&mut client, name).await;
-    }
-    let referee = register_referee(&mut client, "ref").await;
+    let referee = players_and_referee(&mut client, &["a", "b", "c", "d", "e", "f", "g", "h"]).await;
     for round_id in 1..=7 {
         let assignments = claim_round(&mut client, &referee).await;
         assert_eq!(assignments.len(), 4, "round {round_id} is released whole");
@@ -86,10 +83,7 @@ async fn a_round_whose_results_arrive_together_is_completed_once() {
 async fn a_repeated_report_completes_a_round_its_first_report_left_final() {
     let manager = spawn_manager(4).await;
     let mut client = manager.client();
-    for name in ["a", "b", "c", "d"] {
-        register_player(&mut client, name).await;
-    }
-    let referee = register_referee(&mut client, "ref").await;
+    let referee = players_and_referee(&mut client, &["a", "b", "c", "d"]).await;
     let assignments = claim_round(&mut client, &referee).await;
     assert_eq!(assignments.len(), 2);
     client
@@ -132,10 +126,7 @@ async fn a_repeated_report_completes_a_round_its_first_report_left_final() {
 async fn a_manager_starting_completes_the_rounds_left_final() {
     let manager = spawn_manager(4).await;
     let mut client = manager.client();
-    for name in ["a", "b", "c", "d"] {
-        register_player(&mut client, name).await;
-    }
-    let referee = register_referee(&mut client, "ref").await;
+    let referee = players_and_referee(&mut client, &["a", "b", "c", "d"]).await;
     let assignments = claim_round(&mut client, &referee).await;
     for assignment in &assignments {
         record_without_check(&manager, assignment).await;
@@ -191,10 +182,7 @@ fn result_of_kind(assignment: &MatchAssignment, kind: usize) -> MatchResult {
 async fn every_standings_update_is_the_table_of_the_results_so_far() {
     let manager = spawn_manager(6).await;
     let mut client = manager.client();
-    for name in ["a", "b", "c", "d", "e", "f"] {
-        register_player(&mut client, name).await;
-    }
-    let referee = register_referee(&mut client, "ref").await;
+    let referee = players_and_referee(&mut client, &["a", "b", "c", "d", "e", "f"]).await;
     for round_id in 1..=5_usize {
         let assignments = claim_round(&mut client, &referee).await;
         assert_eq!(assignments.len(), 3, "round {round_id}");
@@ -252,16 +240,9 @@ async fn every_standings_update_is_the_table_of_the_results_so_far() {
 async fn queued_events_are_fanned_out_once_to_every_player() {
     let manager = spawn_manager(4).await;
     let mut client = manager.client();
-    for name in ["a", "b", "c", "d"] {
-        register_player(&mut client, name).await;
-    }
-    let referee = register_referee(&mut client, "ref").await;
-    for assignment in claim_round(&mut client, &referee).await {
-        client
-            .report_match_result(referee.request(report_of(&assignment, a_wins(&assignment))))
-            .await
-            .unwrap();
-    }
+    let referee = players_and_referee(&mut client, &["a", "b", "c", "d"]).await;
+    let assignments = claim_round(&mut client, &referee).await;
+    report_a_wins(&mut client, &referee, &assignments).await;
     assert_eq!(round_status(&manager, 1).await, "completed");
     // Alongside the manager's own event delivery, which fans out before each batch.
     let fan_outs = (0..3).map(|_| async {

@@ -63,6 +63,32 @@ pub async fn register_referee(client: &mut ManagerServiceClient<GrpcChannel>, na
     Credentials::new(response.referee_id, response.auth_token)
 }
 
+/// Registers a player for each of `names` (they join the manager's league) and a referee "ref";
+/// returns the referee's credentials.
+pub async fn players_and_referee(
+    client: &mut ManagerServiceClient<GrpcChannel>,
+    names: &[&str],
+) -> Credentials {
+    for name in names {
+        register_player(client, name).await;
+    }
+    register_referee(client, "ref").await
+}
+
+/// Reports every match of `assignments` as won by its player A, one after another.
+pub async fn report_a_wins(
+    client: &mut ManagerServiceClient<GrpcChannel>,
+    referee: &Credentials,
+    assignments: &[MatchAssignment],
+) {
+    for assignment in assignments {
+        client
+            .report_match_result(referee.request(report_of(assignment, a_wins(assignment))))
+            .await
+            .unwrap();
+    }
+}
+
 /// A well-formed result of `assignment` in which player A wins.
 pub fn a_wins(assignment: &MatchAssignment) -> MatchResult {
     let scheduled = assignment.r#match.as_ref().unwrap();
