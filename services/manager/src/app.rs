@@ -47,9 +47,13 @@ impl ManagerApp {
         let pool = db::connect(url, config.db_max_connections).await?;
         let held = db::connect_held(url)?;
         db::migrate(&pool).await?;
-        crate::league::round_completion::complete_final_rounds(&pool, &Default::default())
-            .await
-            .map_err(|error| anyhow::anyhow!("completing rounds left final: {error}"))?;
+        crate::league::round_completion::complete_final_rounds(
+            &pool,
+            &Default::default(),
+            &Default::default(),
+        )
+        .await
+        .map_err(|error| anyhow::anyhow!("completing rounds left final: {error}"))?;
         if !config.league_id.is_empty() {
             start::ensure(
                 &pool,

@@ -12,6 +12,8 @@ use tokio::sync::Notify;
 
 use league_runtime::ShutdownSignal;
 
+use crate::league::waiting_claims::WaitingClaims;
+
 pub const MATCHES_READY_CHANNEL: &str = "league_matches_ready";
 pub const EVENTS_PENDING_CHANNEL: &str = "league_events_pending";
 
@@ -19,6 +21,8 @@ pub const EVENTS_PENDING_CHANNEL: &str = "league_events_pending";
 pub struct Wakeups {
     pub matches_ready: Notify,
     pub events_pending: Notify,
+    /// The claims waiting in this manager, which a round's release hands its matches to directly.
+    pub waiting_claims: WaitingClaims,
 }
 
 impl Wakeups {

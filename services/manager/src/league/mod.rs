@@ -16,3 +16,4 @@ pub mod resume;
 pub mod round_completion;
 pub mod start;
 pub mod table;
+pub mod waiting_claims;

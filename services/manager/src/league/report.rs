@@ -23,6 +23,7 @@ use sqlx::{PgConnection, PgPool};
 use crate::error::{ManagerError, ManagerResult, reject};
 use crate::league::kept_table::KeptTables;
 use crate::league::round_completion;
+use crate::league::waiting_claims::WaitingClaims;
 use crate::results::{Outcome, Side};
 use crate::standings::StandingRow;
 
@@ -101,8 +102,13 @@ enum Judged {
 /// Records `reports` in one transaction, then completes each round they finished. Returns each
 /// report's outcome, in order. Should the transaction fail, every report of the batch fails with the
 /// same error (the referees repeat them; a repeat is safe).
-pub async fn record(pool: &PgPool, tables: &KeptTables, reports: &[Report]) -> Vec<ManagerResult<Reported>> {
-    let (judged, completed) = match record_together(pool, tables, reports).await {
+pub async fn record(
+    pool: &PgPool,
+    tables: &KeptTables,
+    waiting: &WaitingClaims,
+    reports: &[Report],
+) -> Vec<ManagerResult<Reported>> {
+    let (judged, completed) = match record_together(pool, tables, waiting, reports).await {
         Ok(recorded) => recorded,
         Err(error) => {
             // Turned into its status once, so it is logged once for the whole batch.
@@ -125,7 +131,7 @@ pub async fn record(pool: &PgPool, tables: &KeptTables, reports: &[Report]) -> V
         if rounds.contains_key(&round) {
             continue;
         }
-        let completed = round_completion::complete_if_final(pool, tables, round.0, round.1)
+        let completed = round_completion::complete_if_final(pool, tables, waiting, round.0, round.1)
             .await
             .map_err(tonic::Status::from);
         rounds.insert(round, completed);
@@ -158,6 +164,7 @@ pub async fn record(pool: &PgPool, tables: &KeptTables, reports: &[Report]) -> V
 async fn record_together<'r>(
     pool: &PgPool,
     tables: &KeptTables,
+    waiting: &WaitingClaims,
     reports: &'r [Report],
 ) -> ManagerResult<(Vec<Judged>, HashSet<(&'r str, u32)>)> {
     let mut tx = pool.begin().await?;
@@ -209,14 +216,16 @@ async fn record_together<'r>(
         if !checked.insert(round) {
             continue;
         }
-        if let Some(completion) = round_completion::complete_in(&mut tx, tables, round.0, round.1).await? {
+        if let Some(completion) =
+            round_completion::complete_in(&mut tx, tables, waiting, round.0, round.1).await?
+        {
             completed.insert(round);
             completions.push(completion);
         }
     }
     tx.commit().await?;
     for completion in completions {
-        completion.committed(tables);
+        completion.committed(pool, tables);
     }
     for (report, judged) in reports.iter().zip(&judged) {
         if let Judged::Recorded { .. } = judged {

@@ -70,7 +70,8 @@ async fn write(pool: PgPool, tables: KeptTables, wakeups: Arc<Wakeups>, mut queu
         let (pool, tables) = (pool.clone(), tables.clone());
         let size = reports.len();
         metrics::RESULT_BATCH_SIZE.observe(size as f64);
-        let recording = tokio::spawn(async move { report::record(&pool, &tables, &reports).await });
+        let waiting = wakeups.waiting_claims.clone();
+        let recording = tokio::spawn(async move { report::record(&pool, &tables, &waiting, &reports).await });
         match recording.await {
             Ok(outcomes) => {
                 if outcomes

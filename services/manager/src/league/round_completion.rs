@@ -18,31 +18,43 @@
 //! gets an answer (a repeated report checks too), and by [`complete_final_rounds`] at start-up.
 
 use league_proto::v2::notify_league_event_request::Event;
-use league_proto::v2::{LeagueCompleted, RoundCompleted, RoundSummary, StandingsUpdate};
+use league_proto::v2::{LeagueCompleted, RoundAnnouncement, RoundCompleted, RoundSummary, StandingsUpdate};
 use sqlx::{PgConnection, PgPool};
 
 use crate::error::ManagerResult;
 use crate::league::events;
 use crate::league::kept_table::{KeptTable, KeptTables};
+use crate::league::queue;
 use crate::league::table;
+use crate::league::waiting_claims::{Handed, WaitingClaims};
 use crate::results::RecordedResult;
-use crate::wakeups::MATCHES_READY_CHANNEL;
 
-/// A round completed by a transaction that has not committed yet, with the league table it made:
-/// [`Completed::committed`] keeps that table for the next round once the transaction has committed
-/// (crate::league::kept_table).
-#[must_use = "the table is kept only once the completing transaction has committed"]
+/// A round completed by a transaction that has not committed yet, with the league table it made and
+/// the next round's matches it handed to waiting claims: [`Completed::committed`] keeps that table for
+/// the next round (crate::league::kept_table) and answers those claims
+/// (crate::league::waiting_claims), once the transaction has committed.
+#[must_use = "the table is kept and the claims answered only once the completing transaction has committed"]
 #[derive(Debug)]
 pub struct Completed {
     league_id: String,
+    following: Following,
+}
+
+/// What a completion leaves for after its commit.
+#[derive(Debug, Default)]
+struct Following {
     /// `None` when the league is completed: no next round needs it.
     table: Option<KeptTable>,
+    handed: Vec<Handed>,
 }
 
 impl Completed {
-    pub fn committed(self, tables: &KeptTables) {
-        if let Some(table) = self.table {
+    pub fn committed(self, pool: &PgPool, tables: &KeptTables) {
+        if let Some(table) = self.following.table {
             tables.keep(&self.league_id, table);
+        }
+        for handed in self.following.handed {
+            handed.answer(pool);
         }
     }
 }
@@ -52,16 +64,17 @@ impl Completed {
 pub async fn complete_if_final(
     pool: &PgPool,
     tables: &KeptTables,
+    waiting: &WaitingClaims,
     league_id: &str,
     round_id: u32,
 ) -> ManagerResult<bool> {
     let mut tx = pool.begin().await?;
-    let Some(completed) = complete_in(&mut tx, tables, league_id, round_id).await? else {
+    let Some(completed) = complete_in(&mut tx, tables, waiting, league_id, round_id).await? else {
         tx.rollback().await?;
         return Ok(false);
     };
     tx.commit().await?;
-    completed.committed(tables);
+    completed.committed(pool, tables);
     Ok(true)
 }
 
@@ -73,6 +86,7 @@ pub async fn complete_if_final(
 pub async fn complete_in(
     tx: &mut PgConnection,
     tables: &KeptTables,
+    waiting: &WaitingClaims,
     league_id: &str,
     round_id: u32,
 ) -> ManagerResult<Option<Completed>> {
@@ -94,16 +108,20 @@ pub async fn complete_in(
     if !completed {
         return Ok(None);
     }
-    let table = follow_round(tx, tables, league_id, round_id).await?;
+    let following = follow_round(tx, tables, waiting, league_id, round_id).await?;
     Ok(Some(Completed {
         league_id: league_id.to_owned(),
-        table,
+        following,
     }))
 }
 
 /// Completes every released round whose matches are all finished: what a manager that stopped between a
 /// result and its check left undone. Run at start-up.
-pub async fn complete_final_rounds(pool: &PgPool, tables: &KeptTables) -> ManagerResult<u32> {
+pub async fn complete_final_rounds(
+    pool: &PgPool,
+    tables: &KeptTables,
+    waiting: &WaitingClaims,
+) -> ManagerResult<u32> {
     let rounds: Vec<(String, i32)> = sqlx::query_as(
         "select r.league_id, r.round_id from rounds r
          where r.status = 'released'
@@ -114,7 +132,7 @@ pub async fn complete_final_rounds(pool: &PgPool, tables: &KeptTables) -> Manage
     .await?;
     let mut completed = 0;
     for (league_id, round_id) in rounds {
-        if complete_if_final(pool, tables, &league_id, round_id as u32).await? {
+        if complete_if_final(pool, tables, waiting, &league_id, round_id as u32).await? {
             tracing::warn!(%league_id, round_id, "a round left final but not completed was completed");
             completed += 1;
         }
@@ -136,15 +154,17 @@ struct RoundRow {
 }
 
 /// Everything that follows the completion of a round. Returns the league table to keep for the next
-/// round, or `None` when the league is now completed. This is the path between two rounds, so it is
-/// few statements: the round's results, the next round's release and announcement, and the events;
-/// the table comes from the one kept since the last round, with this round's results added.
+/// round (none when the league is now completed) and the matches handed to waiting claims. This is
+/// the path between two rounds, so it is three statements: the round's results, the next round's
+/// release (which returns what it announces), and the events; the table comes from the one kept since
+/// the last round, with this round's results added.
 async fn follow_round(
     tx: &mut PgConnection,
     tables: &KeptTables,
+    waiting: &WaitingClaims,
     league_id: &str,
     round_id: u32,
-) -> ManagerResult<Option<KeptTable>> {
+) -> ManagerResult<Following> {
     let rows: Vec<RoundRow> = sqlx::query_as(
         "select l.total_rounds, (select coalesce(sum(matches), 0) from rounds where league_id = $1) as total_matches,
                 m.player_a_id, m.player_b_id, m.result_status, m.winner_player_id, m.at_fault_player_ids
@@ -228,32 +248,29 @@ async fn follow_round(
             .execute(&mut *tx)
             .await?;
         tracing::info!(%league_id, "league completed");
-        return Ok(None);
+        return Ok(Following::default());
     }
-    // The next round released: its row, its matches and the league's current round, and every
-    // manager's waiting claims woken once this commits.
-    sqlx::query(
-        "with released as (
-             update rounds set status = 'released', released_at = clock_timestamp()
-             where league_id = $1 and round_id = $2
-         ), ready as (
-             update matches set status = 'ready' where league_id = $1 and round_id = $2
-         ), current as (
-             update leagues set current_round = $2 where league_id = $1
-         )
-         select pg_notify($3, '')",
-    )
-    .bind(league_id)
-    .bind(next_round_id as i32)
-    .bind(MATCHES_READY_CHANNEL)
-    .execute(&mut *tx)
-    .await?;
-    // Read after the release, so the announced matches are ready.
+    // The next round released, its first matches handed to the claims waiting in this manager.
+    let claims = waiting.take_all();
+    let released = queue::release_round(tx, league_id, next_round_id, &claims).await?;
     queued.push((
         next_round_id,
-        events::round_announcement(tx, league_id, next_round_id).await?,
+        Event::RoundAnnouncement(RoundAnnouncement {
+            round_id: next_round_id,
+            matches: released.announced,
+        }),
     ));
+    let handed = claims
+        .into_iter()
+        .zip(released.handed)
+        // A claim handed nothing is dropped unanswered: it looks again.
+        .filter(|(_, assignments)| !assignments.is_empty())
+        .map(|(claim, assignments)| Handed { claim, assignments })
+        .collect();
     events::enqueue(tx, league_id, queued).await?;
     tracing::info!(%league_id, round_id, next_round_id, "round completed");
-    Ok(Some(kept))
+    Ok(Following {
+        table: Some(kept),
+        handed,
+    })
 }

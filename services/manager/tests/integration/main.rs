@@ -10,4 +10,5 @@ mod pool;
 mod readiness;
 mod report_batch;
 mod round_completion;
+mod waiting_claims;
 mod whole_league;

@@ -44,7 +44,7 @@ async fn a_batch_judges_each_report_as_if_it_came_alone() {
         report(&holder, report_of(second, forfeit)),
         report(&holder, unknown),
     ];
-    let outcomes = report::record(&manager.pool, &Default::default(), &batch).await;
+    let outcomes = report::record(&manager.pool, &Default::default(), &Default::default(), &batch).await;
 
     let code = |index: usize| match &outcomes[index] {
         Err(ManagerError::Rejected { code, .. }) => Some(*code),

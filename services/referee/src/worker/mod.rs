@@ -1,8 +1,10 @@
 //! The referee's worker: claims matches from the manager under a lease, runs each in its own task,
 //! reports the result, and keeps the leases of running matches alive.
 //!
-//! - Claiming: `ClaimMatches{max_matches: free slots, wait}` (a long poll) whenever a slot is free; never
-//!   more than `capacity` matches at once.
+//! - Claiming: `ClaimMatches{max_matches: capacity, wait}` (a long poll) whenever a slot is free; the
+//!   manager hands out no more than the slots it counts free (capacity minus the leases the referee
+//!   holds), so the matches running at once stay within `capacity` but for a match whose result is
+//!   recorded and whose task has not yet ended.
 //! - Reporting: `ReportMatchResult` with the transcript, kept and retried until the manager takes it
 //!   (see [`report`]); E015 LEASE_NOT_HELD means another referee owns the match now, so the result is
 //!   dropped. A match interrupted by an outage of the league's own services has no result: its lease is
@@ -164,9 +166,15 @@ impl Worker {
                     () = shutdown.clone().wait() => break,
                 }
             }
-            let free = capacity - tasks.len();
+            // Asks for every slot, not only the ones free now: a claim often waits (a long poll) from
+            // the moment a round's first match ends until the next round is released, and by then the
+            // round's other matches have ended too. The manager caps the claim at the slots it counts
+            // free when it looks (the referee's capacity minus the leases it holds), so the claim
+            // answered at the release takes what the referee can run then, instead of the one slot that
+            // was free when it asked.
+            let asked = capacity;
             let asked_at = Instant::now();
-            let mut claim = Box::pin(self.claim(free));
+            let mut claim = Box::pin(self.claim(asked));
             let claimed = tokio::select! {
                 claimed = &mut claim => Some(claimed),
                 () = shutdown.clone().wait() => None,
@@ -189,14 +197,17 @@ impl Worker {
                     () = shutdown.clone().wait() => break,
                 }
             }
-            for assignment in assignments.into_iter().filter_map(parse) {
-                if tasks.len() >= capacity {
+            for (index, assignment) in assignments.into_iter().filter_map(parse).enumerate() {
+                if index >= asked {
                     tracing::error!(
                         match_id = assignment.match_id(),
                         "the manager assigned more matches than asked for; leaving this one to expire"
                     );
                     continue;
                 }
+                // Started even when it takes the running matches past capacity: the manager counted its
+                // slot free because a match's result is recorded while the match's task is still
+                // taking the report's answer. The overlap lasts that long.
                 self.start(&mut tasks, assignment);
             }
         }
@@ -253,10 +264,10 @@ impl Worker {
         report::release(&self.manager, &self.credentials, &self.config, leases).await;
     }
 
-    async fn claim(&self, free: usize) -> Result<Vec<MatchAssignment>, tonic::Status> {
+    async fn claim(&self, max: usize) -> Result<Vec<MatchAssignment>, tonic::Status> {
         let wait = self.config.claim_wait;
         let mut request = self.credentials.request(ClaimMatchesRequest {
-            max_matches: u32::try_from(free).unwrap_or(u32::MAX),
+            max_matches: u32::try_from(max).unwrap_or(u32::MAX),
             wait: prost_types::Duration::try_from(wait).ok(),
         });
         request.set_timeout(wait + self.config.call_timeout);
