@@ -43,6 +43,21 @@ pub fn connect_held(url: &SecretString) -> anyhow::Result<PgPool> {
         .context("the database URL of the held connections")
 }
 
+/// The result writer's own connection (crate::league::report_queue), apart from the working pool.
+/// The writer records batches and completes rounds one after another, so one connection is all it
+/// uses; on its own it also plans its statements once. Postgres plans a statement afresh on its first
+/// five executions on each connection, and the writer's statements spread over the working pool were
+/// planned up to five times per connection: in a 20-player league most releases of a round
+/// (crate::league::queue::release_round) were custom-planned, 1–1.5 ms each (docs/benchmarks.md).
+/// Opened lazily, on the working pool's options.
+pub fn connect_writer(pool: &PgPool) -> PgPool {
+    PgPoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(Duration::from_secs(30))
+        .test_before_acquire(false)
+        .connect_lazy_with(pool.connect_options().as_ref().clone())
+}
+
 /// Applies pending migrations. Safe to run from several managers at once (sqlx takes an advisory lock).
 pub async fn migrate(pool: &PgPool) -> anyhow::Result<()> {
     MIGRATOR.run(pool).await.context("applying migrations")

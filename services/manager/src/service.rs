@@ -46,7 +46,7 @@ impl Manager {
         rules: registration::Rules,
     ) -> Self {
         Self {
-            reports: ReportQueue::start(pool.clone(), wakeups.clone()),
+            reports: ReportQueue::start(crate::db::connect_writer(&pool), wakeups.clone()),
             pool,
             auth,
             wakeups,
