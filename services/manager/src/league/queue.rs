@@ -175,7 +175,7 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
 /// its first match later than one that hands a few: the referee claims the rest as soon as it has
 /// started these (its worker claims again while it has free slots), beside the matches already running.
 /// Measured (docs/benchmarks.md): 64 a claim made the 500-player gap worse; 16 brought the 50- and
-/// 200-player gaps down by 1.5 ms.
+/// 200-player gaps down by 1.1–1.5 ms.
 const HANDED_PER_CLAIM: i32 = 16;
 
 /// A released round's match: handed to a waiting claim's referee, or left ready (`referee_id` null;
@@ -200,11 +200,11 @@ pub struct ReleasedRound {
 
 /// Releases `round_id` of `league_id` inside the completing transaction `tx` (the round's row, its
 /// matches and the league's current round, in one statement), and wakes every manager's waiting claims
-/// once `tx` commits. Its first matches go straight to the waiting `claims` of this manager, in the order
-/// given, each up to its `max` ([`HANDED_PER_CLAIM`] at most) and its referee's free slots (counted as a claim counts them), and only
-/// if the referee runs the league's game; the rest are ready for any claim. A handed match is leased
-/// exactly as a claimed one: one update of its row instead of two, and no claim statement or commit
-/// between the release and the round's first matches.
+/// once `tx` commits. Its first matches go straight to the waiting `claims` of this manager, in the
+/// order given, each up to its `max` ([`HANDED_PER_CLAIM`] at most) and its referee's free slots
+/// (counted as a claim counts them), and only if the referee runs the league's game; the rest are ready
+/// for any claim. A handed match is leased exactly as a claimed one: one update of its row instead of
+/// two, and no claim statement or commit between the release and the round's first matches.
 pub async fn release_round(
     tx: &mut PgConnection,
     league_id: &str,
