@@ -235,6 +235,7 @@ async fn play<G, T>(
         gateways: args.gateways,
         gateway_addr: args.gateway_addr.clone(),
         agent_rate_limit: args.agent_rate_limit,
+        external_players: args.external_players,
         referees: args.referees,
         referee_capacity: args.referee_capacity,
         players: args.players,

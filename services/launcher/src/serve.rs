@@ -81,6 +81,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         gateways: 1,
         gateway_addr: args.gateway_addr.clone(),
         agent_rate_limit: None,
+        external_players: 0,
         referees: args.referees,
         referee_capacity: args.referee_capacity,
         players: args.players,

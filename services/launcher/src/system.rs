@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use league_gateway::GatewayConfig;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{CreateLeagueRequest, GetLeagueStatusRequest, MatchTiming};
 use league_runtime::credentials::operator_request;
@@ -36,6 +37,8 @@ pub struct Plan {
     /// The first gateway's address (`…:0`: a free port).
     pub gateway_addr: String,
     pub agent_rate_limit: Option<u32>,
+    /// Fake external agents this run registers through the gateway itself, all from 127.0.0.1.
+    pub external_players: u32,
     pub referees: u32,
     pub referee_capacity: u32,
     /// Bots in the player host (0: no host).
@@ -170,6 +173,15 @@ pub async fn start<G>(
             // Every local agent shares 127.0.0.1: the address's rate follows the agents'.
             gateway_env.push(("LEAGUE_AGENT_RATE_LIMIT".to_owned(), limit.to_string()));
             gateway_env.push(("LEAGUE_ADDRESS_RATE_LIMIT".to_owned(), limit.to_string()));
+        }
+        // The run's own external agents register from one address, all in the same second: the
+        // per-address registration limit (a minute's worth) would refuse those beyond it.
+        let registrations = GatewayConfig::default().registration_rate_limit;
+        if plan.external_players > registrations {
+            gateway_env.push((
+                "LEAGUE_REGISTRATION_RATE_LIMIT".to_owned(),
+                plan.external_players.to_string(),
+            ));
         }
         let gateway = children::start(
             &format!("gateway-{replica}"),
