@@ -37,7 +37,8 @@ pub struct Plan {
     /// The first gateway's address (`…:0`: a free port).
     pub gateway_addr: String,
     pub agent_rate_limit: Option<u32>,
-    /// Fake external agents this run registers through the gateway itself, all from 127.0.0.1.
+    /// External agents the league waits for, registering through the gateway: the bench's fake agents,
+    /// or `league run --external-players`; on a local run, all from one address.
     pub external_players: u32,
     pub referees: u32,
     pub referee_capacity: u32,
@@ -174,8 +175,8 @@ pub async fn start<G>(
             gateway_env.push(("LEAGUE_AGENT_RATE_LIMIT".to_owned(), limit.to_string()));
             gateway_env.push(("LEAGUE_ADDRESS_RATE_LIMIT".to_owned(), limit.to_string()));
         }
-        // The run's own external agents register from one address, all in the same second: the
-        // per-address registration limit (a minute's worth) would refuse those beyond it.
+        // A local run's external agents register from one address, the bench's all in the same
+        // second: the per-address registration limit (a minute's worth) would refuse those beyond it.
         let registrations = GatewayConfig::default().registration_rate_limit;
         if plan.external_players > registrations {
             gateway_env.push((
