@@ -2,6 +2,7 @@
 //! referees never get the same match and never wait on each other), renew leases while they run, and a
 //! match whose lease expired is claimable again. No transaction outlives a statement here.
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use league_proto::v2::{
@@ -112,10 +113,21 @@ async fn next_lease_expiry(pool: &PgPool) -> ManagerResult<Option<Duration>> {
     Ok(millis.map(|millis| Duration::from_millis(u64::try_from(millis).unwrap_or(0))))
 }
 
-/// One statement: a claim is on the critical path between two rounds.
-async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<Vec<MatchAssignment>> {
-    crate::metrics::CLAIM_LOOKS.inc();
-    let rows: Vec<ClaimedRow> = sqlx::query_as(
+/// The columns of [`ClaimedRow`] that say who sits in a leased match `c`: each player's name, where to
+/// reach it and its record so far. With [`SEATED_JOINS`]; the claim and the release read them alike.
+const SEATED_COLUMNS: &str = "a.agent_id as a_id, a.display_name as a_name, a.service_endpoint as a_endpoint,
+    coalesce(sa.wins, 0) as a_wins, coalesce(sa.draws, 0) as a_draws, coalesce(sa.losses, 0) as a_losses,
+    b.agent_id as b_id, b.display_name as b_name, b.service_endpoint as b_endpoint,
+    coalesce(sb.wins, 0) as b_wins, coalesce(sb.draws, 0) as b_draws, coalesce(sb.losses, 0) as b_losses";
+
+const SEATED_JOINS: &str = "join agents a on a.agent_id = c.player_a_id
+    join agents b on b.agent_id = c.player_b_id
+    left join standings sa on sa.league_id = c.league_id and sa.player_id = c.player_a_id
+    left join standings sb on sb.league_id = c.league_id and sb.player_id = c.player_b_id";
+
+/// A claim, in one statement: a claim is on the critical path between two rounds.
+static CLAIM: LazyLock<String> = LazyLock::new(|| {
+    format!(
         "with free as (
              select greatest(0, coalesce(a.max_concurrent_matches, $2) - (
                  select count(*) from matches r
@@ -150,23 +162,21 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
          select c.league_id, c.match_id, c.round_id, c.lease_id, c.expires_ms, c.game_type,
                 c.join_timeout_ms, c.move_timeout_ms, c.game_over_timeout_ms, c.max_attempts,
                 c.retry_delay_ms, c.lease_duration_ms,
-                a.agent_id as a_id, a.display_name as a_name, a.service_endpoint as a_endpoint,
-                coalesce(sa.wins, 0) as a_wins, coalesce(sa.draws, 0) as a_draws,
-                coalesce(sa.losses, 0) as a_losses,
-                b.agent_id as b_id, b.display_name as b_name, b.service_endpoint as b_endpoint,
-                coalesce(sb.wins, 0) as b_wins, coalesce(sb.draws, 0) as b_draws,
-                coalesce(sb.losses, 0) as b_losses
+                {SEATED_COLUMNS}
          from claimed c
-         join agents a on a.agent_id = c.player_a_id
-         join agents b on b.agent_id = c.player_b_id
-         left join standings sa on sa.league_id = c.league_id and sa.player_id = c.player_a_id
-         left join standings sb on sb.league_id = c.league_id and sb.player_id = c.player_b_id
-         order by c.round_id, c.match_number",
+         {SEATED_JOINS}
+         order by c.round_id, c.match_number"
     )
-    .bind(referee_id)
-    .bind(i64::from(max))
-    .fetch_all(pool)
-    .await?;
+});
+
+/// Claims once, without waiting ([`CLAIM`]).
+async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<Vec<MatchAssignment>> {
+    crate::metrics::CLAIM_LOOKS.inc();
+    let rows: Vec<ClaimedRow> = sqlx::query_as(&CLAIM)
+        .bind(referee_id)
+        .bind(i64::from(max))
+        .fetch_all(pool)
+        .await?;
     Ok(rows.into_iter().map(|row| assignment(referee_id, row)).collect())
 }
 
@@ -198,25 +208,9 @@ pub struct ReleasedRound {
     pub handed: Vec<Vec<MatchAssignment>>,
 }
 
-/// Releases `round_id` of `league_id` inside the completing transaction `tx` (the round's row, its
-/// matches and the league's current round, in one statement), and wakes every manager's waiting claims
-/// once `tx` commits. Its first matches go straight to the waiting `claims` of this manager, in the
-/// order given, each up to its `max` ([`HANDED_PER_CLAIM`] at most) and its referee's free slots
-/// (counted as a claim counts them), and only if the referee runs the league's game; the rest are ready
-/// for any claim. A handed match is leased exactly as a claimed one: one update of its row instead of
-/// two, and no claim statement or commit between the release and the round's first matches.
-pub async fn release_round(
-    tx: &mut PgConnection,
-    league_id: &str,
-    round_id: u32,
-    claims: &[WaitingClaim],
-) -> ManagerResult<ReleasedRound> {
-    let referees: Vec<&str> = claims.iter().map(|claim| claim.referee_id.as_str()).collect();
-    let maxima: Vec<i32> = claims
-        .iter()
-        .map(|claim| i32::try_from(claim.max).unwrap_or(i32::MAX))
-        .collect();
-    let rows: Vec<ReleasedRow> = sqlx::query_as(
+/// The release of a round ([`release_round`]).
+static RELEASE: LazyLock<String> = LazyLock::new(|| {
+    format!(
         "with released as (
              update rounds set status = 'released', released_at = clock_timestamp()
              where league_id = $1 and round_id = $2
@@ -252,34 +246,46 @@ pub async fn release_round(
          ), woken as (
              select pg_notify($5, '')
          )
-         select h.referee_id, h.claim, h.league_id, h.match_id, h.round_id,
-                coalesce(h.lease_id::text, '') as lease_id,
-                coalesce((extract(epoch from h.lease_expires_at) * 1000)::bigint, 0) as expires_ms,
-                l.game_type, l.join_timeout_ms, l.move_timeout_ms, l.game_over_timeout_ms, l.max_attempts,
-                l.retry_delay_ms, l.lease_duration_ms,
-                a.agent_id as a_id, a.display_name as a_name, a.service_endpoint as a_endpoint,
-                coalesce(sa.wins, 0) as a_wins, coalesce(sa.draws, 0) as a_draws,
-                coalesce(sa.losses, 0) as a_losses,
-                b.agent_id as b_id, b.display_name as b_name, b.service_endpoint as b_endpoint,
-                coalesce(sb.wins, 0) as b_wins, coalesce(sb.draws, 0) as b_draws,
-                coalesce(sb.losses, 0) as b_losses
-         from handed h
+         select c.referee_id, c.claim, c.league_id, c.match_id, c.round_id,
+                coalesce(c.lease_id::text, '') as lease_id,
+                coalesce((extract(epoch from c.lease_expires_at) * 1000)::bigint, 0) as expires_ms,
+                l.game_type, {TIMING_COLUMNS},
+                {SEATED_COLUMNS}
+         from handed c
          cross join woken
-         join leagues l on l.league_id = h.league_id
-         join agents a on a.agent_id = h.player_a_id
-         join agents b on b.agent_id = h.player_b_id
-         left join standings sa on sa.league_id = h.league_id and sa.player_id = h.player_a_id
-         left join standings sb on sb.league_id = h.league_id and sb.player_id = h.player_b_id
-         order by h.match_number",
+         join leagues l on l.league_id = c.league_id
+         {SEATED_JOINS}
+         order by c.match_number"
     )
-    .bind(league_id)
-    .bind(round_id as i32)
-    .bind(&referees)
-    .bind(&maxima)
-    .bind(MATCHES_READY_CHANNEL)
-    .bind(HANDED_PER_CLAIM)
-    .fetch_all(&mut *tx)
-    .await?;
+});
+
+/// Releases `round_id` of `league_id` inside the completing transaction `tx` (the round's row, its
+/// matches and the league's current round, in one statement), and wakes every manager's waiting claims
+/// once `tx` commits. Its first matches go straight to the waiting `claims` of this manager, in the
+/// order given, each up to its `max` ([`HANDED_PER_CLAIM`] at most) and its referee's free slots
+/// (counted as a claim counts them), and only if the referee runs the league's game; the rest are ready
+/// for any claim. A handed match is leased exactly as a claimed one: one update of its row instead of
+/// two, and no claim statement or commit between the release and the round's first matches.
+pub async fn release_round(
+    tx: &mut PgConnection,
+    league_id: &str,
+    round_id: u32,
+    claims: &[WaitingClaim],
+) -> ManagerResult<ReleasedRound> {
+    let referees: Vec<&str> = claims.iter().map(|claim| claim.referee_id.as_str()).collect();
+    let maxima: Vec<i32> = claims
+        .iter()
+        .map(|claim| i32::try_from(claim.max).unwrap_or(i32::MAX))
+        .collect();
+    let rows: Vec<ReleasedRow> = sqlx::query_as(&RELEASE)
+        .bind(league_id)
+        .bind(round_id as i32)
+        .bind(&referees)
+        .bind(&maxima)
+        .bind(MATCHES_READY_CHANNEL)
+        .bind(HANDED_PER_CLAIM)
+        .fetch_all(&mut *tx)
+        .await?;
     let mut released = ReleasedRound {
         announced: Vec::with_capacity(rows.len()),
         handed: claims.iter().map(|_| Vec::new()).collect(),

@@ -48,6 +48,19 @@ async fn record_without_check(manager: &TestManager, assignment: &MatchAssignmen
     .unwrap();
 }
 
+/// A second manager on `manager`'s database, as after a restart: it completes the rounds left final
+/// as it starts.
+async fn second_manager(manager: &TestManager) -> ManagerApp {
+    let config = ManagerConfig {
+        listen_addr: "127.0.0.1:0".parse().unwrap(),
+        database_url: Some(manager.database_url.clone()),
+        db_max_connections: 2,
+        league_id: String::new(),
+        ..ManagerConfig::default()
+    };
+    ManagerApp::build(&config).await.expect("the manager builds")
+}
+
 #[tokio::test]
 async fn a_round_whose_results_arrive_together_is_completed_once() {
     let manager = spawn_manager(8).await;
@@ -134,14 +147,7 @@ async fn a_manager_starting_completes_the_rounds_left_final() {
     assert_eq!(round_status(&manager, 1).await, "released");
 
     // A second manager on the same database, as after a restart.
-    let config = ManagerConfig {
-        listen_addr: "127.0.0.1:0".parse().unwrap(),
-        database_url: Some(manager.database_url.clone()),
-        db_max_connections: 2,
-        league_id: String::new(),
-        ..ManagerConfig::default()
-    };
-    let restarted = ManagerApp::build(&config).await.expect("the manager builds");
+    let restarted = second_manager(&manager).await;
     assert_eq!(round_status(&manager, 1).await, "completed");
     assert_eq!(round_status(&manager, 2).await, "released");
     drop(restarted);
@@ -191,14 +197,7 @@ async fn every_standings_update_is_the_table_of_the_results_so_far() {
                 // Round 3's last result is recorded without its check, and a second manager on the
                 // same database completes the round as it starts.
                 record_without_check(&manager, assignment).await;
-                let config = ManagerConfig {
-                    listen_addr: "127.0.0.1:0".parse().unwrap(),
-                    database_url: Some(manager.database_url.clone()),
-                    db_max_connections: 2,
-                    league_id: String::new(),
-                    ..ManagerConfig::default()
-                };
-                drop(ManagerApp::build(&config).await.expect("the manager builds"));
+                drop(second_manager(&manager).await);
                 assert_eq!(round_status(&manager, 3).await, "completed");
                 continue;
             }
