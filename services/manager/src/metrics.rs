@@ -14,7 +14,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use sqlx::PgPool;
 
-/// A match's `status` column.
+/// A match's status as the contracts show it (`match_status` in the migrations).
 const STATUSES: [&str; 4] = ["scheduled", "ready", "running", "finished"];
 /// A finished match's `result_status` column.
 const OUTCOMES: [&str; 4] = ["win", "draw", "technical_loss", "double_forfeit"];
@@ -125,9 +125,9 @@ type Counts = Vec<(String, Option<String>, bool, i64)>;
 
 async fn count_matches(pool: &PgPool) -> Result<Counts, sqlx::Error> {
     sqlx::query_as(
-        "select status, result_status, coalesce(status = 'running' and lease_expires_at < now(), false),
-                count(*)
-         from matches group by 1, 2, 3",
+        "select match_status(m, l), m.result_status,
+                coalesce(m.status = 'running' and m.lease_expires_at < now(), false), count(*)
+         from matches m join leagues l using (league_id) group by 1, 2, 3",
     )
     .fetch_all(pool)
     .await

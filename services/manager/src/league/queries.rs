@@ -52,8 +52,12 @@ struct MatchDetailRow {
     transcript: Option<Vec<u8>>,
 }
 
+/// A match `m` of league `l`, as the contracts show it. Its status comes from `match_status` (in the
+/// migrations): a row says `scheduled` until it is leased, and a scheduled match of the current round is
+/// ready.
 pub(crate) const MATCH_COLUMNS: &str =
-    "m.league_id, m.round_id, m.match_id, l.game_type, m.player_a_id, m.player_b_id, m.referee_id, m.status";
+    "m.league_id, m.round_id, m.match_id, l.game_type, m.player_a_id, m.player_b_id,
+    m.referee_id, match_status(m, l) as status";
 
 impl From<MatchRow> for ScheduledMatch {
     fn from(row: MatchRow) -> Self {

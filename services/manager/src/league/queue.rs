@@ -135,14 +135,14 @@ static CLAIM: LazyLock<String> = LazyLock::new(|| {
              )) as slots
              from agents a where a.agent_id = $1
          ), candidates as (
-             -- Only a running league's current round has ready or running matches: reading just that
-             -- round (matches_by_round) keeps a claim from wading through every match that was once
-             -- ready, whose dead index entries pile up between vacuums (O(matches) per claim).
+             -- A running league's current round holds its only claimable matches: the scheduled ones
+             -- (ready: migrations' match_status) and those whose lease expired. Reading just that
+             -- round (matches_by_round) keeps a claim O(the round's matches), not O(the league's).
              select m.league_id, m.match_id
              from leagues l
              join matches m on m.league_id = l.league_id and m.round_id = l.current_round
              where l.status = 'running'
-               and (m.status = 'ready' or (m.status = 'running' and m.lease_expires_at < now()))
+               and (m.status = 'scheduled' or (m.status = 'running' and m.lease_expires_at < now()))
                and l.game_type = any(select unnest(game_types) from agents where agent_id = $1)
              order by m.round_id, m.match_number
              limit least($2, (select slots from free))
@@ -188,8 +188,8 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
 /// 200-player gaps down by 1.1–1.5 ms.
 const HANDED_PER_CLAIM: i32 = 16;
 
-/// A released round's match: handed to a waiting claim's referee, or left ready (`referee_id` null;
-/// its lease columns then empty).
+/// A released round's match: handed to a waiting claim's referee, or left scheduled, which its round's
+/// release makes ready (`referee_id` null; its lease columns then empty).
 #[derive(sqlx::FromRow)]
 struct ReleasedRow {
     referee_id: Option<String>,
@@ -228,30 +228,27 @@ static RELEASE: LazyLock<String> = LazyLock::new(|| {
              select w.referee_id, w.n, row_number() over (order by w.n, g.seat) as seat
              from waiting w cross join lateral generate_series(1, w.slots) as g(seat)
          ), round as (
-             select match_id, row_number() over (order by match_number) as seat
+             select league_id, match_id, round_id, match_number, player_a_id, player_b_id,
+                    row_number() over (order by match_number) as seat
              from matches where league_id = $1 and round_id = $2
          ), handed as (
              update matches m
-             set status = case when s.referee_id is null then 'ready' else 'running' end,
-                 referee_id = s.referee_id,
-                 lease_id = case when s.referee_id is null then null else gen_random_uuid() end,
-                 claims = m.claims + case when s.referee_id is null then 0 else 1 end,
-                 claimed_at = case when s.referee_id is null then m.claimed_at else clock_timestamp() end,
-                 lease_expires_at = case when s.referee_id is null then null
-                                         else now() + l.lease_duration_ms * interval '1 millisecond' end
-             from round r left join seats s on s.seat = r.seat, leagues l
+             set status = 'running', referee_id = s.referee_id, lease_id = gen_random_uuid(),
+                 claims = m.claims + 1, claimed_at = clock_timestamp(),
+                 lease_expires_at = now() + l.lease_duration_ms * interval '1 millisecond'
+             from round r join seats s on s.seat = r.seat, leagues l
              where m.league_id = $1 and m.match_id = r.match_id and l.league_id = $1
-             returning m.league_id, m.match_id, m.round_id, m.match_number, m.player_a_id, m.player_b_id,
-                 m.referee_id, m.lease_id, m.lease_expires_at, s.n as claim
+             returning m.match_id, m.referee_id, m.lease_id, m.lease_expires_at, s.n as claim
          ), woken as (
              select pg_notify($5, '')
          )
-         select c.referee_id, c.claim, c.league_id, c.match_id, c.round_id,
-                coalesce(c.lease_id::text, '') as lease_id,
-                coalesce((extract(epoch from c.lease_expires_at) * 1000)::bigint, 0) as expires_ms,
+         select h.referee_id, h.claim, c.league_id, c.match_id, c.round_id,
+                coalesce(h.lease_id::text, '') as lease_id,
+                coalesce((extract(epoch from h.lease_expires_at) * 1000)::bigint, 0) as expires_ms,
                 l.game_type, {TIMING_COLUMNS},
                 {SEATED_COLUMNS}
-         from handed c
+         from round c
+         left join handed h on h.match_id = c.match_id
          cross join woken
          join leagues l on l.league_id = c.league_id
          {SEATED_JOINS}
@@ -259,13 +256,14 @@ static RELEASE: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// Releases `round_id` of `league_id` inside the completing transaction `tx` (the round's row, its
-/// matches and the league's current round, in one statement), and wakes every manager's waiting claims
-/// once `tx` commits. Its first matches go straight to the waiting `claims` of this manager, in the
-/// order given, each up to its `max` ([`HANDED_PER_CLAIM`] at most) and its referee's free slots
-/// (counted as a claim counts them), and only if the referee runs the league's game; the rest are ready
-/// for any claim. A handed match is leased exactly as a claimed one: one update of its row instead of
-/// two, and no claim statement or commit between the release and the round's first matches.
+/// Releases `round_id` of `league_id` inside the completing transaction `tx` (the round's row and the
+/// league's current round, in one statement), and wakes every manager's waiting claims once `tx`
+/// commits. Its first matches go straight to the waiting `claims` of this manager, in the order given,
+/// each up to its `max` ([`HANDED_PER_CLAIM`] at most) and its referee's free slots (counted as a claim
+/// counts them), and only if the referee runs the league's game. The rest stay as they are: scheduled,
+/// which in the current round is ready for any claim, so only the handed rows are written (ADR 0028). A
+/// handed match is leased exactly as a claimed one: one update of its row instead of two, and no claim
+/// statement or commit between the release and the round's first matches.
 pub async fn release_round(
     tx: &mut PgConnection,
     league_id: &str,

@@ -9,7 +9,8 @@ use sqlx::PgPool;
 use crate::error::ManagerResult;
 use crate::wakeups::Wakeups;
 
-/// Puts every match of `leases` that `referee_id` still holds back to `ready`; returns the leases that
+/// Puts every match of `leases` that `referee_id` still holds back in the queue (`scheduled`, which in
+/// the current round is ready); returns the leases that
 /// were released, in the order asked. Claimers waiting in any manager are woken when it commits.
 pub async fn release(pool: &PgPool, referee_id: &str, leases: &[LeaseRef]) -> ManagerResult<Vec<LeaseRef>> {
     if leases.is_empty() {
@@ -21,7 +22,7 @@ pub async fn release(pool: &PgPool, referee_id: &str, leases: &[LeaseRef]) -> Ma
     let mut tx = pool.begin().await?;
     // `claims` keeps counting: the next claim of a released match is its second.
     let released: Vec<(String, String)> = sqlx::query_as(
-        "update matches m set status = 'ready', referee_id = null, lease_id = null, lease_expires_at = null
+        "update matches m set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
          from unnest($2::text[], $3::text[], $4::text[]) as r(league_id, match_id, lease_id)
          where m.league_id = r.league_id and m.match_id = r.match_id and m.lease_id::text = r.lease_id
            and m.referee_id = $1 and m.status = 'running'

@@ -51,7 +51,7 @@ pub async fn resume_referee(
     )
     .await?;
     let released: Vec<(String, String)> = sqlx::query_as(
-        "update matches set status = 'ready', referee_id = null, lease_id = null, lease_expires_at = null
+        "update matches set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
          where referee_id = $1 and status = 'running'
          returning league_id, match_id",
     )

@@ -175,14 +175,12 @@ pub async fn start_locked(tx: &mut PgConnection, league_id: &str) -> ManagerResu
     // The matches go in by whole rounds, at least MATCHES_PER_INSERT to a statement.
     let mut matches = MatchColumns::default();
     for round in &schedule.rounds {
-        let status = if round.round_id == 1 { "ready" } else { "scheduled" };
         for pairing in &round.matches {
             matches.match_ids.push(pairing.match_id.to_string());
             matches.rounds.push(round.round_id as i32);
             matches.numbers.push(pairing.match_id.number() as i32);
             matches.player_a.push(pairing.player_a);
             matches.player_b.push(pairing.player_b);
-            matches.statuses.push(status);
         }
         if matches.match_ids.len() >= MATCHES_PER_INSERT {
             matches.insert(tx, league_id).await?;
@@ -226,7 +224,6 @@ struct MatchColumns<'a> {
     numbers: Vec<i32>,
     player_a: Vec<&'a str>,
     player_b: Vec<&'a str>,
-    statuses: Vec<&'static str>,
 }
 
 /// Matches per insert statement (at least; whole rounds). One statement for a 500-player league's
@@ -242,7 +239,7 @@ impl MatchColumns<'_> {
         }
         sqlx::query(
             "insert into matches (league_id, match_id, round_id, match_number, player_a_id, player_b_id, status)
-             select $1, * from unnest($2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[])",
+             select $1, *, 'scheduled' from unnest($2::text[], $3::int[], $4::int[], $5::text[], $6::text[])",
         )
         .bind(league_id)
         .bind(&self.match_ids)
@@ -250,7 +247,6 @@ impl MatchColumns<'_> {
         .bind(&self.numbers)
         .bind(&self.player_a)
         .bind(&self.player_b)
-        .bind(&self.statuses)
         .execute(&mut *tx)
         .await?;
         self.match_ids.clear();
@@ -258,7 +254,6 @@ impl MatchColumns<'_> {
         self.numbers.clear();
         self.player_a.clear();
         self.player_b.clear();
-        self.statuses.clear();
         Ok(())
     }
 }

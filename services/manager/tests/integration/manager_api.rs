@@ -603,10 +603,12 @@ async fn a_restarted_agent_resumes_with_its_token_and_nobody_else_takes_its_iden
         max_concurrent_matches: 2,
     };
     let held = || async {
-        sqlx::query_as::<_, (String, Option<String>)>("select status, referee_id from matches")
-            .fetch_one(&manager.pool)
-            .await
-            .unwrap()
+        sqlx::query_as::<_, (String, Option<String>)>(
+            "select match_status(m, l), m.referee_id from matches m join leagues l using (league_id)",
+        )
+        .fetch_one(&manager.pool)
+        .await
+        .unwrap()
     };
 
     // Without credentials, the endpoint is taken; with a wrong token, or a player's, nothing changes.
@@ -749,9 +751,9 @@ async fn a_league_bigger_than_one_insert_is_scheduled_whole() {
     }
     let (rounds, scheduled, matches, ready, distinct): (i64, i64, i64, i64, i64) = sqlx::query_as(
         "select (select count(*) from rounds), (select sum(matches)::bigint from rounds),
-                count(*), count(*) filter (where status = 'ready'),
+                count(*), count(*) filter (where match_status(m, l) = 'ready'),
                 count(distinct (least(player_a_id, player_b_id), greatest(player_a_id, player_b_id)))
-         from matches",
+         from matches m join leagues l using (league_id)",
     )
     .fetch_one(&manager.pool)
     .await

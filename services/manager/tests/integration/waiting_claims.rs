@@ -16,12 +16,12 @@ use league_proto::v2::*;
 use sqlx::postgres::PgListener;
 use support::*;
 
-/// Round 2's matches by status and referee, and how many of them were last written by the
-/// transaction that released round 2.
+/// Round 2's matches by status (as the contracts show it) and referee, and whether each was last
+/// written by the transaction that released round 2.
 async fn round_two(manager: &TestManager) -> Vec<(String, Option<String>, bool)> {
     sqlx::query_as(
-        "select m.status, m.referee_id, m.xmin::text = r.xmin::text
-         from matches m join rounds r using (league_id, round_id)
+        "select match_status(m, l), m.referee_id, m.xmin::text = r.xmin::text
+         from matches m join rounds r using (league_id, round_id) join leagues l using (league_id)
          where m.round_id = 2 order by m.match_number",
     )
     .fetch_all(&manager.pool)
@@ -128,4 +128,41 @@ async fn the_matches_of_a_claim_gone_before_its_answer_go_back_to_the_queue() {
             .collect::<Vec<_>>(),
         vec![("ready".to_owned(), None); 2]
     );
+}
+
+#[tokio::test]
+async fn a_release_writes_only_the_matches_it_hands_and_the_rest_are_ready_for_any_claim() {
+    let manager = spawn_manager(6).await;
+    let mut client = manager.client();
+    let referee = players_and_referee(&mut client, &["a", "b", "c", "d", "e", "f"]).await;
+
+    let claims = WaitingClaims::default();
+    let _waiting = claims.wait(&referee.agent_id, 1);
+    let taken = claims.take_all();
+    let mut tx = manager.pool.begin().await.unwrap();
+    let released = queue::release_round(&mut tx, "test_league", 2, &taken)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(released.announced.len(), 3, "the announcement is the whole round");
+    assert_eq!(released.handed.iter().map(Vec::len).sum::<usize>(), 1);
+    let handed_id = &released.handed[0][0].r#match.as_ref().unwrap().match_id;
+
+    let rows = round_two(&manager).await;
+    assert_eq!(
+        rows[0],
+        ("running".to_owned(), Some(referee.agent_id.clone()), true)
+    );
+    assert_eq!(
+        rows[1..],
+        vec![("ready".to_owned(), None, false); 2],
+        "ready because their round is current, not because the release wrote them"
+    );
+    let claimed = claim_round(&mut client, &referee).await;
+    let claimed_ids: Vec<&str> = claimed
+        .iter()
+        .map(|assignment| assignment.r#match.as_ref().unwrap().match_id.as_str())
+        .collect();
+    assert_eq!(claimed_ids.len(), 2);
+    assert!(!claimed_ids.contains(&handed_id.as_str()));
 }
