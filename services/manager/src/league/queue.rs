@@ -188,27 +188,19 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
 /// 200-player gaps down by 1.1–1.5 ms.
 const HANDED_PER_CLAIM: i32 = 16;
 
-/// A released round's match: handed to a waiting claim's referee, or left scheduled, which its round's
-/// release makes ready (`referee_id` null; its lease columns then empty).
+/// A match a round's release handed to a waiting claim.
 #[derive(sqlx::FromRow)]
-struct ReleasedRow {
-    referee_id: Option<String>,
+struct HandedRow {
+    referee_id: String,
     /// The claim it was handed to: its place (from 1) in the claims given.
-    claim: Option<i64>,
+    claim: i64,
     #[sqlx(flatten)]
     claimed: ClaimedRow,
 }
 
-/// A round as its release left it: the matches to announce, and what each waiting claim was handed.
-#[derive(Debug, Default)]
-pub struct ReleasedRound {
-    /// Every match of the round, in play order, as the schedule announces it: ready, whoever runs it.
-    pub announced: Vec<ScheduledMatch>,
-    /// The matches handed to each claim, in the order of the claims given.
-    pub handed: Vec<Vec<MatchAssignment>>,
-}
-
-/// The release of a round ([`release_round`]).
+/// The release of a round ([`release_round`]). It returns only the handed matches; the NOTIFY that
+/// wakes the claims of every manager is in the league's update (`returning`), which runs whatever the
+/// statement returns.
 static RELEASE: LazyLock<String> = LazyLock::new(|| {
     format!(
         "with released as (
@@ -216,6 +208,7 @@ static RELEASE: LazyLock<String> = LazyLock::new(|| {
              where league_id = $1 and round_id = $2
          ), current as (
              update leagues set current_round = $2 where league_id = $1
+             returning pg_notify($5, '')
          ), waiting as (
              select w.referee_id, w.n, least(w.max, $6, greatest(0, coalesce(a.max_concurrent_matches, w.max) - (
                  select count(*) from matches r
@@ -228,8 +221,7 @@ static RELEASE: LazyLock<String> = LazyLock::new(|| {
              select w.referee_id, w.n, row_number() over (order by w.n, g.seat) as seat
              from waiting w cross join lateral generate_series(1, w.slots) as g(seat)
          ), round as (
-             select league_id, match_id, round_id, match_number, player_a_id, player_b_id,
-                    row_number() over (order by match_number) as seat
+             select match_id, row_number() over (order by match_number) as seat
              from matches where league_id = $1 and round_id = $2
          ), handed as (
              update matches m
@@ -238,18 +230,14 @@ static RELEASE: LazyLock<String> = LazyLock::new(|| {
                  lease_expires_at = now() + l.lease_duration_ms * interval '1 millisecond'
              from round r join seats s on s.seat = r.seat, leagues l
              where m.league_id = $1 and m.match_id = r.match_id and l.league_id = $1
-             returning m.match_id, m.referee_id, m.lease_id, m.lease_expires_at, s.n as claim
-         ), woken as (
-             select pg_notify($5, '')
+             returning m.league_id, m.match_id, m.round_id, m.match_number, m.player_a_id, m.player_b_id,
+                 m.referee_id, m.lease_id, m.lease_expires_at, s.n as claim
          )
-         select h.referee_id, h.claim, c.league_id, c.match_id, c.round_id,
-                coalesce(h.lease_id::text, '') as lease_id,
-                coalesce((extract(epoch from h.lease_expires_at) * 1000)::bigint, 0) as expires_ms,
+         select c.referee_id, c.claim, c.league_id, c.match_id, c.round_id, c.lease_id::text,
+                (extract(epoch from c.lease_expires_at) * 1000)::bigint as expires_ms,
                 l.game_type, {TIMING_COLUMNS},
                 {SEATED_COLUMNS}
-         from round c
-         left join handed h on h.match_id = c.match_id
-         cross join woken
+         from handed c
          join leagues l on l.league_id = c.league_id
          {SEATED_JOINS}
          order by c.match_number"
@@ -263,19 +251,20 @@ static RELEASE: LazyLock<String> = LazyLock::new(|| {
 /// counts them), and only if the referee runs the league's game. The rest stay as they are: scheduled,
 /// which in the current round is ready for any claim, so only the handed rows are written (ADR 0028). A
 /// handed match is leased exactly as a claimed one: one update of its row instead of two, and no claim
-/// statement or commit between the release and the round's first matches.
+/// statement or commit between the release and the round's first matches. Returns the matches handed
+/// to each claim, in the order of the claims given.
 pub async fn release_round(
     tx: &mut PgConnection,
     league_id: &str,
     round_id: u32,
     claims: &[WaitingClaim],
-) -> ManagerResult<ReleasedRound> {
+) -> ManagerResult<Vec<Vec<MatchAssignment>>> {
     let referees: Vec<&str> = claims.iter().map(|claim| claim.referee_id.as_str()).collect();
     let maxima: Vec<i32> = claims
         .iter()
         .map(|claim| i32::try_from(claim.max).unwrap_or(i32::MAX))
         .collect();
-    let rows: Vec<ReleasedRow> = sqlx::query_as(&RELEASE)
+    let rows: Vec<HandedRow> = sqlx::query_as(&RELEASE)
         .bind(league_id)
         .bind(round_id as i32)
         .bind(&referees)
@@ -284,32 +273,16 @@ pub async fn release_round(
         .bind(HANDED_PER_CLAIM)
         .fetch_all(&mut *tx)
         .await?;
-    let mut released = ReleasedRound {
-        announced: Vec::with_capacity(rows.len()),
-        handed: claims.iter().map(|_| Vec::new()).collect(),
-    };
+    let mut handed: Vec<Vec<MatchAssignment>> = claims.iter().map(|_| Vec::new()).collect();
     for row in rows {
-        let claimed = &row.claimed;
-        released.announced.push(ScheduledMatch {
-            league_id: claimed.league_id.clone(),
-            round_id: claimed.round_id as u32,
-            match_id: claimed.match_id.clone(),
-            game_type: claimed.game_type.clone(),
-            player_a_id: claimed.a_id.clone(),
-            player_b_id: claimed.b_id.clone(),
-            status: MatchStatus::Ready as i32,
-            ..ScheduledMatch::default()
-        });
-        let (Some(referee_id), Some(claim)) = (row.referee_id, row.claim) else {
-            continue;
-        };
-        let handed = usize::try_from(claim - 1)
+        let claim = row.claim;
+        usize::try_from(claim - 1)
             .ok()
-            .and_then(|index| released.handed.get_mut(index))
-            .ok_or_else(|| anyhow::anyhow!("a released match was handed to claim {claim}, not one given"))?;
-        handed.push(assignment(&referee_id, row.claimed));
+            .and_then(|index| handed.get_mut(index))
+            .ok_or_else(|| anyhow::anyhow!("a released match was handed to claim {claim}, not one given"))?
+            .push(assignment(&row.referee_id, row.claimed));
     }
-    Ok(released)
+    Ok(handed)
 }
 
 fn assignment(referee_id: &str, row: ClaimedRow) -> MatchAssignment {

@@ -18,7 +18,10 @@
 //! gets an answer (a repeated report checks too), and by [`complete_final_rounds`] at start-up.
 
 use league_proto::v2::notify_league_event_request::Event;
-use league_proto::v2::{LeagueCompleted, RoundAnnouncement, RoundCompleted, RoundSummary, StandingsUpdate};
+use league_proto::v2::{
+    LeagueCompleted, MatchStatus, RoundAnnouncement, RoundCompleted, RoundSummary, ScheduledMatch,
+    StandingsUpdate,
+};
 use sqlx::{PgConnection, PgPool};
 
 use crate::error::ManagerResult;
@@ -90,25 +93,36 @@ pub async fn complete_in(
     league_id: &str,
     round_id: u32,
 ) -> ManagerResult<Option<Completed>> {
-    let completed = sqlx::query(
-        "update rounds set status = 'completed', completed_at = clock_timestamp()
-         where (league_id, round_id) = (
-             select league_id, round_id from rounds
-             where league_id = $1 and round_id = $2 and status = 'released'
-               and not exists (select 1 from matches
-                               where league_id = $1 and round_id = $2 and status <> 'finished')
-             for update skip locked)",
+    // The round completed and what follows it needs, in one statement: no row when the round is not
+    // final (or another check holds it).
+    let rows: Vec<RoundRow> = sqlx::query_as(
+        "with completed as (
+             update rounds set status = 'completed', completed_at = clock_timestamp()
+             where (league_id, round_id) = (
+                 select league_id, round_id from rounds
+                 where league_id = $1 and round_id = $2 and status = 'released'
+                   and not exists (select 1 from matches
+                                   where league_id = $1 and round_id = $2 and status <> 'finished')
+                 for update skip locked)
+             returning league_id, round_id
+         )
+         select l.total_rounds, l.game_type,
+                (select coalesce(sum(matches), 0) from rounds where league_id = $1) as total_matches,
+                m.match_id, m.round_id, m.player_a_id, m.player_b_id, m.result_status, m.winner_player_id,
+                m.at_fault_player_ids
+         from completed c
+         join leagues l on l.league_id = $1
+         left join matches m on m.league_id = $1 and m.round_id in ($2, $2 + 1)
+         order by m.round_id, m.match_number",
     )
     .bind(league_id)
     .bind(round_id as i32)
-    .execute(&mut *tx)
-    .await?
-    .rows_affected()
-        == 1;
-    if !completed {
+    .fetch_all(&mut *tx)
+    .await?;
+    if rows.is_empty() {
         return Ok(None);
     }
-    let following = follow_round(tx, tables, waiting, league_id, round_id).await?;
+    let following = follow_round(tx, tables, waiting, league_id, round_id, rows).await?;
     Ok(Some(Completed {
         league_id: league_id.to_owned(),
         following,
@@ -140,12 +154,15 @@ pub async fn complete_final_rounds(
     Ok(completed)
 }
 
-/// The league's size and a round's finished matches, one row per match (one row of nulls when it
-/// has none).
+/// The league's size and game, with one row per match of the round completed (all finished) and of
+/// the round after it (one row of nulls when there are none).
 #[derive(sqlx::FromRow)]
 struct RoundRow {
     total_rounds: i32,
+    game_type: String,
     total_matches: i64,
+    match_id: Option<String>,
+    round_id: Option<i32>,
     player_a_id: Option<String>,
     player_b_id: Option<String>,
     result_status: Option<String>,
@@ -153,10 +170,10 @@ struct RoundRow {
     at_fault_player_ids: Option<Vec<String>>,
 }
 
-/// Everything that follows the completion of a round. Returns the league table to keep for the next
-/// round (none when the league is now completed) and the matches handed to waiting claims. This is
-/// the path between two rounds, so it is three statements: the round's results, the next round's
-/// release (which returns what it announces), and the events; the table comes from the one kept since
+/// Everything that follows the completion of a round, from `rows` (the completing statement's). Returns
+/// the league table to keep for the next round (none when the league is now completed) and the matches
+/// handed to waiting claims. This is the path between two rounds, so it is two statements after the
+/// completing one: the next round's release and the events; the table comes from the one kept since
 /// the last round, with this round's results added.
 async fn follow_round(
     tx: &mut PgConnection,
@@ -164,28 +181,36 @@ async fn follow_round(
     waiting: &WaitingClaims,
     league_id: &str,
     round_id: u32,
+    rows: Vec<RoundRow>,
 ) -> ManagerResult<Following> {
-    let rows: Vec<RoundRow> = sqlx::query_as(
-        "select l.total_rounds, (select coalesce(sum(matches), 0) from rounds where league_id = $1) as total_matches,
-                m.player_a_id, m.player_b_id, m.result_status, m.winner_player_id, m.at_fault_player_ids
-         from leagues l
-         left join matches m on m.league_id = l.league_id and m.round_id = $2 and m.status = 'finished'
-         where l.league_id = $1",
-    )
-    .bind(league_id)
-    .bind(round_id as i32)
-    .fetch_all(&mut *tx)
-    .await?;
-    let (total_rounds, total_matches) = rows
+    let (total_rounds, total_matches, game_type) = rows
         .first()
-        .map(|row| (row.total_rounds, row.total_matches))
+        .map(|row| (row.total_rounds, row.total_matches, row.game_type.clone()))
         .ok_or_else(|| anyhow::anyhow!("league {league_id} not found"))?;
     let (mut played, mut wins, mut draws, mut technical) = (0_u32, 0_u32, 0_u32, 0_u32);
     let mut round = Vec::with_capacity(rows.len());
+    // The next round's matches, as ROUND_ANNOUNCEMENT lists them: the schedule, every match ready.
+    let mut announced = Vec::new();
     for row in rows {
-        let (Some(player_a), Some(player_b), Some(status)) =
-            (row.player_a_id, row.player_b_id, row.result_status)
+        let (Some(match_id), Some(row_round), Some(player_a), Some(player_b)) =
+            (row.match_id, row.round_id, row.player_a_id, row.player_b_id)
         else {
+            continue;
+        };
+        if row_round as u32 != round_id {
+            announced.push(ScheduledMatch {
+                league_id: league_id.to_owned(),
+                round_id: row_round as u32,
+                match_id,
+                game_type: game_type.clone(),
+                player_a_id: player_a,
+                player_b_id: player_b,
+                status: MatchStatus::Ready as i32,
+                ..ScheduledMatch::default()
+            });
+            continue;
+        }
+        let Some(status) = row.result_status else {
             continue;
         };
         played += 1;
@@ -252,17 +277,17 @@ async fn follow_round(
     }
     // The next round released, its first matches handed to the claims waiting in this manager.
     let claims = waiting.take_all();
-    let released = queue::release_round(tx, league_id, next_round_id, &claims).await?;
+    let handed = queue::release_round(tx, league_id, next_round_id, &claims).await?;
     queued.push((
         next_round_id,
         Event::RoundAnnouncement(RoundAnnouncement {
             round_id: next_round_id,
-            matches: released.announced,
+            matches: announced,
         }),
     ));
     let handed = claims
         .into_iter()
-        .zip(released.handed)
+        .zip(handed)
         // A claim handed nothing is dropped unanswered: it looks again.
         .filter(|(_, assignments)| !assignments.is_empty())
         .map(|(claim, assignments)| Handed { claim, assignments })
