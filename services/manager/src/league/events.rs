@@ -7,6 +7,8 @@
 
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::{NotifyLeagueEventRequest, RoundAnnouncement, ScheduledMatch};
+use std::sync::LazyLock;
+
 use prost::Message;
 use sqlx::PgConnection;
 
@@ -14,51 +16,90 @@ use crate::error::ManagerResult;
 use crate::league::queries::scheduled_matches;
 use crate::wakeups::EVENTS_PENDING_CHANNEL;
 
-/// Queues `events` (each with its round), in order, for every player of `league_id`, and wakes the
-/// event delivery when `tx` commits. One statement, whatever the number of events and players: a
-/// round's completion queues three events on the path between two rounds. Their recipients are
-/// written by [`fan_out`].
-pub async fn enqueue(tx: &mut PgConnection, league_id: &str, events: Vec<(u32, Event)>) -> ManagerResult<()> {
-    let mut kinds = Vec::with_capacity(events.len());
-    let mut rounds = Vec::with_capacity(events.len());
-    let mut payloads = Vec::with_capacity(events.len());
-    for (round_id, event) in events {
-        kinds.push(match &event {
-            Event::RoundAnnouncement(_) => "round_announcement",
-            Event::StandingsUpdate(_) => "standings_update",
-            Event::RoundCompleted(_) => "round_completed",
-            Event::LeagueCompleted(_) => "league_completed",
-        });
-        rounds.push(i32::try_from(round_id).unwrap_or(i32::MAX));
-        // Recipient and event id are filled in at delivery: the payload is stored once per event.
-        payloads.push(
-            NotifyLeagueEventRequest {
-                player_id: String::new(),
-                league_id: league_id.to_owned(),
-                event_id: String::new(),
-                event: Some(event),
-            }
-            .encode_to_vec(),
-        );
+/// Events encoded for the outbox, in order: what [`enqueue`] writes, and a round's release with them
+/// (crate::league::queue::release_round).
+#[derive(Debug)]
+pub struct Queued {
+    kinds: Vec<&'static str>,
+    rounds: Vec<i32>,
+    payloads: Vec<Vec<u8>>,
+}
+
+impl Queued {
+    /// `events` of `league_id`, each with its round.
+    pub fn new(league_id: &str, events: Vec<(u32, Event)>) -> Self {
+        let mut queued = Self {
+            kinds: Vec::with_capacity(events.len()),
+            rounds: Vec::with_capacity(events.len()),
+            payloads: Vec::with_capacity(events.len()),
+        };
+        for (round_id, event) in events {
+            queued.kinds.push(match &event {
+                Event::RoundAnnouncement(_) => "round_announcement",
+                Event::StandingsUpdate(_) => "standings_update",
+                Event::RoundCompleted(_) => "round_completed",
+                Event::LeagueCompleted(_) => "league_completed",
+            });
+            queued.rounds.push(i32::try_from(round_id).unwrap_or(i32::MAX));
+            // Recipient and event id are filled in at delivery: the payload is stored once per event.
+            queued.payloads.push(
+                NotifyLeagueEventRequest {
+                    player_id: String::new(),
+                    league_id: league_id.to_owned(),
+                    event_id: String::new(),
+                    event: Some(event),
+                }
+                .encode_to_vec(),
+            );
+        }
+        queued
     }
-    // Event ids come from a sequence, taken in the order the rows are inserted: `order by` keeps the
-    // events in the order given, which is the order every player receives them in.
-    sqlx::query(
-        "with queued as (
+
+    /// Binds the events to `query`, as the parameters [`queued_cte`] was given (kinds, rounds,
+    /// payloads, then the channel that wakes event delivery).
+    pub fn bind<'q, O>(
+        &'q self,
+        query: sqlx::query::QueryAs<'q, sqlx::Postgres, O, sqlx::postgres::PgArguments>,
+    ) -> sqlx::query::QueryAs<'q, sqlx::Postgres, O, sqlx::postgres::PgArguments> {
+        query
+            .bind(&self.kinds)
+            .bind(&self.rounds)
+            .bind(&self.payloads)
+            .bind(EVENTS_PENDING_CHANNEL)
+    }
+}
+
+/// A `with` clause's `queued` part: inserts the events of league `$1` from the parameters `$first`
+/// (kinds), `$first + 1` (rounds) and `$first + 2` (payloads), in order, and wakes event delivery
+/// (channel `$first + 3`) once the transaction commits. Event ids come from a sequence, taken in the
+/// order the rows are inserted: `order by` keeps the events in the order given, which is the order
+/// every player receives them in. The NOTIFY is in `returning`, so it runs whether or not the
+/// statement reads `queued`; one per row, which Postgres folds into one (same channel and payload,
+/// one transaction). Its recipients are written by [`fan_out`].
+pub fn queued_cte(first: usize) -> String {
+    let (kinds, rounds, payloads, channel) = (first, first + 1, first + 2, first + 3);
+    format!(
+        "queued as (
              insert into league_events (league_id, kind, round_id, payload)
              select $1, e.kind, e.round_id, e.payload
-             from unnest($2::text[], $3::int[], $4::bytea[]) with ordinality as e(kind, round_id, payload, n)
+             from unnest(${kinds}::text[], ${rounds}::int[], ${payloads}::bytea[])
+                  with ordinality as e(kind, round_id, payload, n)
              order by e.n
-         )
-         select pg_notify($5, '')",
+             returning pg_notify(${channel}, '')
+         )"
     )
-    .bind(league_id)
-    .bind(&kinds)
-    .bind(&rounds)
-    .bind(&payloads)
-    .bind(EVENTS_PENDING_CHANNEL)
-    .execute(&mut *tx)
-    .await?;
+}
+
+/// Queues `events` (each with its round), in order, for every player of `league_id`, and wakes the
+/// event delivery when `tx` commits. One statement, whatever the number of events and players. A
+/// round's release queues its events itself, in its own statement.
+pub async fn enqueue(tx: &mut PgConnection, league_id: &str, events: Vec<(u32, Event)>) -> ManagerResult<()> {
+    static ENQUEUE: LazyLock<String> = LazyLock::new(|| format!("with {} select 1", queued_cte(2)));
+    let queued = Queued::new(league_id, events);
+    let _: Vec<(i32,)> = queued
+        .bind(sqlx::query_as(&ENQUEUE).bind(league_id))
+        .fetch_all(&mut *tx)
+        .await?;
     Ok(())
 }
 

@@ -13,6 +13,7 @@ use sqlx::{PgConnection, PgPool};
 use tokio::time::Instant;
 
 use crate::error::ManagerResult;
+use crate::league::events::{self, Queued};
 use crate::league::waiting_claims::WaitingClaim;
 use crate::wakeups::{MATCHES_READY_CHANNEL, Wakeups};
 
@@ -198,12 +199,12 @@ struct HandedRow {
     claimed: ClaimedRow,
 }
 
-/// The release of a round ([`release_round`]). It returns only the handed matches; the NOTIFY that
-/// wakes the claims of every manager is in the league's update (`returning`), which runs whatever the
-/// statement returns.
+/// The release of a round ([`release_round`]), with the events it queues (`$7`–`$10`). It returns only
+/// the handed matches; the NOTIFY that wakes the claims of every manager is in the league's update
+/// (`returning`), which runs whatever the statement returns.
 static RELEASE: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "with released as (
+        "with {queued}, released as (
              update rounds set status = 'released', released_at = clock_timestamp()
              where league_id = $1 and round_id = $2
          ), current as (
@@ -240,7 +241,8 @@ static RELEASE: LazyLock<String> = LazyLock::new(|| {
          from handed c
          join leagues l on l.league_id = c.league_id
          {SEATED_JOINS}
-         order by c.match_number"
+         order by c.match_number",
+        queued = events::queued_cte(7)
     )
 });
 
@@ -251,28 +253,29 @@ static RELEASE: LazyLock<String> = LazyLock::new(|| {
 /// counts them), and only if the referee runs the league's game. The rest stay as they are: scheduled,
 /// which in the current round is ready for any claim, so only the handed rows are written (ADR 0028). A
 /// handed match is leased exactly as a claimed one: one update of its row instead of two, and no claim
-/// statement or commit between the release and the round's first matches. Returns the matches handed
-/// to each claim, in the order of the claims given.
+/// statement or commit between the release and the round's first matches. `events` (the completed
+/// round's and the new round's announcement) are queued by the same statement. Returns the matches
+/// handed to each claim, in the order of the claims given.
 pub async fn release_round(
     tx: &mut PgConnection,
     league_id: &str,
     round_id: u32,
     claims: &[WaitingClaim],
+    events: &Queued,
 ) -> ManagerResult<Vec<Vec<MatchAssignment>>> {
     let referees: Vec<&str> = claims.iter().map(|claim| claim.referee_id.as_str()).collect();
     let maxima: Vec<i32> = claims
         .iter()
         .map(|claim| i32::try_from(claim.max).unwrap_or(i32::MAX))
         .collect();
-    let rows: Vec<HandedRow> = sqlx::query_as(&RELEASE)
+    let release = sqlx::query_as(&RELEASE)
         .bind(league_id)
         .bind(round_id as i32)
         .bind(&referees)
         .bind(&maxima)
         .bind(MATCHES_READY_CHANNEL)
-        .bind(HANDED_PER_CLAIM)
-        .fetch_all(&mut *tx)
-        .await?;
+        .bind(HANDED_PER_CLAIM);
+    let rows: Vec<HandedRow> = events.bind(release).fetch_all(&mut *tx).await?;
     let mut handed: Vec<Vec<MatchAssignment>> = claims.iter().map(|_| Vec::new()).collect();
     for row in rows {
         let claim = row.claim;

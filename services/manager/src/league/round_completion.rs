@@ -172,9 +172,9 @@ struct RoundRow {
 
 /// Everything that follows the completion of a round, from `rows` (the completing statement's). Returns
 /// the league table to keep for the next round (none when the league is now completed) and the matches
-/// handed to waiting claims. This is the path between two rounds, so it is two statements after the
-/// completing one: the next round's release and the events; the table comes from the one kept since
-/// the last round, with this round's results added.
+/// handed to waiting claims. This is the path between two rounds, so it is one statement after the
+/// completing one: the next round's release, which queues the events too; the table comes from the one
+/// kept since the last round, with this round's results added.
 async fn follow_round(
     tx: &mut PgConnection,
     tables: &KeptTables,
@@ -276,8 +276,6 @@ async fn follow_round(
         return Ok(Following::default());
     }
     // The next round released, its first matches handed to the claims waiting in this manager.
-    let claims = waiting.take_all();
-    let handed = queue::release_round(tx, league_id, next_round_id, &claims).await?;
     queued.push((
         next_round_id,
         Event::RoundAnnouncement(RoundAnnouncement {
@@ -285,6 +283,9 @@ async fn follow_round(
             matches: announced,
         }),
     ));
+    let queued = events::Queued::new(league_id, queued);
+    let claims = waiting.take_all();
+    let handed = queue::release_round(tx, league_id, next_round_id, &claims, &queued).await?;
     let handed = claims
         .into_iter()
         .zip(handed)
@@ -292,7 +293,6 @@ async fn follow_round(
         .filter(|(_, assignments)| !assignments.is_empty())
         .map(|(claim, assignments)| Handed { claim, assignments })
         .collect();
-    events::enqueue(tx, league_id, queued).await?;
     tracing::info!(%league_id, round_id, next_round_id, "round completed");
     Ok(Following {
         table: Some(kept),

@@ -41,7 +41,20 @@ pub(super) fn ranking<P: Ord>(
     // points in different tiers were separated by head-to-head.
     let mut order: Vec<(usize, usize)> = Vec::with_capacity(rows.len());
     let mut tier_number = 0;
+    // Only the meetings between players level on points can matter, each to its own level: sorted out
+    // once, so a level's head-to-head does not scan every other level's meetings (500 players have
+    // hundreds of levels).
+    let mut level_meetings: HashMap<u32, Vec<Meeting>> = HashMap::new();
+    for meeting in meetings {
+        let points = rows[meeting.a].points;
+        if points == rows[meeting.b].points {
+            level_meetings.entry(points).or_default().push(*meeting);
+        }
+    }
     for level in by_points.chunk_by(|&x, &y| rows[x].points == rows[y].points) {
+        let meetings = level_meetings
+            .get(&rows[level[0]].points)
+            .map_or(&[][..], Vec::as_slice);
         for mut tier in head_to_head(level.to_vec(), meetings) {
             tier.sort_by(|&x, &y| after_head_to_head(&rows[x], &rows[y]));
             order.extend(tier.into_iter().map(|i| (i, tier_number)));

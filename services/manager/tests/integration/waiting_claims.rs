@@ -8,12 +8,18 @@ use std::time::Duration;
 
 use crate::support;
 
+use league_manager::league::events::Queued;
 use league_manager::league::queue;
 use league_manager::league::report::{self, Report};
 use league_manager::league::waiting_claims::{Handed, WaitingClaims};
 use league_manager::wakeups::MATCHES_READY_CHANNEL;
 use sqlx::postgres::PgListener;
 use support::*;
+
+/// Nothing to queue with a release.
+fn no_events() -> Queued {
+    Queued::new("test_league", Vec::new())
+}
 
 /// Round 2's matches by status (as the contracts show it) and referee, and whether each was last
 /// written by the transaction that released round 2.
@@ -89,7 +95,7 @@ async fn the_matches_of_a_claim_gone_before_its_answer_go_back_to_the_queue() {
     let taken = claims.take_all();
     drop(waiting);
     let mut tx = manager.pool.begin().await.unwrap();
-    let handed = queue::release_round(&mut tx, "test_league", 2, &taken)
+    let handed = queue::release_round(&mut tx, "test_league", 2, &taken, &no_events())
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -133,7 +139,7 @@ async fn a_release_writes_only_the_matches_it_hands_and_the_rest_are_ready_for_a
     let mut listener = PgListener::connect_with(&manager.pool).await.unwrap();
     listener.listen(MATCHES_READY_CHANNEL).await.unwrap();
     let mut tx = manager.pool.begin().await.unwrap();
-    let handed = queue::release_round(&mut tx, "test_league", 2, &taken)
+    let handed = queue::release_round(&mut tx, "test_league", 2, &taken, &no_events())
         .await
         .unwrap();
     tx.commit().await.unwrap();
