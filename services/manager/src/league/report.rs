@@ -200,8 +200,7 @@ async fn record_together<'r>(
         };
         judged.push(judge(report, leased, &mut finishing, &mut totals)?);
     }
-    finishing.finish(&mut tx).await?;
-    totals.add_to_standings(&mut tx).await?;
+    finishing.finish(totals, &mut tx).await?;
     // Up to here nothing shared is locked: results commit side by side with other batches. Each round
     // the batch touched is completed here if this transaction sees it final; else by whichever check
     // after a commit first does.
@@ -334,12 +333,16 @@ impl<'r> Finishing<'r> {
         self.transcripts_json.push(&report.transcript_json);
     }
 
-    async fn finish(self, tx: &mut PgConnection) -> ManagerResult<()> {
+    /// Finishes the matches and adds `totals` (their players' points) to the standings, in one
+    /// statement: every batch's path to its commit, and the last result's to the next round.
+    async fn finish(self, totals: Totals, tx: &mut PgConnection) -> ManagerResult<()> {
         if self.match_ids.is_empty() {
             return Ok(());
         }
+        let totals = totals.columns();
         sqlx::query(
-            "update matches m
+            "with finished as (
+             update matches m
              set status = 'finished', result_status = d.result_status, winner_player_id = d.winner,
                  at_fault_player_ids = array(
                      select f.player_id
@@ -351,7 +354,18 @@ impl<'r> Finishing<'r> {
                          $7::text[], $8::text[])
                   with ordinality as d(league_id, match_id, result_status, winner, result, transcript,
                                        result_json, transcript_json, row_number)
-             where m.league_id = d.league_id and m.match_id = d.match_id",
+             where m.league_id = d.league_id and m.match_id = d.match_id
+             ), added as (
+             update standings s
+             set played = s.played + d.played, wins = s.wins + d.wins, draws = s.draws + d.draws,
+                 losses = s.losses + d.losses, technical_losses = s.technical_losses + d.technical_losses,
+                 points = s.points + d.points
+             from unnest($11::text[], $12::text[], $13::int[], $14::int[], $15::int[], $16::int[],
+                         $17::int[], $18::int[])
+                  as d(league_id, player_id, played, wins, draws, losses, technical_losses, points)
+             where s.league_id = d.league_id and s.player_id = d.player_id
+             )
+             select 1",
         )
         .bind(&self.league_ids)
         .bind(&self.match_ids)
@@ -363,6 +377,14 @@ impl<'r> Finishing<'r> {
         .bind(&self.transcripts_json)
         .bind(&self.at_fault_rows)
         .bind(&self.at_fault_players)
+        .bind(&totals.league_ids)
+        .bind(&totals.player_ids)
+        .bind(&totals.played)
+        .bind(&totals.wins)
+        .bind(&totals.draws)
+        .bind(&totals.losses)
+        .bind(&totals.technical_losses)
+        .bind(&totals.points)
         .execute(&mut *tx)
         .await?;
         Ok(())
@@ -387,39 +409,36 @@ impl Totals {
         }
     }
 
-    /// Adds the totals to the standings rows, in one statement.
-    async fn add_to_standings(self, tx: &mut PgConnection) -> ManagerResult<()> {
-        if self.rows.is_empty() {
-            return Ok(());
-        }
+    /// The totals as columns, by league and player (the order their rows are updated in).
+    fn columns(self) -> TotalsColumns {
         let mut rows: Vec<_> = self.rows.into_iter().collect();
         rows.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
-        let text =
-            |pick: fn(&(String, String)) -> &str| rows.iter().map(|(key, _)| pick(key)).collect::<Vec<_>>();
-        let count = |pick: fn(&StandingRow<()>) -> u32| {
-            rows.iter().map(|(_, row)| pick(row) as i32).collect::<Vec<_>>()
-        };
-        sqlx::query(
-            "update standings s
-             set played = s.played + d.played, wins = s.wins + d.wins, draws = s.draws + d.draws,
-                 losses = s.losses + d.losses, technical_losses = s.technical_losses + d.technical_losses,
-                 points = s.points + d.points
-             from unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::int[], $7::int[], $8::int[])
-                  as d(league_id, player_id, played, wins, draws, losses, technical_losses, points)
-             where s.league_id = d.league_id and s.player_id = d.player_id",
-        )
-        .bind(text(|key| &key.0))
-        .bind(text(|key| &key.1))
-        .bind(count(|row| row.played))
-        .bind(count(|row| row.wins))
-        .bind(count(|row| row.draws))
-        .bind(count(|row| row.losses))
-        .bind(count(|row| row.technical_losses))
-        .bind(count(|row| row.points))
-        .execute(&mut *tx)
-        .await?;
-        Ok(())
+        let mut columns = TotalsColumns::default();
+        for ((league_id, player_id), row) in rows {
+            columns.league_ids.push(league_id);
+            columns.player_ids.push(player_id);
+            columns.played.push(row.played as i32);
+            columns.wins.push(row.wins as i32);
+            columns.draws.push(row.draws as i32);
+            columns.losses.push(row.losses as i32);
+            columns.technical_losses.push(row.technical_losses as i32);
+            columns.points.push(row.points as i32);
+        }
+        columns
     }
+}
+
+/// [`Totals`] as the statement's arrays.
+#[derive(Default)]
+struct TotalsColumns {
+    league_ids: Vec<String>,
+    player_ids: Vec<String>,
+    played: Vec<i32>,
+    wins: Vec<i32>,
+    draws: Vec<i32>,
+    losses: Vec<i32>,
+    technical_losses: Vec<i32>,
+    points: Vec<i32>,
 }
 
 /// A record as proto3 JSON text, for a jsonb column. A record proto3 JSON cannot write (a non-finite
