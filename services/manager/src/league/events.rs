@@ -5,10 +5,10 @@
 //! 3.9 ms of the transaction that releases the next round. Event delivery delivers them; a crash can
 //! delay them but not lose them.
 
-use league_proto::v2::notify_league_event_request::Event;
-use league_proto::v2::{NotifyLeagueEventRequest, RoundAnnouncement, ScheduledMatch};
 use std::sync::LazyLock;
 
+use league_proto::v2::notify_league_event_request::Event;
+use league_proto::v2::{NotifyLeagueEventRequest, RoundAnnouncement, ScheduledMatch};
 use prost::Message;
 use sqlx::PgConnection;
 
