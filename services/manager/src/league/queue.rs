@@ -224,15 +224,23 @@ static RELEASE: LazyLock<String> = LazyLock::new(|| {
          ), round as (
              select match_id, row_number() over (order by match_number) as seat
              from matches where league_id = $1 and round_id = $2
+         ), assigned as (
+             select r.match_id, s.referee_id, s.n from round r join seats s on s.seat = r.seat
          ), handed as (
+             -- The rows to write are named by round and key (`= any(array(...))`), so the update
+             -- reads only them whatever the planner thinks of the table. With no statistics yet (a
+             -- league's schedule is written just before its first release) it took the league's
+             -- every match for one row and joined the seats to each of them: 4-5 ms at 20 players.
              update matches m
-             set status = 'running', referee_id = s.referee_id, lease_id = gen_random_uuid(),
+             set status = 'running', referee_id = a.referee_id, lease_id = gen_random_uuid(),
                  claims = m.claims + 1, claimed_at = clock_timestamp(),
                  lease_expires_at = now() + l.lease_duration_ms * interval '1 millisecond'
-             from round r join seats s on s.seat = r.seat, leagues l
-             where m.league_id = $1 and m.match_id = r.match_id and l.league_id = $1
+             from assigned a, leagues l
+             where m.league_id = $1 and m.round_id = $2
+               and m.match_id = any(array(select match_id from assigned))
+               and m.match_id = a.match_id and l.league_id = $1
              returning m.league_id, m.match_id, m.round_id, m.match_number, m.player_a_id, m.player_b_id,
-                 m.referee_id, m.lease_id, m.lease_expires_at, s.n as claim
+                 m.referee_id, m.lease_id, m.lease_expires_at, a.n as claim
          )
          select c.referee_id, c.claim, c.league_id, c.match_id, c.round_id, c.lease_id::text,
                 (extract(epoch from c.lease_expires_at) * 1000)::bigint as expires_ms,
