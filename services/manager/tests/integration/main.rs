@@ -10,5 +10,6 @@ mod pool;
 mod readiness;
 mod report_batch;
 mod round_completion;
+mod storage;
 mod waiting_claims;
 mod whole_league;
