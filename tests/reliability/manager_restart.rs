@@ -64,8 +64,9 @@ async fn a_manager_killed_mid_delivery_and_restarted_resumes_the_league_losing_n
         (completed >= 1).then_some(())
     })
     .await;
-    // Event delivery writes a queued event's delivery rows before its first batch; it stands by, so
-    // the test writes them (the same statement), and the rows are there to lock.
+    // Event delivery stands by (the test holds its lock), so the test writes the queued events'
+    // delivery rows, waiting (the statement event delivery writes them with for the players it did not
+    // reach), and the rows are there to lock.
     league_manager::league::events::fan_out_all(&mut outbox)
         .await
         .expect("the queued events fanned out");

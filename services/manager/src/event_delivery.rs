@@ -1,9 +1,11 @@
 //! Event delivery (the outbox's other half): delivers queued league events to players through
-//! `PlayerService`, in order per recipient, and marks them delivered. One manager's event delivery is
-//! active per database (a Postgres
-//! advisory lock), so several managers never deliver the same event twice at the same time. A crash
-//! between delivering and marking means the event is delivered again after restart with the same
-//! `event_id`, which receivers use to ignore it; nothing is lost.
+//! `PlayerService`, in order per recipient, and records each delivery. A new event goes straight to
+//! every player with nothing waiting, and its delivery rows are written after, once: delivered, or
+//! waiting for the players it did not reach, who get it after what they already wait for
+//! (docs/adr/0029-new-events-sent-before-their-rows.md). One manager's event delivery is active per
+//! database (a Postgres advisory lock), so several managers never deliver the same event twice at the
+//! same time. A crash between delivering and recording means the event is delivered again after
+//! restart with the same `event_id`, which receivers use to ignore it; nothing is lost.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -17,7 +19,7 @@ use league_runtime::grpc::GrpcChannel;
 use prost::Message;
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::Postgres;
-use sqlx::{Connection, PgPool};
+use sqlx::{Connection, PgConnection, PgPool};
 
 use crate::league::events;
 use crate::wakeups::Wakeups;
@@ -134,11 +136,18 @@ impl EventDelivery {
         }
     }
 
-    /// Delivers one batch; returns whether the batch was full (more may be waiting).
+    /// Delivers one batch: first the deliveries waiting for another attempt, then the events queued
+    /// since the last batch. Returns whether either was full (more may be waiting).
     async fn deliver_batch(&mut self) -> anyhow::Result<bool> {
-        // Events queued since the last batch get their delivery rows first (written here rather than
-        // in the transaction that queued them, which is on the path between two rounds).
-        events::fan_out_all(&mut *self.pool.acquire().await?).await?;
+        let waiting = self.deliver_waiting().await?;
+        let fresh = self.deliver_fresh().await?;
+        Ok(waiting || fresh)
+    }
+
+    /// Delivers the deliveries that wait for another attempt (a player that could not be reached, or
+    /// that had deliveries waiting when a newer event was sent) and marks them delivered. Returns
+    /// whether the batch was full.
+    async fn deliver_waiting(&mut self) -> anyhow::Result<bool> {
         // The batch is chosen from the deliveries alone, walking the pending ones in order
         // (event_deliveries_pending) until the limit, and only then joined: the cost is the batch's, not
         // the backlog's (migrations/20261125000003_event_delivery_backlog.sql). Each event comes once
@@ -173,7 +182,90 @@ impl EventDelivery {
         .bind(BATCH)
         .fetch_all(&self.pool)
         .await?;
+        if rows.is_empty() {
+            return Ok(false);
+        }
         let full = rows.iter().map(|row| row.players.len() as i64).sum::<i64>() == BATCH;
+        let (delivered, failed) = self.send(rows).await?;
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "update event_deliveries d set delivered_at = now(), attempts = d.attempts + 1
+             from unnest($1::bigint[], $2::text[]) as r(event_id, player_id)
+             where d.event_id = r.event_id and d.player_id = r.player_id",
+        )
+        .bind(&delivered.events)
+        .bind(&delivered.players)
+        .execute(&mut *tx)
+        .await?;
+        count_delivered(&mut tx, &delivered.events).await?;
+        tx.commit().await?;
+        for failed in failed {
+            self.record_failure(failed).await?;
+        }
+        Ok(full)
+    }
+
+    /// Delivers the events queued since the last batch (up to events::FAN_OUT_EVENTS), each straight
+    /// to every player of its league that has no delivery waiting, then writes their delivery rows in
+    /// one transaction: delivered for those reached, waiting for the others (events::fan_out), whom
+    /// [`Self::deliver_waiting`] serves in order. Written once, a delivered row is never updated: at 200
+    /// players a round's 600 deliveries were 600 rows written waiting and 600 rewritten delivered.
+    /// Returns whether the batch was full.
+    async fn deliver_fresh(&mut self) -> anyhow::Result<bool> {
+        let rows: Vec<QueuedEvent> = sqlx::query_as(
+            "with fresh as (
+                 select event_id, league_id, payload from league_events
+                 where not fanned_out order by event_id limit $1
+             ), behind as materialized (
+                 -- Players with deliveries waiting: this event waits behind them (fan_out writes it).
+                 select distinct player_id from event_deliveries
+                 where delivered_at is null and gave_up_at is null
+             )
+             select f.event_id, f.payload, r.players, r.endpoints, r.attempts
+             from fresh f cross join lateral (
+                 select coalesce(array_agg(p.player_id order by p.player_id), '{}') as players,
+                        coalesce(array_agg(a.service_endpoint order by p.player_id), '{}') as endpoints,
+                        coalesce(array_agg(0 order by p.player_id), '{}') as attempts
+                 from league_players p join agents a on a.agent_id = p.player_id
+                 where p.league_id = f.league_id and p.player_id not in (select player_id from behind)
+             ) r
+             order by f.event_id",
+        )
+        .bind(events::FAN_OUT_EVENTS)
+        .fetch_all(&self.pool)
+        .await?;
+        if rows.is_empty() {
+            return Ok(false);
+        }
+        let full = rows.len() as i64 == events::FAN_OUT_EVENTS;
+        let event_ids: Vec<i64> = rows.iter().map(|row| row.event_id).collect();
+        let (delivered, failed) = self.send(rows).await?;
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            // A row already there (the event fanned out by another caller meanwhile) is marked too.
+            "insert into event_deliveries (event_id, player_id, delivered_at, attempts)
+             select r.event_id, r.player_id, now(), 1 from unnest($1::bigint[], $2::text[]) as r(event_id, player_id)
+             on conflict (event_id, player_id) do update
+             set delivered_at = coalesce(event_deliveries.delivered_at, excluded.delivered_at),
+                 attempts = event_deliveries.attempts + 1",
+        )
+        .bind(&delivered.events)
+        .bind(&delivered.players)
+        .execute(&mut *tx)
+        .await?;
+        events::fan_out(&mut tx, Some(&event_ids)).await?;
+        count_delivered(&mut tx, &delivered.events).await?;
+        tx.commit().await?;
+        for failed in failed {
+            self.record_failure(failed).await?;
+        }
+        Ok(full)
+    }
+
+    /// Sends `rows` (events with their recipients) to the player hosts, one call after another per
+    /// host and hosts side by side. Returns the (event, player) pairs delivered, and for each player
+    /// whose delivery failed its first failed event and why.
+    async fn send(&mut self, rows: Vec<QueuedEvent>) -> anyhow::Result<(DeliveredPairs, Failed)> {
         let (by_host, undecodable) = by_host(rows);
         let mut work = Vec::new();
         for (endpoint, deliveries) in by_host {
@@ -187,44 +279,20 @@ impl EventDelivery {
             };
             work.push(deliver_to_host(PlayerServiceClient::new(channel), deliveries));
         }
-        let mut outcomes: Vec<Delivered> = futures::stream::iter(work)
+        let outcomes: Vec<Delivered> = futures::stream::iter(work)
             .buffer_unordered(PARALLEL_CALLS)
             .collect()
             .await;
-        outcomes.push((Vec::new(), undecodable));
-
-        let (mut events, mut players) = (Vec::new(), Vec::new());
-        for (delivered, _) in &outcomes {
-            for (event_id, player_id) in delivered {
-                events.push(*event_id);
-                players.push(player_id.clone());
+        let mut delivered = DeliveredPairs::default();
+        let mut failed = undecodable;
+        for (pairs, failures) in outcomes {
+            for (event_id, player_id) in pairs {
+                delivered.events.push(event_id);
+                delivered.players.push(player_id);
             }
+            failed.extend(failures);
         }
-        let mut tx = self.pool.begin().await?;
-        sqlx::query(
-            "update event_deliveries d set delivered_at = now(), attempts = d.attempts + 1
-             from unnest($1::bigint[], $2::text[]) as r(event_id, player_id)
-             where d.event_id = r.event_id and d.player_id = r.player_id",
-        )
-        .bind(&events)
-        .bind(&players)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query(
-            "update leagues l set notifications_delivered = l.notifications_delivered + c.delivered
-             from (select e.league_id, count(*) as delivered
-                   from unnest($1::bigint[]) as r(event_id) join league_events e using (event_id)
-                   group by e.league_id) c
-             where l.league_id = c.league_id",
-        )
-        .bind(&events)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        for failed in outcomes.into_iter().flat_map(|(_, failed)| failed) {
-            self.record_failure(failed).await?;
-        }
-        Ok(full)
+        Ok((delivered, failed))
     }
 
     /// Pushes back this recipient's undelivered events together, so they stay in order.
@@ -248,6 +316,29 @@ impl EventDelivery {
         .await?;
         Ok(())
     }
+}
+
+/// The (event, player) pairs a batch delivered, as the columns its statements bind.
+#[derive(Default)]
+struct DeliveredPairs {
+    events: Vec<i64>,
+    players: Vec<String>,
+}
+
+/// Adds the deliveries of `events` (one entry per delivery) to their leagues' counts, so status
+/// queries need not count the delivery rows.
+async fn count_delivered(tx: &mut PgConnection, events: &[i64]) -> anyhow::Result<()> {
+    sqlx::query(
+        "update leagues l set notifications_delivered = l.notifications_delivered + c.delivered
+         from (select e.league_id, count(*) as delivered
+               from unnest($1::bigint[]) as r(event_id) join league_events e using (event_id)
+               group by e.league_id) c
+         where l.league_id = c.league_id",
+    )
+    .bind(events)
+    .execute(tx)
+    .await?;
+    Ok(())
 }
 
 /// A batch's events by player host, each event decoded once, with its event id, for its recipients

@@ -1,9 +1,10 @@
 //! Writing league events into the outbox, in the transaction that makes them true: one
 //! `league_events` row per notification. Its `event_deliveries` rows, one per recipient (every player
-//! of the league), are written afterwards by event delivery ([`fan_out`]), off the path between two
-//! rounds: a round's completion queues three events, and at 500 players their 1,500 delivery rows took
-//! 3.9 ms of the transaction that releases the next round. Event delivery delivers them; a crash can
-//! delay them but not lose them.
+//! of the league), are written afterwards by event delivery, off the path between two rounds: a round's
+//! completion queues three events, and at 500 players their 1,500 delivery rows took 3.9 ms of the
+//! transaction that releases the next round. Event delivery sends a new event, then writes its rows:
+//! delivered for the players it reached, waiting ([`fan_out`]) for the others. A crash can delay an
+//! event but not lose it.
 
 use std::sync::LazyLock;
 
@@ -104,28 +105,32 @@ pub async fn enqueue(tx: &mut PgConnection, league_id: &str, events: Vec<(u32, E
 }
 
 /// The most events one [`fan_out`] statement takes.
-const FAN_OUT_EVENTS: i64 = 64;
+pub const FAN_OUT_EVENTS: i64 = 64;
 
 /// Writes the delivery rows of queued events that have none yet — one per player of the event's
-/// league — and marks those events fanned out, in one statement, so each event is fanned out once
-/// (`skip locked`: two callers never take the same event). Returns how many events it fanned out; at
-/// most [`FAN_OUT_EVENTS`], so the caller repeats while it gets that many. The players of a league are
-/// fixed once it has started (enrollment closes at its start), so an event's recipients are the same
-/// whenever it is fanned out.
-pub async fn fan_out(conn: &mut PgConnection) -> ManagerResult<i64> {
+/// league, waiting — and marks those events fanned out, in one statement, so each event is fanned out
+/// once (`skip locked`: two callers never take the same event). `only`: just these events (those a
+/// batch of event delivery has just sent), else the oldest. A row already there (a delivery the same
+/// transaction recorded) is kept. Returns how many events it fanned out; at most [`FAN_OUT_EVENTS`], so
+/// the caller repeats while it gets that many. The players of a league are fixed once it has started
+/// (enrollment closes at its start), so an event's recipients are the same whenever it is fanned out.
+pub async fn fan_out(conn: &mut PgConnection, only: Option<&[i64]>) -> ManagerResult<i64> {
     let (fanned,): (i64,) = sqlx::query_as(
         "with fanned as (
              update league_events set fanned_out = true
-             where event_id in (select event_id from league_events where not fanned_out
+             where event_id in (select event_id from league_events
+                                where not fanned_out and ($2::bigint[] is null or event_id = any($2))
                                 order by event_id limit $1 for update skip locked)
              returning event_id, league_id
          ), delivered as (
              insert into event_deliveries (event_id, player_id)
              select f.event_id, p.player_id from fanned f join league_players p using (league_id)
+             on conflict do nothing
          )
          select count(*) from fanned",
     )
     .bind(FAN_OUT_EVENTS)
+    .bind(only)
     .fetch_one(conn)
     .await?;
     Ok(fanned)
@@ -133,7 +138,7 @@ pub async fn fan_out(conn: &mut PgConnection) -> ManagerResult<i64> {
 
 /// [`fan_out`] until no queued event is left without its delivery rows.
 pub async fn fan_out_all(conn: &mut PgConnection) -> ManagerResult<()> {
-    while fan_out(&mut *conn).await? == FAN_OUT_EVENTS {}
+    while fan_out(&mut *conn, None).await? == FAN_OUT_EVENTS {}
     Ok(())
 }
 

@@ -4,6 +4,7 @@
 mod support;
 
 mod enrollment;
+mod event_delivery;
 mod history;
 mod manager_api;
 mod pool;
