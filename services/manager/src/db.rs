@@ -48,14 +48,22 @@ pub fn connect_held(url: &SecretString) -> anyhow::Result<PgPool> {
 /// uses; on its own it also plans its statements once. Postgres plans a statement afresh on its first
 /// five executions on each connection, and the writer's statements spread over the working pool were
 /// planned up to five times per connection: in a 20-player league most releases of a round
-/// (crate::league::queue::release_round) were custom-planned, 1–1.5 ms each (docs/benchmarks.md).
-/// Opened lazily, on the working pool's options.
+/// (crate::league::queue::release_round) were custom-planned, 1–1.5 ms each (docs/benchmarks.md). On
+/// this connection they are planned at their first execution, for good (`plan_cache_mode =
+/// force_generic_plan`): the plan Postgres would settle on at the sixth, without the four plannings
+/// between (about 2 ms each for the release, in a manager's first rounds). Opened lazily, on the
+/// working pool's options.
 pub fn connect_writer(pool: &PgPool) -> PgPool {
     PgPoolOptions::new()
         .max_connections(1)
         .acquire_timeout(Duration::from_secs(30))
         .test_before_acquire(false)
-        .connect_lazy_with(pool.connect_options().as_ref().clone())
+        .connect_lazy_with(
+            pool.connect_options()
+                .as_ref()
+                .clone()
+                .options([("plan_cache_mode", "force_generic_plan")]),
+        )
 }
 
 /// Applies pending migrations. Safe to run from several managers at once (sqlx takes an advisory lock).

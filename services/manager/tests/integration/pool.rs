@@ -26,3 +26,20 @@ async fn a_manager_with_two_connections_plays_a_whole_league() {
         .unwrap();
     assert_eq!(status, "completed");
 }
+
+/// The result writer's connection plans each statement once, at its first execution.
+#[tokio::test]
+async fn the_result_writer_plans_each_statement_once() {
+    let manager = spawn_manager(0).await;
+    let writer = league_manager::db::connect_writer(&manager.pool);
+    let (mode,): (String,) = sqlx::query_as("show plan_cache_mode")
+        .fetch_one(&writer)
+        .await
+        .unwrap();
+    assert_eq!(mode, "force_generic_plan");
+    let (working,): (String,) = sqlx::query_as("show plan_cache_mode")
+        .fetch_one(&manager.pool)
+        .await
+        .unwrap();
+    assert_eq!(working, "auto", "the working pool plans as Postgres chooses");
+}
