@@ -3,14 +3,18 @@
 //! bench's external agents are [`fake_agent::FakeAgents`]); nothing here ships in a binary.
 
 pub mod database;
+pub mod event_host;
 pub mod fake_agent;
 pub mod fixtures;
 pub mod http;
 pub mod invariants;
 pub mod league_run;
 pub mod manager;
+pub mod observe;
 
 pub use database::TestDatabase;
+pub use event_host::EventHost;
 pub use fake_agent::{Behaviour, FakeAgents, Registered};
 pub use league_run::LeagueRun;
 pub use manager::{TestManager, spawn_manager};
+pub use observe::observe;

@@ -17,6 +17,7 @@ use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::referee_service_client::RefereeServiceClient;
 use league_proto::v2::{GetStandingsRequest, GetStandingsResponse, ListRunningMatchesRequest, RunningMatch};
 use league_testkit::TestDatabase;
+pub use league_testkit::observe;
 use secrecy::{ExposeSecret, SecretString};
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
@@ -33,8 +34,6 @@ pub const LEAGUE_DEADLINE: Duration = Duration::from_secs(90);
 pub const OBSERVE_DEADLINE: Duration = Duration::from_secs(30);
 /// Bound on a service's exit after SIGTERM (longer than any shutdown grace used here).
 pub const EXIT_WITHIN: Duration = Duration::from_secs(40);
-/// How often [`observe`] looks.
-const POLL: Duration = Duration::from_millis(5);
 
 /// The scenarios run one at a time: each races real processes (and one measures throughput) on what
 /// may be a two-core machine.
@@ -303,18 +302,6 @@ pub fn listen_addr(service: &Service) -> String {
         .to_owned()
 }
 
-/// Polls `probe` until it returns a value; panics after `within`.
-pub async fn observe<T>(what: &str, within: Duration, mut probe: impl AsyncFnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + within;
-    loop {
-        if let Some(found) = probe().await {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "not seen within {within:?}: {what}");
-        tokio::time::sleep(POLL).await;
-    }
-}
-
 /// The agent ids the referees registered under, in the order given (waits for each to register).
 pub async fn referee_ids(pool: &PgPool, referees: &[Service]) -> Vec<String> {
     let mut ids = Vec::new();
@@ -425,7 +412,7 @@ pub async fn wait_for_completion(pool: &PgPool, league_id: &str, logs: &Logs) {
                 logs.dir.display()
             );
         }
-        tokio::time::sleep(POLL * 4).await;
+        tokio::time::sleep(league_testkit::observe::POLL * 4).await;
     }
 }
 

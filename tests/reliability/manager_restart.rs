@@ -67,7 +67,12 @@ async fn a_manager_killed_mid_delivery_and_restarted_resumes_the_league_losing_n
     // Event delivery stands by (the test holds its lock), so the test writes the queued events'
     // delivery rows, waiting (the statement event delivery writes them with for the players it did not
     // reach), and the rows are there to lock.
-    league_manager::league::events::fan_out_all(&mut outbox)
+    let (queued,): (Vec<i64>,) =
+        sqlx::query_as("select coalesce(array_agg(event_id), '{}') from league_events where not fanned_out")
+            .fetch_one(&mut outbox)
+            .await
+            .expect("the queued events");
+    league_manager::league::events::fan_out(&mut outbox, &queued)
         .await
         .expect("the queued events fanned out");
     let mut tx = outbox.begin().await.expect("a transaction");

@@ -28,6 +28,8 @@ use crate::wakeups::Wakeups;
 /// keep notifications waiting.
 pub const EVENT_DELIVERY_LOCK: i64 = 0x6c65_6167_7565_6f62;
 const BATCH: i64 = 1000;
+/// The most new events a batch sends (each to every player of its league).
+const NEW_EVENTS: i64 = 64;
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
 /// After this many failed attempts a delivery is given up (and stays visible in the table).
 const MAX_ATTEMPTS: i32 = 8;
@@ -205,7 +207,7 @@ impl EventDelivery {
         Ok(full)
     }
 
-    /// Delivers the events queued since the last batch (up to events::FAN_OUT_EVENTS), each straight
+    /// Delivers the events queued since the last batch (up to [`NEW_EVENTS`]), each straight
     /// to every player of its league that has no delivery waiting, then writes their delivery rows in
     /// one transaction: delivered for those reached, waiting for the others (events::fan_out), whom
     /// [`Self::deliver_waiting`] serves in order. Written once, a delivered row is never updated: at 200
@@ -231,13 +233,13 @@ impl EventDelivery {
              ) r
              order by f.event_id",
         )
-        .bind(events::FAN_OUT_EVENTS)
+        .bind(NEW_EVENTS)
         .fetch_all(&self.pool)
         .await?;
         if rows.is_empty() {
             return Ok(false);
         }
-        let full = rows.len() as i64 == events::FAN_OUT_EVENTS;
+        let full = rows.len() as i64 == NEW_EVENTS;
         let event_ids: Vec<i64> = rows.iter().map(|row| row.event_id).collect();
         let (delivered, failed) = self.send(rows).await?;
         let mut tx = self.pool.begin().await?;
@@ -253,7 +255,7 @@ impl EventDelivery {
         .bind(&delivered.players)
         .execute(&mut *tx)
         .await?;
-        events::fan_out(&mut tx, Some(&event_ids)).await?;
+        events::fan_out(&mut tx, &event_ids).await?;
         count_delivered(&mut tx, &delivered.events).await?;
         tx.commit().await?;
         for failed in failed {
@@ -478,70 +480,11 @@ async fn deliver_to_host(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
-
     use league_proto::v2::notify_league_event_request::Event;
-    use league_proto::v2::player_service_server::{PlayerService, PlayerServiceServer};
     use league_proto::v2::*;
-    use tokio::net::TcpListener;
-    use tonic::transport::server::TcpIncoming;
-    use tonic::{Request, Response, Status};
+    use league_testkit::EventHost;
 
     use super::*;
-
-    /// A player host that keeps every `NotifyLeagueEvents` call and refuses every event for one player.
-    #[derive(Default)]
-    struct Recording {
-        calls: Mutex<Vec<NotifyLeagueEventsRequest>>,
-        refused: String,
-    }
-
-    struct Host(Arc<Recording>);
-
-    #[tonic::async_trait]
-    impl PlayerService for Host {
-        async fn invite_to_match(
-            &self,
-            _: Request<InviteToMatchRequest>,
-        ) -> Result<Response<InviteToMatchResponse>, Status> {
-            Err(Status::unimplemented("not a player"))
-        }
-        async fn request_move(
-            &self,
-            _: Request<RequestMoveRequest>,
-        ) -> Result<Response<RequestMoveResponse>, Status> {
-            Err(Status::unimplemented("not a player"))
-        }
-        async fn notify_game_over(
-            &self,
-            _: Request<NotifyGameOverRequest>,
-        ) -> Result<Response<NotifyGameOverResponse>, Status> {
-            Err(Status::unimplemented("not a player"))
-        }
-        async fn notify_game_error(
-            &self,
-            _: Request<NotifyGameErrorRequest>,
-        ) -> Result<Response<NotifyGameErrorResponse>, Status> {
-            Err(Status::unimplemented("not a player"))
-        }
-        async fn notify_league_event(
-            &self,
-            _: Request<NotifyLeagueEventRequest>,
-        ) -> Result<Response<NotifyLeagueEventResponse>, Status> {
-            Err(Status::unimplemented("event delivery sends NotifyLeagueEvents"))
-        }
-        async fn notify_league_events(
-            &self,
-            request: Request<NotifyLeagueEventsRequest>,
-        ) -> Result<Response<NotifyLeagueEventsResponse>, Status> {
-            let request = request.into_inner();
-            let accepted = (request.deliveries.iter())
-                .flat_map(|delivery| delivery.player_ids.iter().map(|id| *id != self.0.refused))
-                .collect();
-            self.0.calls.lock().expect("calls").push(request);
-            Ok(Response::new(NotifyLeagueEventsResponse { accepted }))
-        }
-    }
 
     /// Event `event_id` with a standings table of `rows` rows, for P01 and P02.
     fn standings(event_id: i64, rows: usize) -> HostDelivery {
@@ -611,17 +554,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_call_holds_at_most_call_bytes_and_a_refused_player_gets_nothing_newer() {
-        let host = Arc::new(Recording {
-            refused: "P02".into(),
-            ..Recording::default()
-        });
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let address = listener.local_addr().expect("bound address");
-        let server = tonic::transport::Server::builder()
-            .add_service(PlayerServiceServer::new(Host(host.clone())))
-            .serve_with_incoming(TcpIncoming::from(listener));
-        tokio::spawn(server);
-        let channel = league_runtime::grpc::channel(&format!("http://{address}")).expect("channel");
+        let (host, endpoint) = EventHost::serve().await;
+        host.refuse("P02");
+        let channel = league_runtime::grpc::channel(&endpoint).expect("channel");
 
         // Three tables of about 450 KB, then a small one: two calls, the first with two tables.
         let big = 10_000;
@@ -634,7 +569,7 @@ mod tests {
         ];
         let (delivered, failed) = deliver_to_host(PlayerServiceClient::new(channel), deliveries).await;
 
-        let calls = host.calls.lock().expect("calls");
+        let calls = host.calls();
         let sizes: Vec<usize> = calls
             .iter()
             .map(|call| {

@@ -104,23 +104,19 @@ pub async fn enqueue(tx: &mut PgConnection, league_id: &str, events: Vec<(u32, E
     Ok(())
 }
 
-/// The most events one [`fan_out`] statement takes.
-pub const FAN_OUT_EVENTS: i64 = 64;
-
-/// Writes the delivery rows of queued events that have none yet — one per player of the event's
-/// league, waiting — and marks those events fanned out, in one statement, so each event is fanned out
-/// once (`skip locked`: two callers never take the same event). `only`: just these events (those a
-/// batch of event delivery has just sent), else the oldest. A row already there (a delivery the same
-/// transaction recorded) is kept. Returns how many events it fanned out; at most [`FAN_OUT_EVENTS`], so
-/// the caller repeats while it gets that many. The players of a league are fixed once it has started
+/// Writes the delivery rows of the queued events `event_ids` — one per player of the event's league,
+/// waiting, except where the same transaction recorded a delivery already — and marks those events
+/// fanned out, in one statement, so each event is fanned out once (`skip locked` and `not fanned_out`:
+/// two callers never both take an event). Event delivery calls it for the events a batch has just
+/// sent. Returns how many events it fanned out. The players of a league are fixed once it has started
 /// (enrollment closes at its start), so an event's recipients are the same whenever it is fanned out.
-pub async fn fan_out(conn: &mut PgConnection, only: Option<&[i64]>) -> ManagerResult<i64> {
+pub async fn fan_out(conn: &mut PgConnection, event_ids: &[i64]) -> ManagerResult<i64> {
     let (fanned,): (i64,) = sqlx::query_as(
         "with fanned as (
              update league_events set fanned_out = true
              where event_id in (select event_id from league_events
-                                where not fanned_out and ($2::bigint[] is null or event_id = any($2))
-                                order by event_id limit $1 for update skip locked)
+                                where event_id = any($1) and not fanned_out
+                                order by event_id for update skip locked)
              returning event_id, league_id
          ), delivered as (
              insert into event_deliveries (event_id, player_id)
@@ -129,17 +125,10 @@ pub async fn fan_out(conn: &mut PgConnection, only: Option<&[i64]>) -> ManagerRe
          )
          select count(*) from fanned",
     )
-    .bind(FAN_OUT_EVENTS)
-    .bind(only)
+    .bind(event_ids)
     .fetch_one(conn)
     .await?;
     Ok(fanned)
-}
-
-/// [`fan_out`] until no queued event is left without its delivery rows.
-pub async fn fan_out_all(conn: &mut PgConnection) -> ManagerResult<()> {
-    while fan_out(&mut *conn, None).await? == FAN_OUT_EVENTS {}
-    Ok(())
 }
 
 /// ROUND_ANNOUNCEMENT for `round_id`, with its matches.

@@ -243,10 +243,15 @@ async fn queued_events_are_fanned_out_once_to_every_player() {
     let assignments = claim_round(&mut client, &referee).await;
     report_a_wins(&mut client, &referee, &assignments).await;
     assert_eq!(round_status(&manager, 1).await, "completed");
-    // Alongside the manager's own event delivery, which fans out before each batch.
+    // Three callers on every event, alongside the manager's own event delivery, which fans out the
+    // events it sends (its players cannot be reached here: every row waits).
+    let (event_ids,): (Vec<i64>,) = sqlx::query_as("select array_agg(event_id) from league_events")
+        .fetch_one(&manager.pool)
+        .await
+        .unwrap();
     let fan_outs = (0..3).map(|_| async {
         let mut conn = manager.pool.acquire().await.unwrap();
-        league_manager::league::events::fan_out_all(&mut conn)
+        league_manager::league::events::fan_out(&mut conn, &event_ids)
             .await
             .unwrap();
     });
