@@ -3,7 +3,10 @@
 //! called in the dialect it registered with, unless configuration says otherwise.
 
 use league_domain::MessageType;
-use serde::Deserialize;
+use std::borrow::Cow;
+
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::{INVALID_PARAMS, METHOD_NOT_FOUND, RpcError};
@@ -125,35 +128,64 @@ impl Dialect {
     }
 
     /// The method and params to send `message` (a league.v2 message of type `kind`) in this dialect.
-    pub fn frame(self, kind: MessageType, message: Value) -> (String, Value) {
+    /// The params borrow the message: a message tried in several dialects is framed without a copy.
+    pub fn frame(self, kind: MessageType, message: &Value) -> (Cow<'static, str>, Params<'_>) {
+        let lower = || Cow::Owned(kind.as_str().to_ascii_lowercase());
         match self {
-            Dialect::Canonical => (canonical_method(kind).to_owned(), message),
-            Dialect::MessageType => (kind.as_str().to_owned(), message),
-            Dialect::LowerMessageType => (kind.as_str().to_ascii_lowercase(), message),
-            Dialect::Nested => {
-                let name = kind.as_str().to_ascii_lowercase();
-                let params = wrap(&name, message);
-                (name, params)
+            Dialect::Canonical => (canonical_method(kind).into(), Params::Message(message)),
+            Dialect::MessageType => (kind.as_str().into(), Params::Message(message)),
+            Dialect::LowerMessageType => (lower(), Params::Message(message)),
+            Dialect::Nested => (lower(), Params::Under(lower(), message)),
+            Dialect::Receive => (
+                format!("receive_{}", kind.as_str().to_ascii_lowercase()).into(),
+                Params::Message(message),
+            ),
+            Dialect::HandleMessage => ("handle_message".into(), Params::Under("message".into(), message)),
+            Dialect::McpMessage => ("mcp_message".into(), Params::Message(message)),
+            Dialect::ToolsCall => (
+                "tools/call".into(),
+                Params::Tool {
+                    name: canonical_method(kind),
+                    arguments: message,
+                },
+            ),
+            Dialect::Legacy if kind == MessageType::ChooseParityCall => {
+                ("parity_choose".into(), Params::Message(message))
             }
-            Dialect::Receive => (format!("receive_{}", kind.as_str().to_ascii_lowercase()), message),
-            Dialect::HandleMessage => ("handle_message".to_owned(), wrap("message", message)),
-            Dialect::McpMessage => ("mcp_message".to_owned(), message),
-            Dialect::ToolsCall => {
-                let mut params = Map::new();
-                params.insert("name".into(), canonical_method(kind).into());
-                params.insert("arguments".into(), message);
-                ("tools/call".to_owned(), Value::Object(params))
-            }
-            Dialect::Legacy if kind == MessageType::ChooseParityCall => ("parity_choose".to_owned(), message),
-            Dialect::Legacy => (canonical_method(kind).to_owned(), message),
+            Dialect::Legacy => (canonical_method(kind).into(), Params::Message(message)),
         }
     }
 }
 
-fn wrap(field: &str, value: Value) -> Value {
-    let mut object = Map::new();
-    object.insert(field.into(), value);
-    Value::Object(object)
+/// The params of an outbound call: the message itself, the message under one field, or an MCP tool
+/// call with the message as its arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Params<'a> {
+    Message(&'a Value),
+    Under(Cow<'static, str>, &'a Value),
+    Tool {
+        name: &'static str,
+        arguments: &'a Value,
+    },
+}
+
+impl Serialize for Params<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Params::Message(message) => message.serialize(serializer),
+            Params::Under(field, message) => {
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry(field.as_ref(), message)?;
+                map.end()
+            }
+            Params::Tool { name, arguments } => {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("name", name)?;
+                map.serialize_entry("arguments", arguments)?;
+                map.end()
+            }
+        }
+    }
 }
 
 /// A call resolved: what to do, the league.v2 message it carries, and the dialect it was sent in.
@@ -456,29 +488,36 @@ mod tests {
     fn outbound_framing() {
         let message = json!({"message_type": "CHOOSE_PARITY_CALL"});
         let call = MessageType::ChooseParityCall;
-        assert_eq!(Dialect::Canonical.frame(call, message.clone()).0, "choose_parity");
+        let framed = |dialect: Dialect| {
+            let (method, params) = dialect.frame(call, &message);
+            (method.into_owned(), serde_json::to_value(params).expect("params"))
+        };
         assert_eq!(
-            Dialect::MessageType.frame(call, message.clone()).0,
-            "CHOOSE_PARITY_CALL"
+            framed(Dialect::Canonical),
+            ("choose_parity".to_owned(), message.clone())
         );
-        assert_eq!(Dialect::Legacy.frame(call, message.clone()).0, "parity_choose");
+        assert_eq!(framed(Dialect::MessageType).0, "CHOOSE_PARITY_CALL");
+        assert_eq!(framed(Dialect::Legacy).0, "parity_choose");
+        assert_eq!(framed(Dialect::LowerMessageType).0, "choose_parity_call");
+        assert_eq!(framed(Dialect::Receive).0, "receive_choose_parity_call");
         assert_eq!(
-            Dialect::LowerMessageType.frame(call, message.clone()).0,
-            "choose_parity_call"
-        );
-        let (method, params) = Dialect::Nested.frame(call, message.clone());
-        assert_eq!(
-            (method.as_str(), &params["choose_parity_call"]),
-            ("choose_parity_call", &message)
-        );
-        let (method, params) = Dialect::ToolsCall.frame(call, message.clone());
-        assert_eq!(
-            (method.as_str(), &params["name"]),
-            ("tools/call", &json!("choose_parity"))
+            framed(Dialect::Nested),
+            (
+                "choose_parity_call".to_owned(),
+                json!({"choose_parity_call": message})
+            )
         );
         assert_eq!(
-            Dialect::HandleMessage.frame(call, message.clone()).1["message"],
-            message
+            framed(Dialect::ToolsCall),
+            (
+                "tools/call".to_owned(),
+                json!({"name": "choose_parity", "arguments": message})
+            )
         );
+        assert_eq!(
+            framed(Dialect::HandleMessage),
+            ("handle_message".to_owned(), json!({"message": message}))
+        );
+        assert_eq!(framed(Dialect::McpMessage).1, message);
     }
 }

@@ -172,14 +172,23 @@ pub fn failure(id: Value, error: &RpcError) -> Value {
     object([("jsonrpc", "2.0".into()), ("error", error.to_value()), ("id", id)])
 }
 
+/// A request we send: written as it is, its params borrowed (see [`crate::dialect::Params`]).
+#[derive(Debug, serde::Serialize)]
+pub struct Request<'a, P> {
+    jsonrpc: &'static str,
+    method: &'a str,
+    params: P,
+    id: u64,
+}
+
 /// A request we send.
-pub fn request(method: &str, params: Value, id: u64) -> Value {
-    object([
-        ("jsonrpc", "2.0".into()),
-        ("method", method.into()),
-        ("params", params),
-        ("id", id.into()),
-    ])
+pub fn request<P: serde::Serialize>(method: &str, params: P, id: u64) -> Request<'_, P> {
+    Request {
+        jsonrpc: "2.0",
+        method,
+        params,
+        id,
+    }
 }
 
 #[cfg(test)]

@@ -40,6 +40,9 @@ pub use league_proto::EXTERNAL_LABEL;
 pub struct ExternalAgent {
     pub agent_id: String,
     pub contact_endpoint: String,
+    /// The `auth_token` on every message the league sends it, computed once: an HMAC per message was
+    /// the largest single cost of a bridged call (docs/benchmarks.md).
+    pub outbound_token: outbound_token::OutboundToken,
     /// Learned at registration; switched when the agent turns out to answer another dialect.
     pub dialect: Mutex<Dialect>,
     /// How the league's senders are written for this agent (learned, see [`crate::wire::sender`]).
@@ -50,8 +53,16 @@ pub struct ExternalAgent {
 }
 
 impl ExternalAgent {
-    pub fn new(agent_id: String, contact_endpoint: String, dialect: Dialect, form: SenderForm) -> Self {
+    /// `key`: the operator credential, which the outbound token is derived from.
+    pub fn new(
+        key: &SecretString,
+        agent_id: String,
+        contact_endpoint: String,
+        dialect: Dialect,
+        form: SenderForm,
+    ) -> Self {
         Self {
+            outbound_token: outbound_token::OutboundToken::for_agent(key, &agent_id),
             agent_id,
             contact_endpoint,
             dialect: Mutex::new(dialect),
@@ -198,7 +209,9 @@ impl ManagerLink {
 
     /// The `auth_token` on every message the league sends `agent_id` ([`outbound_token`]).
     pub fn outbound_token(&self, agent_id: &str) -> String {
-        outbound_token::for_agent(&self.operator, agent_id)
+        outbound_token::OutboundToken::for_agent(&self.operator, agent_id)
+            .as_str()
+            .to_owned()
     }
 
     /// Whose token this is. `claimed`: the id the message's sender names, if it names a registered id;
@@ -285,9 +298,21 @@ impl ManagerLink {
             .ok_or_else(|| LeagueError::new(ErrorCode::MatchNotFound, format!("no match {match_id}")))
     }
 
-    /// Remembers an external agent the gateway just registered.
-    pub fn remember(&self, agent: ExternalAgent) -> Arc<ExternalAgent> {
-        let agent = Arc::new(agent);
+    /// Remembers an external agent the gateway just registered (or just looked up).
+    pub fn remember(
+        &self,
+        agent_id: String,
+        contact_endpoint: String,
+        dialect: Dialect,
+        form: SenderForm,
+    ) -> Arc<ExternalAgent> {
+        let agent = Arc::new(ExternalAgent::new(
+            &self.operator,
+            agent_id,
+            contact_endpoint,
+            dialect,
+            form,
+        ));
         if let Ok(mut external) = self.external.write() {
             external.insert(agent.agent_id.clone(), agent.clone());
         }
@@ -355,11 +380,6 @@ impl ManagerLink {
             .get(SENDER_FORM_LABEL)
             .and_then(|name| SenderForm::parse(name))
             .unwrap_or_default();
-        Ok(self.remember(ExternalAgent::new(
-            response.agent_id,
-            meta.contact_endpoint,
-            dialect,
-            form,
-        )))
+        Ok(self.remember(response.agent_id, meta.contact_endpoint, dialect, form))
     }
 }

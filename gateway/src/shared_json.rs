@@ -93,7 +93,7 @@ pub async fn scope<F: Future>(build: F) -> F::Output {
 }
 
 /// Serializes `message`, the markers of the current scope replaced by their texts.
-pub fn to_vec(message: &Value) -> Vec<u8> {
+pub fn to_vec<T: serde::Serialize + ?Sized>(message: &T) -> Vec<u8> {
     let bytes = serde_json::to_vec(message).unwrap_or_default();
     SPLICES
         .try_with(|splices| {
@@ -149,7 +149,7 @@ fn splice(bytes: &[u8], texts: &[Arc<str>]) -> Vec<u8> {
     let prefix = SERIALIZED_PREFIX.as_bytes();
     let mut out = Vec::with_capacity(bytes.len() + texts.iter().map(|t| t.len()).sum::<usize>());
     let mut rest = bytes;
-    while let Some(at) = rest.windows(prefix.len()).position(|window| window == prefix) {
+    while let Some(at) = memchr::memmem::find(rest, prefix) {
         let after = &rest[at + prefix.len()..];
         let digits = after.iter().take_while(|b| b.is_ascii_digit()).count();
         let text = std::str::from_utf8(&after[..digits])

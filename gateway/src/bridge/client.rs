@@ -65,7 +65,7 @@ impl AgentClient {
         &self,
         endpoint: &str,
         method: &str,
-        params: Value,
+        params: impl serde::Serialize,
         limit: Duration,
         checker: &mut Checker,
     ) -> LeagueResult<Answer> {

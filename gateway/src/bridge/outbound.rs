@@ -129,7 +129,7 @@ impl PlayerBridge {
         limit: Duration,
     ) -> Result<Value, Failure> {
         let deadline = tokio::time::Instant::now() + limit;
-        message["auth_token"] = self.manager_link.outbound_token(&agent.agent_id).into();
+        message["auth_token"] = agent.outbound_token.as_str().into();
         let first = agent.dialect_for(kind);
         let mut dialects = vec![first];
         for dialect in std::iter::once(agent.dialect()).chain(FALLBACKS) {
@@ -146,9 +146,10 @@ impl PlayerBridge {
                 tracing::debug!(agent_id = %agent.agent_id, message_type = kind.as_str(), ?dialects, "method not implemented");
                 break Err(Failure::NotImplemented);
             };
-            let mut framed = message.clone();
-            form.apply(&mut framed);
-            let (method, params) = dialect.frame(kind, framed);
+            // The sender is rewritten in place (a form applied over another gives that form's sender),
+            // and the dialect's params borrow the message: no attempt copies it.
+            form.apply(&mut message);
+            let (method, params) = dialect.frame(kind, &message);
             let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
             let answer = self
                 .client

@@ -16,7 +16,7 @@ use super::{Handled, Inbound};
 use crate::compliance::{Checker, kinds};
 use crate::dialect::Dialect;
 use crate::league_error::{LeagueError, LeagueResult};
-use crate::manager_link::{DIALECT_LABEL, EXTERNAL_LABEL, ExternalAgent, Registration};
+use crate::manager_link::{DIALECT_LABEL, EXTERNAL_LABEL, Registration};
 use crate::wire::envelope::{self, Sender, text};
 use crate::wire::sender::SenderForm;
 
@@ -67,12 +67,12 @@ pub async fn player(
     match answer {
         Ok(response) => {
             let response = response.into_inner();
-            inbound.manager_link.remember(ExternalAgent::new(
+            inbound.manager_link.remember(
                 response.player_id.clone(),
                 contact_endpoint.clone(),
                 dialect,
                 SenderForm::default(),
-            ));
+            );
             // The standings have a row more: whoever asks this gateway next sees it.
             inbound.manager_link.forget_standings();
             tracing::info!(player_id = %response.player_id, dialect = dialect.as_str(), "external player registered");
@@ -175,12 +175,12 @@ pub async fn referee(
     match answer {
         Ok(response) => {
             let response = response.into_inner();
-            inbound.manager_link.remember(ExternalAgent::new(
+            inbound.manager_link.remember(
                 response.referee_id.clone(),
                 contact_endpoint.clone(),
                 dialect,
                 SenderForm::default(),
-            ));
+            );
             tracing::info!(referee_id = %response.referee_id, "external referee registered");
             inbound.referees.referee_registered();
             let registration = inbound.manager_link.recent.record(

@@ -104,18 +104,23 @@ impl Referees {
         // As the bridge sends any message: the agent's outbound token, the sender in its form (tried once
         // in the other form when refused over it).
         let mut message = message;
-        message["auth_token"] = self.manager_link.outbound_token(&agent.agent_id).into();
+        message["auth_token"] = agent.outbound_token.as_str().into();
         let mut form = agent.sender_form();
         let mut checker = Checker::new(self.bridge.mode);
         let mut answer;
         let mut retried = false;
         loop {
-            let mut framed = message.clone();
-            form.apply(&mut framed);
+            form.apply(&mut message);
             answer = self
                 .bridge
                 .client
-                .call(&agent.contact_endpoint, ASSIGN_MATCH, framed, limit, &mut checker)
+                .call(
+                    &agent.contact_endpoint,
+                    ASSIGN_MATCH,
+                    &message,
+                    limit,
+                    &mut checker,
+                )
                 .await;
             match &answer {
                 Ok(Answer::Error(error)) if !retried && refused_over_sender(error) => {

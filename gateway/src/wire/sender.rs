@@ -58,7 +58,8 @@ impl SenderForm {
     }
 
     /// Rewrites a message's `sender` (written by whoever built it as `league_manager`,
-    /// `league_manager:<id>` or `referee[:<id>]`) in this form. Any other sender is left alone.
+    /// `league_manager:<id>` or `referee[:<id>]`) in this form. Any other sender is left alone. Applied
+    /// over another form's sender it gives this form's: a message is rewritten in place for each attempt.
     pub fn apply(self, message: &mut Value) {
         let Some(Value::String(sender)) = message.get("sender") else {
             return;
@@ -110,6 +111,26 @@ mod tests {
         assert_eq!(sent(SenderForm::Typed, "player:P01"), "player:P01");
         assert_eq!(SenderForm::Bare.other(), SenderForm::Typed);
         assert_eq!(SenderForm::parse("typed"), Some(SenderForm::Typed));
+    }
+
+    #[test]
+    fn a_form_applied_over_another_gives_its_own() {
+        for original in [
+            "league_manager",
+            "league_manager:LM01",
+            "referee:ref02",
+            "player:P01",
+        ] {
+            for (first, then) in [
+                (SenderForm::Bare, SenderForm::Typed),
+                (SenderForm::Typed, SenderForm::Bare),
+            ] {
+                let mut message = json!({"sender": original});
+                first.apply(&mut message);
+                then.apply(&mut message);
+                assert_eq!(message["sender"], sent(then, original), "{original}");
+            }
+        }
     }
 
     #[test]

@@ -130,9 +130,21 @@ pub fn format(at: SystemTime) -> String {
     )
 }
 
-/// Now, in the specification's form.
+/// Now, in the specification's form. Every message the league sends carries one, so each thread keeps
+/// the text of the current second instead of formatting it for each message.
 pub fn now() -> String {
-    format(SystemTime::now())
+    thread_local! {
+        static CURRENT: std::cell::RefCell<(u64, String)> = const { std::cell::RefCell::new((u64::MAX, String::new())) };
+    }
+    let at = SystemTime::now();
+    let second = at.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO).as_secs();
+    CURRENT.with_borrow_mut(|(formatted_at, text)| {
+        if *formatted_at != second {
+            *text = format(at);
+            *formatted_at = second;
+        }
+        text.clone()
+    })
 }
 
 /// Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
@@ -198,5 +210,19 @@ mod tests {
         assert_eq!(read(&format(at)), Reading::Utc);
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
         assert_eq!(format(leap), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn now_is_the_current_second_however_often_it_is_asked() {
+        let before = format(SystemTime::now());
+        let first = now();
+        let second = now();
+        let after = format(SystemTime::now());
+        // The form sorts as the instants do.
+        assert!(
+            before <= first && first <= second && second <= after,
+            "{before} {first} {second} {after}"
+        );
+        assert_eq!(read(&second), Reading::Utc);
     }
 }

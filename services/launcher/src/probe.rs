@@ -15,7 +15,7 @@ use league_gateway::bridge::client::AgentClient;
 use league_gateway::bridge::{FallbackTimeouts, PlayerBridge, Replies};
 use league_gateway::compliance::{Mode, WarningBuffer, kinds};
 use league_gateway::dialect::Dialect;
-use league_gateway::manager_link::{ExternalAgent, ManagerLink};
+use league_gateway::manager_link::ManagerLink;
 use league_gateway::wire::sender::SenderForm;
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::player_service_server::PlayerService;
@@ -86,12 +86,7 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
     let mut dialect = None;
     let mut probed = None;
     for candidate in DIALECTS {
-        let agent = manager_link.remember(ExternalAgent::new(
-            PLAYER.to_owned(),
-            args.url.clone(),
-            candidate,
-            SenderForm::Bare,
-        ));
+        let agent = manager_link.remember(PLAYER.to_owned(), args.url.clone(), candidate, SenderForm::Bare);
         let invited = bridge.invite_to_match(tonic::Request::new(invitation(limit)));
         let (step, _) = run("GAME_INVITATION", &warnings, invited).await;
         let last = candidate == DIALECTS[DIALECTS.len() - 1];
