@@ -29,10 +29,10 @@ fn main() -> ExitCode {
         eprintln!("league: {error:#}");
         return ExitCode::FAILURE;
     }
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match league_runtime::threads::runtime() {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("league: cannot start the async runtime: {error}");
+            eprintln!("league: {error:#}");
             return ExitCode::FAILURE;
         }
     };

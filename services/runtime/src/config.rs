@@ -73,6 +73,7 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "LEAGUE_STATE_DIR",
     "LEAGUE_STATE_FILE",
     "LEAGUE_STRATEGIES",
+    "LEAGUE_WORKER_THREADS",
 ];
 
 /// Whether `name` is a `LEAGUE_*` variable that no part of the league reads.

@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod saved;
 pub mod shutdown;
 pub mod telemetry;
+pub mod threads;
 
 pub use credentials::Credentials;
 pub use saved::SavedCredentials;
