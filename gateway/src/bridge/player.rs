@@ -340,7 +340,8 @@ impl PlayerService for PlayerBridge {
         request: Request<NotifyLeagueEventRequest>,
     ) -> Result<Response<NotifyLeagueEventResponse>, Status> {
         let event = request.into_inner();
-        self.league_event(&event.player_id, &event).await?;
+        let (kind, message) = event_message(&self.public_url, &event)?;
+        self.send_event(&event.player_id, kind, message).await?;
         Ok(Response::new(NotifyLeagueEventResponse {}))
     }
 
@@ -348,32 +349,43 @@ impl PlayerService for PlayerBridge {
         &self,
         request: Request<NotifyLeagueEventsRequest>,
     ) -> Result<Response<NotifyLeagueEventsResponse>, Status> {
-        // Different agents are called at once; one agent's events stay in order. Each event is shared by
-        // its recipients, not copied.
+        // Each event is converted once, for all its recipients (a round's table, for a hundred players,
+        // was converted a hundred times); each recipient's copy is a few small values, the table itself
+        // shared (crate::shared_json). Different agents are called at once; one agent's events stay in
+        // order.
         let deliveries = request.into_inner().deliveries;
-        let mut by_player: Vec<(&str, Vec<(usize, Option<&NotifyLeagueEventRequest>)>)> = Vec::new();
-        let recipients = deliveries.iter().flat_map(|delivery| {
+        let messages: Vec<Option<(MessageType, Value)>> = deliveries
+            .iter()
+            .map(|delivery| {
+                let event = delivery.event.as_ref()?;
+                event_message(&self.public_url, event).ok()
+            })
+            .collect();
+        let mut by_player: Vec<(&str, Vec<(usize, Option<&(MessageType, Value)>)>)> = Vec::new();
+        let recipients = deliveries.iter().zip(&messages).flat_map(|(delivery, message)| {
             delivery
                 .player_ids
                 .iter()
-                .map(move |player_id| (player_id.as_str(), delivery.event.as_ref()))
+                .map(move |player_id| (player_id.as_str(), message.as_ref()))
         });
-        for (index, (player_id, event)) in recipients.enumerate() {
+        for (index, (player_id, message)) in recipients.enumerate() {
             match by_player.iter_mut().find(|(player, _)| *player == player_id) {
-                Some((_, events)) => events.push((index, event)),
-                None => by_player.push((player_id, vec![(index, event)])),
+                Some((_, messages)) => messages.push((index, message)),
+                None => by_player.push((player_id, vec![(index, message)])),
             }
         }
-        let total = by_player.iter().map(|(_, events)| events.len()).sum();
-        let outcomes = join_all(by_player.into_iter().map(|(player_id, events)| async move {
-            let mut delivered = Vec::with_capacity(events.len());
+        let total = by_player.iter().map(|(_, messages)| messages.len()).sum();
+        let outcomes = join_all(by_player.into_iter().map(|(player_id, messages)| async move {
+            let mut delivered = Vec::with_capacity(messages.len());
             let mut failed = false;
-            for (index, event) in events {
+            for (index, message) in messages {
                 // After a failure the rest of this agent's events wait for the next attempt, in order; a
-                // delivery without its event is taken by nobody.
+                // delivery without a usable event is taken by nobody.
                 let ok = !failed
-                    && match event {
-                        Some(event) => self.league_event(player_id, event).await.is_ok(),
+                    && match message {
+                        Some((kind, message)) => {
+                            self.send_event(player_id, *kind, message.clone()).await.is_ok()
+                        }
                         None => false,
                     };
                 failed |= !ok;
@@ -391,62 +403,70 @@ impl PlayerService for PlayerBridge {
 }
 
 impl PlayerBridge {
-    /// `event` for `player_id` (the event's own `player_id` is ignored: a delivery to many players has
-    /// none).
-    async fn league_event(&self, player_id: &str, event: &NotifyLeagueEventRequest) -> Result<(), Status> {
+    /// Sends a league event's `message` to `player_id`.
+    async fn send_event(&self, player_id: &str, kind: MessageType, message: Value) -> Result<(), Status> {
         let agent = self.agent(player_id).await?;
-        let Some(body) = &event.event else {
-            return Err(error_code::status(
-                ErrorCode::MissingRequiredField,
-                "event missing",
-            ));
-        };
-        // Every player gets the same schedule and table: converted once, written into each message as they
-        // are (convert::shared_*, crate::shared_json), and moved in rather than copied by `json!`.
-        let (kind, fields) = match body {
-            Event::RoundAnnouncement(round) => (
-                MessageType::RoundAnnouncement,
-                jsonrpc::object([
-                    ("round_id", round.round_id.into()),
-                    ("matches", convert::shared_matches(&round.matches, &self.public_url)),
-                ]),
-            ),
-            Event::StandingsUpdate(update) => (
-                MessageType::LeagueStandingsUpdate,
-                jsonrpc::object([
-                    ("round_id", update.round_id.into()),
-                    ("standings", convert::shared_standings(&update.standings)),
-                ]),
-            ),
-            Event::RoundCompleted(done) => (
-                MessageType::RoundCompleted,
-                json!({
-                    "round_id": done.round_id,
-                    "matches_completed": done.matches_completed,
-                    "next_round_id": if done.next_round_id == 0 { Value::Null } else { done.next_round_id.into() },
-                    "summary": done.summary.as_ref().map(|s| json!({
-                        "total_matches": s.total_matches, "wins": s.wins, "draws": s.draws,
-                        "technical_losses": s.technical_losses,
-                    })),
-                }),
-            ),
-            Event::LeagueCompleted(done) => (
-                MessageType::LeagueCompleted,
-                jsonrpc::object([
-                    ("total_rounds", done.total_rounds.into()),
-                    ("total_matches", done.total_matches.into()),
-                    (
-                        "champion",
-                        done.champion.as_ref().map_or(Value::Null, |c| {
-                            json!({"player_id": c.player_id, "display_name": c.display_name, "points": c.points})
-                        }),
-                    ),
-                    ("final_standings", convert::shared_standings(&done.final_standings)),
-                ]),
-            ),
-        };
-        let mut message = wire::message(kind.as_str(), "league_manager", &event.event_id, fields);
-        message["league_id"] = event.league_id.as_str().into();
         self.notify(&agent, kind, message, self.timeouts.other).await
     }
+}
+
+/// A league event's message, the same for every recipient: the league's sender, no token (the bridge
+/// adds both for each agent). `referee_endpoint`: where the schedule tells agents to send replies.
+fn event_message(
+    referee_endpoint: &str,
+    event: &NotifyLeagueEventRequest,
+) -> Result<(MessageType, Value), Status> {
+    let Some(body) = &event.event else {
+        return Err(error_code::status(
+            ErrorCode::MissingRequiredField,
+            "event missing",
+        ));
+    };
+    // Every player gets the same schedule and table: converted once, written into each message as they
+    // are (convert::shared_*, crate::shared_json), and moved in rather than copied by `json!`.
+    let (kind, fields) = match body {
+        Event::RoundAnnouncement(round) => (
+            MessageType::RoundAnnouncement,
+            jsonrpc::object([
+                ("round_id", round.round_id.into()),
+                ("matches", convert::shared_matches(&round.matches, referee_endpoint)),
+            ]),
+        ),
+        Event::StandingsUpdate(update) => (
+            MessageType::LeagueStandingsUpdate,
+            jsonrpc::object([
+                ("round_id", update.round_id.into()),
+                ("standings", convert::shared_standings(&update.standings)),
+            ]),
+        ),
+        Event::RoundCompleted(done) => (
+            MessageType::RoundCompleted,
+            json!({
+                "round_id": done.round_id,
+                "matches_completed": done.matches_completed,
+                "next_round_id": if done.next_round_id == 0 { Value::Null } else { done.next_round_id.into() },
+                "summary": done.summary.as_ref().map(|s| json!({
+                    "total_matches": s.total_matches, "wins": s.wins, "draws": s.draws,
+                    "technical_losses": s.technical_losses,
+                })),
+            }),
+        ),
+        Event::LeagueCompleted(done) => (
+            MessageType::LeagueCompleted,
+            jsonrpc::object([
+                ("total_rounds", done.total_rounds.into()),
+                ("total_matches", done.total_matches.into()),
+                (
+                    "champion",
+                    done.champion.as_ref().map_or(Value::Null, |c| {
+                        json!({"player_id": c.player_id, "display_name": c.display_name, "points": c.points})
+                    }),
+                ),
+                ("final_standings", convert::shared_standings(&done.final_standings)),
+            ]),
+        ),
+    };
+    let mut message = wire::message(kind.as_str(), "league_manager", &event.event_id, fields);
+    message["league_id"] = event.league_id.as_str().into();
+    Ok((kind, message))
 }
