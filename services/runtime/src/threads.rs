@@ -11,6 +11,8 @@ use serde::Deserialize;
 
 /// The default number of worker threads.
 pub const DEFAULT_WORKER_THREADS: usize = 1;
+/// The most a process is given: more is a typo, not a machine.
+pub const MAX_WORKER_THREADS: usize = 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(default)]
@@ -29,10 +31,13 @@ impl Default for ThreadsConfig {
 /// The worker threads configured: `LEAGUE_WORKER_THREADS`, one per core for `0`.
 pub fn worker_threads() -> anyhow::Result<usize> {
     let config: ThreadsConfig = crate::config::load()?;
-    Ok(match config.worker_threads {
-        0 => std::thread::available_parallelism().map_or(1, usize::from),
-        threads => threads,
-    })
+    match config.worker_threads {
+        0 => Ok(std::thread::available_parallelism().map_or(1, usize::from)),
+        threads if threads > MAX_WORKER_THREADS => Err(anyhow::anyhow!(
+            "invalid configuration: LEAGUE_WORKER_THREADS={threads} is more than {MAX_WORKER_THREADS}"
+        )),
+        threads => Ok(threads),
+    }
 }
 
 /// The process's async runtime, with [`worker_threads`] workers.
@@ -61,8 +66,10 @@ mod tests {
             jail.set_env("LEAGUE_WORKER_THREADS", "0");
             let cores = std::thread::available_parallelism().map_or(1, usize::from);
             assert_eq!(worker_threads().map_err(|e| e.to_string())?, cores);
-            jail.set_env("LEAGUE_WORKER_THREADS", "many");
-            assert!(worker_threads().is_err(), "a wrong value is refused, not ignored");
+            for wrong in ["many", "-1", "100000"] {
+                jail.set_env("LEAGUE_WORKER_THREADS", wrong);
+                assert!(worker_threads().is_err(), "{wrong} is refused, not ignored");
+            }
             Ok(())
         });
     }
