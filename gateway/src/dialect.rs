@@ -129,7 +129,7 @@ impl Dialect {
 
     /// The method and params to send `message` (a league.v2 message of type `kind`) in this dialect.
     /// The params borrow the message: a message tried in several dialects is framed without a copy.
-    pub fn frame(self, kind: MessageType, message: &Value) -> (Cow<'static, str>, Params<'_>) {
+    pub fn frame<M: Serialize>(self, kind: MessageType, message: &M) -> (Cow<'static, str>, Params<'_, M>) {
         let lower = || Cow::Owned(kind.as_str().to_ascii_lowercase());
         match self {
             Dialect::Canonical => (canonical_method(kind).into(), Params::Message(message)),
@@ -160,16 +160,13 @@ impl Dialect {
 /// The params of an outbound call: the message itself, the message under one field, or an MCP tool
 /// call with the message as its arguments.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Params<'a> {
-    Message(&'a Value),
-    Under(Cow<'static, str>, &'a Value),
-    Tool {
-        name: &'static str,
-        arguments: &'a Value,
-    },
+pub enum Params<'a, M> {
+    Message(&'a M),
+    Under(Cow<'static, str>, &'a M),
+    Tool { name: &'static str, arguments: &'a M },
 }
 
-impl Serialize for Params<'_> {
+impl<M: Serialize> Serialize for Params<'_, M> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Params::Message(message) => message.serialize(serializer),

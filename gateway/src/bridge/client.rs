@@ -16,6 +16,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use league_proto::ErrorCode;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tracing::Instrument;
 use tracing::field::Empty;
 
@@ -159,8 +160,35 @@ impl AgentClient {
     }
 }
 
+/// The members of a JSON-RPC answer that decide what it is, borrowed from its body: `Some` when present,
+/// whatever their value (`"error": null` included).
+#[derive(serde::Deserialize)]
+struct Members<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(value: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue as serde::Deserialize>::deserialize(value).map(Some)
+}
+
 /// Reads an agent's HTTP answer.
 pub fn read_answer(status: http::StatusCode, body: &[u8], checker: &mut Checker) -> LeagueResult<Answer> {
+    // Nearly every answer is a plain response with a result: its result is read, and nothing else is
+    // built. Anything else (an error, a bare result, `"error": null`, a repeated member) is read below.
+    if let Ok(Members {
+        jsonrpc: Some(_),
+        result: Some(result),
+        error: None,
+    }) = serde_json::from_slice(body)
+        && let Ok(result) = serde_json::from_str(result.get())
+    {
+        return Ok(Answer::Result(result));
+    }
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let Some(Value::Object(mut object)) = parsed else {
         if status.is_server_error() {
@@ -259,6 +287,26 @@ mod tests {
             Mode::Lenient,
         );
         assert!(matches!(answer, Ok(Answer::Error(RpcError { code: -32601, .. }))));
+    }
+
+    #[test]
+    fn plain_responses_read_as_the_general_reader_reads_them() {
+        let mut checker = Checker::new(Mode::Strict);
+        let ok = http::StatusCode::OK;
+        let plain = br#"{"jsonrpc": "2.0", "result": {"accept": true, "n": 1.5}, "id": 7}"#;
+        assert_eq!(
+            read_answer(ok, plain, &mut checker),
+            Ok(Answer::Result(json!({"accept": true, "n": 1.5})))
+        );
+        // A member given twice is not the usual answer: the last one counts, as before.
+        let twice = br#"{"jsonrpc": "2.0", "result": 1, "result": 2, "id": 7}"#;
+        assert_eq!(read_answer(ok, twice, &mut checker), Ok(Answer::Result(json!(2))));
+        let null_result = br#"{"jsonrpc": "2.0", "result": null, "id": 7}"#;
+        assert_eq!(
+            read_answer(ok, null_result, &mut checker),
+            Ok(Answer::Result(Value::Null))
+        );
+        assert!(checker.into_deviations().is_empty());
     }
 
     #[test]

@@ -27,6 +27,7 @@ use crate::dialect::Dialect;
 use crate::jsonrpc::{METHOD_NOT_FOUND, RpcError};
 use crate::league_error::LeagueError;
 use crate::manager_link::ExternalAgent;
+use crate::wire::addressed::Addressed;
 use crate::wire::sender::refused_over_sender;
 
 /// Why a call to an agent did not produce a result.
@@ -102,7 +103,7 @@ impl PlayerBridge {
         &self,
         agent: &ExternalAgent,
         kind: MessageType,
-        message: Value,
+        message: &Value,
         limit: Duration,
     ) -> Result<Value, Failure> {
         let outcome = self.call_adapting(agent, kind, message, limit).await;
@@ -125,11 +126,10 @@ impl PlayerBridge {
         &self,
         agent: &ExternalAgent,
         kind: MessageType,
-        mut message: Value,
+        message: &Value,
         limit: Duration,
     ) -> Result<Value, Failure> {
         let deadline = tokio::time::Instant::now() + limit;
-        message["auth_token"] = agent.outbound_token.as_str().into();
         let first = agent.dialect_for(kind);
         let mut dialects = vec![first];
         for dialect in std::iter::once(agent.dialect()).chain(FALLBACKS) {
@@ -146,10 +146,9 @@ impl PlayerBridge {
                 tracing::debug!(agent_id = %agent.agent_id, message_type = kind.as_str(), ?dialects, "method not implemented");
                 break Err(Failure::NotImplemented);
             };
-            // The sender is rewritten in place (a form applied over another gives that form's sender),
-            // and the dialect's params borrow the message: no attempt copies it.
-            form.apply(&mut message);
-            let (method, params) = dialect.frame(kind, &message);
+            // Written with the agent's sender form and token as it is sent: no attempt copies it.
+            let addressed = Addressed::new(message, form, agent.outbound_token.as_str());
+            let (method, params) = dialect.frame(kind, &addressed);
             let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
             let answer = self
                 .client
@@ -201,7 +200,7 @@ impl PlayerBridge {
         &self,
         agent: &ExternalAgent,
         kind: MessageType,
-        message: Value,
+        message: &Value,
         limit: Duration,
     ) -> Result<(), Status> {
         let warning = match self.call(agent, kind, message, limit).await {

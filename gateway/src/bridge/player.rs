@@ -139,7 +139,7 @@ impl PlayerService for PlayerBridge {
             &request.player_id,
         ));
         let result = self
-            .call(&agent, MessageType::GameInvitation, message, limit)
+            .call(&agent, MessageType::GameInvitation, &message, limit)
             .await
             .map_err(|failure| failure.status(MessageType::GameInvitation.as_str()))?;
         let mut checker = Checker::new(self.mode);
@@ -231,7 +231,7 @@ impl PlayerService for PlayerBridge {
             .replies
             .wait(reply_key(reply_kind, &context.match_id, &request.player_id));
         let result = self
-            .call(&agent, kind, message, limit)
+            .call(&agent, kind, &message, limit)
             .await
             .map_err(|failure| failure.status(kind.as_str()))?;
         let mut checker = Checker::new(self.mode);
@@ -297,7 +297,7 @@ impl PlayerService for PlayerBridge {
                 "game_result": convert::game_result(&result),
             }),
         );
-        self.notify(&agent, MessageType::GameOver, message, self.timeouts.game_over)
+        self.notify(&agent, MessageType::GameOver, &message, self.timeouts.game_over)
             .await?;
         Ok(Response::new(NotifyGameOverResponse {}))
     }
@@ -330,7 +330,7 @@ impl PlayerService for PlayerBridge {
                 "max_retries": request.max_retries,
             }),
         );
-        self.notify(&agent, MessageType::GameError, message, self.timeouts.other)
+        self.notify(&agent, MessageType::GameError, &message, self.timeouts.other)
             .await?;
         Ok(Response::new(NotifyGameErrorResponse {}))
     }
@@ -341,7 +341,7 @@ impl PlayerService for PlayerBridge {
     ) -> Result<Response<NotifyLeagueEventResponse>, Status> {
         let event = request.into_inner();
         let (kind, message) = event_message(&self.public_url, &event)?;
-        self.send_event(&event.player_id, kind, message).await?;
+        self.send_event(&event.player_id, kind, &message).await?;
         Ok(Response::new(NotifyLeagueEventResponse {}))
     }
 
@@ -350,9 +350,9 @@ impl PlayerService for PlayerBridge {
         request: Request<NotifyLeagueEventsRequest>,
     ) -> Result<Response<NotifyLeagueEventsResponse>, Status> {
         // Each event is converted once, for all its recipients (a round's table, for a hundred players,
-        // was converted a hundred times); each recipient's copy is a few small values, the table itself
-        // shared (crate::shared_json). Different agents are called at once; one agent's events stay in
-        // order.
+        // was converted a hundred times), and written for each with its sender and token
+        // (wire::addressed), never copied. Different agents are called at once; one agent's events stay
+        // in order.
         let deliveries = request.into_inner().deliveries;
         let messages: Vec<Option<(MessageType, Value)>> = deliveries
             .iter()
@@ -383,9 +383,7 @@ impl PlayerService for PlayerBridge {
                 // delivery without a usable event is taken by nobody.
                 let ok = !failed
                     && match message {
-                        Some((kind, message)) => {
-                            self.send_event(player_id, *kind, message.clone()).await.is_ok()
-                        }
+                        Some((kind, message)) => self.send_event(player_id, *kind, message).await.is_ok(),
                         None => false,
                     };
                 failed |= !ok;
@@ -404,7 +402,7 @@ impl PlayerService for PlayerBridge {
 
 impl PlayerBridge {
     /// Sends a league event's `message` to `player_id`.
-    async fn send_event(&self, player_id: &str, kind: MessageType, message: Value) -> Result<(), Status> {
+    async fn send_event(&self, player_id: &str, kind: MessageType, message: &Value) -> Result<(), Status> {
         let agent = self.agent(player_id).await?;
         self.notify(&agent, kind, message, self.timeouts.other).await
     }

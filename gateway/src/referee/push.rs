@@ -16,6 +16,7 @@ use crate::bridge::client::Answer;
 use crate::bridge::player::Failure;
 use crate::compliance::Checker;
 use crate::jsonrpc::METHOD_NOT_FOUND;
+use crate::wire::addressed::Addressed;
 use crate::wire::sender::refused_over_sender;
 use crate::wire::{self, timestamp};
 
@@ -94,7 +95,7 @@ impl Referees {
         if !knows_assign {
             match self
                 .bridge
-                .call(agent, MessageType::StartMatch, message.clone(), limit)
+                .call(agent, MessageType::StartMatch, &message, limit)
                 .await
             {
                 Err(Failure::NotImplemented) => {}
@@ -103,21 +104,19 @@ impl Referees {
         }
         // As the bridge sends any message: the agent's outbound token, the sender in its form (tried once
         // in the other form when refused over it).
-        let mut message = message;
-        message["auth_token"] = agent.outbound_token.as_str().into();
         let mut form = agent.sender_form();
         let mut checker = Checker::new(self.bridge.mode);
         let mut answer;
         let mut retried = false;
         loop {
-            form.apply(&mut message);
+            let addressed = Addressed::new(&message, form, agent.outbound_token.as_str());
             answer = self
                 .bridge
                 .client
                 .call(
                     &agent.contact_endpoint,
                     ASSIGN_MATCH,
-                    &message,
+                    addressed,
                     limit,
                     &mut checker,
                 )

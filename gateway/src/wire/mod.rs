@@ -1,5 +1,6 @@
 //! league.v2 on the wire: the envelope, timestamps, and conversions from the league's protobuf records.
 
+pub mod addressed;
 pub mod convert;
 pub mod envelope;
 pub mod outbound_token;
@@ -11,7 +12,8 @@ use serde_json::{Map, Value};
 
 /// A message from the league (`sender` = `league_manager` or `referee:<id>`), with its envelope filled
 /// in; `fields` are the message's own. The bridge writes the sender in the receiving agent's form
-/// ([`sender::SenderForm`]) and adds its `auth_token` ([`outbound_token`]) when it sends it.
+/// ([`sender::SenderForm`]) and adds its `auth_token` ([`outbound_token`]) when it sends it
+/// ([`addressed::Addressed`]).
 pub fn message(message_type: &str, sender: &str, conversation_id: &str, fields: Value) -> Value {
     let mut object = Map::new();
     object.insert("protocol".into(), envelope::PROTOCOL.into());

@@ -57,21 +57,27 @@ impl SenderForm {
         }
     }
 
-    /// Rewrites a message's `sender` (written by whoever built it as `league_manager`,
-    /// `league_manager:<id>` or `referee[:<id>]`) in this form. Any other sender is left alone. Applied
-    /// over another form's sender it gives this form's: a message is rewritten in place for each attempt.
+    /// A `sender` written by whoever built a message (`league_manager`, `league_manager:<id>` or
+    /// `referee[:<id>]`) in this form; `None` for any other sender, which is left alone. Written over
+    /// another form's sender it gives this form's.
+    pub fn written(self, sender: &str) -> Option<String> {
+        match sender.split_once(':') {
+            None if sender == MANAGER => Some(self.manager()),
+            Some((MANAGER, _)) => Some(self.manager()),
+            // A referee always has an id in both families; only its case is normalised.
+            Some((REFEREE, id)) if !id.is_empty() => Some(format!("{REFEREE}:{}", id.to_ascii_uppercase())),
+            _ => None,
+        }
+    }
+
+    /// Rewrites a message's `sender` in this form ([`SenderForm::written`]).
     pub fn apply(self, message: &mut Value) {
         let Some(Value::String(sender)) = message.get("sender") else {
             return;
         };
-        let rewritten = match sender.split_once(':') {
-            None if sender == MANAGER => self.manager(),
-            Some((MANAGER, _)) => self.manager(),
-            // A referee always has an id in both families; only its case is normalised.
-            Some((REFEREE, id)) if !id.is_empty() => format!("{REFEREE}:{}", id.to_ascii_uppercase()),
-            _ => return,
-        };
-        message["sender"] = rewritten.into();
+        if let Some(rewritten) = self.written(sender) {
+            message["sender"] = rewritten.into();
+        }
     }
 }
 

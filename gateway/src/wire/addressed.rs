@@ -1,0 +1,93 @@
+//! A league message as one agent receives it: the message the league built, its `sender` written in the
+//! agent's form ([`SenderForm`]) and the agent's outbound `auth_token` added, written straight from the
+//! message without a copy of it. A league event is built once and sent to every player this way, and a
+//! call tried in several dialects or sender forms never copies its message.
+
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use super::sender::SenderForm;
+
+/// `message` as the agent with this sender form and outbound token receives it.
+#[derive(Debug, Clone, Copy)]
+pub struct Addressed<'a> {
+    message: &'a Value,
+    form: SenderForm,
+    auth_token: &'a str,
+}
+
+impl<'a> Addressed<'a> {
+    pub fn new(message: &'a Value, form: SenderForm, auth_token: &'a str) -> Self {
+        Self {
+            message,
+            form,
+            auth_token,
+        }
+    }
+}
+
+impl Serialize for Addressed<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Value::Object(fields) = self.message else {
+            // Not a message at all: sent as it is (an agent will say what it thinks of it).
+            return self.message.serialize(serializer);
+        };
+        let mut map = serializer.serialize_map(Some(fields.len() + 1))?;
+        for (key, value) in fields {
+            match key.as_str() {
+                "auth_token" => {}
+                "sender" => match value.as_str().and_then(|sender| self.form.written(sender)) {
+                    Some(sender) => map.serialize_entry(key, &sender)?,
+                    None => map.serialize_entry(key, value)?,
+                },
+                _ => map.serialize_entry(key, value)?,
+            }
+        }
+        map.serialize_entry("auth_token", self.auth_token)?;
+        map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_agents_sender_and_token_and_nothing_else_changed() {
+        let message = json!({
+            "protocol": "league.v2",
+            "message_type": "LEAGUE_STANDINGS_UPDATE",
+            "sender": "league_manager",
+            "auth_token": "someone else's",
+            "standings": [{"player_id": "P01"}],
+        });
+        for form in [SenderForm::Bare, SenderForm::Typed] {
+            let written =
+                serde_json::to_value(Addressed::new(&message, form, "league_out_x")).expect("serializes");
+            let mut expected = message.clone();
+            form.apply(&mut expected);
+            expected["auth_token"] = "league_out_x".into();
+            assert_eq!(written, expected, "{form:?}");
+        }
+        // The message itself is left as it was.
+        assert_eq!(message["sender"], "league_manager");
+    }
+
+    #[test]
+    fn a_referee_sender_is_normalised_and_anything_else_kept() {
+        let sent = |sender: &str| {
+            let message = json!({"sender": sender});
+            serde_json::to_value(Addressed::new(&message, SenderForm::Typed, "t")).expect("serializes")
+        };
+        assert_eq!(sent("referee:ref01")["sender"], "referee:REF01");
+        assert_eq!(sent("player:P01")["sender"], "player:P01");
+        let null = Value::Null;
+        assert_eq!(
+            serde_json::to_value(Addressed::new(&null, SenderForm::Bare, "t")).expect("serializes"),
+            Value::Null
+        );
+    }
+}
