@@ -33,7 +33,8 @@ impl Serialize for Addressed<'_> {
             // Not a message at all: sent as it is (an agent will say what it thinks of it).
             return self.message.serialize(serializer);
         };
-        let mut map = serializer.serialize_map(Some(fields.len() + 1))?;
+        let len = fields.len() + usize::from(!fields.contains_key("auth_token"));
+        let mut map = serializer.serialize_map(Some(len))?;
         for (key, value) in fields {
             match key.as_str() {
                 "auth_token" => {}
