@@ -97,7 +97,7 @@ impl AgentClient {
             url.full = endpoint,
             http.response.status_code = Empty,
         );
-        span.in_scope(|| league_runtime::telemetry::inject_traceparent(request.headers_mut()));
+        league_runtime::telemetry::inject_span(&span, request.headers_mut());
         let answer = self
             .exchange(request, endpoint, method, limit, checker)
             .instrument(span.clone())

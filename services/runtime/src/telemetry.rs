@@ -33,7 +33,7 @@ use tracing_subscriber::fmt::format::{JsonFields, Writer, debug_fn};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-pub use propagation::{inject_traceparent, set_parent_from_headers};
+pub use propagation::{inject_span, inject_traceparent, set_parent_from_headers};
 
 /// Keeps the tracer provider of [`init`]. Dropping it exports the spans still buffered; [`shutdown`]
 /// also stops the exporter. Keep it until the end of `main`.

@@ -18,7 +18,12 @@ static TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
 
 /// Writes the current span's trace context into `headers` (nothing when there is no current span).
 pub fn inject_traceparent(headers: &mut HeaderMap) {
-    inject_context(&tracing::Span::current().context(), headers);
+    inject_span(&tracing::Span::current(), headers);
+}
+
+/// Writes `span`'s trace context into `headers`, without entering it.
+pub fn inject_span(span: &tracing::Span, headers: &mut HeaderMap) {
+    inject_context(&span.context(), headers);
 }
 
 /// Makes the trace context in `headers`, if any, the parent of `span`. Call it right after creating
