@@ -1,4 +1,4 @@
-//! How a finished match's result and transcript are stored.
+//! How a finished match's result and transcript, and the league's events, are stored.
 
 #![allow(clippy::unwrap_used)]
 
@@ -48,4 +48,40 @@ async fn a_large_transcript_is_compressed_with_lz4() {
     .unwrap();
     assert_eq!(json.as_deref(), Some("lz4"));
     assert_eq!(bytes.as_deref(), Some("lz4"));
+}
+
+/// A round's large events (a 500-player table is about 20 KB) are compressed with lz4 too
+/// (migrations/20261126000006_events_compressed_with_lz4.sql).
+#[tokio::test]
+async fn a_large_event_is_compressed_with_lz4() {
+    let manager = spawn_manager(4).await;
+    let (lz4_built_in,): (bool,) = sqlx::query_as(
+        "select 'lz4' = any(enumvals) from pg_settings where name = 'default_toast_compression'",
+    )
+    .fetch_one(&manager.pool)
+    .await
+    .unwrap();
+    if !lz4_built_in {
+        eprintln!("this Postgres has no lz4; nothing to check");
+        return;
+    }
+    let mut client = manager.client();
+    register_player(&mut client, "a").await;
+    sqlx::query(
+        "insert into league_events (league_id, kind, round_id, payload)
+         select league_id, 'standings_update', 1, convert_to(repeat('P001 bot-random 3 1 0 ', 1000), 'UTF8')
+         from leagues limit 1",
+    )
+    .execute(&manager.pool)
+    .await
+    .unwrap();
+    // As stored: the values a statement returns are not compressed yet.
+    let (stored,): (Option<String>,) = sqlx::query_as(
+        "select pg_column_compression(payload) from league_events
+         where kind = 'standings_update' and octet_length(payload) > 10000",
+    )
+    .fetch_one(&manager.pool)
+    .await
+    .unwrap();
+    assert_eq!(stored.as_deref(), Some("lz4"));
 }
