@@ -19,7 +19,6 @@ pub const PREFIX: &str = "league_out_";
 const CONTEXT: &[u8] = b"league.v2 outbound token\0";
 
 /// The token the league's messages to one agent carry.
-#[derive(Clone, PartialEq, Eq)]
 pub struct OutboundToken(String);
 
 impl OutboundToken {

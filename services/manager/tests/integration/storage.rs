@@ -6,6 +6,20 @@ use crate::support;
 
 use support::*;
 
+/// Whether this Postgres was built with lz4 (said on stderr when it was not: nothing to check then).
+async fn lz4_built_in(pool: &sqlx::PgPool) -> bool {
+    let (built_in,): (bool,) = sqlx::query_as(
+        "select 'lz4' = any(enumvals) from pg_settings where name = 'default_toast_compression'",
+    )
+    .fetch_one(pool)
+    .await
+    .unwrap();
+    if !built_in {
+        eprintln!("this Postgres has no lz4; nothing to check");
+    }
+    built_in
+}
+
 /// Large results and transcripts are compressed with lz4, which takes about a third less of Postgres's
 /// time than pglz where results are recorded, on the path between two rounds
 /// (migrations/20261126000005_results_compressed_with_lz4.sql). Only a Postgres built without lz4
@@ -13,14 +27,7 @@ use support::*;
 #[tokio::test]
 async fn a_large_transcript_is_compressed_with_lz4() {
     let manager = spawn_manager(4).await;
-    let (lz4_built_in,): (bool,) = sqlx::query_as(
-        "select 'lz4' = any(enumvals) from pg_settings where name = 'default_toast_compression'",
-    )
-    .fetch_one(&manager.pool)
-    .await
-    .unwrap();
-    if !lz4_built_in {
-        eprintln!("this Postgres has no lz4; nothing to check");
+    if !lz4_built_in(&manager.pool).await {
         return;
     }
     let mut client = manager.client();
@@ -55,14 +62,7 @@ async fn a_large_transcript_is_compressed_with_lz4() {
 #[tokio::test]
 async fn a_large_event_is_compressed_with_lz4() {
     let manager = spawn_manager(4).await;
-    let (lz4_built_in,): (bool,) = sqlx::query_as(
-        "select 'lz4' = any(enumvals) from pg_settings where name = 'default_toast_compression'",
-    )
-    .fetch_one(&manager.pool)
-    .await
-    .unwrap();
-    if !lz4_built_in {
-        eprintln!("this Postgres has no lz4; nothing to check");
+    if !lz4_built_in(&manager.pool).await {
         return;
     }
     let mut client = manager.client();
