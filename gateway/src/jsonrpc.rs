@@ -172,22 +172,25 @@ pub fn failure(id: Value, error: &RpcError) -> Value {
     object([("jsonrpc", "2.0".into()), ("error", error.to_value()), ("id", id)])
 }
 
-/// A request we send: written as it is, its params borrowed (see [`crate::dialect::Params`]).
+/// A request we send: written as it is, its params borrowed (see [`crate::dialect::Params`]). The
+/// members come in the order `jsonrpc`, `id`, `method`, `params`: the envelope before the message, so
+/// an agent reading the body as a stream knows what it is answering before the message (a league
+/// event can carry every player's row) begins.
 #[derive(Debug, serde::Serialize)]
 pub struct Request<'a, P> {
     jsonrpc: &'static str,
+    id: u64,
     method: &'a str,
     params: P,
-    id: u64,
 }
 
 /// A request we send.
 pub fn request<P: serde::Serialize>(method: &str, params: P, id: u64) -> Request<'_, P> {
     Request {
         jsonrpc: "2.0",
+        id,
         method,
         params,
-        id,
     }
 }
 
@@ -202,6 +205,16 @@ mod tests {
             Ok(Body::Single(call)) => call,
             other => panic!("expected one call, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_request_we_send_has_its_envelope_before_its_message() {
+        let written =
+            serde_json::to_string(&request("notify_round", json!({"round_id": 2}), 7)).expect("serializes");
+        assert_eq!(
+            written,
+            r#"{"jsonrpc":"2.0","id":7,"method":"notify_round","params":{"round_id":2}}"#
+        );
     }
 
     #[test]

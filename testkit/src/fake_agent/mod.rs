@@ -8,6 +8,7 @@
 //! It is test and bench code only: the launcher's `bench` feature and the tests use it; nothing that
 //! ships does.
 
+mod light;
 mod picky;
 mod replay;
 mod spec;
@@ -305,50 +306,12 @@ fn method_message_type(method: &str) -> &str {
         "handle_game_invitation" => "GAME_INVITATION",
         "choose_parity" => "CHOOSE_PARITY_CALL",
         "notify_match_result" => "GAME_OVER",
+        "notify_game_error" => "GAME_ERROR",
+        "notify_round" => "ROUND_ANNOUNCEMENT",
+        "update_standings" => "LEAGUE_STANDINGS_UPDATE",
+        "notify_round_completed" => "ROUND_COMPLETED",
+        "notify_league_completed" => "LEAGUE_COMPLETED",
         other => other,
-    }
-}
-
-/// The part of a call the bench's agents (instant, unrecorded) answer from: the method, the id and the
-/// envelope fields a reply copies. Read without the rest of the body, which serde skips without
-/// building it: a standings update carries every player's row, and at 200 players the agents' full
-/// parse of every notification made the bench's own process the busiest of the league
-/// (docs/benchmarks.md), measuring the fake agents rather than the server.
-#[derive(Debug, Default, serde::Deserialize)]
-struct Light {
-    #[serde(default)]
-    method: String,
-    #[serde(default)]
-    id: Value,
-    #[serde(default)]
-    params: LightParams,
-}
-
-#[derive(Debug, Default, serde::Deserialize)]
-struct LightParams {
-    message_type: Option<String>,
-    player_id: Option<Value>,
-    conversation_id: Option<Value>,
-    match_id: Option<Value>,
-}
-
-impl Light {
-    /// The call as a JSON value holding only those fields (null if it is not JSON).
-    fn read(body: &[u8]) -> Value {
-        let Ok(call) = serde_json::from_slice::<Light>(body) else {
-            return Value::Null;
-        };
-        let fields = [
-            ("message_type", call.params.message_type.map(Value::String)),
-            ("player_id", call.params.player_id),
-            ("conversation_id", call.params.conversation_id),
-            ("match_id", call.params.match_id),
-        ];
-        let params: Map<String, Value> = fields
-            .into_iter()
-            .filter_map(|(name, value)| Some((name.to_owned(), value?)))
-            .collect();
-        json!({"method": call.method, "id": call.id, "params": params})
     }
 }
 
@@ -364,7 +327,7 @@ async fn answer(
     let call: Value = if agents.record || agents.behaviour != Behaviour::Instant {
         serde_json::from_slice(&body).unwrap_or(Value::Null)
     } else {
-        Light::read(&body)
+        light::read(&body)
     };
     let method = call.get("method").and_then(Value::as_str).unwrap_or("");
     let id = call.get("id").cloned().unwrap_or(Value::Null);
