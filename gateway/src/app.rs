@@ -15,6 +15,7 @@ use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
+use crate::bridge::event_slots::EventSlots;
 use crate::bridge::overhead::MeasuredBridge;
 use crate::bridge::{FallbackTimeouts, PlayerBridge, Replies, client::AgentClient};
 use crate::compliance::{FLUSH_INTERVAL, WarningBuffer};
@@ -98,6 +99,7 @@ impl GatewayApp {
                     .min(config.agent_call_timeout),
                 other: config.agent_call_timeout,
             },
+            event_slots: Arc::new(EventSlots::new(config.event_slots, config.event_slot_window)),
         };
         let referees = Arc::new(Referees::new(
             manager_link.clone(),

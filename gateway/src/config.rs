@@ -61,6 +61,13 @@ pub struct GatewayConfig {
     /// of its own (the specification's "anything else": 10 s).
     #[serde(with = "humantime_serde")]
     pub agent_call_timeout: Duration,
+    /// `LEAGUE_EVENT_SLOTS`: league events sent to agents at once, so a round's notifications give way
+    /// to its game calls (crate::bridge::event_slots); `0`: no limit.
+    pub event_slots: usize,
+    /// `LEAGUE_EVENT_SLOT_WINDOW`: the longest a league event holds its slot: an agent slower than this
+    /// holds back nobody else's events.
+    #[serde(with = "humantime_serde")]
+    pub event_slot_window: Duration,
 }
 
 impl Default for GatewayConfig {
@@ -84,6 +91,8 @@ impl Default for GatewayConfig {
             body_timeout: Duration::from_secs(10),
             dialects: HashMap::new(),
             agent_call_timeout: Duration::from_secs(10),
+            event_slots: crate::bridge::event_slots::SLOTS,
+            event_slot_window: crate::bridge::event_slots::WINDOW,
         }
     }
 }
@@ -121,9 +130,65 @@ impl GatewayConfig {
             "LEAGUE_HEADER_TIMEOUT and LEAGUE_BODY_TIMEOUT must be more than 0"
         );
         anyhow::ensure!(
+            self.event_slots <= 100_000,
+            "LEAGUE_EVENT_SLOTS must be at most 100000 (0: no limit)"
+        );
+        anyhow::ensure!(
+            !self.event_slot_window.is_zero() && self.event_slot_window <= Duration::from_secs(10),
+            "LEAGUE_EVENT_SLOT_WINDOW must be more than 0 and at most 10s"
+        );
+        anyhow::ensure!(
             self.operator_token.is_some(),
             "LEAGUE_OPERATOR_TOKEN is required: the gateway looks up external agents with it"
         );
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_token() -> GatewayConfig {
+        GatewayConfig {
+            operator_token: Some(SecretString::from("operator")),
+            ..GatewayConfig::default()
+        }
+    }
+
+    #[test]
+    fn event_slots_are_bounded_and_their_window_is_never_zero() {
+        with_token().validate().expect("the defaults are valid");
+        let no_limit = GatewayConfig {
+            event_slots: 0,
+            ..with_token()
+        };
+        no_limit.validate().expect("0 slots: no limit");
+        for (config, says) in [
+            (
+                GatewayConfig {
+                    event_slots: 100_001,
+                    ..with_token()
+                },
+                "LEAGUE_EVENT_SLOTS",
+            ),
+            (
+                GatewayConfig {
+                    event_slot_window: Duration::ZERO,
+                    ..with_token()
+                },
+                "LEAGUE_EVENT_SLOT_WINDOW",
+            ),
+            (
+                GatewayConfig {
+                    event_slot_window: Duration::from_secs(11),
+                    ..with_token()
+                },
+                "LEAGUE_EVENT_SLOT_WINDOW",
+            ),
+        ] {
+            let refused = config.validate().expect_err("refused");
+            assert!(refused.to_string().contains(says), "{refused}");
+        }
     }
 }

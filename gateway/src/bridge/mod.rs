@@ -3,6 +3,7 @@
 
 pub mod answer;
 pub mod client;
+pub mod event_slots;
 pub mod outbound;
 pub mod overhead;
 pub mod player;

@@ -16,6 +16,7 @@ use tonic::{Request, Response, Status};
 
 use super::answer::{as_object, check_reply, read_accept, read_choice};
 use super::client::AgentClient;
+use super::event_slots::EventSlots;
 use super::replies::{Replies, reply_key};
 use crate::compliance::{Checker, Mode, WarningBuffer, kinds};
 use crate::jsonrpc;
@@ -43,6 +44,8 @@ pub struct PlayerBridge {
     /// Where agents send replies meant for the referee (the gateway's `/mcp`).
     pub public_url: String,
     pub timeouts: FallbackTimeouts,
+    /// League events give way to game calls (see [`EventSlots`]).
+    pub event_slots: Arc<EventSlots>,
 }
 
 impl PlayerBridge {
@@ -404,7 +407,9 @@ impl PlayerBridge {
     /// Sends a league event's `message` to `player_id`.
     async fn send_event(&self, player_id: &str, kind: MessageType, message: &Value) -> Result<(), Status> {
         let agent = self.agent(player_id).await?;
-        self.notify(&agent, kind, message, self.timeouts.other).await
+        self.event_slots
+            .deliver(self.notify(&agent, kind, message, self.timeouts.other))
+            .await
     }
 }
 

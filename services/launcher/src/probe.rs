@@ -81,6 +81,7 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
             game_over: limit,
             other: limit,
         },
+        event_slots: Default::default(),
     };
     let mut steps = Vec::new();
     let mut dialect = None;
