@@ -8,7 +8,8 @@
 //! So a league event is sent only with one of a few slots, held until its agent answers or for a short
 //! window, whichever is first. A fast agent's events go a few at a time, letting game calls in between;
 //! a slow or silent agent keeps its slot only for the window, so it cannot hold back anyone else's
-//! events (its own wait in order behind it, as before). Game calls take no slot.
+//! events (its own wait in order behind it, as before). Game calls take no slot. ADR 0031 has the
+//! measurements and the trade-off for agents far away.
 
 use std::future::Future;
 use std::time::Duration;
