@@ -354,8 +354,8 @@ impl PlayerService for PlayerBridge {
     ) -> Result<Response<NotifyLeagueEventsResponse>, Status> {
         // Each event is converted once, for all its recipients (a round's table, for a hundred players,
         // was converted a hundred times), and written for each with its sender and token
-        // (wire::addressed), never copied. Different agents are called at once; one agent's events stay
-        // in order.
+        // (wire::addressed), never copied. Different agents are called side by side, a few at a time
+        // (crate::bridge::event_slots: game calls go first); one agent's events stay in order.
         let deliveries = request.into_inner().deliveries;
         let messages: Vec<Option<(MessageType, Value)>> = deliveries
             .iter()
