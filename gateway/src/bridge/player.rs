@@ -2,6 +2,7 @@
 //! event delivery) becomes a league.v2 JSON-RPC call to the agent, in its dialect, within the call's
 //! deadline. The referee never learns whether a player is a bot or a program across the network.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -371,10 +372,15 @@ impl PlayerService for PlayerBridge {
                 .iter()
                 .map(move |player_id| (player_id.as_str(), message.as_ref()))
         });
+        // Each player's place in `by_player`: a round's events go to every player (500 at 500 players).
+        let mut places: HashMap<&str, usize> = HashMap::new();
         for (index, (player_id, message)) in recipients.enumerate() {
-            match by_player.iter_mut().find(|(player, _)| *player == player_id) {
-                Some((_, messages)) => messages.push((index, message)),
-                None => by_player.push((player_id, vec![(index, message)])),
+            match places.get(player_id) {
+                Some(&place) => by_player[place].1.push((index, message)),
+                None => {
+                    places.insert(player_id, by_player.len());
+                    by_player.push((player_id, vec![(index, message)]));
+                }
             }
         }
         let total = by_player.iter().map(|(_, messages)| messages.len()).sum();
