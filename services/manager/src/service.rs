@@ -61,6 +61,15 @@ impl Manager {
         self.auth.caller(request_metadata).await
     }
 
+    /// What follows the commit that started `league_id`: its first round and event are announced to
+    /// the waiting referees and to event delivery, then the planner learns the schedule's tables
+    /// ([`start::analyze_schedule`]) while the first matches are claimed.
+    async fn league_started(&self, league_id: &str) {
+        self.wakeups.matches_ready.notify_waiters();
+        self.wakeups.events_pending.notify_one();
+        start::analyze_schedule(&self.pool, league_id).await;
+    }
+
     /// A pooled connection and the league `league_id` names (empty: the newest), for a query.
     async fn league_connection(&self, league_id: &str) -> ManagerResult<(PoolConnection<Postgres>, String)> {
         let mut conn = self.pool.acquire().await?;
@@ -170,9 +179,8 @@ impl ManagerService for Manager {
                 }
                 None => registration::register_player(&this.pool, &this.rules, request.into_inner()).await?,
             };
-            if started {
-                this.wakeups.matches_ready.notify_waiters();
-                this.wakeups.events_pending.notify_one();
+            if started && let Some(league_id) = &registered.league_id {
+                this.league_started(league_id).await;
             }
             Ok(Response::new(RegisterPlayerResponse {
                 player_id: registered.agent_id,
@@ -231,8 +239,7 @@ impl ManagerService for Manager {
             this.auth.operator(request.metadata()).await?;
             let (_, league_id) = this.league_connection(&request.get_ref().league_id).await?;
             let started = start::start(&this.pool, &league_id).await?;
-            this.wakeups.matches_ready.notify_waiters();
-            this.wakeups.events_pending.notify_one();
+            this.league_started(&league_id).await;
             Ok(Response::new(StartLeagueResponse {
                 league_id,
                 total_rounds: started.total_rounds,
@@ -258,8 +265,7 @@ impl ManagerService for Manager {
             )
             .await?;
             if enrollment.started {
-                this.wakeups.matches_ready.notify_waiters();
-                this.wakeups.events_pending.notify_one();
+                this.league_started(&enrollment.league_id).await;
             }
             Ok(Response::new(EnrollPlayerResponse {
                 league_id: enrollment.league_id,

@@ -215,11 +215,16 @@ pub async fn league_status(
     .await?;
     let (total, finished, players, delivered, pending): (i64, i64, i64, i64, i64) = sqlx::query_as(
         // From the rounds (each knows its number of matches) and the current round's matches: the
-        // league's progress without counting its matches, which grow with the square of its size.
+        // league's progress without counting its matches, which grow with the square of its size. The
+        // current round's finished matches are counted among its matches (a filter, not a condition of
+        // the scan): with `status = 'finished'` beside the round, a planner that believed no match
+        // finished (statistics from the league's start) read the whole `finished` index and scanned
+        // the rounds for each entry, 144 ms a question at 200 players.
         "select (select coalesce(sum(matches), 0) from rounds where league_id = $1),
                 (select coalesce(sum(matches), 0) from rounds where league_id = $1 and status = 'completed')
-                + (select count(*) from matches m join rounds r using (league_id, round_id)
-                   where m.league_id = $1 and r.status = 'released' and m.status = 'finished'),
+                + (select count(*) filter (where m.status = 'finished')
+                   from matches m join rounds r using (league_id, round_id)
+                   where m.league_id = $1 and r.status = 'released'),
                 (select count(*) from league_players where league_id = $1),
                 (select notifications_delivered from leagues where league_id = $1),
                 -- Pending: the deliveries not made yet, and every player's share of the events not

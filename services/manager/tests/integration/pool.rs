@@ -43,3 +43,25 @@ async fn the_result_writer_plans_each_statement_once() {
         .unwrap();
     assert_eq!(working, "auto", "the working pool plans as Postgres chooses");
 }
+
+/// A league's start analyzes the tables its schedule filled (`league::start::analyze_schedule`): the
+/// result writer plans each statement once, and a plan made while the planner knew nothing of
+/// `matches` but its size on disk read every match for each batch of results.
+#[tokio::test]
+async fn a_league_s_start_analyzes_the_tables_of_its_schedule() {
+    let manager = spawn_manager(4).await;
+    let mut client = manager.client();
+    for name in ["a", "b", "c", "d"] {
+        register_player(&mut client, name).await; // the fourth starts the league: 3 rounds, 6 matches
+    }
+    let analyzed: Vec<(String, f32)> = sqlx::query_as(
+        "select relname::text, reltuples from pg_class
+         where relname in ('matches', 'rounds', 'standings') order by relname",
+    )
+    .fetch_all(&manager.pool)
+    .await
+    .unwrap();
+    let expected =
+        [("matches", 6.0), ("rounds", 3.0), ("standings", 4.0)].map(|(table, rows)| (table.to_owned(), rows));
+    assert_eq!(analyzed, expected, "rows as the planner knows them");
+}
