@@ -47,6 +47,12 @@ static NONCE: LazyLock<u64> = LazyLock::new(|| {
 static SERIALIZED_PREFIX: LazyLock<String> =
     LazyLock::new(|| format!("\"\\u0001shared-json:{:016x}:", *NONCE));
 
+/// The search for [`SERIALIZED_PREFIX`], prepared once: `memmem::find` prepares a searcher on every call
+/// (callgrind, 40 external players: 12 M instructions for 7,880 requests; the gateway 1,593 M → 1,574 M
+/// with this one).
+static PREFIX_FINDER: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(SERIALIZED_PREFIX.as_bytes()));
+
 impl SharedJson {
     pub fn new(value: Value) -> Self {
         let text = serde_json::to_string(&value).unwrap_or_else(|_| "null".to_owned());
@@ -153,7 +159,7 @@ fn splice(bytes: &[u8], texts: &[Arc<str>]) -> Vec<u8> {
     let prefix = SERIALIZED_PREFIX.as_bytes();
     let mut out = Vec::with_capacity(bytes.len() + texts.iter().map(|t| t.len()).sum::<usize>());
     let mut rest = bytes;
-    while let Some(at) = memchr::memmem::find(rest, prefix) {
+    while let Some(at) = PREFIX_FINDER.find(rest) {
         let after = &rest[at + prefix.len()..];
         let digits = after.iter().take_while(|b| b.is_ascii_digit()).count();
         let text = std::str::from_utf8(&after[..digits])
