@@ -179,8 +179,10 @@ impl ManagerService for Manager {
                 }
                 None => registration::register_player(&this.pool, &this.rules, request.into_inner()).await?,
             };
-            if started && let Some(league_id) = &registered.league_id {
-                this.league_started(league_id).await;
+            if started {
+                // A registration that started a league names it.
+                this.league_started(registered.league_id.as_deref().unwrap_or_default())
+                    .await;
             }
             Ok(Response::new(RegisterPlayerResponse {
                 player_id: registered.agent_id,
