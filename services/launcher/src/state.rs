@@ -2,10 +2,15 @@
 //! a small JSON file (`.league/state.json`, or `LEAGUE_STATE_FILE`) naming the manager, the gateway
 //! and the database, and beside it the operator token in a file only this user can read (mode 0600).
 //! Both go when the run stops.
+//!
+//! Two runs may start in the same directory at once (tests do): each writes its files under a name of
+//! its own and renames them into place, so the state file is always whole and always one run's, and
+//! the token file it names (`state.<pid>.token`) is that run's token.
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::Context;
 use secrecy::{ExposeSecret, SecretString};
@@ -66,7 +71,8 @@ impl State {
         if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        let token_file = path.with_extension("token");
+        remove_stale_tokens(&path);
+        let token_file = path.with_extension(format!("{}.token", std::process::id()));
         write_private(&token_file, token.expose_secret().as_bytes())?;
         let state = State {
             manager_url: manager_url.to_owned(),
@@ -81,8 +87,8 @@ impl State {
     }
 }
 
-/// The published state of this run; dropping it removes the files, unless another run has since
-/// written its own.
+/// The published state of this run; dropping it removes its token file, and the state file unless
+/// another run has since written its own.
 #[derive(Debug)]
 pub struct Published {
     path: PathBuf,
@@ -97,13 +103,61 @@ impl Drop for Published {
             .is_some_and(|state| state.pid == self.state.pid);
         if ours {
             let _ = std::fs::remove_file(&self.path);
-            let _ = std::fs::remove_file(&self.state.operator_token_file);
+        }
+        let _ = std::fs::remove_file(&self.state.operator_token_file);
+    }
+}
+
+/// Removes the token files beside `path` of runs that no longer live (a killed launcher cannot remove
+/// its own), so that they do not pile up.
+fn remove_stale_tokens(path: &Path) {
+    let (Some(stem), Some(dir)) = (path.file_stem().and_then(|stem| stem.to_str()), path.parent()) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(stem)?.strip_prefix('.')?.strip_suffix(".token"))
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if pid.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
+            let _ = std::fs::remove_file(entry.path());
         }
     }
 }
 
 /// Writes `contents` to `path`, readable and writable by this user only (mode 0600 from creation on).
+/// The contents go to a file of this writer's own first and are renamed over `path`: a reader sees the
+/// old file or the new one, never a part, and writers racing for `path` never fail (the last wins).
 fn write_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let mut own = path.as_os_str().to_owned();
+    own.push(format!(
+        ".{}.{}.tmp",
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ));
+    let own = PathBuf::from(own);
+    let written = write_new_private(&own, contents).and_then(|()| {
+        std::fs::rename(&own, path)
+            .with_context(|| format!("renaming {} to {}", own.display(), path.display()))
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&own);
+    }
+    written
+}
+
+fn write_new_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
+    // A file of the same name can only be left by a killed writer whose pid this process now has.
     let _ = std::fs::remove_file(path);
     let mut file = std::fs::OpenOptions::new()
         .write(true)
@@ -113,4 +167,54 @@ fn write_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
         .with_context(|| format!("creating {}", path.display()))?;
     file.write_all(contents)
         .with_context(|| format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn writers_racing_for_one_file_all_succeed_and_leave_one_whole_private_file() {
+        let dir = std::env::temp_dir().join(format!("league-state-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        let path = dir.join("state.json");
+        let contents: Vec<String> = (0..8)
+            .map(|writer| format!("writer {writer} ").repeat(1000))
+            .collect();
+        std::thread::scope(|scope| {
+            for text in &contents {
+                let path = &path;
+                scope.spawn(move || {
+                    for _ in 0..50 {
+                        write_private(path, text.as_bytes()).expect("every write succeeds");
+                    }
+                });
+            }
+        });
+        let left = std::fs::read_to_string(&path).expect("the file is there");
+        assert!(contents.contains(&left), "one writer's whole text");
+        let mode = std::fs::metadata(&path).expect("metadata").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let files = std::fs::read_dir(&dir).expect("the directory").count();
+        assert_eq!(files, 1, "no writer's own file is left behind");
+        std::fs::remove_dir_all(&dir).expect("removed");
+    }
+
+    #[test]
+    fn the_token_files_of_runs_that_are_gone_are_removed() {
+        let dir = std::env::temp_dir().join(format!("league-token-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        let path = dir.join("state.json");
+        let live = dir.join(format!("state.{}.token", std::process::id()));
+        let gone = dir.join(format!("state.{}.token", u32::MAX));
+        let other = dir.join("notes.token");
+        for file in [&live, &gone, &other] {
+            std::fs::write(file, "x").expect("written");
+        }
+        remove_stale_tokens(&path);
+        assert!(live.exists() && other.exists() && !gone.exists());
+        std::fs::remove_dir_all(&dir).expect("removed");
+    }
 }
