@@ -9,12 +9,14 @@
 //!   `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`; the other standard `OTEL_*` variables
 //!   (timeout, headers, `OTEL_TRACES_SAMPLER`, `OTEL_BSP_*`, `OTEL_RESOURCE_ATTRIBUTES`) apply as the
 //!   OpenTelemetry SDK reads them. `service.name` is `OTEL_SERVICE_NAME`, else `league-<service>`.
-//! - Without an exporter, spans still get ids, so trace context still crosses every hop ([`propagation`])
-//!   and log lines still carry `trace_id`/`span_id`; only locally started traces are not recorded.
-//!   `OTEL_SDK_DISABLED=true` turns spans off altogether (no ids, nothing passed on), which saves their
-//!   cost: about 1 ms of a match's latency in `league bench` on the project's 2-core machine.
+//! - Without an exporter, spans still get ids ([`local_ids`]: ids and nothing else, ADR 0034), so trace
+//!   context still crosses every hop ([`propagation`]) and log lines still carry `trace_id`/`span_id`;
+//!   a trace sampled upstream stays sampled for the processes further down.
+//!   `OTEL_SDK_DISABLED=true` turns spans off altogether (no ids, nothing passed on), which saves what
+//!   they still cost: about a tenth of the gateway's and the referees' instructions (ADR 0034).
 
 pub mod json_lines;
+pub mod local_ids;
 pub mod propagation;
 
 use std::fmt;
@@ -74,7 +76,9 @@ impl Drop for TelemetryGuard {
 /// changes nothing and returns a guard that does nothing.
 pub fn init(service: &'static str) -> TelemetryGuard {
     let mode = Traces::requested();
-    let provider = (mode != Traces::Off).then(|| tracer_provider(service, mode == Traces::Exported));
+    let provider = (mode == Traces::Exported).then(|| tracer_provider(service));
+    // Without an exporter, spans get their ids and nothing else (local_ids, ADR 0034).
+    let local_ids = (mode == Traces::Local).then(local_ids::layer);
     // Traces do not follow RUST_LOG: a quiet service still traces its own spans and events, and nothing
     // from the libraries underneath (h2, hyper, sqlx) floods the trace. No OpenTelemetry context switch
     // or busy/idle timing on every poll of an instrumented future: nothing here reads them.
@@ -106,6 +110,7 @@ pub fn init(service: &'static str) -> TelemetryGuard {
     });
     let installed = tracing_subscriber::registry()
         .with(traces)
+        .with(local_ids)
         .with(json_logs)
         .with(text_logs)
         .try_init();
@@ -141,8 +146,8 @@ fn log_filter() -> EnvFilter {
 enum Traces {
     /// `OTEL_SDK_DISABLED=true`: no spans at all — no ids in logs, no trace context passed on.
     Off,
-    /// No endpoint (or `OTEL_TRACES_EXPORTER=none`): spans get ids and context is passed on, nothing
-    /// is exported.
+    /// No endpoint (or `OTEL_TRACES_EXPORTER=none`): spans get ids and context is passed on
+    /// ([`local_ids`]), nothing is exported.
     Local,
     /// An OTLP endpoint is set.
     Exported,
@@ -165,7 +170,7 @@ impl Traces {
     }
 }
 
-fn tracer_provider(service: &str, export: bool) -> SdkTracerProvider {
+fn tracer_provider(service: &str) -> SdkTracerProvider {
     let mut resource = Resource::builder();
     let named_by_environment = std::env::var_os("OTEL_SERVICE_NAME").is_some()
         || std::env::var("OTEL_RESOURCE_ATTRIBUTES")
@@ -174,16 +179,11 @@ fn tracer_provider(service: &str, export: bool) -> SdkTracerProvider {
         resource = resource.with_service_name(format!("league-{service}"));
     }
     let builder = SdkTracerProvider::builder().with_resource(resource.build());
-    if !export {
-        // Nothing is exported, so record nothing we start; a trace sampled upstream stays sampled, so a
-        // process further down that does export still gets its part.
-        return builder
-            .with_sampler(Sampler::ParentBased(Box::new(Sampler::AlwaysOff)))
-            .build();
-    }
     match opentelemetry_otlp::SpanExporter::builder().with_tonic().build() {
         Ok(exporter) => builder.with_batch_exporter(exporter).build(),
         Err(error) => {
+            // Record nothing this process starts; a trace sampled upstream stays sampled, so a process
+            // further down that does export still gets its part.
             eprintln!("telemetry: spans will not be exported: {error}");
             builder
                 .with_sampler(Sampler::ParentBased(Box::new(Sampler::AlwaysOff)))

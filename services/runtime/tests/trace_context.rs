@@ -198,3 +198,63 @@ async fn the_server_span_is_the_callers_child_and_its_logs_name_the_trace() {
         "{line}"
     );
 }
+
+/// Without an exporter (`telemetry::local_ids`): the same trace crosses the hop, and the server's log
+/// lines name it and the server span.
+#[tokio::test]
+async fn without_an_exporter_the_server_continues_the_callers_trace_and_its_logs_name_it() {
+    let lines = Lines::default();
+    let writer = lines.clone();
+    let format = JsonLines::new("referee");
+    let subscriber = tracing_subscriber::registry()
+        .with(league_runtime::telemetry::local_ids::layer())
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(move || writer.clone())
+                .fmt_fields(JsonFields::new())
+                .event_format(format.clone()),
+        );
+    let _default = tracing::subscriber::set_default(subscriber);
+    format.attach();
+
+    let (listener, addr) = grpc::bind(([127, 0, 0, 1], 0).into()).await.expect("bind");
+    let shutdown = Shutdown::new();
+    let routes = tonic::service::Routes::new(RefereeServiceServer::new(Referee));
+    let server = tokio::spawn(grpc::serve(listener, routes, shutdown.signal()));
+    let mut client = RefereeServiceClient::new(grpc::channel(&grpc::local_url(addr)).expect("channel"));
+
+    // A league target: the layer traces the league's own spans only.
+    let caller = tracing::info_span!(target: "league_test", "caller");
+    let caller_ids = league_runtime::telemetry::local_ids::trace_ids(&caller).expect("traced");
+    async {
+        let found = client
+            .get_match_state(GetMatchStateRequest {
+                league_id: "league_x".into(),
+                match_id: "R1M1".into(),
+            })
+            .await;
+        assert!(found.is_ok(), "{found:?}");
+    }
+    .instrument(caller)
+    .await;
+    shutdown.trigger();
+    server.await.expect("server task").expect("server");
+
+    let text =
+        String::from_utf8(lines.0.lock().unwrap_or_else(PoisonError::into_inner).clone()).expect("utf-8");
+    let line: serde_json::Value = text
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("every line is JSON"))
+        .find(|line: &serde_json::Value| line["message"] == "looking the match up")
+        .unwrap_or_else(|| panic!("the server's line: {text}"));
+    assert_eq!(line["trace_id"], caller_ids.trace_id().to_string());
+    let span_id = line["span_id"].as_str().expect("a span id");
+    assert_eq!(span_id.len(), 16);
+    assert_ne!(
+        span_id,
+        caller_ids.span_id().to_string(),
+        "the server span's own id"
+    );
+    assert_eq!(line["span"], "grpc_server_call");
+    assert_eq!(line["match_id"], "R1M1");
+}

@@ -15,7 +15,7 @@
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-use opentelemetry::trace::TraceContextExt;
+use opentelemetry::trace::{SpanContext, TraceContextExt};
 use serde_json::{Map, Value};
 use tracing::dispatcher::WeakDispatch;
 use tracing::{Event, Subscriber};
@@ -23,6 +23,8 @@ use tracing_subscriber::fmt::format::{JsonFields, Writer};
 use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
+
+use super::local_ids::TraceIds;
 
 /// Keys every line starts with (in this order); fields of the same name are dropped.
 const RESERVED: [&str; 8] = [
@@ -90,10 +92,13 @@ where
             // Leaf first: the first value seen for a name is the innermost one.
             for span in scope {
                 innermost = innermost.or(Some(span.name()));
-                if ids.is_none() {
-                    ids = self.trace_ids(&span.id());
-                }
                 let extensions = span.extensions();
+                if ids.is_none() {
+                    ids = match extensions.get::<TraceIds>() {
+                        Some(TraceIds(local)) => hex_ids(local),
+                        None => self.trace_ids(&span.id()),
+                    };
+                }
                 if let Some(recorded) = extensions.get::<FormattedFields<JsonFields>>()
                     && let Ok(Value::Object(span_fields)) = serde_json::from_str::<Value>(recorded)
                 {
@@ -145,13 +150,16 @@ impl JsonLines {
     fn trace_ids(&self, id: &tracing::span::Id) -> Option<(String, String)> {
         let dispatch = self.dispatch.get()?.upgrade()?;
         let context = tracing_opentelemetry::get_otel_context(id, &dispatch)?;
-        let span = context.span();
-        let span_context = span.span_context();
-        span_context.is_valid().then(|| {
-            (
-                span_context.trace_id().to_string(),
-                span_context.span_id().to_string(),
-            )
-        })
+        hex_ids(context.span().span_context())
     }
+}
+
+/// A valid span context's trace and span ids in hexadecimal.
+fn hex_ids(span_context: &SpanContext) -> Option<(String, String)> {
+    span_context.is_valid().then(|| {
+        (
+            span_context.trace_id().to_string(),
+            span_context.span_id().to_string(),
+        )
+    })
 }

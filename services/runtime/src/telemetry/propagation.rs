@@ -8,9 +8,11 @@ use http::HeaderMap;
 use http::header::{HeaderName, HeaderValue};
 use opentelemetry::Context;
 use opentelemetry::propagation::{Extractor, TextMapPropagator};
-use opentelemetry::trace::{TraceContextExt, TraceFlags};
+use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+use super::local_ids;
 
 static PROPAGATOR: LazyLock<TraceContextPropagator> = LazyLock::new(TraceContextPropagator::new);
 static TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
@@ -23,27 +25,76 @@ pub fn inject_traceparent(headers: &mut HeaderMap) {
 
 /// Writes `span`'s trace context into `headers`, without entering it.
 pub fn inject_span(span: &tracing::Span, headers: &mut HeaderMap) {
-    inject_context(&span.context(), headers);
+    match local_ids::trace_ids(span) {
+        Some(ids) => inject_span_context(&ids, headers),
+        None => inject_context(&span.context(), headers),
+    }
 }
 
 /// Makes the trace context in `headers`, if any, the parent of `span`. Call it right after creating
 /// `span`, before entering it or logging in it: a span's parent is fixed once it starts.
 pub fn set_parent_from_headers(span: &tracing::Span, headers: &HeaderMap) {
-    let parent = extract_context(headers);
-    if parent.span().span_context().is_valid() {
+    let Some(remote) = remote_span_context(headers) else {
+        return;
+    };
+    if !local_ids::set_remote_parent(span, &remote) {
         // Fails only when the span is disabled or already started; it then keeps its own trace.
-        let _ = span.set_parent(parent);
+        let _ = span.set_parent(Context::new().with_remote_span_context(remote));
     }
 }
 
-/// Writes `context`'s trace context into `headers`: `traceparent` as W3C Trace Context level 1 writes
+/// The valid trace context `headers` carry, if any. A `traceparent` in the form this crate and the
+/// OpenTelemetry SDKs write (version `00`, lower-case hex) is read here, without the SDK propagator's
+/// splitting and `Context`; any other form is left to the propagator, which knows every rule of the
+/// W3C format (the tests compare the two).
+pub fn remote_span_context(headers: &HeaderMap) -> Option<SpanContext> {
+    let span_context = match headers.get(&TRACEPARENT).and_then(canonical_traceparent) {
+        Some((trace_id, span_id, flags)) => {
+            let state = headers
+                .get(&TRACESTATE)
+                .and_then(|value| value.to_str().ok())
+                .map_or_else(TraceState::default, |state| state.parse().unwrap_or_default());
+            SpanContext::new(trace_id, span_id, flags & TraceFlags::SAMPLED, true, state)
+        }
+        None => extract_context(headers).span().span_context().clone(),
+    };
+    span_context.is_valid().then_some(span_context)
+}
+
+/// The ids and flags of a `traceparent` written `00-<32 hex>-<16 hex>-<2 hex>` in lower case.
+fn canonical_traceparent(value: &HeaderValue) -> Option<(TraceId, SpanId, TraceFlags)> {
+    let bytes = value.as_bytes();
+    let hex = |range: std::ops::Range<usize>| {
+        bytes[range]
+            .iter()
+            .all(|&b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    };
+    let shaped = bytes.len() == 55
+        && bytes.starts_with(b"00-")
+        && bytes[35] == b'-'
+        && bytes[52] == b'-'
+        && hex(3..35)
+        && hex(36..52)
+        && hex(53..55);
+    let text = value.to_str().ok().filter(|_| shaped)?;
+    Some((
+        TraceId::from_hex(&text[3..35]).ok()?,
+        SpanId::from_hex(&text[36..52]).ok()?,
+        TraceFlags::new(u8::from_str_radix(&text[53..55], 16).ok()?),
+    ))
+}
+
+/// Writes `context`'s trace context into `headers`, as [`inject_span_context`].
+pub fn inject_context(context: &Context, headers: &mut HeaderMap) {
+    inject_span_context(context.span().span_context(), headers);
+}
+
+/// Writes a span's trace context into `headers`: `traceparent` as W3C Trace Context level 1 writes
 /// it (`00-<trace id>-<span id>-<flags>`, only the sampled flag), and `tracestate` when there is one.
 /// Written here rather than by the SDK's propagator, whose `format!`s, header-name parsing and empty
 /// `tracestate` cost more than the rest of a gateway's outbound call setup (docs/benchmarks.md); its
 /// output is the same (the tests compare them).
-pub fn inject_context(context: &Context, headers: &mut HeaderMap) {
-    let span = context.span();
-    let span_context = span.span_context();
+pub fn inject_span_context(span_context: &SpanContext, headers: &mut HeaderMap) {
     if !span_context.is_valid() {
         return;
     }
@@ -94,7 +145,6 @@ impl Extractor for HeaderExtractor<'_> {
 #[cfg(test)]
 mod tests {
     use opentelemetry::propagation::Injector;
-    use opentelemetry::trace::{SpanContext, SpanId, TraceId, TraceState};
 
     use super::*;
 
@@ -168,6 +218,50 @@ mod tests {
             outgoing.get("traceparent").map(HeaderValue::as_bytes),
             Some(TRACEPARENT.as_bytes())
         );
+    }
+
+    #[test]
+    fn traceparents_read_as_the_sdk_reads_them() {
+        let canonical = HeaderValue::from_static(TRACEPARENT);
+        assert!(
+            canonical_traceparent(&canonical).is_some(),
+            "read here, not by the SDK"
+        );
+        let cases = [
+            TRACEPARENT,
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-03",
+            "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+            "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
+            "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-0g",
+            "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-future",
+            "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra",
+            " 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01 ",
+            "00-not-a-trace-01",
+            "",
+        ];
+        for traceparent in cases {
+            for tracestate in [None, Some("vendor=value,other=1"), Some("not a state")] {
+                let mut headers = HeaderMap::new();
+                headers.insert(
+                    "traceparent",
+                    HeaderValue::from_str(traceparent).expect("a value"),
+                );
+                if let Some(state) = tracestate {
+                    headers.insert("tracestate", HeaderValue::from_str(state).expect("a value"));
+                }
+                let sdk = extract_context(&headers).span().span_context().clone();
+                let ours = remote_span_context(&headers);
+                assert_eq!(
+                    ours,
+                    sdk.is_valid().then_some(sdk),
+                    "{traceparent:?} {tracestate:?}"
+                );
+            }
+        }
+        assert_eq!(remote_span_context(&HeaderMap::new()), None);
     }
 
     #[test]
