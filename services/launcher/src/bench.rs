@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use futures::{StreamExt, TryStreamExt};
 use league_proto::v2::transcript_entry::Entry;
 use league_proto::v2::{Direction, GetLeagueStatusRequest, GetMatchRequest};
 use league_runtime::credentials::operator_request;
@@ -22,6 +23,9 @@ mod overhead;
 mod rounds;
 mod wrk;
 use crate::run::{Finished, RunArgs, run_league_with};
+
+/// How many match transcripts the bench reads at once after a league.
+const TRANSCRIPT_READS: usize = 8;
 
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
@@ -147,22 +151,35 @@ async fn measure(players: u32, finished: &mut Finished) -> anyhow::Result<Measur
         &finished.league_id,
     )
     .await?;
+    // Every match's transcript, a few reads at a time: one after the other they took longer than a
+    // 200-player league itself (20 s for 19,900 matches).
+    let client = &finished.client;
+    let token = &finished.operator_token;
+    let league_id = &finished.league_id;
+    let transcripts: Vec<_> = futures::stream::iter(schedule.iter().flat_map(|round| &round.matches))
+        .map(|scheduled| {
+            let mut client = client.clone();
+            async move {
+                let detail = client
+                    .get_match(operator_request(
+                        token,
+                        GetMatchRequest {
+                            league_id: league_id.clone(),
+                            match_id: scheduled.match_id.clone(),
+                        },
+                    ))
+                    .await
+                    .with_context(|| format!("reading match {}", scheduled.match_id))?
+                    .into_inner();
+                anyhow::Ok(detail.transcript.map(|t| t.entries).unwrap_or_default())
+            }
+        })
+        .buffer_unordered(TRANSCRIPT_READS)
+        .try_collect()
+        .await?;
     let mut durations = Vec::new();
     let mut player_calls = 0usize;
-    for scheduled in schedule.iter().flat_map(|round| &round.matches) {
-        let detail = finished
-            .client
-            .get_match(operator_request(
-                &finished.operator_token,
-                GetMatchRequest {
-                    league_id: finished.league_id.clone(),
-                    match_id: scheduled.match_id.clone(),
-                },
-            ))
-            .await
-            .context("reading a match")?
-            .into_inner();
-        let entries = detail.transcript.map(|t| t.entries).unwrap_or_default();
+    for entries in &transcripts {
         let times: Vec<f64> = entries
             .iter()
             .filter_map(|entry| entry.at.as_ref().map(millis))
