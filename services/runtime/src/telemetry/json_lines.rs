@@ -92,13 +92,15 @@ where
             // Leaf first: the first value seen for a name is the innermost one.
             for span in scope {
                 innermost = innermost.or(Some(span.name()));
-                let extensions = span.extensions();
                 if ids.is_none() {
-                    ids = match extensions.get::<TraceIds>() {
-                        Some(TraceIds(local)) => hex_ids(local),
-                        None => self.trace_ids(&span.id()),
-                    };
+                    // The extensions are not held across `trace_ids`, which reads them again.
+                    let local = span
+                        .extensions()
+                        .get::<TraceIds>()
+                        .map(|TraceIds(ids)| hex_ids(ids));
+                    ids = local.unwrap_or_else(|| self.trace_ids(&span.id()));
                 }
+                let extensions = span.extensions();
                 if let Some(recorded) = extensions.get::<FormattedFields<JsonFields>>()
                     && let Ok(Value::Object(span_fields)) = serde_json::from_str::<Value>(recorded)
                 {
