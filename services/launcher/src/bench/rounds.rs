@@ -8,6 +8,11 @@
 //! - *hand-over*: released → r + 1's first match claimed (commit, wake-up, the claim);
 //! - *start*: claimed → r + 1's first invitation sent (the claim's answer reaching the referee);
 //! - *gap*: r's last result recorded → r + 1's first invitation: what the issue calls the round gap.
+//!
+//! And inside round r: *round*, its first invitation → its last result recorded, and *starts*, its first
+//! invitation → its last match's first invitation. Where *starts* is most of *round*, the round's time
+//! goes to starting its matches (claims, and the CPU the matches before them take), not to the matches
+//! themselves (the match p50 of the main table).
 
 use std::time::Duration;
 
@@ -24,6 +29,8 @@ pub struct RoundBoundaries {
     pub hand_over: Percentiles,
     pub start: Percentiles,
     pub gap: Percentiles,
+    pub round: Percentiles,
+    pub starts: Percentiles,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -46,7 +53,7 @@ impl Percentiles {
     }
 }
 
-type PhaseRow = (f64, f64, f64, f64, f64);
+type PhaseRow = (f64, f64, f64, f64, f64, f64, f64);
 
 pub async fn measure(database_url: &SecretString, league_id: &str) -> anyhow::Result<RoundBoundaries> {
     let mut conn = sqlx::PgConnection::connect(database_url.expose_secret())
@@ -58,7 +65,8 @@ pub async fn measure(database_url: &SecretString, league_id: &str) -> anyhow::Re
                     max((transcript_json->'entries'->-1->>'at')::timestamptz) as last_end,
                     max(finished_at) as last_recorded,
                     min(claimed_at) as first_claim,
-                    min((transcript_json->'entries'->0->>'at')::timestamptz) as first_start
+                    min((transcript_json->'entries'->0->>'at')::timestamptz) as first_start,
+                    max((transcript_json->'entries'->0->>'at')::timestamptz) as last_start
              from matches where league_id = $1 and status = 'finished'
              group by round_id
          )
@@ -66,7 +74,9 @@ pub async fn measure(database_url: &SecretString, league_id: &str) -> anyhow::Re
                 (extract(epoch from r.released_at - cur.last_recorded) * 1000)::float8,
                 (extract(epoch from nxt.first_claim - r.released_at) * 1000)::float8,
                 (extract(epoch from nxt.first_start - nxt.first_claim) * 1000)::float8,
-                (extract(epoch from nxt.first_start - cur.last_recorded) * 1000)::float8
+                (extract(epoch from nxt.first_start - cur.last_recorded) * 1000)::float8,
+                (extract(epoch from cur.last_recorded - cur.first_start) * 1000)::float8,
+                (extract(epoch from cur.last_start - cur.first_start) * 1000)::float8
          from per_round cur
          join per_round nxt on nxt.round_id = cur.round_id + 1
          join rounds r on r.league_id = $1 and r.round_id = nxt.round_id
@@ -85,6 +95,8 @@ pub async fn measure(database_url: &SecretString, league_id: &str) -> anyhow::Re
         hand_over: column(|row| row.2),
         start: column(|row| row.3),
         gap: column(|row| row.4),
+        round: column(|row| row.5),
+        starts: column(|row| row.6),
     })
 }
 
@@ -92,20 +104,23 @@ pub async fn measure(database_url: &SecretString, league_id: &str) -> anyhow::Re
 pub fn render(leagues: &[(u32, &RoundBoundaries)]) -> String {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let mut out = String::from(
-        "\nround boundaries (ms, p50 / p99): gap = last result of a round → first invitation of the next\n\n\
-         | players | boundaries | gap | report | completion | hand-over | start |\n\
-         |---:|---:|---:|---:|---:|---:|---:|\n",
+        "\nround boundaries (ms, p50 / p99): gap = last result of a round → first invitation of the next; \
+         round = a round's first invitation → its last result; starts = its first invitation → its last\n\n\
+         | players | boundaries | gap | report | completion | hand-over | start | round | starts |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for (players, b) in leagues {
         let cell = |p: Percentiles| format!("{:.2} / {:.2}", ms(p.p50), ms(p.p99));
         out.push_str(&format!(
-            "| {players} | {} | {} | {} | {} | {} | {} |\n",
+            "| {players} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             b.boundaries,
             cell(b.gap),
             cell(b.report),
             cell(b.completion),
             cell(b.hand_over),
-            cell(b.start)
+            cell(b.start),
+            cell(b.round),
+            cell(b.starts)
         ));
     }
     out
