@@ -105,7 +105,7 @@ pub fn render(leagues: &[(u32, &RoundBoundaries)]) -> String {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let mut out = String::from(
         "\nround boundaries (ms, p50 / p99): gap = last result of a round → first invitation of the next; \
-         round = a round's first invitation → its last result; starts = its first invitation → its last\n\n\
+         round = a round's first invitation → its last result; starts = its first invitation → its last match's first\n\n\
          | players | boundaries | gap | report | completion | hand-over | start | round | starts |\n\
          |---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
