@@ -88,7 +88,7 @@ pub fn init(service: &'static str) -> TelemetryGuard {
             .with_threads(false)
             .with_context_activation(false)
             .with_tracked_inactivity(false)
-            .with_filter(Targets::new().with_target("league", Level::INFO))
+            .with_filter(traced())
     });
     let json = std::env::var("LEAGUE_LOG_FORMAT").is_ok_and(|format| format == "json");
     let json_format = json_lines::JsonLines::new(service);
@@ -124,6 +124,11 @@ pub fn init(service: &'static str) -> TelemetryGuard {
     json_format.attach();
     tracing::debug!(service, traces = ?mode, "telemetry initialised");
     TelemetryGuard { provider }
+}
+
+/// The spans and events that are traced: the league's own crates', at INFO and above.
+fn traced() -> Targets {
+    Targets::new().with_target("league", Level::INFO)
 }
 
 /// One field of a text log line, `name=value`; the message as it is. The fields only traces need

@@ -18,9 +18,12 @@ use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
 use tonic::{Request, Response};
 use tracing::Instrument;
+use tracing::Subscriber;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tracing_subscriber::Layer;
 use tracing_subscriber::fmt::format::JsonFields;
 use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
 
 /// Keeps every exported span.
 #[derive(Debug, Clone, Default)]
@@ -52,6 +55,45 @@ impl Write for Lines {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+impl Lines {
+    /// The lines logged with `message`, each parsed (every line must be JSON).
+    fn with_message(&self, message: &str) -> Vec<serde_json::Value> {
+        let bytes = self.0.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        String::from_utf8(bytes)
+            .expect("utf-8")
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("every line is JSON"))
+            .filter(|line: &serde_json::Value| line["message"] == message)
+            .collect()
+    }
+}
+
+/// JSON log lines in `format`, written into `lines`.
+fn json_logs<S>(lines: &Lines, format: &JsonLines) -> impl Layer<S> + use<S>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    let writer = lines.clone();
+    tracing_subscriber::fmt::layer()
+        .with_writer(move || writer.clone())
+        .fmt_fields(JsonFields::new())
+        .event_format(format.clone())
+}
+
+/// A [`Referee`] served by `grpc::serve` on a free port, a client of it, and what stops it.
+async fn serve_referee() -> (
+    RefereeServiceClient<grpc::GrpcChannel>,
+    Shutdown,
+    tokio::task::JoinHandle<anyhow::Result<()>>,
+) {
+    let (listener, addr) = grpc::bind(([127, 0, 0, 1], 0).into()).await.expect("bind");
+    let shutdown = Shutdown::new();
+    let routes = tonic::service::Routes::new(RefereeServiceServer::new(Referee));
+    let server = tokio::spawn(grpc::serve(listener, routes, shutdown.signal()));
+    let client = RefereeServiceClient::new(grpc::channel(&grpc::local_url(addr)).expect("channel"));
+    (client, shutdown, server)
 }
 
 /// A referee whose `GetMatchState` names the match on its span and logs; unknown matches fail.
@@ -87,25 +129,15 @@ async fn the_server_span_is_the_callers_child_and_its_logs_name_the_trace() {
         .with_simple_exporter(collected.clone())
         .build();
     let lines = Lines::default();
-    let writer = lines.clone();
     let format = JsonLines::new("referee");
     let subscriber = tracing_subscriber::registry()
         .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")))
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(move || writer.clone())
-                .fmt_fields(JsonFields::new())
-                .event_format(format.clone()),
-        );
+        .with(json_logs(&lines, &format));
     // This thread only: the test runtime is single-threaded, so the server's tasks run here too.
     let _default = tracing::subscriber::set_default(subscriber);
     format.attach();
 
-    let (listener, addr) = grpc::bind(([127, 0, 0, 1], 0).into()).await.expect("bind");
-    let shutdown = Shutdown::new();
-    let routes = tonic::service::Routes::new(RefereeServiceServer::new(Referee));
-    let server = tokio::spawn(grpc::serve(listener, routes, shutdown.signal()));
-    let mut client = RefereeServiceClient::new(grpc::channel(&grpc::local_url(addr)).expect("channel"));
+    let (mut client, shutdown, server) = serve_referee().await;
 
     let caller = tracing::info_span!("caller");
     let caller_context = caller.context();
@@ -171,14 +203,8 @@ async fn the_server_span_is_the_callers_child_and_its_logs_name_the_trace() {
         failed.status
     );
 
-    let text =
-        String::from_utf8(lines.0.lock().unwrap_or_else(PoisonError::into_inner).clone()).expect("utf-8");
-    let logged: Vec<serde_json::Value> = text
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("every line is JSON"))
-        .filter(|line: &serde_json::Value| line["message"] == "looking the match up")
-        .collect();
-    assert_eq!(logged.len(), 2, "{text}");
+    let logged = lines.with_message("looking the match up");
+    assert_eq!(logged.len(), 2, "{logged:?}");
     let line = logged
         .iter()
         .find(|line| line["match_id"] == "R1M1")
@@ -204,24 +230,14 @@ async fn the_server_span_is_the_callers_child_and_its_logs_name_the_trace() {
 #[tokio::test]
 async fn without_an_exporter_the_server_continues_the_callers_trace_and_its_logs_name_it() {
     let lines = Lines::default();
-    let writer = lines.clone();
     let format = JsonLines::new("referee");
     let subscriber = tracing_subscriber::registry()
         .with(league_runtime::telemetry::local_ids::layer())
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(move || writer.clone())
-                .fmt_fields(JsonFields::new())
-                .event_format(format.clone()),
-        );
+        .with(json_logs(&lines, &format));
     let _default = tracing::subscriber::set_default(subscriber);
     format.attach();
 
-    let (listener, addr) = grpc::bind(([127, 0, 0, 1], 0).into()).await.expect("bind");
-    let shutdown = Shutdown::new();
-    let routes = tonic::service::Routes::new(RefereeServiceServer::new(Referee));
-    let server = tokio::spawn(grpc::serve(listener, routes, shutdown.signal()));
-    let mut client = RefereeServiceClient::new(grpc::channel(&grpc::local_url(addr)).expect("channel"));
+    let (mut client, shutdown, server) = serve_referee().await;
 
     // A league target: the layer traces the league's own spans only.
     let caller = tracing::info_span!(target: "league_test", "caller");
@@ -240,13 +256,9 @@ async fn without_an_exporter_the_server_continues_the_callers_trace_and_its_logs
     shutdown.trigger();
     server.await.expect("server task").expect("server");
 
-    let text =
-        String::from_utf8(lines.0.lock().unwrap_or_else(PoisonError::into_inner).clone()).expect("utf-8");
-    let line: serde_json::Value = text
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("every line is JSON"))
-        .find(|line: &serde_json::Value| line["message"] == "looking the match up")
-        .unwrap_or_else(|| panic!("the server's line: {text}"));
+    let logged = lines.with_message("looking the match up");
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    let line = &logged[0];
     assert_eq!(line["trace_id"], caller_ids.trace_id().to_string());
     let span_id = line["span_id"].as_str().expect("a span id");
     assert_eq!(span_id.len(), 16);

@@ -1,8 +1,8 @@
 //! Trace context for a process that exports no spans (ADR 0034): every traced span gets a trace id and
 //! a span id, and nothing else. That is all such a process needs of a span — for `traceparent` on its
-//! outgoing calls ([`super::propagation`]) and `trace_id`/`span_id` on its log lines — and the
-//! OpenTelemetry layer, which also collects every span's fields and builds an SDK span when it closes,
-//! cost the gateway a fifth of its instructions and the referees a seventh.
+//! outgoing calls ([`super::propagation`]) and `trace_id`/`span_id` on its log lines. The OpenTelemetry
+//! layer also collects every span's fields and builds an SDK span when it closes; doing without it saves
+//! 9 % of the gateway's instructions and 5 % of the referees' (callgrind, 40 players).
 //!
 //! The rules are the OpenTelemetry layer's with a parent-based never-sampler: a span continues its
 //! parent's trace (id, sampled flag, `tracestate`), a root starts a new unsampled trace, and a remote
@@ -10,8 +10,8 @@
 
 use opentelemetry::trace::{SpanContext, TraceFlags, TraceState};
 use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator};
+use tracing::Subscriber;
 use tracing::span::{Attributes, Id};
-use tracing::{Level, Subscriber};
 use tracing_subscriber::Layer;
 use tracing_subscriber::filter::{Filtered, Targets};
 use tracing_subscriber::layer::Context;
@@ -27,13 +27,13 @@ pub struct LocalIds {
     ids: RandomIdGenerator,
 }
 
-/// [`LocalIds`] for the league's own spans at INFO and above, the spans the OpenTelemetry layer traces
-/// when spans are exported.
+/// [`LocalIds`] for the spans that are traced ([`super::traced`]), the ones the OpenTelemetry layer
+/// traces when spans are exported.
 pub fn layer<S>() -> Filtered<LocalIds, Targets, S>
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
-    LocalIds::default().with_filter(Targets::new().with_target("league", Level::INFO))
+    LocalIds::default().with_filter(super::traced())
 }
 
 impl<S> Layer<S> for LocalIds

@@ -47,7 +47,7 @@ pub fn set_parent_from_headers(span: &tracing::Span, headers: &HeaderMap) {
 /// OpenTelemetry SDKs write (version `00`, lower-case hex) is read here, without the SDK propagator's
 /// splitting and `Context`; any other form is left to the propagator, which knows every rule of the
 /// W3C format (the tests compare the two).
-pub fn remote_span_context(headers: &HeaderMap) -> Option<SpanContext> {
+fn remote_span_context(headers: &HeaderMap) -> Option<SpanContext> {
     let span_context = match headers.get(&TRACEPARENT).and_then(canonical_traceparent) {
         Some((trace_id, span_id, flags)) => {
             let state = headers
@@ -94,7 +94,7 @@ pub fn inject_context(context: &Context, headers: &mut HeaderMap) {
 /// Written here rather than by the SDK's propagator, whose `format!`s, header-name parsing and empty
 /// `tracestate` cost more than the rest of a gateway's outbound call setup (docs/benchmarks.md); its
 /// output is the same (the tests compare them).
-pub fn inject_span_context(span_context: &SpanContext, headers: &mut HeaderMap) {
+fn inject_span_context(span_context: &SpanContext, headers: &mut HeaderMap) {
     if !span_context.is_valid() {
         return;
     }
