@@ -133,6 +133,10 @@ pub async fn run_match_with_progress(
     );
     spans::record_outcome(&match_span, &result);
     metrics::match_completed(spans::outcome_name(&result));
+    // The report waits for both GAME_OVERs to be taken (or to time out). Reported earlier, the result
+    // could complete the round, and a player could get ROUND_COMPLETED or its next GAME_INVITATION
+    // before this match's GAME_OVER: strict agents refuse an invitation while they think a match is
+    // still on. It also keeps a refused GAME_OVER in the reported transcript.
     runner
         .game_over(&result)
         .instrument(phase_span!("game_over"))
