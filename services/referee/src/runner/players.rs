@@ -193,23 +193,13 @@ mod tests {
         // The futures the runner moves around are boxes (see `impl Players for GrpcPlayers`).
         let players =
             GrpcPlayers::for_assignment(&PlayerChannels::new(), &assignment_with("http://127.0.0.1:1"));
-        let pointer = std::mem::size_of::<usize>();
-        assert_eq!(
+        let sizes = [
             std::mem::size_of_val(&players.invite(Seat::A, InviteToMatchRequest::default())),
-            pointer
-        );
-        assert_eq!(
             std::mem::size_of_val(&players.request_move(Seat::A, RequestMoveRequest::default())),
-            pointer
-        );
-        assert_eq!(
             std::mem::size_of_val(&players.game_over(Seat::A, NotifyGameOverRequest::default())),
-            pointer
-        );
-        assert_eq!(
             std::mem::size_of_val(&players.game_error(Seat::A, NotifyGameErrorRequest::default())),
-            pointer
-        );
+        ];
+        assert_eq!(sizes, [std::mem::size_of::<usize>(); 4]);
     }
 
     #[tokio::test]
