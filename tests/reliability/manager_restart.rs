@@ -72,7 +72,7 @@ async fn a_manager_killed_mid_delivery_and_restarted_resumes_the_league_losing_n
             .fetch_one(&mut outbox)
             .await
             .expect("the queued events");
-    league_manager::league::events::fan_out(&mut outbox, &queued)
+    league_manager::league::events::fan_out(&mut outbox, &queued, &Default::default())
         .await
         .expect("the queued events fanned out");
     let mut tx = outbox.begin().await.expect("a transaction");

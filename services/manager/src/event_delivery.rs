@@ -21,7 +21,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::postgres::Postgres;
 use sqlx::{Connection, PgConnection, PgPool};
 
-use crate::league::events;
+use crate::league::events::{self, DeliveredPairs};
 use crate::wakeups::Wakeups;
 
 /// Advisory lock key of the one active event delivery ("league outbox"). Public for tests that hold it to
@@ -243,19 +243,7 @@ impl EventDelivery {
         let event_ids: Vec<i64> = rows.iter().map(|row| row.event_id).collect();
         let (delivered, failed) = self.send(rows).await?;
         let mut tx = self.pool.begin().await?;
-        sqlx::query(
-            // A row already there (the event fanned out by another caller meanwhile) is marked too.
-            "insert into event_deliveries (event_id, player_id, delivered_at, attempts)
-             select r.event_id, r.player_id, now(), 1 from unnest($1::bigint[], $2::text[]) as r(event_id, player_id)
-             on conflict (event_id, player_id) do update
-             set delivered_at = coalesce(event_deliveries.delivered_at, excluded.delivered_at),
-                 attempts = event_deliveries.attempts + 1",
-        )
-        .bind(&delivered.events)
-        .bind(&delivered.players)
-        .execute(&mut *tx)
-        .await?;
-        events::fan_out(&mut tx, &event_ids).await?;
+        events::fan_out(&mut tx, &event_ids, &delivered).await?;
         count_delivered(&mut tx, &delivered.events).await?;
         tx.commit().await?;
         for failed in failed {
@@ -320,15 +308,6 @@ impl EventDelivery {
     }
 }
 
-/// The (event, player) pairs a batch delivered, as the columns its statements bind.
-#[derive(Default)]
-struct DeliveredPairs {
-    events: Vec<i64>,
-    players: Vec<String>,
-}
-
-/// Adds the deliveries of `events` (one entry per delivery) to their leagues' counts, so status
-/// queries need not count the delivery rows.
 async fn count_delivered(tx: &mut PgConnection, events: &[i64]) -> anyhow::Result<()> {
     sqlx::query(
         "update leagues l set notifications_delivered = l.notifications_delivered + c.delivered

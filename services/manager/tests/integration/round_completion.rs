@@ -251,7 +251,7 @@ async fn queued_events_are_fanned_out_once_to_every_player() {
         .unwrap();
     let fan_outs = (0..3).map(|_| async {
         let mut conn = manager.pool.acquire().await.unwrap();
-        league_manager::league::events::fan_out(&mut conn, &event_ids)
+        league_manager::league::events::fan_out(&mut conn, &event_ids, &Default::default())
             .await
             .unwrap();
     });
@@ -269,4 +269,63 @@ async fn queued_events_are_fanned_out_once_to_every_player() {
     assert_eq!((events, unfanned), (4, 0));
     assert_eq!(rows, events * 4, "a row per event and player");
     assert_eq!(distinct_rows, rows, "none twice");
+}
+
+/// Event delivery fans out the events it has just sent with the pairs it reached: those rows are written
+/// delivered, every other player's waiting, each once — also when another caller fanned the event out
+/// first (then the sent pairs' rows are found and marked).
+#[tokio::test]
+async fn a_fan_out_writes_the_pairs_sent_delivered_and_the_others_waiting() {
+    let manager = spawn_manager(4).await;
+    let mut client = manager.client();
+    let referee = players_and_referee(&mut client, &["a", "b", "c", "d"]).await;
+    let assignments = claim_round(&mut client, &referee).await;
+    report_a_wins(&mut client, &referee, &assignments).await;
+    assert_eq!(round_status(&manager, 1).await, "completed");
+    let (event_ids, players): (Vec<i64>, Vec<String>) = sqlx::query_as(
+        "select (select array_agg(event_id order by event_id) from league_events),
+                (select array_agg(player_id order by player_id) from league_players)",
+    )
+    .fetch_one(&manager.pool)
+    .await
+    .unwrap();
+    assert_eq!((event_ids.len(), players.len()), (4, 4));
+    // The first two players were reached; the manager's own event delivery, which cannot reach anyone
+    // here, may fan out some of these events first.
+    let mut sent = league_manager::league::events::DeliveredPairs::default();
+    for event_id in &event_ids {
+        for player in &players[..2] {
+            sent.events.push(*event_id);
+            sent.players.push(player.clone());
+        }
+    }
+    let rows = async || -> Vec<(i64, String, bool)> {
+        sqlx::query_as(
+            "select event_id, player_id, delivered_at is not null from event_deliveries
+             order by event_id, player_id",
+        )
+        .fetch_all(&manager.pool)
+        .await
+        .unwrap()
+    };
+    let expected: Vec<(i64, String, bool)> = event_ids
+        .iter()
+        .flat_map(|event_id| {
+            players
+                .iter()
+                .enumerate()
+                .map(move |(n, player)| (*event_id, player.clone(), n < 2))
+        })
+        .collect();
+    let mut conn = manager.pool.acquire().await.unwrap();
+    league_manager::league::events::fan_out(&mut conn, &event_ids, &sent)
+        .await
+        .unwrap();
+    assert_eq!(rows().await, expected, "sent delivered, the others waiting, once");
+    // Sent again after every event is fanned out: found and marked, nothing added.
+    let fanned = league_manager::league::events::fan_out(&mut conn, &event_ids, &sent)
+        .await
+        .unwrap();
+    assert_eq!(fanned, 0);
+    assert_eq!(rows().await, expected);
 }
