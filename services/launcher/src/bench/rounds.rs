@@ -1,6 +1,7 @@
 //! Where the time between two rounds goes, read from what the system recorded: the referees' transcript
-//! times (a match's first and last entries) and the database's clock at each step of the manager's
-//! round boundary (`matches.finished_at` and `claimed_at`, `rounds.released_at`). For each boundary
+//! times (a match's first and last entries: `matches.started_at` and `ended_at`) and the database's
+//! clock at each step of the manager's round boundary (`matches.finished_at` and `claimed_at`,
+//! `rounds.released_at`). For each boundary
 //! between round r and r + 1:
 //!
 //! - *report*: r's last GAME_OVER sent → its result recorded (the referee's report and its commit);
@@ -62,11 +63,11 @@ pub async fn measure(database_url: &SecretString, league_id: &str) -> anyhow::Re
     let rows: Vec<PhaseRow> = sqlx::query_as(
         "with per_round as (
              select round_id,
-                    max((transcript_json->'entries'->-1->>'at')::timestamptz) as last_end,
+                    max(ended_at) as last_end,
                     max(finished_at) as last_recorded,
                     min(claimed_at) as first_claim,
-                    min((transcript_json->'entries'->0->>'at')::timestamptz) as first_start,
-                    max((transcript_json->'entries'->0->>'at')::timestamptz) as last_start
+                    min(started_at) as first_start,
+                    max(started_at) as last_start
              from matches where league_id = $1 and status = 'finished'
              group by round_id
          )

@@ -37,14 +37,14 @@ struct PlayedRow {
 
 /// The schedule columns, the stored result, and when the match started and finished by its referee's
 /// clock (its transcript's first and last entries; the time the result was recorded when there is no
-/// transcript), in epoch milliseconds.
+/// transcript), in epoch milliseconds. Only a match with players at fault has its transcript's JSON
+/// parsed, for the cause.
 const PLAYED_COLUMNS: &str = "m.result,
-    (extract(epoch from (m.transcript_json->'entries'->0->>'at')::timestamptz) * 1000)::bigint as started_ms,
-    (extract(epoch from coalesce((m.transcript_json->'entries'->-1->>'at')::timestamptz, m.finished_at))
-        * 1000)::bigint as finished_ms,
+    (extract(epoch from m.started_at) * 1000)::bigint as started_ms,
+    (extract(epoch from coalesce(m.ended_at, m.finished_at)) * 1000)::bigint as finished_ms,
     case when cardinality(m.at_fault_player_ids) > 0 then coalesce((
         select e.entry->'message'->>'error_code'
-        from jsonb_array_elements(m.transcript_json->'entries') with ordinality as e(entry, seq)
+        from jsonb_array_elements(m.transcript_json::jsonb->'entries') with ordinality as e(entry, seq)
         where e.entry->'message'->>'error_code' <> ''
           and e.entry->'message'->>'player_id' = any(m.at_fault_player_ids)
           -- GAME_OVER goes out after the result, best effort: not why the match was lost.

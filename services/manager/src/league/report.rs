@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 use league_domain::points::{DRAW, LOSS, WIN};
 use league_proto::ErrorCode;
 use league_proto::json::StoredRecord;
-use league_proto::v2::{MatchResult, ReportMatchResultRequest, ResultStatus};
+use league_proto::v2::{MatchResult, ReportMatchResultRequest, ResultStatus, TranscriptEntry};
 use prost::Message;
 use sqlx::{PgConnection, PgPool};
 
@@ -50,6 +50,11 @@ pub struct Report {
     result_json: String,
     transcript_bytes: Vec<u8>,
     transcript_json: String,
+    /// When the match started and ended by its referee's clock (its transcript's first and last
+    /// entries), in microseconds since the epoch: what schedules and `match_results` show, in columns
+    /// of their own so that no reader parses the transcript's JSON for them.
+    started_us: Option<i64>,
+    ended_us: Option<i64>,
 }
 
 impl Report {
@@ -64,13 +69,19 @@ impl Report {
         let result = result.ok_or_else(|| reject(ErrorCode::MissingRequiredField, "result is required"))?;
         // A report without a transcript (an external referee's) stores an empty one.
         let transcript = transcript.unwrap_or_default();
+        // Written first: it refuses a transcript whose times proto3 JSON cannot write (out of the
+        // years 1-9999), so the times below are in range.
+        let transcript_json = json_text(&transcript)?;
+        let at = |entry: Option<&TranscriptEntry>| entry.and_then(|entry| entry.at.as_ref()).map(micros);
         Ok(Self {
             referee_id,
             league_id,
             match_id,
             lease_id,
             result_json: json_text(&result)?,
-            transcript_json: json_text(&transcript)?,
+            started_us: at(transcript.entries.first()),
+            ended_us: at(transcript.entries.last()),
+            transcript_json,
             result_bytes: result.encode_to_vec(),
             transcript_bytes: transcript.encode_to_vec(),
             result,
@@ -314,6 +325,8 @@ struct Finishing<'r> {
     transcripts: Vec<&'r [u8]>,
     results_json: Vec<&'r str>,
     transcripts_json: Vec<&'r str>,
+    started_us: Vec<Option<i64>>,
+    ended_us: Vec<Option<i64>>,
 }
 
 impl<'r> Finishing<'r> {
@@ -331,6 +344,8 @@ impl<'r> Finishing<'r> {
         self.transcripts.push(&report.transcript_bytes);
         self.results_json.push(&report.result_json);
         self.transcripts_json.push(&report.transcript_json);
+        self.started_us.push(report.started_us);
+        self.ended_us.push(report.ended_us);
     }
 
     /// Finishes the matches and adds `totals` (their players' points) to the standings, in one
@@ -349,11 +364,13 @@ impl<'r> Finishing<'r> {
                      from unnest($9::int[], $10::text[]) with ordinality as f(row_number, player_id, k)
                      where f.row_number = d.row_number order by f.k),
                  result = d.result, transcript = d.transcript, finished_at = clock_timestamp(),
-                 result_json = d.result_json::jsonb, transcript_json = d.transcript_json::jsonb
+                 result_json = d.result_json::jsonb, transcript_json = d.transcript_json,
+                 started_at = timestamptz 'epoch' + d.started_us * interval '1 microsecond',
+                 ended_at = timestamptz 'epoch' + d.ended_us * interval '1 microsecond'
              from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[],
-                         $7::text[], $8::text[])
+                         $7::text[], $8::text[], $19::bigint[], $20::bigint[])
                   with ordinality as d(league_id, match_id, result_status, winner, result, transcript,
-                                       result_json, transcript_json, row_number)
+                                       result_json, transcript_json, started_us, ended_us, row_number)
              where m.league_id = d.league_id and m.match_id = d.match_id
              ), added as (
              update standings s
@@ -385,6 +402,8 @@ impl<'r> Finishing<'r> {
         .bind(&totals.losses)
         .bind(&totals.technical_losses)
         .bind(&totals.points)
+        .bind(&self.started_us)
+        .bind(&self.ended_us)
         .execute(&mut *tx)
         .await?;
         Ok(())
@@ -450,6 +469,13 @@ fn json_text<R: StoredRecord>(record: &R) -> ManagerResult<String> {
             format!("storing a {} as JSON: {error}", R::NAME),
         )
     })
+}
+
+/// `at` in microseconds since the epoch, rounded as Postgres rounds a time it reads from text.
+fn micros(at: &prost_types::Timestamp) -> i64 {
+    at.seconds
+        .saturating_mul(1_000_000)
+        .saturating_add(i64::from(at.nanos).saturating_add(500).div_euclid(1_000))
 }
 
 /// The reported match, locked for the report's transaction.

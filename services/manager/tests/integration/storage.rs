@@ -39,7 +39,7 @@ async fn a_large_transcript_is_compressed_with_lz4() {
         "update matches
          set transcript = convert_to(repeat('GAME_INVITATION CHOOSE_PARITY ', 200), 'UTF8'),
              transcript_json = (select jsonb_agg(jsonb_build_object('message_type', 'GAME_INVITATION', 'seq', n))
-                                from generate_series(1, 200) n)
+                                from generate_series(1, 200) n)::text
          where match_id = (select min(match_id) from matches)",
     )
     .execute(&manager.pool)
@@ -84,4 +84,85 @@ async fn a_large_event_is_compressed_with_lz4() {
     .await
     .unwrap();
     assert_eq!(stored.as_deref(), Some("lz4"));
+}
+
+/// A database whose matches were recorded while the transcript's JSON was jsonb
+/// (migrations/20261127000001_transcript_json_as_text.sql) keeps, for each of them, the times the
+/// schedule and `match_results` show (now in columns of their own) and every transcript entry.
+#[tokio::test]
+async fn matches_recorded_before_the_transcript_became_text_keep_their_times_and_entries() {
+    use secrecy::ExposeSecret;
+    const TEXT_SINCE: i64 = 20261127000001;
+    let db = league_testkit::database::TestDatabase::create("league_test").await;
+    let pool = sqlx::PgPool::connect(db.url().expose_secret()).await.unwrap();
+    let migrator = &league_manager::db::MIGRATOR;
+    let before = sqlx::migrate::Migrator {
+        migrations: migrator
+            .migrations
+            .iter()
+            .filter(|migration| migration.version < TEXT_SINCE)
+            .cloned()
+            .collect(),
+        ignore_missing: migrator.ignore_missing,
+        locking: migrator.locking,
+        no_tx: migrator.no_tx,
+    };
+    assert!(before.migrations.len() < migrator.migrations.len());
+    before.run(&pool).await.unwrap();
+    for statement in [
+        "insert into leagues (league_id, game_type, status, join_timeout_ms, move_timeout_ms,
+                              game_over_timeout_ms, max_attempts, retry_delay_ms, lease_duration_ms)
+         values ('old_league', 'even_odd', 'completed', 1000, 1000, 1000, 3, 100, 30000)",
+        "insert into agents (agent_id, kind, agent_number, display_name, version, game_types,
+                             contact_endpoint, service_endpoint, protocol_version, token_hash)
+         select id, 'player', n, id, '1.0.0', '{even_odd}', 'http://127.0.0.1:9/' || id, 'http://127.0.0.1:9',
+                'league.v2', convert_to(id, 'UTF8')
+         from (values ('P01', 1), ('P02', 2)) as a(id, n)",
+        "insert into rounds (league_id, round_id, status) values ('old_league', 1, 'completed')",
+        r#"insert into matches (league_id, match_id, round_id, match_number, player_a_id, player_b_id,
+                               status, result_status, winner_player_id, result_json, transcript_json)
+         values ('old_league', 'R1M1', 1, 1, 'P01', 'P02', 'finished', 'win', 'P01',
+                 '{"scores": [{"player_id": "P01", "points": 3}, {"player_id": "P02", "points": 0}]}',
+                 '{"entries": [
+                     {"at": "2026-11-20T10:00:00.000250Z",
+                      "message": {"message_type": "GAME_INVITATION", "player_id": "P01", "error_code": ""}},
+                     {"at": "2026-11-20T10:00:01.500250Z",
+                      "state_transition": {"to": "MATCH_STATE_FINISHED"}}]}')"#,
+    ] {
+        sqlx::query(statement).execute(&pool).await.unwrap();
+    }
+    migrator.run(&pool).await.unwrap();
+
+    let (started, ended, duration_ms): (String, String, i64) = sqlx::query_as(
+        "select to_char(started_at at time zone 'UTC', 'HH24:MI:SS.US'),
+                to_char(ended_at at time zone 'UTC', 'HH24:MI:SS.US'), duration_ms
+         from match_results where match_id = 'R1M1'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        (started.as_str(), ended.as_str(), duration_ms),
+        ("10:00:00.000250", "10:00:01.500250", 1500)
+    );
+    let entries: Vec<(i64, String, Option<String>)> = sqlx::query_as(
+        "select seq, kind, coalesce(message_type, to_state) from transcript_entries
+         where match_id = 'R1M1' order by seq",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        entries,
+        [
+            (1, "message".to_owned(), Some("GAME_INVITATION".to_owned())),
+            (
+                2,
+                "state_transition".to_owned(),
+                Some("MATCH_STATE_FINISHED".to_owned())
+            ),
+        ]
+    );
+    pool.close().await;
+    db.drop_now().await;
 }
