@@ -308,6 +308,8 @@ impl EventDelivery {
     }
 }
 
+/// Adds the deliveries of `events` (one entry per delivery) to their leagues' counts, so status
+/// queries need not count the delivery rows.
 async fn count_delivered(tx: &mut PgConnection, events: &[i64]) -> anyhow::Result<()> {
     sqlx::query(
         "update leagues l set notifications_delivered = l.notifications_delivered + c.delivered
