@@ -123,8 +123,11 @@ pub struct DeliveredPairs {
 /// has no rows yet: its rows are plain inserts. An upsert for every row, and a second insert that skipped
 /// the rows just written (`on conflict do nothing`), took Postgres 5.7–7.2 ms a round at 200 players,
 /// against 2.9–3.1 ms as this statement (docs/benchmarks.md). A pair sent for an event that another caller
-/// fanned out meanwhile (possible only while a lost lock changes hands) finds its row there and marks it
-/// delivered.
+/// fanned out meanwhile (possible only while a lost lock changes hands, when both send it) has its row
+/// marked delivered if that caller has committed it; otherwise the row stays waiting and the player gets
+/// the event again, with the same `event_id`, which receivers use to ignore it. It is never inserted
+/// here: a row written for an event not marked fanned out (the other caller rolling back) would collide
+/// with the rows of the fan-out that marks it later, and event delivery would fail on it for good.
 pub async fn fan_out(
     conn: &mut PgConnection,
     event_ids: &[i64],
@@ -147,12 +150,11 @@ pub async fn fan_out(
              select f.event_id, p.player_id from fanned f join league_players p using (league_id)
              where not exists (select 1 from sent s where s.event_id = f.event_id and s.player_id = p.player_id)
          ), sent_before as (
-             insert into event_deliveries (event_id, player_id, delivered_at, attempts)
-             select s.event_id, s.player_id, now(), 1 from sent s
-             where s.event_id not in (select event_id from fanned)
-             on conflict (event_id, player_id) do update
-             set delivered_at = coalesce(event_deliveries.delivered_at, excluded.delivered_at),
-                 attempts = event_deliveries.attempts + 1
+             update event_deliveries d
+             set delivered_at = coalesce(d.delivered_at, now()), attempts = d.attempts + 1
+             from sent s
+             where d.event_id = s.event_id and d.player_id = s.player_id
+               and s.event_id not in (select event_id from fanned)
          )
          select count(*) from fanned",
     )

@@ -272,10 +272,10 @@ async fn queued_events_are_fanned_out_once_to_every_player() {
 }
 
 /// Event delivery fans out the events it has just sent with the pairs it reached: those rows are written
-/// delivered, every other player's waiting, each once — also when another caller fanned the event out
-/// first (then the sent pairs' rows are found and marked).
+/// delivered (services/manager/tests/integration/event_delivery.rs), every other player's waiting, each
+/// once. When another caller fanned an event out first, the sent pairs' rows are found and marked.
 #[tokio::test]
-async fn a_fan_out_writes_the_pairs_sent_delivered_and_the_others_waiting() {
+async fn a_fan_out_marks_the_pairs_sent_of_events_fanned_out_before() {
     let manager = spawn_manager(4).await;
     let mut client = manager.client();
     let referee = players_and_referee(&mut client, &["a", "b", "c", "d"]).await;
@@ -290,15 +290,6 @@ async fn a_fan_out_writes_the_pairs_sent_delivered_and_the_others_waiting() {
     .await
     .unwrap();
     assert_eq!((event_ids.len(), players.len()), (4, 4));
-    // The first two players were reached; the manager's own event delivery, which cannot reach anyone
-    // here, may fan out some of these events first.
-    let mut sent = league_manager::league::events::DeliveredPairs::default();
-    for event_id in &event_ids {
-        for player in &players[..2] {
-            sent.events.push(*event_id);
-            sent.players.push(player.clone());
-        }
-    }
     let rows = async || -> Vec<(i64, String, bool)> {
         sqlx::query_as(
             "select event_id, player_id, delivered_at is not null from event_deliveries
@@ -308,24 +299,35 @@ async fn a_fan_out_writes_the_pairs_sent_delivered_and_the_others_waiting() {
         .await
         .unwrap()
     };
-    let expected: Vec<(i64, String, bool)> = event_ids
-        .iter()
-        .flat_map(|event_id| {
-            players
-                .iter()
-                .enumerate()
-                .map(move |(n, player)| (*event_id, player.clone(), n < 2))
-        })
-        .collect();
+    let expected = |reached: usize| -> Vec<(i64, String, bool)> {
+        event_ids
+            .iter()
+            .flat_map(|event_id| {
+                players
+                    .iter()
+                    .enumerate()
+                    .map(move |(n, player)| (*event_id, player.clone(), n < reached))
+            })
+            .collect()
+    };
+    // Fanned out with nobody reached, by this call or by the manager's own event delivery, which
+    // cannot reach anyone here.
     let mut conn = manager.pool.acquire().await.unwrap();
-    league_manager::league::events::fan_out(&mut conn, &event_ids, &sent)
+    league_manager::league::events::fan_out(&mut conn, &event_ids, &Default::default())
         .await
         .unwrap();
-    assert_eq!(rows().await, expected, "sent delivered, the others waiting, once");
-    // Sent again after every event is fanned out: found and marked, nothing added.
+    assert_eq!(rows().await, expected(0), "every row waiting, once");
+    // Then the first two players turn out to have been reached.
+    let mut sent = league_manager::league::events::DeliveredPairs::default();
+    for event_id in &event_ids {
+        for player in &players[..2] {
+            sent.events.push(*event_id);
+            sent.players.push(player.clone());
+        }
+    }
     let fanned = league_manager::league::events::fan_out(&mut conn, &event_ids, &sent)
         .await
         .unwrap();
     assert_eq!(fanned, 0);
-    assert_eq!(rows().await, expected);
+    assert_eq!(rows().await, expected(2), "the sent pairs marked, nothing added");
 }
