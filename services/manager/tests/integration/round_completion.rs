@@ -233,16 +233,23 @@ async fn every_standings_update_is_the_table_of_the_results_so_far() {
     }
 }
 
-/// A round's completion queues its events without their delivery rows; fanning them out writes one
-/// row per event and player of the league, once, whoever fans out and however often.
-#[tokio::test]
-async fn queued_events_are_fanned_out_once_to_every_player() {
+/// A manager whose league of four players (none reachable: every delivery waits) has completed round 1,
+/// queueing its events.
+async fn round_one_completed() -> TestManager {
     let manager = spawn_manager(4).await;
     let mut client = manager.client();
     let referee = players_and_referee(&mut client, &["a", "b", "c", "d"]).await;
     let assignments = claim_round(&mut client, &referee).await;
     report_a_wins(&mut client, &referee, &assignments).await;
     assert_eq!(round_status(&manager, 1).await, "completed");
+    manager
+}
+
+/// A round's completion queues its events without their delivery rows; fanning them out writes one
+/// row per event and player of the league, once, whoever fans out and however often.
+#[tokio::test]
+async fn queued_events_are_fanned_out_once_to_every_player() {
+    let manager = round_one_completed().await;
     // Three callers on every event, alongside the manager's own event delivery, which fans out the
     // events it sends (its players cannot be reached here: every row waits).
     let (event_ids,): (Vec<i64>,) = sqlx::query_as("select array_agg(event_id) from league_events")
@@ -276,12 +283,7 @@ async fn queued_events_are_fanned_out_once_to_every_player() {
 /// once. When another caller fanned an event out first, the sent pairs' rows are found and marked.
 #[tokio::test]
 async fn a_fan_out_marks_the_pairs_sent_of_events_fanned_out_before() {
-    let manager = spawn_manager(4).await;
-    let mut client = manager.client();
-    let referee = players_and_referee(&mut client, &["a", "b", "c", "d"]).await;
-    let assignments = claim_round(&mut client, &referee).await;
-    report_a_wins(&mut client, &referee, &assignments).await;
-    assert_eq!(round_status(&manager, 1).await, "completed");
+    let manager = round_one_completed().await;
     let (event_ids, players): (Vec<i64>, Vec<String>) = sqlx::query_as(
         "select (select array_agg(event_id order by event_id) from league_events),
                 (select array_agg(player_id order by player_id) from league_players)",
