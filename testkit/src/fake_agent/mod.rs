@@ -25,7 +25,6 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use bytes::Bytes;
 use league_runtime::Shutdown;
 use serde_json::{Map, Value, json};
 
@@ -318,33 +317,69 @@ fn method_message_type(method: &str) -> &str {
 /// What one behaviour answers one call: an HTTP status and a JSON body.
 type Answer = (u16, Value);
 
+/// An answer as it is sent: the HTTP status, the body, and whether it is a JSON-RPC error.
+struct Written {
+    status: u16,
+    body: Vec<u8>,
+    error: bool,
+}
+
+impl From<Answer> for Written {
+    fn from((status, body): Answer) -> Self {
+        Self {
+            status,
+            body: serde_json::to_vec(&body).unwrap_or_else(|error| format!("{error}").into_bytes()),
+            error: body.get("error").is_some_and(|error| !error.is_null()),
+        }
+    }
+}
+
+/// The largest call an agent reads: a 500-player league's standings update is about 20 KB.
+const MAX_CALL_BYTES: usize = 1 << 20;
+
 async fn answer(
     State(agents): State<Arc<Agents>>,
     Path(agent): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
+    request: axum::extract::Request,
 ) -> Response {
+    // The request taken whole, not its headers as a copy: the bench's agents answer every call of a
+    // league.
+    let (parts, body) = request.into_parts();
+    match axum::body::to_bytes(body, MAX_CALL_BYTES).await {
+        Ok(body) => respond(&agents, &agent, &parts.headers, &body),
+        Err(error) => (StatusCode::BAD_REQUEST, format!("unreadable call: {error}")).into_response(),
+    }
+}
+
+/// The answer of the agent `agent` to the call `body`.
+fn respond(agents: &Arc<Agents>, agent: &str, headers: &HeaderMap, body: &[u8]) -> Response {
+    // The specification's agents read only what they answer with (`light`); the others, and any agent
+    // that keeps its calls, read the whole call.
     let call: Value = if agents.record || agents.behaviour != Behaviour::Instant {
-        serde_json::from_slice(&body).unwrap_or(Value::Null)
+        serde_json::from_slice(body).unwrap_or(Value::Null)
     } else {
-        light::read(&body)
+        Value::Null
     };
     let method = call.get("method").and_then(Value::as_str).unwrap_or("");
     let id = call.get("id").cloned().unwrap_or(Value::Null);
     let empty = Map::new();
     let params = call.get("params").and_then(Value::as_object).unwrap_or(&empty);
-    let kind = message_type(method, params);
-    let (status, body) = match agents.behaviour {
-        Behaviour::Instant => spec::instant(&agents, &agent, kind, params, id),
-        Behaviour::Clean => spec::clean(id),
-        Behaviour::SeparateReplies => spec::separate_replies(&agents, &agent, params, id),
-        Behaviour::PeerA => replay::peer_a(method, params, id),
-        Behaviour::PeerB => replay::peer_b(method, params, id),
-        Behaviour::Quirky => replay::quirky(params),
-        Behaviour::TypedSenders => picky::typed_senders(params, id),
-        Behaviour::LowerCaseMethods => picky::lower_case_methods(method, params, id),
-        Behaviour::RefusesAuth => picky::refuses_auth(id),
-        Behaviour::Nested => picky::nested(method, params, id),
+    let read_in_full = |answer: Answer| (message_type(method, params), Written::from(answer));
+    let light;
+    let (kind, written) = match agents.behaviour {
+        Behaviour::Instant => {
+            light = light::read(body);
+            (light.message_type(), spec::instant(agents, agent, &light))
+        }
+        Behaviour::Clean => read_in_full(spec::clean(id)),
+        Behaviour::SeparateReplies => read_in_full(spec::separate_replies(agents, agent, params, id)),
+        Behaviour::PeerA => read_in_full(replay::peer_a(method, params, id)),
+        Behaviour::PeerB => read_in_full(replay::peer_b(method, params, id)),
+        Behaviour::Quirky => read_in_full(replay::quirky(params)),
+        Behaviour::TypedSenders => read_in_full(picky::typed_senders(params, id)),
+        Behaviour::LowerCaseMethods => read_in_full(picky::lower_case_methods(method, params, id)),
+        Behaviour::RefusesAuth => read_in_full(picky::refuses_auth(id)),
+        Behaviour::Nested => read_in_full(picky::nested(method, params, id)),
     };
     if agents.record {
         agents
@@ -352,24 +387,23 @@ async fn answer(
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(Received {
-                agent: agent.clone(),
+                agent: agent.to_owned(),
                 method: method.to_owned(),
                 params: Value::Object(params.clone()),
                 traceparent: headers
                     .get("traceparent")
                     .and_then(|value| value.to_str().ok())
                     .map(str::to_owned),
-                status,
+                status: written.status,
             });
     }
-    count(&agents.counts, kind, &body);
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let bytes = serde_json::to_vec(&body).unwrap_or_else(|error| format!("{error}").into_bytes());
-    (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response()
+    count(&agents.counts, kind, written.error);
+    let status = StatusCode::from_u16(written.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, [(header::CONTENT_TYPE, "application/json")], written.body).into_response()
 }
 
-fn count(counts: &Counts, kind: &str, body: &Value) {
-    let counter = if body.get("error").is_some_and(|error| !error.is_null()) {
+fn count(counts: &Counts, kind: &str, error: bool) {
+    let counter = if error {
         &counts.unknown
     } else {
         match kind {
@@ -430,13 +464,7 @@ mod tests {
             "params": {"message_type": message_type, "match_id": "R1M1", "conversation_id": "c1"}});
         let mut headers = HeaderMap::new();
         headers.insert("traceparent", "00-abc-def-01".parse().expect("header"));
-        let response = answer(
-            State(agents.clone()),
-            Path("fake-0007".to_owned()),
-            headers,
-            Bytes::from(body.to_string()),
-        )
-        .await;
+        let response = respond(agents, "fake-0007", &headers, body.to_string().as_bytes());
         let status = response.status().as_u16();
         let bytes = response.into_body().collect().await.expect("body").to_bytes();
         (status, serde_json::from_slice(&bytes).expect("json"))
@@ -481,6 +509,36 @@ mod tests {
             agents.received.lock().expect("lock").is_empty(),
             "unrecorded agents keep no call"
         );
+    }
+
+    #[tokio::test]
+    async fn an_instant_agent_that_does_not_know_its_credentials_replies_as_the_player_called() {
+        let agents = agents(Behaviour::Instant, true);
+        let body = json!({"jsonrpc": "2.0", "method": "handle_game_invitation", "id": "x-1",
+            "params": {"message_type": "GAME_INVITATION", "player_id": "P09", "match_id": "R2M3"}});
+        let response = respond(
+            &agents,
+            "stranger",
+            &HeaderMap::new(),
+            body.to_string().as_bytes(),
+        );
+        let bytes = response.into_body().collect().await.expect("body").to_bytes();
+        let answer: Value = serde_json::from_slice(&bytes).expect("json");
+        assert_eq!(answer["id"], "x-1");
+        let ack = &answer["result"];
+        assert_eq!(
+            [
+                &ack["player_id"],
+                &ack["sender"],
+                &ack["match_id"],
+                &ack["conversation_id"]
+            ],
+            [&json!("P09"), &json!("player:P09"), &json!("R2M3"), &Value::Null]
+        );
+        assert!(ack.get("auth_token").is_none(), "{ack}");
+        let received = agents.received.lock().expect("lock").clone();
+        assert_eq!(received.len(), 1, "a recording agent keeps the call");
+        assert_eq!(received[0].params["player_id"], "P09");
     }
 
     #[tokio::test]

@@ -9,60 +9,161 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::{Agents, Answer, Registered, now};
+use super::light::Call;
+use super::{Agents, Answer, Registered, Written, now};
 use crate::http::{socket_addr, try_post_to};
 
-/// A reply message from the agent `me` in the exchange `call` belongs to, `fields` added.
-fn reply(me: Option<&Registered>, call: &Map<String, Value>, message_type: &str, fields: Value) -> Value {
-    let player_id = me.map_or_else(
-        || call.get("player_id").cloned().unwrap_or(Value::Null),
-        |me| Value::from(me.id.as_str()),
-    );
-    let mut message = json!({
-        "protocol": "league.v2",
-        "message_type": message_type,
-        "sender": format!("player:{}", player_id.as_str().unwrap_or("")),
-        "timestamp": now(),
-        "conversation_id": call.get("conversation_id").cloned().unwrap_or(Value::Null),
-        "match_id": call.get("match_id").cloned().unwrap_or(Value::Null),
-        "player_id": player_id,
-    });
-    if let (Value::Object(message), Value::Object(fields)) = (&mut message, fields) {
-        if let Some(me) = me {
-            message.insert("auth_token".into(), me.token.as_str().into());
-        }
-        message.extend(fields);
-    }
-    message
+/// A reply message from the agent `me` in the exchange a call belongs to: its envelope, with the call's
+/// `conversation_id` and `match_id` (`F`: as the call wrote them), and the fields of its type.
+#[derive(Serialize)]
+struct Reply<'a, F> {
+    protocol: &'static str,
+    message_type: &'static str,
+    sender: String,
+    timestamp: String,
+    conversation_id: Option<F>,
+    match_id: Option<F>,
+    player_id: PlayerId<'a, F>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    auth_token: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arrival_timestamp: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    accept: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parity_choice: Option<&'static str>,
 }
 
-pub(super) fn instant(
-    agents: &Agents,
-    agent: &str,
-    message_type: &str,
-    params: &Map<String, Value>,
-    id: Value,
-) -> Answer {
+/// The replying player: the agent's own id once it knows it, else the call's `player_id`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum PlayerId<'a, F> {
+    Own(&'a str),
+    Called(Option<F>),
+}
+
+/// The fields of a reply's type.
+#[derive(Default)]
+struct Fields {
+    arrival_timestamp: Option<String>,
+    accept: Option<bool>,
+    parity_choice: Option<&'static str>,
+}
+
+impl<'a, F: Serialize> Reply<'a, F> {
+    /// `player_id` is the call's; `sender` names it (when it is a string).
+    fn new(
+        me: Option<&'a Registered>,
+        [conversation_id, match_id, player_id]: [Option<F>; 3],
+        called_player: Option<String>,
+        message_type: &'static str,
+        fields: Fields,
+    ) -> Self {
+        let sender = match me {
+            Some(me) => format!("player:{}", me.id),
+            None => format!("player:{}", called_player.unwrap_or_default()),
+        };
+        Self {
+            protocol: "league.v2",
+            message_type,
+            sender,
+            timestamp: now(),
+            conversation_id,
+            match_id,
+            player_id: me.map_or(PlayerId::Called(player_id), |me| PlayerId::Own(&me.id)),
+            auth_token: me.map(|me| me.token.as_str()),
+            arrival_timestamp: fields.arrival_timestamp,
+            accept: fields.accept,
+            parity_choice: fields.parity_choice,
+        }
+    }
+}
+
+/// A JSON-RPC answer with a result.
+#[derive(Serialize)]
+struct Answered<'a, R> {
+    jsonrpc: &'static str,
+    result: R,
+    id: Option<&'a RawValue>,
+}
+
+/// A JSON-RPC answer with an error.
+#[derive(Serialize)]
+struct Refused<'a> {
+    jsonrpc: &'static str,
+    error: RpcError,
+    id: Option<&'a RawValue>,
+}
+
+#[derive(Serialize)]
+struct RpcError {
+    code: i64,
+    message: String,
+}
+
+/// A league event's or GAME_OVER's acknowledgement.
+#[derive(Serialize)]
+struct Acknowledged<'a> {
+    status: &'static str,
+    message_type: &'a str,
+}
+
+fn written(status: u16, body: &impl Serialize, error: bool) -> Written {
+    // Room for a reply message, so writing it never grows the buffer.
+    let mut bytes = Vec::with_capacity(512);
+    serde_json::to_writer(&mut bytes, body).expect("an answer is JSON");
+    Written {
+        status,
+        body: bytes,
+        error,
+    }
+}
+
+/// The specification at once and in full: GAME_JOIN_ACK and CHOOSE_PARITY_RESPONSE messages, every
+/// notification acknowledged, -32601 under HTTP 200 for anything else.
+pub(super) fn instant(agents: &Agents, agent: &str, call: &Call<'_>) -> Written {
     // Read under the lock, not cloned: the bench's agents answer hundreds of thousands of calls.
     let credentials = agents.credentials.read().unwrap_or_else(PoisonError::into_inner);
     let me = credentials.get(agent);
-    let result = match message_type {
+    let params = &call.params;
+    let copied = [params.conversation_id, params.match_id, params.player_id];
+    let called_player = || {
+        params
+            .player_id
+            .and_then(|id| serde_json::from_str::<String>(id.get()).ok())
+    };
+    let reply = |message_type, fields| {
+        let reply = Reply::new(me, copied, called_player(), message_type, fields);
+        let answer = Answered {
+            jsonrpc: "2.0",
+            result: reply,
+            id: call.id,
+        };
+        written(200, &answer, false)
+    };
+    let message_type = call.message_type();
+    match message_type {
         "GAME_INVITATION" => reply(
-            me,
-            params,
             "GAME_JOIN_ACK",
-            json!({"arrival_timestamp": now(), "accept": true}),
+            Fields {
+                arrival_timestamp: Some(now()),
+                accept: Some(true),
+                ..Fields::default()
+            },
         ),
         "CHOOSE_PARITY_CALL" => {
             let turn = agents.counts.parity_calls.load(Ordering::Relaxed);
             let choice = if turn.is_multiple_of(2) { "even" } else { "odd" };
             reply(
-                me,
-                params,
                 "CHOOSE_PARITY_RESPONSE",
-                json!({"parity_choice": choice}),
+                Fields {
+                    parity_choice: Some(choice),
+                    ..Fields::default()
+                },
             )
         }
         "GAME_OVER"
@@ -70,13 +171,31 @@ pub(super) fn instant(
         | "ROUND_ANNOUNCEMENT"
         | "LEAGUE_STANDINGS_UPDATE"
         | "ROUND_COMPLETED"
-        | "LEAGUE_COMPLETED" => json!({"status": "acknowledged", "message_type": message_type}),
-        _ => {
-            let error = json!({"code": -32601, "message": format!("Method not found: {message_type}")});
-            return (200, json!({"jsonrpc": "2.0", "error": error, "id": id}));
+        | "LEAGUE_COMPLETED" => {
+            let acknowledged = Acknowledged {
+                status: "acknowledged",
+                message_type,
+            };
+            let answer = Answered {
+                jsonrpc: "2.0",
+                result: acknowledged,
+                id: call.id,
+            };
+            written(200, &answer, false)
         }
-    };
-    (200, json!({"jsonrpc": "2.0", "result": result, "id": id}))
+        _ => {
+            let error = RpcError {
+                code: -32601,
+                message: format!("Method not found: {message_type}"),
+            };
+            let answer = Refused {
+                jsonrpc: "2.0",
+                error,
+                id: call.id,
+            };
+            written(200, &answer, true)
+        }
+    }
 }
 
 pub(super) fn clean(id: Value) -> Answer {
@@ -93,14 +212,27 @@ pub(super) fn separate_replies(
     id: Value,
 ) -> Answer {
     let answer = match params.get("message_type").and_then(Value::as_str) {
-        Some("GAME_INVITATION") => Some(("GAME_JOIN_ACK", json!({"accept": true}))),
-        Some("CHOOSE_PARITY_CALL") => Some(("CHOOSE_PARITY_RESPONSE", json!({"parity_choice": "odd"}))),
+        Some("GAME_INVITATION") => Some((
+            "GAME_JOIN_ACK",
+            Fields {
+                accept: Some(true),
+                ..Fields::default()
+            },
+        )),
+        Some("CHOOSE_PARITY_CALL") => Some((
+            "CHOOSE_PARITY_RESPONSE",
+            Fields {
+                parity_choice: Some("odd"),
+                ..Fields::default()
+            },
+        )),
         _ => None,
     };
     let me = agents.credentials(agent);
     let endpoint = params.get("referee_endpoint").and_then(Value::as_str);
     if let (Some((message_type, fields)), Some(me), Some(endpoint)) = (answer, me, endpoint) {
-        let message = reply(Some(&me), params, message_type, fields);
+        let copied = ["conversation_id", "match_id", "player_id"].map(|name| params.get(name));
+        let message = Reply::new(Some(&me), copied, None, message_type, fields);
         let call = json!({"jsonrpc": "2.0", "method": message_type, "params": message, "id": 1});
         let agents = agents.clone();
         let endpoint = endpoint.to_owned();
