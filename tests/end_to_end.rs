@@ -94,8 +94,8 @@ fn league_run_plays_a_whole_league_across_processes() {
 
 /// `league bench --external`: fake external agents (one HTTP server, one path per player) register
 /// through the real gateway and play a whole league; the bench checks they saw every call of every
-/// match and reads the gateway's overhead per match. (`league bench` is built with the launcher's `bench`
-/// feature, as scripts/test does.)
+/// match and reads the gateway's overhead per match; `--against-bots 1` plays a bots league before it and
+/// compares the two. (`league bench` is built with the launcher's `bench` feature, as scripts/test does.)
 #[cfg(feature = "bench")]
 #[test]
 fn league_bench_plays_fake_external_agents_through_the_gateway() {
@@ -109,6 +109,8 @@ fn league_bench_plays_fake_external_agents_through_the_gateway() {
             "1",
             "--referee-capacity",
             "4",
+            "--against-bots",
+            "1",
         ])
         .env("RUST_LOG", "warn")
         .output()
@@ -126,6 +128,25 @@ fn league_bench_plays_fake_external_agents_through_the_gateway() {
         "six matches measured:\n{stdout}"
     );
     assert!(stdout.contains("| per GAME_INVITATION | 12 | "), "{stdout}");
+    // The pair: both walls, and their ratio.
+    let pair: Vec<f64> = stdout
+        .lines()
+        .find(|line| line.starts_with("| 1 | "))
+        .expect("the pair's row")
+        .split('|')
+        .filter_map(|cell| cell.trim().parse().ok())
+        .collect();
+    let [_, bots, external, ratio] = pair[..] else {
+        panic!("a pair's row is its number, two walls and a ratio:\n{stdout}");
+    };
+    assert!(bots > 0.0 && external > 0.0, "{stdout}");
+    // Each is printed to two decimals: the ratio lies within what the walls' rounding allows.
+    let (low, high) = (
+        (external - 0.005) / (bots + 0.005),
+        (external + 0.005) / (bots - 0.005).max(1e-3),
+    );
+    assert!(low - 0.005 <= ratio && ratio <= high + 0.005, "{stdout}");
+    assert!(stdout.contains("\n| median | "), "{stdout}");
     let rows = parse_table(&stdout);
     assert_eq!(rows.len(), 4, "one row per player:\n{stdout}");
     assert!(

@@ -20,6 +20,7 @@ use self::wrk::{Throughput, queries};
 use league_testkit::{Behaviour, FakeAgents, Registered};
 
 mod overhead;
+mod pairs;
 mod rounds;
 mod wrk;
 use crate::run::{Finished, RunArgs, run_league_with};
@@ -42,6 +43,12 @@ pub struct BenchArgs {
     /// that registers through the gateway and answers at once, instead of a bot.
     #[arg(long)]
     pub external: bool,
+    /// With --external: each league size is played N times by bots and N times by external agents,
+    /// alternated (bots, then external, N times), and each pair's walls and their ratio are printed with
+    /// the median ratio. The machine's speed drifts from one minute to the next; pairs run side by side
+    /// compare the two on the same machine.
+    #[arg(long, value_name = "N", requires = "external")]
+    pub against_bots: Option<u32>,
     /// After each league, measure its gateway with wrk for this long per call (e.g. 10s): ping,
     /// get_standings and league_query, with the operator's token (and as an agent with --external).
     #[arg(long)]
@@ -72,53 +79,74 @@ struct Measured {
 
 pub async fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let mut results = Vec::new();
+    let mut comparisons = Vec::new();
     for &players in &args.players {
-        let (bots, external) = if args.external { (0, players) } else { (players, 0) };
-        let run = RunArgs {
-            players: bots,
-            referees: args.referees,
-            referee_capacity: args.referee_capacity,
-            quiet: true,
-            gateway_addr: "127.0.0.1:0".to_owned(),
-            external_players: external,
-            // The bench measures the gateway, not its per-agent rate limit.
-            agent_rate_limit: Some(10_000_000),
-            ..RunArgs::defaults()?
-        };
-        eprintln!(
-            "bench: {players} {} players, {} referees × {} matches",
-            if args.external { "external" } else { "bot" },
-            args.referees,
-            args.referee_capacity
-        );
-        let (_, measured) = run_league_with(
-            &run,
-            async |gateways: &[String]| {
-                let Some(gateway) = gateways.first().filter(|_| external > 0) else {
-                    return Ok(None);
-                };
-                let agents = FakeAgents::start_unrecorded(Behaviour::Instant).await;
-                let players = agents.register_players(gateway, external).await?;
-                Ok(Some(External { agents, players }))
-            },
-            async |finished: &mut Finished, external: &Option<External>| {
-                let mut measured = measure(players, finished).await?;
-                if let Some(external) = external {
-                    measured.overhead = Some(gateway_overhead(finished).await?);
-                    check_agents(&external.agents, measured.matches)?;
+        match args.against_bots {
+            Some(pairs) => {
+                let mut walls = Vec::new();
+                for _ in 0..pairs {
+                    let bots = league(players, false, &args).await?;
+                    let external = league(players, true, &args).await?;
+                    walls.push(pairs::Pair {
+                        bots: bots.wall,
+                        external: external.wall,
+                    });
+                    results.push(external);
                 }
-                if let Some(duration) = &args.wrk {
-                    let agent = external.as_ref().and_then(|external| external.players.first());
-                    measured.throughput = queries(finished, agent, duration, &args).await?;
-                }
-                Ok(measured)
-            },
-        )
-        .await?;
-        results.push(measured);
+                comparisons.push((players, walls));
+            }
+            None => results.push(league(players, args.external, &args).await?),
+        }
     }
-    println!("{}", render(&results, &args));
+    println!("{}{}", render(&results, &args), pairs::render(&comparisons));
     Ok(())
+}
+
+/// Plays and measures one league of `players`, bots or (`external`) fake external agents.
+async fn league(players: u32, external: bool, args: &BenchArgs) -> anyhow::Result<Measured> {
+    let (bots, external) = if external { (0, players) } else { (players, 0) };
+    let run = RunArgs {
+        players: bots,
+        referees: args.referees,
+        referee_capacity: args.referee_capacity,
+        quiet: true,
+        gateway_addr: "127.0.0.1:0".to_owned(),
+        external_players: external,
+        // The bench measures the gateway, not its per-agent rate limit.
+        agent_rate_limit: Some(10_000_000),
+        ..RunArgs::defaults()?
+    };
+    eprintln!(
+        "bench: {players} {} players, {} referees × {} matches",
+        if external > 0 { "external" } else { "bot" },
+        args.referees,
+        args.referee_capacity
+    );
+    let (_, measured) = run_league_with(
+        &run,
+        async |gateways: &[String]| {
+            let Some(gateway) = gateways.first().filter(|_| external > 0) else {
+                return Ok(None);
+            };
+            let agents = FakeAgents::start_unrecorded(Behaviour::Instant).await;
+            let players = agents.register_players(gateway, external).await?;
+            Ok(Some(External { agents, players }))
+        },
+        async |finished: &mut Finished, external: &Option<External>| {
+            let mut measured = measure(players, finished).await?;
+            if let Some(external) = external {
+                measured.overhead = Some(gateway_overhead(finished).await?);
+                check_agents(&external.agents, measured.matches)?;
+            }
+            if let Some(duration) = &args.wrk {
+                let agent = external.as_ref().and_then(|external| external.players.first());
+                measured.throughput = queries(finished, agent, duration, args).await?;
+            }
+            Ok(measured)
+        },
+    )
+    .await?;
+    Ok(measured)
 }
 
 async fn measure(players: u32, finished: &mut Finished) -> anyhow::Result<Measured> {
