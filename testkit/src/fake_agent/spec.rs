@@ -55,7 +55,9 @@ struct Fields {
 }
 
 impl<'a, F: Serialize> Reply<'a, F> {
-    /// `player_id` is the call's; `sender` names it (when it is a string).
+    /// The array: the call's `conversation_id`, `match_id` and `player_id`, in that order;
+    /// `called_player`: that `player_id` as text, which names the sender of an agent that does not know
+    /// its own id.
     fn new(
         me: Option<&'a Registered>,
         [conversation_id, match_id, player_id]: [Option<F>; 3],
@@ -115,7 +117,9 @@ struct Acknowledged<'a> {
 fn written(status: u16, body: &impl Serialize, error: bool) -> Written {
     // Room for a reply message, so writing it never grows the buffer.
     let mut bytes = Vec::with_capacity(512);
-    serde_json::to_writer(&mut bytes, body).expect("an answer is JSON");
+    if let Err(error) = serde_json::to_writer(&mut bytes, body) {
+        bytes = error.to_string().into_bytes();
+    }
     Written {
         status,
         body: bytes,
