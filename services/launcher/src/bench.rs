@@ -47,7 +47,7 @@ pub struct BenchArgs {
     /// alternated (bots, then external, N times), and each pair's walls and their ratio are printed with
     /// the median ratio. The machine's speed drifts from one minute to the next; pairs run side by side
     /// compare the two on the same machine.
-    #[arg(long, value_name = "N", requires = "external")]
+    #[arg(long, value_name = "N", requires = "external", value_parser = clap::value_parser!(u32).range(1..))]
     pub against_bots: Option<u32>,
     /// After each league, measure its gateway with wrk for this long per call (e.g. 10s): ping,
     /// get_standings and league_query, with the operator's token (and as an agent with --external).
@@ -336,4 +336,32 @@ fn render(results: &[Measured], args: &BenchArgs) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::BenchArgs;
+
+    #[derive(Debug, Parser)]
+    struct Bench {
+        #[command(flatten)]
+        args: BenchArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<BenchArgs, clap::Error> {
+        Bench::try_parse_from(std::iter::once("bench").chain(args.iter().copied())).map(|bench| bench.args)
+    }
+
+    #[test]
+    fn pairs_are_external_leagues_against_bots_and_at_least_one() {
+        let args = parse(&["--external", "--against-bots", "3"]).expect("valid");
+        assert_eq!(args.against_bots, Some(3));
+        assert!(parse(&["--against-bots", "3"]).is_err(), "pairs need --external");
+        assert!(
+            parse(&["--external", "--against-bots", "0"]).is_err(),
+            "no pairs is no comparison"
+        );
+    }
 }
