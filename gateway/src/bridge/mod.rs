@@ -4,6 +4,7 @@
 pub mod answer;
 pub mod client;
 pub mod event_slots;
+mod match_calls;
 pub mod outbound;
 pub mod overhead;
 pub mod player;

@@ -27,7 +27,7 @@ use crate::dialect::Dialect;
 use crate::jsonrpc::{METHOD_NOT_FOUND, RpcError};
 use crate::league_error::LeagueError;
 use crate::manager_link::ExternalAgent;
-use crate::wire::addressed::Addressed;
+use crate::wire::addressed::{Addressed, Outbound};
 use crate::wire::sender::refused_over_sender;
 
 /// Why a call to an agent did not produce a result.
@@ -99,11 +99,11 @@ pub(crate) fn refusal_kind(error: &RpcError) -> &'static str {
 
 impl PlayerBridge {
     /// Sends `message` (built with the league's sender and no token) to `agent` and returns its result.
-    pub(crate) async fn call(
+    pub(crate) async fn call<M: Outbound + Sync>(
         &self,
         agent: &ExternalAgent,
         kind: MessageType,
-        message: &Value,
+        message: &M,
         limit: Duration,
     ) -> Result<Value, Failure> {
         let outcome = self.call_adapting(agent, kind, message, limit).await;
@@ -122,11 +122,11 @@ impl PlayerBridge {
         outcome
     }
 
-    async fn call_adapting(
+    async fn call_adapting<M: Outbound + Sync>(
         &self,
         agent: &ExternalAgent,
         kind: MessageType,
-        message: &Value,
+        message: &M,
         limit: Duration,
     ) -> Result<Value, Failure> {
         let deadline = tokio::time::Instant::now() + limit;
@@ -196,11 +196,11 @@ impl PlayerBridge {
     /// a failure to reach the agent (E001/E009) is worth trying again. An answer that breaks the
     /// specification (strict mode refuses peer-a's `"error": null`, say) still means the agent got the
     /// message: a warning too, since sending it again would get the same answer.
-    pub(crate) async fn notify(
+    pub(crate) async fn notify<M: Outbound + Sync>(
         &self,
         agent: &ExternalAgent,
         kind: MessageType,
-        message: &Value,
+        message: &M,
         limit: Duration,
     ) -> Result<(), Status> {
         let warning = match self.call(agent, kind, message, limit).await {

@@ -18,12 +18,13 @@ use tonic::{Request, Response, Status};
 use super::answer::{as_object, check_reply, read_accept, read_choice};
 use super::client::AgentClient;
 use super::event_slots::EventSlots;
+use super::match_calls;
 use super::replies::{Replies, reply_key};
 use crate::compliance::{Checker, Mode, WarningBuffer, kinds};
 use crate::jsonrpc;
 use crate::league_error::LeagueError;
 use crate::manager_link::{ExternalAgent, ManagerLink};
-use crate::wire::{self, convert, timestamp};
+use crate::wire::{self, MatchMessage, convert, timestamp};
 
 pub(crate) use super::outbound::Failure;
 
@@ -99,10 +100,10 @@ fn remaining(deadline: Option<&prost_types::Timestamp>, fallback: Duration) -> D
         .unwrap_or(fallback)
 }
 
-fn deadline_text(deadline: Option<&prost_types::Timestamp>) -> Value {
+fn deadline_text(deadline: Option<&prost_types::Timestamp>) -> Option<String> {
     deadline
         .and_then(|deadline| SystemTime::try_from(*deadline).ok())
-        .map_or(Value::Null, |at| timestamp::format(at).into())
+        .map(timestamp::format)
 }
 
 #[tonic::async_trait]
@@ -120,22 +121,23 @@ impl PlayerService for PlayerBridge {
             Role::PlayerB => "PLAYER_B",
             _ => "PLAYER_A",
         };
-        let message = wire::message(
-            MessageType::GameInvitation.as_str(),
-            &Self::referee_sender(&context),
-            &context.conversation_id,
-            json!({
-                "league_id": context.league_id,
-                "round_id": context.round_id,
-                "match_id": context.match_id,
-                "game_type": context.game_type,
-                "role_in_match": role,
-                "player_id": request.player_id,
-                "opponent_id": request.opponent_id,
-                "referee_endpoint": self.public_url,
-                "deadline": deadline_text(request.deadline.as_ref()),
-            }),
-        );
+        let sender = Self::referee_sender(&context);
+        let message = MatchMessage {
+            message_type: MessageType::GameInvitation.as_str(),
+            sender: &sender,
+            conversation_id: &context.conversation_id,
+            fields: match_calls::Invitation {
+                league_id: &context.league_id,
+                round_id: context.round_id,
+                match_id: &context.match_id,
+                game_type: &context.game_type,
+                role_in_match: role,
+                player_id: &request.player_id,
+                opponent_id: &request.opponent_id,
+                referee_endpoint: &self.public_url,
+                deadline: deadline_text(request.deadline.as_ref()),
+            },
+        };
         let started = tokio::time::Instant::now();
         let waiter = self.replies.wait(reply_key(
             MessageType::GameJoinAck,
@@ -202,34 +204,38 @@ impl PlayerService for PlayerBridge {
         let standings = request.your_standings.unwrap_or_default();
         let (kind, reply_kind) = move_messages(&context.game_type);
         let even_odd = kind == MessageType::ChooseParityCall;
-        let mut fields = json!({
-            "league_id": context.league_id,
-            "round_id": context.round_id,
-            "match_id": context.match_id,
-            "player_id": request.player_id,
-            "game_type": context.game_type,
-            "context": {
-                "opponent_id": request.opponent_id,
-                "round_id": context.round_id,
-                "your_standings": {"wins": standings.wins, "losses": standings.losses, "draws": standings.draws},
+        let sender = Self::referee_sender(&context);
+        let message = MatchMessage {
+            message_type: kind.as_str(),
+            sender: &sender,
+            conversation_id: &context.conversation_id,
+            fields: match_calls::MoveCall {
+                league_id: &context.league_id,
+                round_id: context.round_id,
+                match_id: &context.match_id,
+                player_id: &request.player_id,
+                game_type: &context.game_type,
+                context: match_calls::MoveContext {
+                    opponent_id: &request.opponent_id,
+                    round_id: context.round_id,
+                    your_standings: match_calls::Record {
+                        wins: standings.wins,
+                        losses: standings.losses,
+                        draws: standings.draws,
+                    },
+                },
+                deadline: deadline_text(request.deadline.as_ref()),
+                attempt: request.attempt,
+                referee_endpoint: &self.public_url,
+                step: (!even_odd).then_some(request.step),
+                step_context: (!even_odd).then(|| {
+                    request
+                        .step_context
+                        .as_ref()
+                        .map_or(Value::Null, convert::from_struct)
+                }),
             },
-            "deadline": deadline_text(request.deadline.as_ref()),
-            "attempt": request.attempt,
-            "referee_endpoint": self.public_url,
-        });
-        if !even_odd {
-            fields["step"] = request.step.into();
-            fields["step_context"] = request
-                .step_context
-                .as_ref()
-                .map_or(Value::Null, convert::from_struct);
-        }
-        let message = wire::message(
-            kind.as_str(),
-            &Self::referee_sender(&context),
-            &context.conversation_id,
-            fields,
-        );
+        };
         let started = tokio::time::Instant::now();
         let waiter = self
             .replies
@@ -288,19 +294,20 @@ impl PlayerService for PlayerBridge {
         record_call_fields(&context, &request.player_id);
         let agent = self.agent(&request.player_id).await?;
         let result = required(request.result, "result")?;
-        let message = wire::message(
-            MessageType::GameOver.as_str(),
-            &Self::referee_sender(&context),
-            &context.conversation_id,
-            json!({
-                "league_id": context.league_id,
-                "round_id": context.round_id,
-                "match_id": context.match_id,
-                "game_type": context.game_type,
-                "player_id": request.player_id,
-                "game_result": convert::game_result(&result),
-            }),
-        );
+        let sender = Self::referee_sender(&context);
+        let message = MatchMessage {
+            message_type: MessageType::GameOver.as_str(),
+            sender: &sender,
+            conversation_id: &context.conversation_id,
+            fields: match_calls::GameOver {
+                league_id: &context.league_id,
+                round_id: context.round_id,
+                match_id: &context.match_id,
+                game_type: &context.game_type,
+                player_id: &request.player_id,
+                game_result: convert::game_result(&result),
+            },
+        };
         self.notify(&agent, MessageType::GameOver, &message, self.timeouts.game_over)
             .await?;
         Ok(Response::new(NotifyGameOverResponse {}))

@@ -2,6 +2,9 @@
 //! agent's form ([`SenderForm`]) and the agent's outbound `auth_token` added, written straight from the
 //! message without a copy of it. A league event is built once and sent to every player this way, and a
 //! call tried in several dialects or sender forms never copies its message.
+//!
+//! A message is a JSON value ([`super::message`]) or, for the calls of every match, a
+//! [`super::MatchMessage`] whose fields are typed: written the same way without building a map.
 
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
@@ -9,16 +12,27 @@ use serde_json::Value;
 
 use super::sender::SenderForm;
 
+/// A message the league sends, written for one agent: its sender in the agent's form, with the agent's
+/// outbound token.
+pub trait Outbound {
+    fn write<S: Serializer>(
+        &self,
+        form: SenderForm,
+        auth_token: &str,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error>;
+}
+
 /// `message` as the agent with this sender form and outbound token receives it.
 #[derive(Debug, Clone, Copy)]
-pub struct Addressed<'a> {
-    message: &'a Value,
+pub struct Addressed<'a, M: ?Sized = Value> {
+    message: &'a M,
     form: SenderForm,
     auth_token: &'a str,
 }
 
-impl<'a> Addressed<'a> {
-    pub fn new(message: &'a Value, form: SenderForm, auth_token: &'a str) -> Self {
+impl<'a, M: ?Sized> Addressed<'a, M> {
+    pub fn new(message: &'a M, form: SenderForm, auth_token: &'a str) -> Self {
         Self {
             message,
             form,
@@ -27,25 +41,36 @@ impl<'a> Addressed<'a> {
     }
 }
 
-impl Serialize for Addressed<'_> {
+impl<M: Outbound + ?Sized> Serialize for Addressed<'_, M> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let Value::Object(fields) = self.message else {
+        self.message.write(self.form, self.auth_token, serializer)
+    }
+}
+
+impl Outbound for Value {
+    fn write<S: Serializer>(
+        &self,
+        form: SenderForm,
+        auth_token: &str,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let Value::Object(fields) = self else {
             // Not a message at all: sent as it is (an agent will say what it thinks of it).
-            return self.message.serialize(serializer);
+            return self.serialize(serializer);
         };
         let len = fields.len() + usize::from(!fields.contains_key("auth_token"));
         let mut map = serializer.serialize_map(Some(len))?;
         for (key, value) in fields {
             match key.as_str() {
                 "auth_token" => {}
-                "sender" => match value.as_str().and_then(|sender| self.form.written(sender)) {
+                "sender" => match value.as_str().and_then(|sender| form.written(sender)) {
                     Some(sender) => map.serialize_entry(key, &sender)?,
                     None => map.serialize_entry(key, value)?,
                 },
                 _ => map.serialize_entry(key, value)?,
             }
         }
-        map.serialize_entry("auth_token", self.auth_token)?;
+        map.serialize_entry("auth_token", auth_token)?;
         map.end()
     }
 }

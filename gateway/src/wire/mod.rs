@@ -3,12 +3,15 @@
 pub mod addressed;
 pub mod convert;
 pub mod envelope;
+pub mod match_message;
 pub mod outbound_token;
 pub mod result;
 pub mod sender;
 pub mod timestamp;
 
 use serde_json::{Map, Value};
+
+pub use match_message::MatchMessage;
 
 /// A message from the league (`sender` = `league_manager` or `referee:<id>`), with its envelope filled
 /// in; `fields` are the message's own. The bridge writes the sender in the receiving agent's form
