@@ -64,3 +64,61 @@ pub(super) struct GameOver<'a> {
     pub player_id: &'a str,
     pub game_result: Value,
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn move_call(step: Option<u32>, step_context: Option<Value>) -> Value {
+        serde_json::to_value(MoveCall {
+            league_id: "L1",
+            round_id: 2,
+            match_id: "R2M1",
+            player_id: "P01",
+            game_type: "tic_tac_toe",
+            context: MoveContext {
+                opponent_id: "P02",
+                round_id: 2,
+                your_standings: Record {
+                    wins: 1,
+                    losses: 0,
+                    draws: 1,
+                },
+            },
+            deadline: None,
+            attempt: 1,
+            referee_endpoint: "http://gateway/mcp",
+            step,
+            step_context,
+        })
+        .expect("JSON")
+    }
+
+    #[test]
+    fn a_turn_based_move_call_carries_its_step_and_even_odd_none() {
+        let turn_based = move_call(Some(3), Some(Value::Null));
+        assert_eq!(
+            (&turn_based["step"], &turn_based["step_context"]),
+            (&json!(3), &Value::Null)
+        );
+        assert!(
+            turn_based
+                .as_object()
+                .expect("object")
+                .contains_key("step_context")
+        );
+        let even_odd = move_call(None, None);
+        let fields = even_odd.as_object().expect("object");
+        assert!(
+            !fields.contains_key("step") && !fields.contains_key("step_context"),
+            "{even_odd}"
+        );
+        assert_eq!(even_odd["deadline"], Value::Null);
+        assert_eq!(
+            even_odd["context"],
+            json!({"opponent_id": "P02", "round_id": 2, "your_standings": {"wins": 1, "losses": 0, "draws": 1}})
+        );
+    }
+}
