@@ -235,6 +235,16 @@ async fn every_standings_update_is_the_table_of_the_results_so_far() {
 
 /// A manager whose league of four players (none reachable: every delivery waits) has completed round 1,
 /// queueing its events.
+/// Waits until no fan-out is in flight. `fan_out` skips the events another caller has locked (the
+/// manager's own event delivery, here), so a call can return before those events' rows are committed:
+/// locking every event waits for that caller's commit.
+async fn fan_outs_committed(manager: &TestManager) {
+    sqlx::query("select event_id from league_events for update")
+        .fetch_all(&manager.pool)
+        .await
+        .unwrap();
+}
+
 async fn round_one_completed() -> TestManager {
     let manager = spawn_manager(4).await;
     let mut client = manager.client();
@@ -263,6 +273,7 @@ async fn queued_events_are_fanned_out_once_to_every_player() {
             .unwrap();
     });
     futures::future::join_all(fan_outs).await;
+    fan_outs_committed(&manager).await;
 
     let (events, unfanned, rows, distinct_rows): (i64, i64, i64, i64) = sqlx::query_as(
         "select (select count(*) from league_events), (select count(*) from league_events where not fanned_out),
@@ -318,6 +329,7 @@ async fn a_fan_out_marks_the_pairs_sent_of_events_fanned_out_before() {
     league_manager::league::events::fan_out(&mut conn, &event_ids, &Default::default())
         .await
         .unwrap();
+    fan_outs_committed(&manager).await;
     assert_eq!(rows().await, expected(0), "every row waiting, once");
     // Then the first two players turn out to have been reached.
     let mut sent = league_manager::league::events::DeliveredPairs::default();
