@@ -1,18 +1,38 @@
 //! The fields of the calls a referee makes to a player in every match, as the bridge writes them
 //! ([`crate::wire::MatchMessage`]): GAME_INVITATION, the move call and GAME_OVER.
 
+use league_proto::v2::{MatchContext, PlayerRecord};
 use serde::Serialize;
 use serde_json::Value;
 
-/// GAME_INVITATION's fields.
+/// What every call of a match names: the match, and the player the call is for.
 #[derive(Debug, Serialize)]
-pub(super) struct Invitation<'a> {
+pub(super) struct InMatch<'a> {
     pub league_id: &'a str,
     pub round_id: u32,
     pub match_id: &'a str,
     pub game_type: &'a str,
-    pub role_in_match: &'static str,
     pub player_id: &'a str,
+}
+
+impl<'a> InMatch<'a> {
+    pub fn new(context: &'a MatchContext, player_id: &'a str) -> Self {
+        Self {
+            league_id: &context.league_id,
+            round_id: context.round_id,
+            match_id: &context.match_id,
+            game_type: &context.game_type,
+            player_id,
+        }
+    }
+}
+
+/// GAME_INVITATION's fields.
+#[derive(Debug, Serialize)]
+pub(super) struct Invitation<'a> {
+    #[serde(flatten)]
+    pub in_match: InMatch<'a>,
+    pub role_in_match: &'static str,
     pub opponent_id: &'a str,
     pub referee_endpoint: &'a str,
     /// `null` when the referee set none.
@@ -22,11 +42,8 @@ pub(super) struct Invitation<'a> {
 /// The move call's fields (CHOOSE_PARITY_CALL, or the game's own move call).
 #[derive(Debug, Serialize)]
 pub(super) struct MoveCall<'a> {
-    pub league_id: &'a str,
-    pub round_id: u32,
-    pub match_id: &'a str,
-    pub player_id: &'a str,
-    pub game_type: &'a str,
+    #[serde(flatten)]
+    pub in_match: InMatch<'a>,
     pub context: MoveContext<'a>,
     pub deadline: Option<String>,
     pub attempt: u32,
@@ -54,14 +71,21 @@ pub(super) struct Record {
     pub draws: u32,
 }
 
+impl From<PlayerRecord> for Record {
+    fn from(record: PlayerRecord) -> Self {
+        Self {
+            wins: record.wins,
+            losses: record.losses,
+            draws: record.draws,
+        }
+    }
+}
+
 /// GAME_OVER's fields.
 #[derive(Debug, Serialize)]
 pub(super) struct GameOver<'a> {
-    pub league_id: &'a str,
-    pub round_id: u32,
-    pub match_id: &'a str,
-    pub game_type: &'a str,
-    pub player_id: &'a str,
+    #[serde(flatten)]
+    pub in_match: InMatch<'a>,
     pub game_result: Value,
 }
 
@@ -72,12 +96,15 @@ mod tests {
     use super::*;
 
     fn move_call(step: Option<u32>, step_context: Option<Value>) -> Value {
-        serde_json::to_value(MoveCall {
-            league_id: "L1",
+        let context = MatchContext {
+            league_id: "L1".into(),
             round_id: 2,
-            match_id: "R2M1",
-            player_id: "P01",
-            game_type: "tic_tac_toe",
+            match_id: "R2M1".into(),
+            game_type: "tic_tac_toe".into(),
+            ..MatchContext::default()
+        };
+        serde_json::to_value(MoveCall {
+            in_match: InMatch::new(&context, "P01"),
             context: MoveContext {
                 opponent_id: "P02",
                 round_id: 2,
@@ -116,6 +143,18 @@ mod tests {
             "{even_odd}"
         );
         assert_eq!(even_odd["deadline"], Value::Null);
+        assert_eq!(
+            (
+                &even_odd["league_id"],
+                &even_odd["round_id"],
+                &even_odd["match_id"]
+            ),
+            (&json!("L1"), &json!(2), &json!("R2M1"))
+        );
+        assert_eq!(
+            (&even_odd["game_type"], &even_odd["player_id"]),
+            (&json!("tic_tac_toe"), &json!("P01"))
+        );
         assert_eq!(
             even_odd["context"],
             json!({"opponent_id": "P02", "round_id": 2, "your_standings": {"wins": 1, "losses": 0, "draws": 1}})

@@ -18,7 +18,7 @@ use tonic::{Request, Response, Status};
 use super::answer::{as_object, check_reply, read_accept, read_choice};
 use super::client::AgentClient;
 use super::event_slots::EventSlots;
-use super::match_calls;
+use super::match_calls::{self, InMatch};
 use super::replies::{Replies, reply_key};
 use crate::compliance::{Checker, Mode, WarningBuffer, kinds};
 use crate::jsonrpc;
@@ -65,6 +65,16 @@ impl PlayerBridge {
                     error.description
                 )),
             })
+    }
+
+    /// The referee's message `kind` to a player in the match `context`, with its own `fields`.
+    fn to_player<F>(kind: MessageType, context: &MatchContext, fields: F) -> MatchMessage<'_, F> {
+        MatchMessage {
+            message_type: kind.as_str(),
+            sender: Self::referee_sender(context),
+            conversation_id: &context.conversation_id,
+            fields,
+        }
     }
 
     fn referee_sender(context: &MatchContext) -> String {
@@ -121,23 +131,17 @@ impl PlayerService for PlayerBridge {
             Role::PlayerB => "PLAYER_B",
             _ => "PLAYER_A",
         };
-        let sender = Self::referee_sender(&context);
-        let message = MatchMessage {
-            message_type: MessageType::GameInvitation.as_str(),
-            sender: &sender,
-            conversation_id: &context.conversation_id,
-            fields: match_calls::Invitation {
-                league_id: &context.league_id,
-                round_id: context.round_id,
-                match_id: &context.match_id,
-                game_type: &context.game_type,
+        let message = Self::to_player(
+            MessageType::GameInvitation,
+            &context,
+            match_calls::Invitation {
+                in_match: InMatch::new(&context, &request.player_id),
                 role_in_match: role,
-                player_id: &request.player_id,
                 opponent_id: &request.opponent_id,
                 referee_endpoint: &self.public_url,
                 deadline: deadline_text(request.deadline.as_ref()),
             },
-        };
+        );
         let started = tokio::time::Instant::now();
         let waiter = self.replies.wait(reply_key(
             MessageType::GameJoinAck,
@@ -204,25 +208,15 @@ impl PlayerService for PlayerBridge {
         let standings = request.your_standings.unwrap_or_default();
         let (kind, reply_kind) = move_messages(&context.game_type);
         let even_odd = kind == MessageType::ChooseParityCall;
-        let sender = Self::referee_sender(&context);
-        let message = MatchMessage {
-            message_type: kind.as_str(),
-            sender: &sender,
-            conversation_id: &context.conversation_id,
-            fields: match_calls::MoveCall {
-                league_id: &context.league_id,
-                round_id: context.round_id,
-                match_id: &context.match_id,
-                player_id: &request.player_id,
-                game_type: &context.game_type,
+        let message = Self::to_player(
+            kind,
+            &context,
+            match_calls::MoveCall {
+                in_match: InMatch::new(&context, &request.player_id),
                 context: match_calls::MoveContext {
                     opponent_id: &request.opponent_id,
                     round_id: context.round_id,
-                    your_standings: match_calls::Record {
-                        wins: standings.wins,
-                        losses: standings.losses,
-                        draws: standings.draws,
-                    },
+                    your_standings: standings.into(),
                 },
                 deadline: deadline_text(request.deadline.as_ref()),
                 attempt: request.attempt,
@@ -235,7 +229,7 @@ impl PlayerService for PlayerBridge {
                         .map_or(Value::Null, convert::from_struct)
                 }),
             },
-        };
+        );
         let started = tokio::time::Instant::now();
         let waiter = self
             .replies
@@ -294,20 +288,14 @@ impl PlayerService for PlayerBridge {
         record_call_fields(&context, &request.player_id);
         let agent = self.agent(&request.player_id).await?;
         let result = required(request.result, "result")?;
-        let sender = Self::referee_sender(&context);
-        let message = MatchMessage {
-            message_type: MessageType::GameOver.as_str(),
-            sender: &sender,
-            conversation_id: &context.conversation_id,
-            fields: match_calls::GameOver {
-                league_id: &context.league_id,
-                round_id: context.round_id,
-                match_id: &context.match_id,
-                game_type: &context.game_type,
-                player_id: &request.player_id,
+        let message = Self::to_player(
+            MessageType::GameOver,
+            &context,
+            match_calls::GameOver {
+                in_match: InMatch::new(&context, &request.player_id),
                 game_result: convert::game_result(&result),
             },
-        };
+        );
         self.notify(&agent, MessageType::GameOver, &message, self.timeouts.game_over)
             .await?;
         Ok(Response::new(NotifyGameOverResponse {}))

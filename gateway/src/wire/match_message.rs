@@ -16,7 +16,7 @@ use super::{envelope, timestamp};
 #[derive(Debug, Clone)]
 pub struct MatchMessage<'a, F> {
     pub message_type: &'static str,
-    pub sender: &'a str,
+    pub sender: String,
     pub conversation_id: &'a str,
     pub fields: F,
 }
@@ -46,8 +46,8 @@ impl<F: Serialize> Outbound for MatchMessage<'_, F> {
             protocol: envelope::PROTOCOL,
             message_type: self.message_type,
             sender: form
-                .written(self.sender)
-                .map_or(Cow::Borrowed(self.sender), Cow::Owned),
+                .written(&self.sender)
+                .map_or(Cow::Borrowed(self.sender.as_str()), Cow::Owned),
             timestamp: timestamp::now(),
             conversation_id: Some(self.conversation_id).filter(|id| !id.is_empty()),
             fields: &self.fields,
@@ -108,7 +108,7 @@ mod tests {
             );
             let typed = MatchMessage {
                 message_type: "GAME_INVITATION",
-                sender,
+                sender: sender.to_owned(),
                 conversation_id,
                 fields,
             };
