@@ -153,8 +153,7 @@ impl Facts {
         let deliveries = sqlx::query_as(
             "select d.event_id, d.player_id, d.delivered_at is not null as delivered, d.attempts,
                     d.gave_up_at is not null as gave_up, d.last_error
-             from event_deliveries d join league_events e on e.event_id = d.event_id
-             where e.league_id = $1 order by d.event_id, d.player_id",
+             from every_event_delivery d where d.league_id = $1 order by d.event_id, d.player_id",
         )
         .bind(league_id)
         .fetch_all(pool)

@@ -344,7 +344,7 @@ impl RunningLeague {
                 .unwrap_or_default();
         let deliveries: Option<(i64, i64, i64, Option<String>)> = sqlx::query_as(
             "select count(*), count(delivered_at), coalesce(sum(attempts), 0)::bigint, max(last_error)
-             from event_deliveries",
+             from every_event_delivery",
         )
         .fetch_optional(&self.pool)
         .await

@@ -374,14 +374,12 @@ pub async fn progress(pool: &PgPool, league_id: &str) -> String {
             .fetch_all(pool)
             .await
             .unwrap_or_default();
-    let deliveries: Option<(i64, i64)> = sqlx::query_as(
-        "select count(*), count(delivered_at) from event_deliveries d join league_events e using (event_id)
-         where e.league_id = $1",
-    )
-    .bind(league_id)
-    .fetch_optional(pool)
-    .await
-    .unwrap_or_default();
+    let deliveries: Option<(i64, i64)> =
+        sqlx::query_as("select count(*), count(delivered_at) from every_event_delivery where league_id = $1")
+            .bind(league_id)
+            .fetch_optional(pool)
+            .await
+            .unwrap_or_default();
     format!("matches by status {matches:?}; deliveries (rows, delivered) {deliveries:?}")
 }
 

@@ -118,7 +118,7 @@ async fn a_manager_killed_mid_delivery_and_restarted_resumes_the_league_losing_n
     .await
     .expect("the league at the kill");
     let (recorded_at_kill,): (i64,) =
-        sqlx::query_as("select count(*) from event_deliveries where delivered_at is not null")
+        sqlx::query_as("select count(*) from every_event_delivery where delivered_at is not null")
             .fetch_one(&db.pool)
             .await
             .expect("deliveries recorded");

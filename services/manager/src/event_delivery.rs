@@ -1,8 +1,8 @@
 //! Event delivery (the outbox's other half): delivers queued league events to players through
 //! `PlayerService`, in order per recipient, and records each delivery. A new event goes straight to
-//! every player with nothing waiting, and its delivery rows are written after, once: delivered, or
-//! waiting for the players it did not reach, who get it after what they already wait for
-//! (docs/adr/0029-new-events-sent-before-their-rows.md). One manager's event delivery is active per
+//! every player with nothing waiting; then it is marked fanned out, with a delivery row, waiting, only
+//! for each player it did not reach, who gets it after what it already waits for
+//! (docs/adr/0029-new-events-sent-before-their-rows.md, 0037-deliveries-written-for-the-missed.md). One manager's event delivery is active per
 //! database (a Postgres advisory lock), so several managers never deliver the same event twice at the
 //! same time. A crash between delivering and recording means the event is delivered again after
 //! restart with the same `event_id`, which receivers use to ignore it; nothing is lost.
@@ -208,10 +208,11 @@ impl EventDelivery {
     }
 
     /// Delivers the events queued since the last batch (up to [`NEW_EVENTS`]), each straight
-    /// to every player of its league that has no delivery waiting, then writes their delivery rows in
-    /// one transaction: delivered for those reached, waiting for the others (events::fan_out), whom
-    /// [`Self::deliver_waiting`] serves in order. Written once, a delivered row is never updated: at 200
-    /// players a round's 600 deliveries were 600 rows written waiting and 600 rewritten delivered.
+    /// to every player of its league that has no delivery waiting, then marks them fanned out in one
+    /// transaction, with a delivery row, waiting, for each player not reached (events::fan_out), whom
+    /// [`Self::deliver_waiting`] serves in order. A player reached gets no row: at 200 players a round's
+    /// 600 deliveries were 600 rows written waiting and 600 rewritten delivered, then 600 written
+    /// delivered, and now, when every player takes them, none.
     /// Returns whether the batch was full.
     async fn deliver_fresh(&mut self) -> anyhow::Result<bool> {
         let rows: Vec<QueuedEvent> = sqlx::query_as(

@@ -1,10 +1,9 @@
 //! Writing league events into the outbox, in the transaction that makes them true: one
-//! `league_events` row per notification. Its `event_deliveries` rows, one per recipient (every player
-//! of the league), are written afterwards by event delivery, off the path between two rounds: a round's
-//! completion queues three events, and at 500 players their 1,500 delivery rows took 3.9 ms of the
-//! transaction that releases the next round. Event delivery sends a new event, then writes its rows:
-//! delivered for the players it reached, waiting ([`fan_out`]) for the others. A crash can delay an
-//! event but not lose it.
+//! `league_events` row per notification, for every player of the league. Event delivery sends a new
+//! event to every player at once, off the path between two rounds, then marks it fanned out
+//! ([`fan_out`]) and writes a delivery row only for each player it did not reach (waiting): a player of
+//! a fanned-out event without a row got it then, at the first attempt (the view
+//! `every_event_delivery` spells every pair out). A crash can delay an event but not lose it.
 
 use std::sync::LazyLock;
 
@@ -111,23 +110,24 @@ pub struct DeliveredPairs {
     pub players: Vec<String>,
 }
 
-/// Writes the delivery rows of the queued events `event_ids` — one per player of the event's league:
-/// delivered for the pairs in `delivered` (what the caller has just sent), waiting for the others — and
-/// marks those events fanned out, in one statement, so each event is fanned out once (`skip locked` and
-/// `not fanned_out`: two callers never both take an event). Event delivery calls it for the events a
-/// batch has just sent. Returns how many events it fanned out. The players of a league are fixed once it
-/// has started (enrollment closes at its start), so an event's recipients are the same whenever it is
-/// fanned out.
+/// Marks the queued events `event_ids` fanned out and writes their delivery rows, in one statement: a
+/// row, waiting, for each player of the event's league that is not in `delivered` (what the caller has
+/// just sent); none for those it reached, which the event's `fanned_out_at` then says got it at the first
+/// attempt. `skip locked` and `not fanned_out` keep two callers off the same event, so each is fanned out
+/// once. Event delivery calls it for the events a batch has just sent. Returns how many events it fanned
+/// out. The players of a league are fixed once it has started (enrollment closes at its start), so an
+/// event's recipients are the same whenever it is fanned out.
 ///
-/// Only a fan-out writes an event's rows, in the statement that marks it, so an event this statement marks
-/// has no rows yet: its rows are plain inserts. An upsert for every row, and a second insert that skipped
-/// the rows just written (`on conflict do nothing`), took Postgres 5.7–7.2 ms a round at 200 players,
-/// against 2.9–3.1 ms as this statement (docs/benchmarks.md). A pair sent for an event that another caller
-/// fanned out meanwhile (possible only while a lost lock changes hands, when both send it) has its row
-/// marked delivered if that caller has committed it; otherwise the row stays waiting and the player gets
-/// the event again, with the same `event_id`, which receivers use to ignore it. It is never inserted
-/// here: a row written for an event not marked fanned out (the other caller rolling back) would collide
-/// with the rows of the fan-out that marks it later, and event delivery would fail on it for good.
+/// A row for every pair (delivered ones too) was 600 rows a round at 200 players, nearly all saying
+/// "delivered at once" (docs/adr/0037-deliveries-written-for-the-missed.md). Only a fan-out writes an
+/// event's rows, in the statement that marks it, so an event this statement marks has none yet: its rows
+/// are plain inserts. A pair sent for an event that another caller fanned out meanwhile (possible only
+/// while a lost lock changes hands, when both send it) has its row marked delivered if that caller wrote
+/// it waiting and has committed; without a row, that caller reached it; otherwise the row stays waiting
+/// and the player gets the event again, with the same `event_id`, which receivers use to ignore it. Such
+/// a pair is never inserted here: a row written for an event not marked fanned out (the other caller
+/// rolling back) would collide with the rows of the fan-out that marks it later, and event delivery
+/// would fail on it for good.
 pub async fn fan_out(
     conn: &mut PgConnection,
     event_ids: &[i64],
@@ -135,16 +135,13 @@ pub async fn fan_out(
 ) -> ManagerResult<i64> {
     let (fanned,): (i64,) = sqlx::query_as(
         "with fanned as (
-             update league_events set fanned_out = true
+             update league_events set fanned_out = true, fanned_out_at = now()
              where event_id in (select event_id from league_events
                                 where event_id = any($1) and not fanned_out
                                 order by event_id for update skip locked)
              returning event_id, league_id
          ), sent as (
              select * from unnest($2::bigint[], $3::text[]) as s(event_id, player_id)
-         ), sent_now as (
-             insert into event_deliveries (event_id, player_id, delivered_at, attempts)
-             select s.event_id, s.player_id, now(), 1 from sent s join fanned f using (event_id)
          ), waiting as (
              insert into event_deliveries (event_id, player_id)
              select f.event_id, p.player_id from fanned f join league_players p using (league_id)

@@ -36,10 +36,10 @@ async fn register_hosted(
     Credentials::new(response.player_id, response.auth_token)
 }
 
-/// Each delivery row of the league: (event, player, delivered, attempts).
+/// Every delivery of the league, a row per event and player: (event, player, delivered, attempts).
 async fn deliveries(manager: &TestManager) -> Vec<(i64, String, bool, i32)> {
     sqlx::query_as(
-        "select event_id, player_id, delivered_at is not null, attempts from event_deliveries
+        "select event_id, player_id, delivered_at is not null, attempts from every_event_delivery
          order by event_id, player_id",
     )
     .fetch_all(&manager.pool)
@@ -89,7 +89,13 @@ async fn a_player_with_events_waiting_gets_new_ones_after_them_and_the_others_at
     let referee = register_referee(&mut client, "ref").await;
     let round = claim_round(&mut client, &referee).await;
     report_a_wins(&mut client, &referee, &round).await;
-    until(&manager, "round 1's three events sent", |rows| rows.len() == 16).await;
+    until(&manager, "round 1's three events sent", |rows| {
+        rows.len() == 16
+            && rows
+                .iter()
+                .all(|(_, player, delivered, _)| *delivered || *player == late)
+    })
+    .await;
     let rows = deliveries(&manager).await;
     for (event_id, player_id, delivered, attempts) in &rows {
         if *player_id == late {
@@ -101,10 +107,21 @@ async fn a_player_with_events_waiting_gets_new_ones_after_them_and_the_others_at
             assert_eq!(
                 (*delivered, *attempts),
                 (true, 1),
-                "event {event_id} reached {player_id} at once, and its row was written once"
+                "event {event_id} reached {player_id} at once"
             );
         }
     }
+    // Only what did not reach its player at once has a row of its own: `late`'s four events.
+    let (stored,): (Vec<String>,) =
+        sqlx::query_as("select array_agg(player_id order by event_id) from event_deliveries")
+            .fetch_one(&manager.pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        stored,
+        vec![late.clone(); 4],
+        "rows only for the player not reached"
+    );
 
     sqlx::query("update event_deliveries set next_attempt_at = now() where player_id = $1")
         .bind(&late)

@@ -255,8 +255,9 @@ async fn round_one_completed() -> TestManager {
     manager
 }
 
-/// A round's completion queues its events without their delivery rows; fanning them out writes one
-/// row per event and player of the league, once, whoever fans out and however often.
+/// A round's completion queues its events without their delivery rows; fanning them out with nobody
+/// reached writes one row, waiting, per event and player of the league, once, whoever fans out and
+/// however often.
 #[tokio::test]
 async fn queued_events_are_fanned_out_once_to_every_player() {
     let manager = round_one_completed().await;
@@ -289,9 +290,9 @@ async fn queued_events_are_fanned_out_once_to_every_player() {
     assert_eq!(distinct_rows, rows, "none twice");
 }
 
-/// Event delivery fans out the events it has just sent with the pairs it reached: those rows are written
-/// delivered (services/manager/tests/integration/event_delivery.rs), every other player's waiting, each
-/// once. When another caller fanned an event out first, the sent pairs' rows are found and marked.
+/// Event delivery fans out the events it has just sent with the pairs it reached: those get no row
+/// (services/manager/tests/integration/event_delivery.rs), every other player a row, waiting, once. When
+/// another caller fanned an event out first, the sent pairs' waiting rows are found and marked.
 #[tokio::test]
 async fn a_fan_out_marks_the_pairs_sent_of_events_fanned_out_before() {
     let manager = round_one_completed().await;

@@ -166,3 +166,92 @@ async fn matches_recorded_before_the_transcript_became_text_keep_their_times_and
     pool.close().await;
     db.drop_now().await;
 }
+
+/// Every (event, player) pair reads as what it is in `every_event_delivery`, with or without a
+/// delivery row (migrations/20261127000002_deliveries_written_for_the_missed.sql): an event fanned out
+/// before rows were written only for the players not reached has a row for each player, read as it
+/// is; a fanned-out event's player without a row got it when the event was fanned out, at the first
+/// attempt; one with a row waits, as its row says; an event not fanned out yet waits for everyone.
+#[tokio::test]
+async fn every_event_delivery_reads_each_pair_with_or_without_its_row() {
+    use secrecy::ExposeSecret;
+    const ROWS_FOR_THE_MISSED_SINCE: i64 = 20261127000002;
+    let db = league_testkit::database::TestDatabase::create("league_test").await;
+    let pool = sqlx::PgPool::connect(db.url().expose_secret()).await.unwrap();
+    let migrator = &league_manager::db::MIGRATOR;
+    let before = sqlx::migrate::Migrator {
+        migrations: migrator
+            .migrations
+            .iter()
+            .filter(|migration| migration.version < ROWS_FOR_THE_MISSED_SINCE)
+            .cloned()
+            .collect(),
+        ignore_missing: migrator.ignore_missing,
+        locking: migrator.locking,
+        no_tx: migrator.no_tx,
+    };
+    assert!(before.migrations.len() < migrator.migrations.len());
+    before.run(&pool).await.unwrap();
+    for statement in [
+        "insert into leagues (league_id, game_type, status, join_timeout_ms, move_timeout_ms,
+                              game_over_timeout_ms, max_attempts, retry_delay_ms, lease_duration_ms)
+         values ('a_league', 'even_odd', 'running', 1000, 1000, 1000, 3, 100, 30000)",
+        "insert into agents (agent_id, kind, agent_number, display_name, version, game_types,
+                             contact_endpoint, service_endpoint, protocol_version, token_hash)
+         select id, 'player', n, id, '1.0.0', '{even_odd}', 'http://127.0.0.1:9/' || id, 'http://127.0.0.1:9',
+                'league.v2', convert_to(id, 'UTF8')
+         from (values ('P01', 1), ('P02', 2)) as a(id, n)",
+        "insert into league_players (league_id, player_id) values ('a_league', 'P01'), ('a_league', 'P02')",
+        // Fanned out before: a row for each player, the second delivered at its second attempt.
+        "insert into league_events (event_id, league_id, kind, round_id, payload, fanned_out)
+         values (1, 'a_league', 'round_announcement', 1, '\\x00', true)",
+        "insert into event_deliveries (event_id, player_id, delivered_at, attempts)
+         values (1, 'P01', '2026-11-20T10:00:00Z', 1), (1, 'P02', '2026-11-20T10:00:02Z', 2)",
+    ] {
+        sqlx::query(statement).execute(&pool).await.unwrap();
+    }
+    migrator.run(&pool).await.unwrap();
+    for statement in [
+        // Fanned out since: P01 reached (no row), P02 not (a row, waiting after two failures).
+        "insert into league_events (event_id, league_id, kind, round_id, payload, fanned_out, fanned_out_at)
+         values (2, 'a_league', 'round_completed', 1, '\\x00', true, '2026-11-20T10:00:05Z')",
+        "insert into event_deliveries (event_id, player_id, attempts, last_error)
+         values (2, 'P02', 2, 'unreachable')",
+        // Not fanned out yet.
+        "insert into league_events (event_id, league_id, kind, round_id, payload)
+         values (3, 'a_league', 'standings_update', 1, '\\x00')",
+    ] {
+        sqlx::query(statement).execute(&pool).await.unwrap();
+    }
+
+    let pairs: Vec<(i64, String, Option<String>, i32, Option<String>)> = sqlx::query_as(
+        "select event_id, player_id, to_char(delivered_at at time zone 'UTC', 'HH24:MI:SS'), attempts,
+                last_error
+         from every_event_delivery where league_id = 'a_league' order by event_id, player_id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let pair = |event: i64, player: &str, at: Option<&str>, attempts: i32, error: Option<&str>| {
+        (
+            event,
+            player.to_owned(),
+            at.map(str::to_owned),
+            attempts,
+            error.map(str::to_owned),
+        )
+    };
+    assert_eq!(
+        pairs,
+        [
+            pair(1, "P01", Some("10:00:00"), 1, None),
+            pair(1, "P02", Some("10:00:02"), 2, None),
+            pair(2, "P01", Some("10:00:05"), 1, None),
+            pair(2, "P02", None, 2, Some("unreachable")),
+            pair(3, "P01", None, 0, None),
+            pair(3, "P02", None, 0, None),
+        ]
+    );
+    pool.close().await;
+    db.drop_now().await;
+}
