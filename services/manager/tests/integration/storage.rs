@@ -224,7 +224,9 @@ async fn every_event_delivery_reads_each_pair_with_or_without_its_row() {
         sqlx::query(statement).execute(&pool).await.unwrap();
     }
 
-    let pairs: Vec<(i64, String, Option<String>, i32, Option<String>)> = sqlx::query_as(
+    /// (event, player, delivered at, attempts, last error).
+    type Pair = (i64, String, Option<String>, i32, Option<String>);
+    let pairs: Vec<Pair> = sqlx::query_as(
         "select event_id, player_id, to_char(delivered_at at time zone 'UTC', 'HH24:MI:SS'), attempts,
                 last_error
          from every_event_delivery where league_id = 'a_league' order by event_id, player_id",
@@ -232,7 +234,7 @@ async fn every_event_delivery_reads_each_pair_with_or_without_its_row() {
     .fetch_all(&pool)
     .await
     .unwrap();
-    let pair = |event: i64, player: &str, at: Option<&str>, attempts: i32, error: Option<&str>| {
+    let pair = |event: i64, player: &str, at: Option<&str>, attempts: i32, error: Option<&str>| -> Pair {
         (
             event,
             player.to_owned(),
