@@ -86,13 +86,15 @@ async fn a_large_event_is_compressed_with_lz4() {
     assert_eq!(stored.as_deref(), Some("lz4"));
 }
 
-/// A database whose matches were recorded while the transcript's JSON was jsonb
-/// (migrations/20261127000001_transcript_json_as_text.sql) keeps, for each of them, the times the
-/// schedule and `match_results` show (now in columns of their own) and every transcript entry.
-#[tokio::test]
-async fn matches_recorded_before_the_transcript_became_text_keep_their_times_and_entries() {
+/// A fresh database migrated up to migration `version` (not including it), holding a league of even_odd
+/// in `status` and two registered players, P01 and P02: for a test of what that migration does to what
+/// was stored before it, which then runs the rest (`league_manager::db::MIGRATOR`).
+async fn migrated_before(
+    version: i64,
+    league_id: &str,
+    status: &str,
+) -> (league_testkit::database::TestDatabase, sqlx::PgPool) {
     use secrecy::ExposeSecret;
-    const TEXT_SINCE: i64 = 20261127000001;
     let db = league_testkit::database::TestDatabase::create("league_test").await;
     let pool = sqlx::PgPool::connect(db.url().expose_secret()).await.unwrap();
     let migrator = &league_manager::db::MIGRATOR;
@@ -100,7 +102,7 @@ async fn matches_recorded_before_the_transcript_became_text_keep_their_times_and
         migrations: migrator
             .migrations
             .iter()
-            .filter(|migration| migration.version < TEXT_SINCE)
+            .filter(|migration| migration.version < version)
             .cloned()
             .collect(),
         ignore_missing: migrator.ignore_missing,
@@ -109,15 +111,36 @@ async fn matches_recorded_before_the_transcript_became_text_keep_their_times_and
     };
     assert!(before.migrations.len() < migrator.migrations.len());
     before.run(&pool).await.unwrap();
-    for statement in [
+    sqlx::query(
         "insert into leagues (league_id, game_type, status, join_timeout_ms, move_timeout_ms,
                               game_over_timeout_ms, max_attempts, retry_delay_ms, lease_duration_ms)
-         values ('old_league', 'even_odd', 'completed', 1000, 1000, 1000, 3, 100, 30000)",
+         values ($1, 'even_odd', $2, 1000, 1000, 1000, 3, 100, 30000)",
+    )
+    .bind(league_id)
+    .bind(status)
+    .execute(&pool)
+    .await
+    .unwrap();
+    sqlx::query(
         "insert into agents (agent_id, kind, agent_number, display_name, version, game_types,
                              contact_endpoint, service_endpoint, protocol_version, token_hash)
          select id, 'player', n, id, '1.0.0', '{even_odd}', 'http://127.0.0.1:9/' || id, 'http://127.0.0.1:9',
                 'league.v2', convert_to(id, 'UTF8')
          from (values ('P01', 1), ('P02', 2)) as a(id, n)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    (db, pool)
+}
+
+/// A database whose matches were recorded while the transcript's JSON was jsonb
+/// (migrations/20261127000001_transcript_json_as_text.sql) keeps, for each of them, the times the
+/// schedule and `match_results` show (now in columns of their own) and every transcript entry.
+#[tokio::test]
+async fn matches_recorded_before_the_transcript_became_text_keep_their_times_and_entries() {
+    let (db, pool) = migrated_before(20261127000001, "old_league", "completed").await;
+    for statement in [
         "insert into rounds (league_id, round_id, status) values ('old_league', 1, 'completed')",
         r#"insert into matches (league_id, match_id, round_id, match_number, player_a_id, player_b_id,
                                status, result_status, winner_player_id, result_json, transcript_json)
@@ -131,7 +154,7 @@ async fn matches_recorded_before_the_transcript_became_text_keep_their_times_and
     ] {
         sqlx::query(statement).execute(&pool).await.unwrap();
     }
-    migrator.run(&pool).await.unwrap();
+    league_manager::db::MIGRATOR.run(&pool).await.unwrap();
 
     let (started, ended, duration_ms): (String, String, i64) = sqlx::query_as(
         "select to_char(started_at at time zone 'UTC', 'HH24:MI:SS.US'),
@@ -174,33 +197,8 @@ async fn matches_recorded_before_the_transcript_became_text_keep_their_times_and
 /// attempt; one with a row waits, as its row says; an event not fanned out yet waits for everyone.
 #[tokio::test]
 async fn every_event_delivery_reads_each_pair_with_or_without_its_row() {
-    use secrecy::ExposeSecret;
-    const ROWS_FOR_THE_MISSED_SINCE: i64 = 20261127000002;
-    let db = league_testkit::database::TestDatabase::create("league_test").await;
-    let pool = sqlx::PgPool::connect(db.url().expose_secret()).await.unwrap();
-    let migrator = &league_manager::db::MIGRATOR;
-    let before = sqlx::migrate::Migrator {
-        migrations: migrator
-            .migrations
-            .iter()
-            .filter(|migration| migration.version < ROWS_FOR_THE_MISSED_SINCE)
-            .cloned()
-            .collect(),
-        ignore_missing: migrator.ignore_missing,
-        locking: migrator.locking,
-        no_tx: migrator.no_tx,
-    };
-    assert!(before.migrations.len() < migrator.migrations.len());
-    before.run(&pool).await.unwrap();
+    let (db, pool) = migrated_before(20261127000002, "a_league", "running").await;
     for statement in [
-        "insert into leagues (league_id, game_type, status, join_timeout_ms, move_timeout_ms,
-                              game_over_timeout_ms, max_attempts, retry_delay_ms, lease_duration_ms)
-         values ('a_league', 'even_odd', 'running', 1000, 1000, 1000, 3, 100, 30000)",
-        "insert into agents (agent_id, kind, agent_number, display_name, version, game_types,
-                             contact_endpoint, service_endpoint, protocol_version, token_hash)
-         select id, 'player', n, id, '1.0.0', '{even_odd}', 'http://127.0.0.1:9/' || id, 'http://127.0.0.1:9',
-                'league.v2', convert_to(id, 'UTF8')
-         from (values ('P01', 1), ('P02', 2)) as a(id, n)",
         "insert into league_players (league_id, player_id) values ('a_league', 'P01'), ('a_league', 'P02')",
         // Fanned out before: a row for each player, the second delivered at its second attempt.
         "insert into league_events (event_id, league_id, kind, round_id, payload, fanned_out)
@@ -210,7 +208,7 @@ async fn every_event_delivery_reads_each_pair_with_or_without_its_row() {
     ] {
         sqlx::query(statement).execute(&pool).await.unwrap();
     }
-    migrator.run(&pool).await.unwrap();
+    league_manager::db::MIGRATOR.run(&pool).await.unwrap();
     for statement in [
         // Fanned out since: P01 reached (no row), P02 not (a row, waiting after two failures).
         "insert into league_events (event_id, league_id, kind, round_id, payload, fanned_out, fanned_out_at)
