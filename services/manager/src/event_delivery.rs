@@ -1,10 +1,9 @@
 //! Event delivery (the outbox's other half): delivers queued league events to players through
 //! `PlayerService`, in order per recipient, and records each delivery. A new event goes straight to
 //! every player with nothing waiting; then it is marked fanned out, with a delivery row, waiting, only
-//! for each player it did not reach, who gets it after what it already waits for
-//! (docs/adr/0029-new-events-sent-before-their-rows.md, 0037-deliveries-written-for-the-missed.md). One manager's event delivery is active per
-//! database (a Postgres advisory lock), so several managers never deliver the same event twice at the
-//! same time. A crash between delivering and recording means the event is delivered again after
+//! for each player it did not reach, who gets it after what it already waits for (docs/adr/0029 and
+//! 0037). One manager's event delivery is active per database (a Postgres advisory lock), so several
+//! managers never deliver the same event twice at the same time. A crash between delivering and recording means the event is delivered again after
 //! restart with the same `event_id`, which receivers use to ignore it; nothing is lost.
 
 use std::collections::{HashMap, HashSet};

@@ -122,10 +122,10 @@ pub struct DeliveredPairs {
 /// "delivered at once" (docs/adr/0037-deliveries-written-for-the-missed.md). Only a fan-out writes an
 /// event's rows, in the statement that marks it, so an event this statement marks has none yet: its rows
 /// are plain inserts. A pair sent for an event that another caller fanned out meanwhile (possible only
-/// while a lost lock changes hands, when both send it) has its row marked delivered if that caller wrote
-/// it waiting and has committed; without a row, that caller reached it; otherwise the row stays waiting
-/// and the player gets the event again, with the same `event_id`, which receivers use to ignore it. Such
-/// a pair is never inserted here: a row written for an event not marked fanned out (the other caller
+/// while a lost lock changes hands, when both send it) has its row marked delivered if that caller has
+/// committed one, waiting, for it (had that caller reached the player, there is no row to mark). If that
+/// caller has not committed yet, its waiting row stays waiting and the player gets the event again, with
+/// the same `event_id`, which receivers use to ignore it. Such a pair is never inserted here: a row written for an event not marked fanned out (the other caller
 /// rolling back) would collide with the rows of the fan-out that marks it later, and event delivery
 /// would fail on it for good.
 pub async fn fan_out(
