@@ -106,8 +106,15 @@ impl GatewayApp {
             bridge.clone(),
             public_url.clone(),
         ));
+        let limits = Arc::new(RequestLimits::new(Rates {
+            per_address: config.address_rate_limit,
+            per_agent: config.agent_rate_limit,
+            failed_auth_per_minute: config.failed_auth_limit,
+            registrations_per_minute: config.registration_rate_limit,
+        }));
         let inbound = Inbound {
             manager_link: manager_link.clone(),
+            limits: limits.clone(),
             config: config.clone(),
             warnings: warnings.clone(),
             replies: replies.clone(),
@@ -124,12 +131,7 @@ impl GatewayApp {
         let state = HttpState {
             mcp: McpService::new(inbound.clone()),
             inbound,
-            limits: Arc::new(RequestLimits::new(Rates {
-                per_address: config.address_rate_limit,
-                per_agent: config.agent_rate_limit,
-                failed_auth_per_minute: config.failed_auth_limit,
-                registrations_per_minute: config.registration_rate_limit,
-            })),
+            limits,
             max_body_bytes: config.max_body_bytes,
             body_timeout: config.body_timeout,
             readiness: self.readiness.clone(),

@@ -22,7 +22,7 @@ use tracing::Instrument;
 
 use crate::connections::Peer;
 use crate::inbound::{HttpContext, Inbound};
-use crate::jsonrpc::{self, Body as RpcBody, Call};
+use crate::jsonrpc::{self, Body as RpcBody};
 use crate::league_error::LeagueError;
 use crate::limits::RequestLimits;
 use crate::mcp::McpService;
@@ -125,6 +125,7 @@ async fn handle_post(
         return refusal;
     }
     let http = HttpContext {
+        peer: peer.ip(),
         bearer: request
             .headers()
             .get(header::AUTHORIZATION)
@@ -139,27 +140,22 @@ async fn handle_post(
     };
     // Within one scope: shared JSON in the answers (a league's standings) and ids kept verbatim are
     // written in as they are (crate::shared_json).
-    shared_json::scope(answer(state, peer, http, body)).await
+    shared_json::scope(answer(state, http, body)).await
 }
 
-/// The answer to a league.v2 body.
-async fn answer(state: Arc<HttpState>, peer: SocketAddr, http: HttpContext, body: bytes::Bytes) -> Response {
+/// The answer to a league.v2 body. Each call (a batch's each element) is admitted by the limits in
+/// [`Inbound::handle`], as an MCP `tools/call` is; a single call refused by them answers HTTP 429.
+async fn answer(state: Arc<HttpState>, http: HttpContext, body: bytes::Bytes) -> Response {
     match jsonrpc::parse(&body) {
         Err(error) => json_response(StatusCode::OK, jsonrpc::failure(Value::Null, &error)),
         Ok(RpcBody::Single(Err(refused))) => {
             json_response(StatusCode::OK, jsonrpc::failure(refused.id, &refused.error))
         }
-        Ok(RpcBody::Single(Ok(call))) => {
-            if !state.limits.allow_call(peer.ip(), &call) {
-                return rate_limited_response(call.id.clone().unwrap_or(Value::Null));
-            }
-            let answer = state.inbound.handle(call, &http).await;
-            state.limits.count_answer(peer.ip(), answer.as_ref());
-            match answer {
-                Some(answer) => json_response(StatusCode::OK, answer),
-                None => StatusCode::NO_CONTENT.into_response(),
-            }
-        }
+        Ok(RpcBody::Single(Ok(call))) => match state.inbound.handle(call, &http).await {
+            Some(answer) if is_rate_limited(&answer) => json_response(StatusCode::TOO_MANY_REQUESTS, answer),
+            Some(answer) => json_response(StatusCode::OK, answer),
+            None => StatusCode::NO_CONTENT.into_response(),
+        },
         Ok(RpcBody::Batch(calls)) => {
             let answers = join_all(calls.into_iter().map(|call| {
                 let state = state.clone();
@@ -167,14 +163,7 @@ async fn answer(state: Arc<HttpState>, peer: SocketAddr, http: HttpContext, body
                 async move {
                     match call {
                         Err(refused) => Some(jsonrpc::failure(refused.id, &refused.error)),
-                        Ok(call) if !state.limits.allow_call(peer.ip(), &call) => {
-                            call.id.is_some().then(|| rate_limited(&call))
-                        }
-                        Ok(call) => {
-                            let answer = state.inbound.handle(call, &http).await;
-                            state.limits.count_answer(peer.ip(), answer.as_ref());
-                            answer
-                        }
+                        Ok(call) => state.inbound.handle(call, &http).await,
                     }
                 }
             }))
@@ -187,6 +176,11 @@ async fn answer(state: Arc<HttpState>, peer: SocketAddr, http: HttpContext, body
             }
         }
     }
+}
+
+/// Whether an answer is the limits' refusal (E016).
+fn is_rate_limited(answer: &Value) -> bool {
+    answer.pointer("/error/data/error_code").and_then(Value::as_str) == Some(ErrorCode::RateLimited.code())
 }
 
 /// The whole body, within the size bound and the body timeout; the JSON-RPC error response otherwise.
@@ -245,11 +239,6 @@ fn rate_limited_response(id: Value) -> Response {
         StatusCode::TOO_MANY_REQUESTS,
         jsonrpc::failure(id, &error.to_rpc(None)),
     )
-}
-
-fn rate_limited(call: &Call) -> Value {
-    let error = LeagueError::new(ErrorCode::RateLimited, "too many requests; slow down and retry");
-    jsonrpc::failure(call.id.clone().unwrap_or(Value::Null), &error.to_rpc(None))
 }
 
 fn too_large(max_body_bytes: usize) -> Response {

@@ -1,32 +1,40 @@
-//! The gateway's request rates, each a GCRA limiter (`governor`) kept per key, with bursts the size of a
-//! second's allowance:
+//! The gateway's request limits, and the one place that applies them to calls. Every call, whatever
+//! carries it (a single JSON-RPC call, each element of a batch, an MCP `tools/call`, any dialect), comes
+//! through [`Inbound::handle`](crate::inbound::Inbound::handle), which asks [`RequestLimits::admit`]
+//! once the call is resolved; every token the gateway cannot vouch for from its own cache of verified
+//! credentials is checked with the manager only through [`RequestLimits::authentication`]. Nothing else
+//! decides.
 //!
-//! - **per address**, before anything the request says is believed (`LEAGUE_ADDRESS_RATE_LIMIT`): a
-//!   client that names a new sender on every request still spends its one address's allowance;
-//! - **per agent** (`LEAGUE_AGENT_RATE_LIMIT`): the address and the sender the message names, so agents
-//!   that share an address (a NAT, one host running several) each have their own allowance, and naming
-//!   someone else spends only the namer's address's allowance;
-//! - **registrations per address** (`LEAGUE_REGISTRATION_RATE_LIMIT` a minute): registering is what makes
-//!   a league big, so one address cannot fill it;
-//! - **failed authentications per address** (`LEAGUE_FAILED_AUTH_LIMIT` a minute): an address past it
-//!   is refused everything (429) until its allowance grows back, so guessing tokens costs the manager
-//!   at most that many lookups a minute per address, and each refused guess costs it nothing.
+//! - **per address**, before anything the request says is believed (`LEAGUE_ADDRESS_RATE_LIMIT` a
+//!   second, per HTTP request): a client that names a new sender on every request still spends its one
+//!   address's allowance;
+//! - **per agent** (`LEAGUE_AGENT_RATE_LIMIT` a second, per call): the address and the sender the message
+//!   names, so agents that share an address (a NAT, one host running several) each have their own
+//!   allowance, and naming someone else spends only the namer's address's allowance;
+//! - **registrations per address** (`LEAGUE_REGISTRATION_RATE_LIMIT` a minute, per call): registering
+//!   is what makes a league big, so one address cannot fill it;
+//! - **failed authentications per address** (`LEAGUE_FAILED_AUTH_LIMIT` a minute): a token the manager
+//!   has to look up is let through only while the address could still fail that many times counting
+//!   the lookups already in flight, so even a batch or a burst of concurrent requests reaches the
+//!   manager at most that many times (plus what grew back). An address with no room for another failure
+//!   is refused everything (429) until its allowance grows back by one.
 //!
-//! The connection bounds are in connections.rs, the body's where it is read (http.rs).
+//! The rates are GCRA limiters (`governor`) kept per key, with bursts the size of a second's (or a
+//! minute's) allowance; the failed authentications are a leaky bucket of their own, because a lookup in
+//! flight must hold its place before anyone knows whether it fails. The connection bounds are in
+//! connections.rs, the body's where it is read (http.rs).
 
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::net::IpAddr;
 use std::num::NonZeroU32;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 use league_proto::ErrorCode;
-use serde_json::Value;
 
-use crate::jsonrpc::Call;
+use crate::league_error::LeagueError;
 
 /// Keys kept by one limiter before those whose allowance is full again are forgotten.
 const MAX_KEYS: usize = 10_000;
@@ -45,10 +53,15 @@ pub struct Rates {
 pub struct RequestLimits {
     address: Keyed<IpAddr>,
     agent: Keyed<(IpAddr, String)>,
-    failed_auth: Keyed<IpAddr>,
     registrations: Keyed<IpAddr>,
-    /// Addresses refused everything until the instant named, after too many failed authentications.
-    barred: Mutex<HashMap<IpAddr, Instant>>,
+    failures: Arc<Failures>,
+}
+
+/// What kind of call is being admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallKind {
+    Registration,
+    Other,
 }
 
 impl RequestLimits {
@@ -58,97 +71,170 @@ impl RequestLimits {
         Self {
             address: Keyed::new(per_second(rates.per_address)),
             agent: Keyed::new(per_second(rates.per_agent)),
-            failed_auth: Keyed::new(per_minute(rates.failed_auth_per_minute)),
             registrations: Keyed::new(per_minute(rates.registrations_per_minute)),
-            barred: Mutex::default(),
+            failures: Arc::new(Failures::new(rates.failed_auth_per_minute.max(1))),
         }
     }
 
-    /// Whether a request from `ip` may be read at all: its address's rate, and no bar for failed
-    /// authentications.
+    /// Whether an HTTP request from `ip` may be read at all: its address's rate, and room for another
+    /// failed authentication.
     pub fn allow_address(&self, ip: IpAddr) -> bool {
-        let barred_until = self
-            .barred
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&ip)
-            .copied();
-        if barred_until.is_some_and(|until| Instant::now() < until) {
-            return false;
+        !self.failures.barred(ip) && self.address.allow(&ip)
+    }
+
+    /// Whether one call from `ip`, naming `sender` (`None`: names none), may go on: room for another
+    /// failed authentication, its agent's rate, and its address's registrations when it is one. Every
+    /// call is admitted here, whatever carried it.
+    pub fn admit(&self, ip: IpAddr, sender: Option<&str>, kind: CallKind) -> Result<(), LeagueError> {
+        if self.failures.barred(ip) {
+            return Err(rate_limited(
+                "too many failed authentications from this address; retry later",
+            ));
         }
-        self.address.allow(&ip)
+        if !self.allow_agent(ip, sender.unwrap_or("-")) {
+            return Err(rate_limited("too many requests; slow down and retry"));
+        }
+        if kind == CallKind::Registration && !self.registrations.allow(&ip) {
+            return Err(rate_limited(
+                "too many registrations from this address; retry later",
+            ));
+        }
+        Ok(())
     }
 
-    /// Whether one call from `ip` may go on: its agent's rate, and its address's registrations when it
-    /// is one.
-    pub fn allow_call(&self, ip: IpAddr, call: &Call) -> bool {
-        self.allow_agent(ip, claimed_sender(call)) && (!is_registration(call) || self.allow_registration(ip))
-    }
-
-    /// Counts an answer refusing a token (E012) against the address's failed authentications. A missing
-    /// token (E011) does not count: it never reached the manager.
-    pub fn count_answer(&self, ip: IpAddr, answer: Option<&Value>) {
-        let code = answer.and_then(|answer| answer.pointer("/error/data/error_code"));
-        if code.and_then(Value::as_str) == Some(ErrorCode::AuthTokenInvalid.code()) {
-            self.failed_authentication(ip);
+    /// Leave to ask the manager whose a token is, for a caller at `ip`: granted while the address could
+    /// still fail once more counting the lookups in flight. The ticket says how the lookup went.
+    pub fn authentication(&self, ip: IpAddr) -> Result<AuthenticationTicket, LeagueError> {
+        if self.failures.begin(ip) {
+            Ok(AuthenticationTicket {
+                failures: self.failures.clone(),
+                ip,
+                failed: false,
+            })
+        } else {
+            Err(rate_limited(
+                "too many failed authentications from this address; retry later",
+            ))
         }
     }
 
-    /// Whether one call from `ip` claiming to be `sender` may go on.
-    pub fn allow_agent(&self, ip: IpAddr, sender: &str) -> bool {
+    /// A refused token that never reached the manager (the league's own outbound token, or another
+    /// agent's token for a claimed id): a failed authentication all the same.
+    pub fn failed_authentication(&self, ip: IpAddr) {
+        if self.failures.begin(ip) {
+            self.failures.end(ip, true);
+        }
+    }
+
+    fn allow_agent(&self, ip: IpAddr, sender: &str) -> bool {
         let sender = sender
             .char_indices()
             .nth(64)
             .map_or(sender, |(end, _)| &sender[..end]);
         self.agent.allow(&(ip, sender.to_owned()))
     }
+}
 
-    /// Whether `ip` may register one more agent now.
-    pub fn allow_registration(&self, ip: IpAddr) -> bool {
-        self.registrations.allow(&ip)
+fn rate_limited(description: &str) -> LeagueError {
+    LeagueError::new(ErrorCode::RateLimited, description)
+}
+
+/// One lookup of a token with the manager, holding its address's place until it is settled. Dropped
+/// without [`failed`](Self::failed): the token was good, and costs nothing.
+#[derive(Debug)]
+pub struct AuthenticationTicket {
+    failures: Arc<Failures>,
+    ip: IpAddr,
+    failed: bool,
+}
+
+impl AuthenticationTicket {
+    /// The manager refused the token.
+    pub fn failed(mut self) {
+        self.failed = true;
     }
+}
 
-    /// Counts a failed authentication from `ip`; past the allowance the address is barred until the
-    /// allowance has grown back by one.
-    pub fn failed_authentication(&self, ip: IpAddr) {
-        if let Err(not_until) = self.failed_auth.limiter.check_key(&ip) {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
-            let mut barred = self.barred.lock().unwrap_or_else(PoisonError::into_inner);
-            if barred.len() >= MAX_KEYS {
-                let now = Instant::now();
-                barred.retain(|_, until| *until > now);
-            }
-            barred.insert(ip, Instant::now() + wait);
-            tracing::info!(%ip, ?wait, "too many failed authentications; address barred");
+impl Drop for AuthenticationTicket {
+    fn drop(&mut self) {
+        self.failures.end(self.ip, self.failed);
+    }
+}
+
+/// Failed authentications per address: a leaky bucket holding at most `per_minute`, draining at
+/// `per_minute` a minute, with the lookups in flight counted as if they will fail.
+#[derive(Debug)]
+struct Failures {
+    per_minute: u32,
+    buckets: Mutex<HashMap<IpAddr, Bucket>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    /// Failures in the bucket at `at`.
+    level: f64,
+    at: Instant,
+    in_flight: u32,
+}
+
+impl Bucket {
+    fn level_now(&mut self, per_minute: u32, now: Instant) -> f64 {
+        let drained = now.saturating_duration_since(self.at).as_secs_f64() * f64::from(per_minute) / 60.0;
+        self.level = (self.level - drained).max(0.0);
+        self.at = now;
+        self.level
+    }
+}
+
+impl Failures {
+    fn new(per_minute: u32) -> Self {
+        Self {
+            per_minute,
+            buckets: Mutex::default(),
         }
-        self.failed_auth.forget_idle();
     }
-}
 
-/// Whether a call looks like a registration, in any framing (`register_player`,
-/// `LEAGUE_REGISTER_REQUEST`, `tools/call {name: "register_referee"}`, a `message_type`): cheap, before
-/// the call is resolved; a false match only spends the registration allowance.
-fn is_registration(call: &Call) -> bool {
-    let names = [
-        Some(call.method.as_str()),
-        call.params.get("name").and_then(Value::as_str),
-        call.params.get("message_type").and_then(Value::as_str),
-    ];
-    names
-        .into_iter()
-        .flatten()
-        .any(|name| name.to_ascii_lowercase().contains("register"))
-}
+    /// Whether `ip` has no room for another failure.
+    fn barred(&self, ip: IpAddr) -> bool {
+        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
+        buckets.get_mut(&ip).is_some_and(|bucket| {
+            bucket.level_now(self.per_minute, Instant::now()) + 1.0 > f64::from(self.per_minute)
+        })
+    }
 
-/// The sender a call names, in any of the framings agents use.
-fn claimed_sender(call: &Call) -> &str {
-    let params = &call.params;
-    params
-        .get("sender")
-        .or_else(|| params.get("message").and_then(|m| m.get("sender")))
-        .or_else(|| params.get("arguments").and_then(|a| a.get("sender")))
-        .and_then(Value::as_str)
-        .unwrap_or("-")
+    /// Starts a lookup for `ip` if it has room for one more failure beside those in flight.
+    fn begin(&self, ip: IpAddr) -> bool {
+        let now = Instant::now();
+        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
+        if buckets.len() >= MAX_KEYS {
+            let per_minute = self.per_minute;
+            buckets.retain(|_, bucket| bucket.in_flight > 0 || bucket.level_now(per_minute, now) > 0.0);
+        }
+        let bucket = buckets.entry(ip).or_insert(Bucket {
+            level: 0.0,
+            at: now,
+            in_flight: 0,
+        });
+        let room = bucket.level_now(self.per_minute, now) + f64::from(bucket.in_flight) + 1.0
+            <= f64::from(self.per_minute);
+        if room {
+            bucket.in_flight += 1;
+        } else {
+            tracing::info!(%ip, "too many failed authentications; address refused");
+        }
+        room
+    }
+
+    fn end(&self, ip: IpAddr, failed: bool) {
+        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(bucket) = buckets.get_mut(&ip) {
+            bucket.in_flight = bucket.in_flight.saturating_sub(1);
+            if failed {
+                bucket.level_now(self.per_minute, Instant::now());
+                bucket.level += 1.0;
+            }
+        }
+    }
 }
 
 /// One keyed limiter, its memory bounded.
@@ -166,16 +252,12 @@ impl<K: Hash + Eq + Clone> Keyed<K> {
 
     fn allow(&self, key: &K) -> bool {
         let allowed = self.limiter.check_key(key).is_ok();
-        self.forget_idle();
-        allowed
-    }
-
-    /// A key whose allowance is full again is the same as no key: forget those when there are many.
-    fn forget_idle(&self) {
+        // A key whose allowance is full again is the same as no key: forget those when there are many.
         if self.limiter.len() >= MAX_KEYS {
             self.limiter.retain_recent();
             self.limiter.shrink_to_fit();
         }
+        allowed
     }
 }
 
@@ -192,33 +274,44 @@ mod tests {
         })
     }
 
+    const LOCAL: [u8; 4] = [127, 0, 0, 1];
+
     #[test]
     fn an_agent_has_its_burst_then_is_refused() {
         let limits = limits();
-        let ip: IpAddr = [127, 0, 0, 1].into();
-        assert!((0..3).all(|_| limits.allow_agent(ip, "player:P01")));
-        assert!(!limits.allow_agent(ip, "player:P01"));
-        assert!(limits.allow_agent(ip, "player:P02"), "each sender has its own");
+        let ip: IpAddr = LOCAL.into();
+        assert!((0..3).all(|_| limits.admit(ip, Some("player:P01"), CallKind::Other).is_ok()));
+        assert!(limits.admit(ip, Some("player:P01"), CallKind::Other).is_err());
+        assert!(
+            limits.admit(ip, Some("player:P02"), CallKind::Other).is_ok(),
+            "each sender has its own"
+        );
     }
 
     #[test]
     fn new_senders_do_not_get_past_the_address_rate() {
         let limits = limits();
-        let ip: IpAddr = [127, 0, 0, 1].into();
+        let ip: IpAddr = LOCAL.into();
         let allowed = (0..50).filter(|_| limits.allow_address(ip)).count();
         assert_eq!(allowed, 5);
         assert!(limits.allow_address([127, 0, 0, 2].into()), "per address");
     }
 
     #[test]
-    fn failed_authentications_bar_the_address() {
+    fn lookups_in_flight_hold_their_place() {
         let limits = limits();
-        let ip: IpAddr = [127, 0, 0, 1].into();
-        limits.failed_authentication(ip);
-        limits.failed_authentication(ip);
-        assert!(limits.allow_address(ip), "two failures are within the allowance");
-        limits.failed_authentication(ip);
-        assert!(!limits.allow_address(ip), "the third bars it");
+        let ip: IpAddr = LOCAL.into();
+        let first = limits.authentication(ip).expect("first");
+        let second = limits.authentication(ip).expect("second");
+        assert!(limits.authentication(ip).is_err(), "two could still fail");
+        drop(first);
+        let third = limits
+            .authentication(ip)
+            .expect("a good token gave its place back");
+        second.failed();
+        third.failed();
+        assert!(limits.authentication(ip).is_err(), "two failed");
+        assert!(!limits.allow_address(ip), "the address is refused everything");
         assert!(limits.allow_address([127, 0, 0, 2].into()), "only that address");
     }
 }

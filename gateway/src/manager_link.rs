@@ -214,52 +214,33 @@ impl ManagerLink {
             .to_owned()
     }
 
-    /// Whose token this is. `claimed`: the id the message's sender names, if it names a registered id;
-    /// the token must then be that agent's (E012 otherwise, also for another agent's valid token).
-    pub async fn authenticate(
-        &self,
-        claimed: Option<&str>,
-        token: &str,
-    ) -> LeagueResult<(String, AgentKind)> {
-        if outbound_token::is_outbound(token) {
-            // What the league sends an agent proves the league, never the agent.
-            return Err(LeagueError::new(
-                ErrorCode::AuthTokenInvalid,
-                "auth token invalid: that is the token the league's messages carry, not a credential",
-            ));
-        }
+    /// Whose token this is, from the cache of credentials the manager verified in the last
+    /// [`CREDENTIAL_TTL`]: no lookup, so no limit to spend.
+    pub fn verified_credential(&self, token: &str) -> Option<(String, AgentKind)> {
         let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        let cached = self
-            .verified
+        self.verified
             .read()
             .ok()
             .and_then(|verified| verified.get(&key).cloned())
-            .filter(|(_, _, at)| at.elapsed() < CREDENTIAL_TTL);
-        let (agent_id, kind) = match cached {
-            Some((agent_id, kind, _)) => (agent_id, kind),
-            None => {
-                // The token alone: the manager says whose it is.
-                let request = operator_request(&SecretString::from(token.to_owned()), AuthenticateRequest {});
-                let response = self.agents.clone().authenticate(request).await?.into_inner();
-                let kind = AgentKind::try_from(response.kind).unwrap_or(AgentKind::Unspecified);
-                if let Ok(mut verified) = self.verified.write() {
-                    if verified.len() > 100_000 {
-                        verified.clear();
-                    }
-                    verified.insert(key, (response.agent_id.clone(), kind, Instant::now()));
-                }
-                (response.agent_id, kind)
+            .filter(|(_, _, at)| at.elapsed() < CREDENTIAL_TTL)
+            .map(|(agent_id, kind, _)| (agent_id, kind))
+    }
+
+    /// Whose token this is, asked of the manager (the token alone: the manager says whose it is), and
+    /// remembered. Only [`Inbound::verify`](crate::inbound::Inbound::verify) calls this, with the
+    /// caller's leave ([`crate::limits`]).
+    pub async fn look_up_credential(&self, token: &str) -> LeagueResult<(String, AgentKind)> {
+        let request = operator_request(&SecretString::from(token.to_owned()), AuthenticateRequest {});
+        let response = self.agents.clone().authenticate(request).await?.into_inner();
+        let kind = AgentKind::try_from(response.kind).unwrap_or(AgentKind::Unspecified);
+        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Ok(mut verified) = self.verified.write() {
+            if verified.len() > 100_000 {
+                verified.clear();
             }
-        };
-        if let Some(claimed) = claimed
-            && claimed != agent_id
-        {
-            return Err(LeagueError::new(
-                ErrorCode::AuthTokenInvalid,
-                format!("auth token invalid for {claimed}"),
-            ));
+            verified.insert(key, (response.agent_id.clone(), kind, Instant::now()));
         }
-        Ok((agent_id, kind))
+        Ok((response.agent_id, kind))
     }
 
     /// The standings of `league_id` (empty: the newest league), at most

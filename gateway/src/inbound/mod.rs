@@ -6,6 +6,7 @@ pub mod queries;
 mod registration;
 mod replies;
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use league_domain::MessageType;
@@ -19,6 +20,7 @@ use crate::config::GatewayConfig;
 use crate::dialect::{self, Action};
 use crate::jsonrpc::{self, Call, RpcError};
 use crate::league_error::{LeagueError, LeagueResult};
+use crate::limits::{CallKind, RequestLimits};
 use crate::manager_link::ManagerLink;
 use crate::referee::{self, Referees};
 use crate::wire::envelope::{self, Envelope};
@@ -31,6 +33,8 @@ pub struct Inbound {
     pub warnings: Arc<WarningBuffer>,
     pub replies: Arc<Replies>,
     pub referees: Arc<Referees>,
+    /// The request limits every call is admitted by (crate::limits).
+    pub limits: Arc<RequestLimits>,
     /// Where referees reach the gateway's `PlayerService` bridge (registered as external players'
     /// service endpoint).
     pub bridge_url: String,
@@ -38,11 +42,12 @@ pub struct Inbound {
     pub public_url: String,
 }
 
-/// What the HTTP request says beside the message: credentials (`Authorization: Bearer`), and the player
-/// a call is for when it came to a player's path (`/mcp/players/<id>`, where external referees reach
-/// players).
-#[derive(Debug, Clone, Default)]
+/// What the HTTP request says beside the message: the caller's address (what the limits are kept by),
+/// credentials (`Authorization: Bearer`), and the player a call is for when it came to a player's path
+/// (`/mcp/players/<id>`, where external referees reach players).
+#[derive(Debug, Clone)]
 pub struct HttpContext {
+    pub peer: IpAddr,
     pub bearer: Option<String>,
     pub player_path: Option<String>,
 }
@@ -120,6 +125,18 @@ impl Inbound {
             .get("conversation_id")
             .and_then(Value::as_str)
             .map(str::to_owned);
+        // The one admission of every call, whatever carried it (crate::limits).
+        let kind = match resolved.action {
+            Action::Message(MessageType::LeagueRegisterRequest | MessageType::RefereeRegisterRequest) => {
+                CallKind::Registration
+            }
+            _ => CallKind::Other,
+        };
+        let sender = resolved.message.get("sender").and_then(Value::as_str);
+        if let Err(error) = self.limits.admit(http.peer, sender, kind) {
+            count(action_label(resolved.action), error.code.code());
+            return Err(error.to_rpc(conversation_id.as_deref()));
+        }
         let mut checker = Checker::new(self.mode());
         let outcome = self
             .message(
@@ -185,7 +202,7 @@ impl Inbound {
                 MessageType::LeagueQuery => queries::league_query(self, message, checker, http).await,
                 MessageType::GameJoinAck
                 | MessageType::ChooseParityResponse
-                | MessageType::GameMoveResponse => replies::deliver(self, kind, message, checker).await,
+                | MessageType::GameMoveResponse => replies::deliver(self, kind, message, checker, http).await,
                 // An external referee running a match.
                 MessageType::GameInvitation
                 | MessageType::ChooseParityCall
@@ -221,7 +238,7 @@ impl Inbound {
             .or_else(|| http.bearer.clone())
             .ok_or_else(|| LeagueError::new(ErrorCode::AuthTokenMissing, "auth_token is required"))?;
         let claimed = envelope.sender.as_ref().and_then(|sender| sender.id());
-        let (agent_id, kind) = self.manager_link.authenticate(claimed, &token).await?;
+        let (agent_id, kind) = self.verify(claimed, &token, http).await?;
         envelope.auth_token = Some(token.clone());
         Ok((
             Agent {
@@ -231,6 +248,52 @@ impl Inbound {
             },
             envelope,
         ))
+    }
+
+    /// Whose token this is, for a caller at `http.peer`. `claimed`: the id the message's sender names, if
+    /// it names a registered id; the token must then be that agent's (E012 otherwise, also for another
+    /// agent's valid token). A token not verified in the last minute is looked up with the manager only
+    /// with the caller's leave, and every refusal counts against the caller's failed authentications
+    /// (crate::limits): the one way a token is checked.
+    pub async fn verify(
+        &self,
+        claimed: Option<&str>,
+        token: &str,
+        http: &HttpContext,
+    ) -> LeagueResult<(String, AgentKind)> {
+        if crate::wire::outbound_token::is_outbound(token) {
+            // What the league sends an agent proves the league, never the agent.
+            self.limits.failed_authentication(http.peer);
+            return Err(LeagueError::new(
+                ErrorCode::AuthTokenInvalid,
+                "auth token invalid: that is the token the league's messages carry, not a credential",
+            ));
+        }
+        let (agent_id, kind) = match self.manager_link.verified_credential(token) {
+            Some(known) => known,
+            None => {
+                let ticket = self.limits.authentication(http.peer)?;
+                match self.manager_link.look_up_credential(token).await {
+                    Ok(found) => found,
+                    Err(error) => {
+                        if error.code == ErrorCode::AuthTokenInvalid {
+                            ticket.failed();
+                        }
+                        return Err(error);
+                    }
+                }
+            }
+        };
+        if let Some(claimed) = claimed
+            && claimed != agent_id
+        {
+            self.limits.failed_authentication(http.peer);
+            return Err(LeagueError::new(
+                ErrorCode::AuthTokenInvalid,
+                format!("auth token invalid for {claimed}"),
+            ));
+        }
+        Ok((agent_id, kind))
     }
 
     /// Whether this token is the operator's.

@@ -30,15 +30,17 @@ async fn require_operator(
             "the operator token is required",
         )),
         Some(token) if inbound.is_operator(token) => Ok(()),
-        Some(token) => match inbound.manager_link.authenticate(None, token).await {
+        Some(token) => match inbound.verify(None, token, http).await {
             Ok((agent_id, _)) => Err(LeagueError::new(
                 ErrorCode::PermissionDenied,
                 format!("{agent_id} may not do this: operator credential required"),
             )),
-            Err(_) => Err(LeagueError::new(
+            Err(error) if error.code == ErrorCode::AuthTokenInvalid => Err(LeagueError::new(
                 ErrorCode::AuthTokenInvalid,
                 "not the operator token",
             )),
+            // Refused before it was looked up (too many failed authentications), or the manager away.
+            Err(error) => Err(error),
         },
     }
 }

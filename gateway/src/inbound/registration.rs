@@ -366,8 +366,12 @@ fn agent_meta(
 ) -> LeagueResult<AgentMeta> {
     let display_name = required_text(meta, "display_name")?;
     let contact_endpoint = required_text(meta, "contact_endpoint")?;
-    if !(contact_endpoint.starts_with("http://") || contact_endpoint.starts_with("https://"))
-        || contact_endpoint.parse::<http::Uri>().is_err()
+    // The scheme's case does not matter (RFC 3986 §3.1), here as in the manager, which writes the
+    // endpoint in its canonical form (lower-case scheme and host) and judges where it points.
+    let scheme = contact_endpoint
+        .split_once("://")
+        .map(|(scheme, _)| scheme.to_ascii_lowercase());
+    if !matches!(scheme.as_deref(), Some("http" | "https")) || contact_endpoint.parse::<http::Uri>().is_err()
     {
         return Err(LeagueError::new(
             ErrorCode::InvalidMessageFormat,

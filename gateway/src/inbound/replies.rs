@@ -19,10 +19,15 @@ pub async fn deliver(
     kind: MessageType,
     message: &Map<String, Value>,
     checker: &mut Checker,
+    http: &HttpContext,
 ) -> LeagueResult<Handled> {
-    let (agent, envelope) = inbound
-        .authenticated(message, checker, &HttpContext::default())
-        .await?;
+    // The token travels in the message; a bearer header is not read for replies.
+    let http = HttpContext {
+        bearer: None,
+        player_path: None,
+        ..http.clone()
+    };
+    let (agent, envelope) = inbound.authenticated(message, checker, &http).await?;
     let match_id = required_id(message, "match_id")?;
     let key = reply_key(kind, match_id, &agent.agent_id);
     let mut reply = message.clone();

@@ -12,6 +12,7 @@
 use std::sync::Arc;
 
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use axum::http::{Request, header};
 use axum::response::Response;
 use rmcp::model::{
@@ -24,6 +25,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use crate::connections::Peer;
 use crate::inbound::{HttpContext, Inbound};
 use crate::jsonrpc::{Call, METHOD_NOT_FOUND};
 
@@ -156,11 +158,17 @@ impl ServerHandler for LeagueTools {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let parts = context.extensions.get::<http::request::Parts>();
+        // The connection's address, put on every request by the accept loop (crate::connections): the
+        // limits are kept by it, on this path as on every other.
+        let Some(ConnectInfo(Peer(peer))) =
+            parts.and_then(|parts| parts.extensions.get::<ConnectInfo<Peer>>())
+        else {
+            return Err(ErrorData::internal_error("the caller's address is unknown", None));
+        };
         let http = HttpContext {
-            bearer: context
-                .extensions
-                .get::<http::request::Parts>()
-                .and_then(|parts| bearer(&parts.headers)),
+            peer: peer.ip(),
+            bearer: parts.and_then(|parts| bearer(&parts.headers)),
             player_path: None,
         };
         let arguments = request.arguments.unwrap_or_default();

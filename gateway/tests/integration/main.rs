@@ -10,6 +10,7 @@ mod fixtures;
 mod leagues;
 mod live;
 mod mcp;
+mod one_enforcement_point;
 mod outbound;
 mod protocol_edges;
 mod referee_calls;
