@@ -1,5 +1,5 @@
 //! What every part of the league must agree on, written once: a match's timings and their defaults,
-//! the league.v2 message types, the points a result is worth, and a match assignment as a referee may
+//! what a league id may be, the league.v2 message types, the points a result is worth, and a match assignment as a referee may
 //! rely on it.
 //!
 //! `league-proto` is the wire; this crate is the league's knowledge about it. The services keep their
@@ -7,6 +7,7 @@
 //! agents) and take these facts from here (docs/adr/0021-domain-crate.md).
 
 pub mod assignment;
+pub mod league_id;
 pub mod message_type;
 pub mod payload;
 pub mod points;

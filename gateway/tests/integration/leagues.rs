@@ -163,3 +163,42 @@ async fn the_operator_creates_leagues_and_enrolls_players_through_the_gateway() 
         .expect("agents");
     assert_eq!(players, 2, "nobody registered twice");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn league_ids_follow_one_grammar() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, mode(), Limits::default()).await;
+    let before = snapshot(&manager.pool).await;
+    let over_long = "a".repeat(65);
+    for id in [
+        "../../tmp/x",
+        "a/b",
+        "..",
+        "a\u{202e}b",
+        "<script>",
+        "Evening",
+        "a.b",
+        "_a",
+        over_long.as_str(),
+    ] {
+        let answer = gateway
+            .rpc("create_league", operator(json!({"league_id": id})))
+            .await;
+        assert_eq!(refused(&answer), "E002", "{id:?}: {answer}");
+        let description = answer["error"]["data"]["error_description"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            description.contains("^[a-z0-9][a-z0-9_-]{0,63}$"),
+            "{id:?}: the refusal names the grammar: {answer}"
+        );
+    }
+    assert_eq!(snapshot(&manager.pool).await, before, "nothing was created");
+    // The longest id, and one with every kind of character the grammar allows.
+    for id in ["a".repeat(64), "a_b-0".to_owned()] {
+        let created = gateway
+            .rpc("create_league", operator(json!({"league_id": id})))
+            .await;
+        assert_eq!(created["result"]["status"], "CREATED", "{id}: {created}");
+    }
+}

@@ -61,12 +61,37 @@ async fn endpoints_are_canonical_and_held_to_the_policy() {
     let manager_endpoint = format!("{}/mcp", manager.url);
     let (answer, response) = register_player_at(&gateway, "manager", &manager_endpoint).await;
     assert_eq!(answer, "E020", "{manager_endpoint}: {response}");
+    // IPv6 addresses carrying the metadata address, and the database and the manager on every loopback
+    // spelling.
+    let manager_port = manager.url.rsplit(':').next().unwrap_or_default().to_owned();
+    let refused = [
+        "http://[::169.254.169.254]/".to_owned(),
+        "http://[::ffff:0:a9fe:a9fe]/".to_owned(),
+        "http://[::ffff:a9fe:a9fe]/".to_owned(),
+        "http://[::FFFF:169.254.169.254]/".to_owned(),
+        "http://[64:ff9b::a9fe:a9fe]/".to_owned(),
+        "http://[2002:a9fe:a9fe::1]/".to_owned(),
+        "http://[::1]:5432/".to_owned(),
+        "http://127.0.0.2:5432/".to_owned(),
+        "http://[::ffff:127.0.0.1]:5432/".to_owned(),
+        "http://[::127.0.0.1]:5432/".to_owned(),
+        format!("http://[::1]:{manager_port}/mcp"),
+        format!("http://127.1.2.3:{manager_port}/mcp"),
+        format!("http://localhost:{manager_port}/mcp"),
+    ];
+    for (n, endpoint) in refused.iter().enumerate() {
+        let (answer, response) = register_player_at(&gateway, &format!("embedded{n}"), endpoint).await;
+        assert_eq!(answer, "E020", "{endpoint}: {response}");
+    }
+    // The scheme's case does not matter, to the gateway or to the manager.
+    let (answer, response) = register_player_at(&gateway, "upper", "HTTP://127.0.0.1:9/upper").await;
+    assert_eq!(answer, "ACCEPTED", "{response}");
     // Nothing refused was registered.
     let (players,): (i64,) = sqlx::query_as("select count(*) from agents")
         .fetch_one(&manager.pool)
         .await
         .expect("count");
-    assert_eq!(players, 1);
+    assert_eq!(players, 2);
 }
 
 fn compliance_mode() -> league_gateway::compliance::Mode {

@@ -106,24 +106,27 @@ pub fn write(data: &LeagueData, out: &Path) -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-/// A league id as a folder name: league ids are chosen by operators, so anything that could leave the
-/// results folder (a separator, `..`) is replaced.
+/// A league id as a folder name. An id in the league id grammar (`league_domain::league_id`) is its own
+/// folder name; the manager refuses any other since that grammar was set, but a database made before
+/// may hold one: each character outside the grammar (a separator, `.`, upper case) is written `~` and
+/// its UTF-8 bytes in hex. `~` is in no id, so two ids never share a folder and none leaves the
+/// results folder.
 pub fn folder_name(league_id: &str) -> String {
-    let name: String = league_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if name.is_empty() || name.chars().all(|c| c == '.') {
-        "league".to_owned()
-    } else {
-        name
+    if league_domain::league_id::is_valid(league_id) {
+        return league_id.to_owned();
     }
+    let mut name = String::from("~");
+    for c in league_id.chars() {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-') {
+            name.push(c);
+        } else {
+            let mut bytes = [0u8; 4];
+            for byte in c.encode_utf8(&mut bytes).bytes() {
+                name.push_str(&format!("~{byte:02x}"));
+            }
+        }
+    }
+    name
 }
 
 #[cfg(test)]
@@ -133,8 +136,10 @@ mod tests {
     #[test]
     fn league_ids_cannot_leave_the_results_folder() {
         assert_eq!(folder_name("league_even_odd"), "league_even_odd");
-        assert_eq!(folder_name("../etc/x"), ".._etc_x");
-        assert_eq!(folder_name(".."), "league");
-        assert_eq!(folder_name("a b/c"), "a_b_c");
+        assert_eq!(folder_name("../etc/x"), "~~2e~2e~2fetc~2fx");
+        assert_eq!(folder_name(".."), "~~2e~2e");
+        assert_eq!(folder_name(""), "~");
+        assert_ne!(folder_name("a/b"), folder_name("a_b"), "two ids, two folders");
+        assert_ne!(folder_name("L1"), folder_name("l1"));
     }
 }

@@ -13,7 +13,11 @@
 //! unspecified (`0.0.0.0`, `::`), link-local (`169.254.0.0/16` — cloud metadata — and `fe80::/10`),
 //! multicast and broadcast addresses, and the league's own service addresses (the manager's gRPC port,
 //! its database, and whatever `LEAGUE_ENDPOINT_REFUSED` adds: the gateway's ports in compose and
-//! Kubernetes). Loopback is allowed unless `LEAGUE_ENDPOINT_ALLOW_LOOPBACK=false` (local runs play on
+//! Kubernetes). A service on a loopback address (or on every address, `0.0.0.0`) is refused on every
+//! loopback spelling: `127.0.0.1`, any other `127.x.y.z`, `[::1]`, `localhost`, the mapped forms. An IPv6
+//! address that carries an IPv4 address is judged as that IPv4 address: IPv4-mapped (`::ffff:a.b.c.d`,
+//! also written `::ffff:a9fe:a9fe`), IPv4-translated (`::ffff:0:a.b.c.d`), IPv4-compatible
+//! (`::a.b.c.d`), NAT64 (`64:ff9b::/96`) and 6to4 (`2002::/16`, the IPv4 address in bits 16–47). Loopback is allowed unless `LEAGUE_ENDPOINT_ALLOW_LOOPBACK=false` (local runs play on
 //! loopback; the compose and Kubernetes defaults refuse it). With `LEAGUE_ENDPOINT_ALLOWED_NETWORKS`
 //! set, every other address must be in one of those networks.
 //!
@@ -47,6 +51,7 @@ impl Endpoint {
                 format!("{field} {text:?} is not usable: {why}"),
             )
         };
+        // The scheme is read case-insensitively (RFC 3986 §3.1): `Url` writes it in lower case.
         let mut url = Url::parse(text.trim()).map_err(|error| invalid(&error.to_string()))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(invalid("it must be an http(s) URL"));
@@ -159,7 +164,10 @@ impl EndpointPolicy {
                 Some("a multicast or broadcast address")
             } else if is_link_local(ip) {
                 Some("a link-local address")
-            } else if refused.contains(&SocketAddr::new(ip, port)) {
+            } else if refused
+                .iter()
+                .any(|service| service.port() == port && same_host(service.ip(), ip))
+            {
                 Some("one of the league's own services")
             } else if ip.is_loopback() && !self.allow_loopback {
                 Some("a loopback address, which this league does not call")
@@ -207,12 +215,39 @@ impl EndpointPolicy {
     }
 }
 
-/// An IPv4-mapped IPv6 address is the IPv4 address it maps.
+/// An IPv6 address carrying an IPv4 address is that IPv4 address (see the module's documentation);
+/// any other address is itself.
 fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-        v4 => v4,
+    let IpAddr::V6(v6) = ip else {
+        return ip;
+    };
+    let segments = v6.segments();
+    let octets = v6.octets();
+    let last_four = || IpAddr::from([octets[12], octets[13], octets[14], octets[15]]);
+    match segments {
+        // IPv4-mapped, ::ffff:a.b.c.d.
+        [0, 0, 0, 0, 0, 0xffff, _, _] => last_four(),
+        // IPv4-translated (SIIT), ::ffff:0:a.b.c.d.
+        [0, 0, 0, 0, 0xffff, 0, _, _] => last_four(),
+        // IPv4-compatible, ::a.b.c.d; `::` and `::1` are IPv6's own unspecified and loopback addresses.
+        [0, 0, 0, 0, 0, 0, _, _] if u128::from(v6) > 1 => last_four(),
+        // NAT64's well-known prefix, 64:ff9b::/96.
+        [0x64, 0xff9b, 0, 0, 0, 0, _, _] => last_four(),
+        // 6to4, 2002:AABB:CCDD::/48.
+        [0x2002, high, low, ..] => IpAddr::from([
+            (high >> 8) as u8,
+            (high & 0xff) as u8,
+            (low >> 8) as u8,
+            (low & 0xff) as u8,
+        ]),
+        _ => ip,
     }
+}
+
+/// Whether an endpoint at `ip` reaches the service listening at `service`: the same address, or any
+/// loopback address for a service on loopback or on every address of this host.
+fn same_host(service: IpAddr, ip: IpAddr) -> bool {
+    service == ip || ((service.is_loopback() || service.is_unspecified()) && ip.is_loopback())
 }
 
 fn is_link_local(ip: IpAddr) -> bool {
@@ -293,6 +328,12 @@ mod tests {
         };
         assert!(check("http://127.0.0.1:8101/mcp").await);
         assert!(check("http://localhost:8101/mcp").await);
+        assert!(
+            check("HTTP://127.0.0.1:8101/mcp").await,
+            "the scheme's case does not matter"
+        );
+        assert!(check("http://[::1]:8101/mcp").await);
+        assert!(check("http://[2001:db8::1]:8101/mcp").await);
         for refused in [
             "http://169.254.169.254/latest/meta-data",
             "http://[fe80::1]:80/x",
@@ -301,6 +342,17 @@ mod tests {
             "http://127.0.0.1:5432/x",
             "http://localhost:50051/x",
             "http://[::ffff:169.254.169.254]/x",
+            "http://[::169.254.169.254]/x",
+            "http://[::ffff:0:a9fe:a9fe]/x",
+            "http://[::ffff:a9fe:a9fe]/x",
+            "http://[64:ff9b::a9fe:a9fe]/x",
+            "http://[2002:a9fe:a9fe::1]/x",
+            "http://[::1]:5432/x",
+            "http://127.0.0.2:5432/x",
+            "http://[::ffff:127.0.0.1]:5432/x",
+            "http://[::127.0.0.1]:50051/x",
+            "http://[::1]:50051/x",
+            "HTTP://169.254.169.254/x",
         ] {
             assert!(!check(refused).await, "{refused}");
         }

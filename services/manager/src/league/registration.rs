@@ -284,7 +284,11 @@ pub fn validate(meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
         ("contact_endpoint", &meta.contact_endpoint),
         ("service_endpoint", &meta.service_endpoint),
     ] {
-        if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+        // The scheme's case does not matter (RFC 3986 §3.1); `Endpoint::parse` writes it in lower case.
+        let scheme = endpoint
+            .split_once("://")
+            .map(|(scheme, _)| scheme.to_ascii_lowercase());
+        if !matches!(scheme.as_deref(), Some("http" | "https")) {
             return Err(reject(
                 ErrorCode::InvalidMessageFormat,
                 format!("{field} must be an http(s) URL"),

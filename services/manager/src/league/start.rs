@@ -48,11 +48,14 @@ pub async fn ensure(pool: &PgPool, league: &NewLeague) -> ManagerResult<()> {
 }
 
 async fn insert(pool: &PgPool, league: &NewLeague) -> ManagerResult<bool> {
-    if league.league_id.is_empty() || league.league_id.len() > 64 || league.game_type.is_empty() {
+    if league.league_id.is_empty() || league.game_type.is_empty() {
         return Err(reject(
             ErrorCode::MissingRequiredField,
             "league_id and game_type are required",
         ));
+    }
+    if let Some(why) = league_domain::league_id::refusal(&league.league_id) {
+        return Err(reject(ErrorCode::InvalidMessageFormat, why));
     }
     if let Err(unknown) = crate::config::known_game(&league.game_type) {
         return Err(reject(ErrorCode::UnsupportedGameType, unknown.to_string()));
