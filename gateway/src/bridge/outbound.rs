@@ -67,6 +67,18 @@ impl Failure {
     }
 }
 
+/// `error` with `agent`'s contact endpoint left out. What went wrong reaches the referee and becomes
+/// the match's reason, which the public page, its event stream and the league's queries show; the
+/// endpoint is the operator's to see (the `agent_call` span's `url.full`), never the public's.
+fn without_endpoint(mut error: LeagueError, agent: &ExternalAgent) -> LeagueError {
+    if !agent.contact_endpoint.is_empty() {
+        error.description = error
+            .description
+            .replace(agent.contact_endpoint.as_str(), "the agent's contact endpoint");
+    }
+    error
+}
+
 /// The dialects tried, in order, after the one remembered for the message type and the agent's own.
 const FALLBACKS: [Dialect; 3] = [
     Dialect::Canonical,
@@ -185,7 +197,7 @@ impl PlayerBridge {
                     form = form.other();
                 }
                 Ok(Answer::Error(error)) => break Err(Failure::Refused(error)),
-                Err(error) => break Err(Failure::League(error)),
+                Err(error) => break Err(Failure::League(without_endpoint(error, agent))),
             }
         };
         self.warnings.record(&agent.agent_id, checker.into_deviations());

@@ -5,6 +5,7 @@ mod support;
 mod support_mcp;
 
 mod bad_inputs;
+mod contact_endpoints;
 mod denial_of_service;
 mod fixtures;
 mod leagues;
