@@ -4,24 +4,30 @@
 //!
 //! - **Budget**: at most `max_connections` open at once.
 //! - **Per address**: at most `max_connections_per_address` of them from one IP address, so one
-//!   address (a flood of idle sockets, a slowloris) can never take the whole budget: the rest stays
-//!   reserved for everyone else.
+//!   address (a flood of idle sockets, a slowloris) can never take the whole budget.
+//! - **Fair shares** (crate::fair_share): with the budget full, a newcomer gets the longest-idle
+//!   connection of the address holding the most (closed to make room), so a few addresses holding
+//!   their whole share each cannot keep everyone else out. A connection serving a request (its answer
+//!   still being sent, an event stream) is never closed for this.
 //! - **Header and idle timeout**: a connection must deliver a complete request head within
 //!   `header_timeout` of connecting, and within `header_timeout` of its previous answer (hyper starts
 //!   the header-read timer whenever it waits for a head, so a kept-alive connection that sends nothing
 //!   is closed after the same time). Requests in progress are never cut: the timer runs only while the
 //!   server waits for a head. The body's own bound is where the body is read (http.rs).
 //!
-//! A connection over a bound gets an immediate `503` with a JSON-RPC error (E023, SERVER_BUSY) and is
+//! A connection over a bound (its address's share used up, or the budget full with nobody holding more
+//! than its fair share idle) gets an immediate `503` with a JSON-RPC error (E023, SERVER_BUSY) and is
 //! closed.
 
-use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::body::Body;
 use axum::extract::ConnectInfo;
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -31,9 +37,9 @@ use league_runtime::ShutdownSignal;
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower::ServiceExt;
 
+use crate::fair_share::FairShare;
 use crate::jsonrpc;
 use crate::league_error::LeagueError;
 
@@ -63,7 +69,7 @@ pub async fn serve(
     limits: ConnectionLimits,
     shutdown: ShutdownSignal,
 ) -> anyhow::Result<()> {
-    let slots = Slots::new(limits);
+    let shares = FairShare::new(limits.max_connections, limits.max_per_address);
     let graceful = GracefulShutdown::new();
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
@@ -83,24 +89,42 @@ pub async fn serve(
             },
             () = shutdown.clone().wait() => break,
         };
-        let Some(slot) = slots.take(peer.ip()) else {
+        let Some(share) = shares.take(peer.ip()) else {
             tokio::spawn(refuse(stream));
             continue;
         };
+        let share = Arc::new(share);
         stream.set_nodelay(true).ok();
-        let service = router
-            .clone()
-            .map_request(move |mut request: http::Request<Incoming>| {
+        let service = {
+            let (router, share) = (router.clone(), share.clone());
+            tower::service_fn(move |mut request: http::Request<Incoming>| {
+                // In use from the request until its answer's body is dropped (sent, or given up).
+                let busy = share.busy();
                 request.extensions_mut().insert(ConnectInfo(Peer(peer)));
-                request
-            });
+                let answer = router.clone().oneshot(request);
+                async move {
+                    let response = answer.await?;
+                    Ok::<_, Infallible>(response.map(|body| {
+                        Body::new(body.map_frame(move |frame| {
+                            let _in_use = &busy;
+                            frame
+                        }))
+                    }))
+                }
+            })
+        };
         let connection = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::debug!(%peer, %error, "connection ended");
+            tokio::select! {
+                ended = connection => {
+                    if let Err(error) = ended {
+                        tracing::debug!(%peer, %error, "connection ended");
+                    }
+                }
+                // Idle, and its place given to another address: closed.
+                () = share.evicted() => tracing::debug!(%peer, "idle connection closed to make room"),
             }
-            drop(slot);
         });
     }
     drop(listener);
@@ -135,85 +159,4 @@ async fn refuse(mut stream: TcpStream) {
         stream.shutdown().await.ok();
     };
     tokio::time::timeout(REFUSAL_WRITE, write).await.ok();
-}
-
-/// The connection budget and each address's share of it.
-#[derive(Debug, Clone)]
-struct Slots {
-    budget: Arc<Semaphore>,
-    per_address: Arc<Mutex<HashMap<IpAddr, usize>>>,
-    max_per_address: usize,
-}
-
-impl Slots {
-    fn new(limits: ConnectionLimits) -> Self {
-        Self {
-            budget: Arc::new(Semaphore::new(limits.max_connections)),
-            per_address: Arc::default(),
-            max_per_address: limits.max_per_address,
-        }
-    }
-
-    /// A slot for a connection from `ip`, or `None` when the address's share or the budget is used up.
-    fn take(&self, ip: IpAddr) -> Option<Slot> {
-        let permit = self.budget.clone().try_acquire_owned().ok()?;
-        let mut per_address = self.per_address.lock().unwrap_or_else(PoisonError::into_inner);
-        let open = per_address.entry(ip).or_insert(0);
-        if *open >= self.max_per_address {
-            return None;
-        }
-        *open += 1;
-        Some(Slot {
-            slots: self.clone(),
-            ip,
-            _permit: permit,
-        })
-    }
-
-    fn give_back(&self, ip: IpAddr) {
-        let mut per_address = self.per_address.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(open) = per_address.get_mut(&ip) {
-            *open = open.saturating_sub(1);
-            if *open == 0 {
-                per_address.remove(&ip);
-            }
-        }
-    }
-}
-
-/// One open connection's share of the budget, given back when it closes.
-#[derive(Debug)]
-struct Slot {
-    slots: Slots,
-    ip: IpAddr,
-    _permit: OwnedSemaphorePermit,
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.slots.give_back(self.ip);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_address_gets_its_share_and_the_rest_stays_for_others() {
-        let slots = Slots::new(ConnectionLimits {
-            max_connections: 3,
-            max_per_address: 2,
-            header_timeout: Duration::from_secs(1),
-        });
-        let a: IpAddr = [127, 0, 0, 1].into();
-        let b: IpAddr = [127, 0, 0, 2].into();
-        let first = slots.take(a).expect("a's first");
-        let _second = slots.take(a).expect("a's second");
-        assert!(slots.take(a).is_none(), "a's share is 2");
-        let _third = slots.take(b).expect("b still gets one");
-        assert!(slots.take(b).is_none(), "the budget is 3");
-        drop(first);
-        assert!(slots.take(a).is_some(), "a closed one, so it may open one");
-    }
 }

@@ -8,6 +8,7 @@ pub mod compliance;
 pub mod config;
 pub mod connections;
 pub mod dialect;
+pub mod fair_share;
 pub mod http;
 pub mod inbound;
 pub mod jsonrpc;

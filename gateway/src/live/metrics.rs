@@ -40,13 +40,13 @@ pub static POLLS: LazyLock<Counter> = LazyLock::new(|| {
 /// A viewer's place among this gateway's viewers: counted while it lives.
 #[derive(Debug)]
 pub struct Seat {
-    _permit: tokio::sync::OwnedSemaphorePermit,
+    pub share: crate::fair_share::Share,
 }
 
 impl Seat {
-    pub fn new(permit: tokio::sync::OwnedSemaphorePermit) -> Self {
+    pub fn new(share: crate::fair_share::Share) -> Self {
         VIEWERS.inc();
-        Self { _permit: permit }
+        Self { share }
     }
 }
 

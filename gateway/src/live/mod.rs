@@ -25,14 +25,17 @@ use std::time::Duration;
 
 use axum::Router;
 use league_runtime::ShutdownSignal;
-use tokio::sync::Semaphore;
 
+use crate::fair_share::FairShare;
 use crate::manager_link::ManagerLink;
 use crate::standings_cache::StandingsCache;
 
 /// Event streams one gateway serves at once (each holds a connection; more viewers want more
-/// replicas).
+/// replicas), shared fairly among addresses (crate::fair_share): with all taken, the address holding
+/// the most gives up its oldest stream to a newcomer.
 pub const MAX_VIEWERS: usize = 256;
+/// Event streams one address may hold.
+pub const MAX_VIEWERS_PER_ADDRESS: usize = MAX_VIEWERS / 4;
 
 /// How long an answer from the manager may take before the page is told the league is unreachable.
 pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
@@ -55,7 +58,7 @@ pub struct Live {
     manager_link: ManagerLink,
     rounds: rounds::CompletedRounds,
     watched: watch::Watched,
-    viewers: Arc<Semaphore>,
+    viewers: FairShare,
     /// Snapshots answered to `GET /api/leagues/<id>`, shared for [`watch::WATCH_INTERVAL`].
     snapshots: StandingsCache<Arc<serde_json::Value>>,
     shutdown: ShutdownSignal,
@@ -71,7 +74,7 @@ impl Live {
             manager_link,
             rounds: rounds::CompletedRounds::default(),
             watched: watch::Watched::default(),
-            viewers: Arc::new(Semaphore::new(MAX_VIEWERS)),
+            viewers: FairShare::new(MAX_VIEWERS, MAX_VIEWERS_PER_ADDRESS),
             snapshots: StandingsCache::new(watch::WATCH_INTERVAL),
             shutdown,
         })

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use super::watch::{Refused, Viewer};
 use super::{Live, assets, bounded, view};
+use crate::connections::Peer;
 use crate::standings_cache::Standings;
 
 /// The largest JSON answer (a 1000-player league's table is about 150 KB).
@@ -176,21 +177,29 @@ async fn snapshot(State(live): State<Arc<Live>>, Path(id): Path<String>) -> Answ
 
 /// The league's snapshot each time it changes, as server-sent events (`event: league`), from the one
 /// watcher of the league in this gateway.
-async fn events(State(live): State<Arc<Live>>, Path(id): Path<String>) -> Answer {
+async fn events(
+    State(live): State<Arc<Live>>,
+    ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
+    Path(id): Path<String>,
+) -> Answer {
     let id = league_id(&id)?;
     // Only leagues that exist are watched (an unknown id gets 404, and EventSource stops retrying).
     ask(view::status(&live.manager_link, id)).await?;
-    let viewer = live.watch(id).map_err(|refused| match refused {
+    let viewer = live.watch(id, peer.ip()).map_err(|refused| match refused {
         Refused::TooManyViewers => error(
             StatusCode::SERVICE_UNAVAILABLE,
-            "too many viewers on this gateway; retry later",
+            "too many viewers on this gateway, or from this address; retry later",
         ),
         Refused::TooManyLeagues => error(
             StatusCode::SERVICE_UNAVAILABLE,
             "too many leagues watched on this gateway; retry later",
         ),
     })?;
-    let stream = updates(viewer).take_until(live.shutdown.clone().wait());
+    // The stream ends when the gateway stops, or when its place went to a viewer elsewhere.
+    let evicted = viewer.seat.share.evicted();
+    let stream = updates(viewer)
+        .take_until(live.shutdown.clone().wait())
+        .take_until(evicted);
     let mut response = Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
         .into_response();

@@ -8,6 +8,7 @@
 //! gateway sent before), so a viewer whose connection moves to another replica gets the same page.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -63,14 +64,10 @@ pub enum Refused {
 }
 
 impl Live {
-    /// Joins the viewers of `league_id`, starting its watcher if nobody watched it yet.
-    pub fn watch(self: &Arc<Self>, league_id: &str) -> Result<Viewer, Refused> {
-        let seat = Seat::new(
-            self.viewers
-                .clone()
-                .try_acquire_owned()
-                .map_err(|_| Refused::TooManyViewers)?,
-        );
+    /// Joins the viewers of `league_id` as a viewer at `ip`, starting its watcher if nobody watched it
+    /// yet.
+    pub fn watch(self: &Arc<Self>, league_id: &str, ip: IpAddr) -> Result<Viewer, Refused> {
+        let seat = Seat::new(self.viewers.take(ip).ok_or(Refused::TooManyViewers)?);
         let mut watched = self
             .watched
             .lock()
