@@ -16,8 +16,10 @@
 //! - **failed authentications per address** (`LEAGUE_FAILED_AUTH_LIMIT` a minute): a token the manager
 //!   has to look up is let through only while the address could still fail that many times counting
 //!   the lookups already in flight, so even a batch or a burst of concurrent requests reaches the
-//!   manager at most that many times (plus what grew back). An address with no room for another failure
-//!   is refused everything (429) until its allowance grows back by one.
+//!   manager at most that many times (plus what grew back). A lookup that finds only lookups in flight
+//!   in its way waits for them to settle (many agents behind one address starting at once are good
+//!   tokens, and give their places back); an address with no room for another failure even then is
+//!   refused everything (429) until its allowance grows back by one.
 //!
 //! The rates are GCRA limiters (`governor`) kept per key, with bursts the size of a second's (or a
 //! minute's) allowance; the failed authentications are a leaky bucket of their own, because a lookup in
@@ -29,15 +31,18 @@ use std::hash::Hash;
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use governor::{DefaultKeyedRateLimiter, Quota};
 use league_proto::ErrorCode;
+use tokio::sync::Notify;
 
 use crate::league_error::LeagueError;
 
 /// Keys kept by one limiter before those whose allowance is full again are forgotten.
 const MAX_KEYS: usize = 10_000;
+/// The longest a token's lookup waits for the lookups in flight from its address to settle.
+pub const SETTLE_WAIT: Duration = Duration::from_secs(5);
 
 /// The configured rates (see the module's documentation).
 #[derive(Debug, Clone, Copy)]
@@ -103,27 +108,40 @@ impl RequestLimits {
     }
 
     /// Leave to ask the manager whose a token is, for a caller at `ip`: granted while the address could
-    /// still fail once more counting the lookups in flight. The ticket says how the lookup went.
-    pub fn authentication(&self, ip: IpAddr) -> Result<AuthenticationTicket, LeagueError> {
-        if self.failures.begin(ip) {
-            Ok(AuthenticationTicket {
-                failures: self.failures.clone(),
-                ip,
-                failed: false,
-            })
-        } else {
-            Err(rate_limited(
-                "too many failed authentications from this address; retry later",
-            ))
+    /// still fail once more counting the lookups in flight. When only lookups in flight stand in the way
+    /// (many agents behind one address starting at once), it waits for them to settle, at most
+    /// [`SETTLE_WAIT`]; with no room even if they all succeed, it is refused at once. The ticket says
+    /// how the lookup went.
+    pub async fn authentication(&self, ip: IpAddr) -> Result<AuthenticationTicket, LeagueError> {
+        let refused = || rate_limited("too many failed authentications from this address; retry later");
+        let deadline = tokio::time::Instant::now() + SETTLE_WAIT;
+        loop {
+            // Listening before looking, so a lookup that settles in between is not missed.
+            let settled = self.failures.settled.notified();
+            tokio::pin!(settled);
+            settled.as_mut().enable();
+            match self.failures.begin(ip) {
+                Begin::Granted => {
+                    return Ok(AuthenticationTicket {
+                        failures: self.failures.clone(),
+                        ip,
+                        failed: false,
+                    });
+                }
+                Begin::Refused => return Err(refused()),
+                Begin::Wait => {
+                    if tokio::time::timeout_at(deadline, settled).await.is_err() {
+                        return Err(refused());
+                    }
+                }
+            }
         }
     }
 
     /// A refused token that never reached the manager (the league's own outbound token, or another
     /// agent's token for a claimed id): a failed authentication all the same.
     pub fn failed_authentication(&self, ip: IpAddr) {
-        if self.failures.begin(ip) {
-            self.failures.end(ip, true);
-        }
+        self.failures.failed(ip);
     }
 
     fn allow_agent(&self, ip: IpAddr, sender: &str) -> bool {
@@ -167,6 +185,18 @@ impl Drop for AuthenticationTicket {
 struct Failures {
     per_minute: u32,
     buckets: Mutex<HashMap<IpAddr, Bucket>>,
+    /// Told whenever a lookup settles.
+    settled: Notify,
+}
+
+/// Whether a lookup may start.
+#[derive(Debug, PartialEq, Eq)]
+enum Begin {
+    Granted,
+    /// Only if some lookup in flight turns out good.
+    Wait,
+    /// Not even if every lookup in flight turns out good.
+    Refused,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -191,6 +221,7 @@ impl Failures {
         Self {
             per_minute,
             buckets: Mutex::default(),
+            settled: Notify::new(),
         }
     }
 
@@ -203,7 +234,7 @@ impl Failures {
     }
 
     /// Starts a lookup for `ip` if it has room for one more failure beside those in flight.
-    fn begin(&self, ip: IpAddr) -> bool {
+    fn begin(&self, ip: IpAddr) -> Begin {
         let now = Instant::now();
         let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
         if buckets.len() >= MAX_KEYS {
@@ -215,25 +246,43 @@ impl Failures {
             at: now,
             in_flight: 0,
         });
-        let room = bucket.level_now(self.per_minute, now) + f64::from(bucket.in_flight) + 1.0
-            <= f64::from(self.per_minute);
-        if room {
+        let level = bucket.level_now(self.per_minute, now);
+        let limit = f64::from(self.per_minute);
+        if level + f64::from(bucket.in_flight) + 1.0 <= limit {
             bucket.in_flight += 1;
+            Begin::Granted
+        } else if level + 1.0 <= limit {
+            Begin::Wait
         } else {
             tracing::info!(%ip, "too many failed authentications; address refused");
+            Begin::Refused
         }
-        room
     }
 
     fn end(&self, ip: IpAddr, failed: bool) {
-        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(bucket) = buckets.get_mut(&ip) {
-            bucket.in_flight = bucket.in_flight.saturating_sub(1);
-            if failed {
-                bucket.level_now(self.per_minute, Instant::now());
-                bucket.level += 1.0;
+        {
+            let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(bucket) = buckets.get_mut(&ip) {
+                bucket.in_flight = bucket.in_flight.saturating_sub(1);
+                if failed {
+                    bucket.level_now(self.per_minute, Instant::now());
+                    bucket.level += 1.0;
+                }
             }
         }
+        self.settled.notify_waiters();
+    }
+
+    /// A failure that needed no lookup.
+    fn failed(&self, ip: IpAddr) {
+        let now = Instant::now();
+        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
+        let bucket = buckets.entry(ip).or_insert(Bucket {
+            level: 0.0,
+            at: now,
+            in_flight: 0,
+        });
+        bucket.level = (bucket.level_now(self.per_minute, now) + 1.0).min(f64::from(self.per_minute));
     }
 }
 
@@ -297,20 +346,22 @@ mod tests {
         assert!(limits.allow_address([127, 0, 0, 2].into()), "per address");
     }
 
-    #[test]
-    fn lookups_in_flight_hold_their_place() {
+    #[tokio::test]
+    async fn lookups_in_flight_hold_their_place() {
         let limits = limits();
         let ip: IpAddr = LOCAL.into();
-        let first = limits.authentication(ip).expect("first");
-        let second = limits.authentication(ip).expect("second");
-        assert!(limits.authentication(ip).is_err(), "two could still fail");
-        drop(first);
-        let third = limits
-            .authentication(ip)
-            .expect("a good token gave its place back");
+        let first = limits.authentication(ip).await.expect("first");
+        let second = limits.authentication(ip).await.expect("second");
+        // A third waits for one of the two to settle; the first was a good token.
+        let (third, ()) = tokio::join!(limits.authentication(ip), async { drop(first) });
+        let third = third.expect("a good token gave its place back");
         second.failed();
         third.failed();
-        assert!(limits.authentication(ip).is_err(), "two failed");
+        let refused = tokio::time::timeout(Duration::from_secs(1), limits.authentication(ip)).await;
+        assert!(
+            matches!(refused, Ok(Err(_))),
+            "two failed: refused at once, not after a wait"
+        );
         assert!(!limits.allow_address(ip), "the address is refused everything");
         assert!(limits.allow_address([127, 0, 0, 2].into()), "only that address");
     }

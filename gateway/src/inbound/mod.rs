@@ -272,7 +272,7 @@ impl Inbound {
         let (agent_id, kind) = match self.manager_link.verified_credential(token) {
             Some(known) => known,
             None => {
-                let ticket = self.limits.authentication(http.peer)?;
+                let ticket = self.limits.authentication(http.peer).await?;
                 match self.manager_link.look_up_credential(token).await {
                     Ok(found) => found,
                     Err(error) => {

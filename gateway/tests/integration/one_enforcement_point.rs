@@ -277,3 +277,39 @@ async fn registrations_from_one_address_share_one_allowance_on_every_path() {
     let (_, answer) = post_from([127, 0, 2, 2], gateway.http, &[], &call).await;
     assert_eq!(answer["result"]["status"], "ACCEPTED", "{answer}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn many_agents_behind_one_address_starting_at_once_are_not_refused() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway_with(&manager.url, |config| {
+        config.failed_auth_limit = FAILED_AUTH_LIMIT;
+        config.registration_rate_limit = 1_000;
+    })
+    .await;
+    // 40 players, each with a token the gateway has never looked up.
+    let mut tokens = Vec::new();
+    for n in 0..40 {
+        let call = json!({"jsonrpc": "2.0", "method": "register_player", "params": registration(&format!("host{n}")), "id": n});
+        let (_, answer) = post_from([127, 0, 6, 1], gateway.http, &[], &call).await;
+        let token = answer["result"]["auth_token"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{answer}"));
+        tokens.push(token.to_owned());
+    }
+    // All 40 ask at once from one address: 8 times the failed-authentication allowance in flight, and
+    // every one of them good.
+    let queries = tokens.iter().enumerate().map(|(n, token)| async move {
+        let headers = [MCP, ("authorization", &format!("Bearer {token}") as &str)];
+        let (status, answer) = post_from(
+            [127, 0, 6, 2],
+            gateway.http,
+            &headers,
+            &tool_call(n, "get_standings", json!({})),
+        )
+        .await;
+        (status, answer["result"]["isError"].clone(), error_code(&answer))
+    });
+    for (status, is_error, code) in join_all(queries).await {
+        assert_eq!((status, is_error, code.as_str()), (200, json!(false), "none"));
+    }
+}
