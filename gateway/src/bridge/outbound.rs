@@ -79,7 +79,7 @@ impl Failure {
 /// `error` with `agent`'s contact endpoint left out. What went wrong reaches the referee and becomes
 /// the match's reason, which the public page, its event stream and the league's queries show; the
 /// endpoint is the operator's to see (the `agent_call` span's `url.full`), never the public's.
-fn without_endpoint(mut error: LeagueError, agent: &ExternalAgent) -> LeagueError {
+pub(crate) fn without_endpoint(mut error: LeagueError, agent: &ExternalAgent) -> LeagueError {
     if !agent.contact_endpoint.is_empty() {
         error.description = error
             .description

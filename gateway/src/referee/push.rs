@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Referees, lock};
 use crate::bridge::client::Answer;
+use crate::bridge::outbound::without_endpoint;
 use crate::bridge::player::Failure;
 use crate::compliance::Checker;
 use crate::jsonrpc::METHOD_NOT_FOUND;
@@ -145,7 +146,7 @@ impl Referees {
                 Err(Failure::NotImplemented)
             }
             Ok(Answer::Error(error)) => Err(Failure::Refused(error)),
-            Err(error) => Err(Failure::League(error)),
+            Err(error) => Err(Failure::League(without_endpoint(error, agent))),
         }
     }
 
