@@ -408,3 +408,34 @@ async fn a_player_withdrawn_before_the_start_is_not_scheduled() {
     invariants::one_result_per_match(&facts);
     invariants::standings_equal_recomputation(&facts, &standings(&manager).await);
 }
+
+#[tokio::test]
+async fn a_league_whose_referee_stopped_renewing_says_so() {
+    let manager = spawn_manager(4).await;
+    let mut client = manager.client();
+    let referee = players_and_referee(&mut client, &["a", "b", "c", "d"]).await;
+    let running = claim_round(&mut client, &referee).await;
+    assert_eq!(running.len(), 2);
+    assert!(status(&manager).await.stall.is_none(), "both matches run under live leases");
+
+    // The referee goes quiet: one lease runs out (moved into the past rather than waited for).
+    sqlx::query(
+        "update matches set lease_expires_at = now() - interval '1 second'
+         where league_id = $1 and match_id = $2",
+    )
+    .bind(LEAGUE)
+    .bind(&running[0].r#match.as_ref().unwrap().match_id)
+    .execute(&manager.pool)
+    .await
+    .unwrap();
+    let stall = status(&manager).await.stall.expect("stalled");
+    assert_eq!(stall.reason(), StallReason::LeasesExpired);
+    assert_eq!(stall.waiting_matches, 1);
+    assert_eq!(stall.referees, 1);
+    assert!(stall.since.is_some());
+
+    // Another claim takes the match again: moving, not stalled.
+    let again = claim_round(&mut client, &referee).await;
+    assert_eq!(again.len(), 1);
+    assert!(status(&manager).await.stall.is_none());
+}
