@@ -240,7 +240,10 @@ async fn against(url: &str, args: &[&str]) -> (bool, String, String) {
         .env("RUST_LOG", "warn")
         .env("LEAGUE_MANAGER_URL", url)
         .env("LEAGUE_OPERATOR_TOKEN", league_testkit::manager::OPERATOR_TOKEN)
-        .env("LEAGUE_STATE_FILE", std::env::temp_dir().join("league-cli-no-state.json"))
+        .env(
+            "LEAGUE_STATE_FILE",
+            std::env::temp_dir().join("league-cli-no-state.json"),
+        )
         .env_remove("LEAGUE_ID")
         .output()
         .await
@@ -298,7 +301,8 @@ async fn an_operator_pauses_withdraws_from_and_cancels_a_league() {
     // Before the start: nothing to pause; a withdrawn player is simply not scheduled.
     let stderr = refused(&["pause", "--league", "held"]).await;
     assert!(
-        stderr.contains("pausing the league: league held is registering: only a running league can be paused"),
+        stderr
+            .contains("pausing the league: league held is registering: only a running league can be paused"),
         "{stderr}"
     );
     assert_eq!(
@@ -315,10 +319,19 @@ async fn an_operator_pauses_withdraws_from_and_cancels_a_league() {
     let mut forfeits: Vec<&str> = withdrawn.lines().skip(1).collect();
     forfeits.sort_unstable();
     assert_eq!(forfeits.len(), 2, "{withdrawn}");
-    assert!(forfeits[0].starts_with("held,P03,R") && forfeits[0].ends_with(",forfeit,P01"), "{withdrawn}");
-    assert!(forfeits[1].starts_with("held,P03,R") && forfeits[1].ends_with(",forfeit,P02"), "{withdrawn}");
+    assert!(
+        forfeits[0].starts_with("held,P03,R") && forfeits[0].ends_with(",forfeit,P01"),
+        "{withdrawn}"
+    );
+    assert!(
+        forfeits[1].starts_with("held,P03,R") && forfeits[1].ends_with(",forfeit,P02"),
+        "{withdrawn}"
+    );
     let stderr = refused(&["withdraw", "P03", "--league", "held"]).await;
-    assert!(stderr.contains("withdrawing P03: P03 has already withdrawn"), "{stderr}");
+    assert!(
+        stderr.contains("withdrawing P03: P03 has already withdrawn"),
+        "{stderr}"
+    );
 
     // Paused and resumed; the status shows in `leagues`.
     assert_eq!(
@@ -326,10 +339,18 @@ async fn an_operator_pauses_withdraws_from_and_cancels_a_league() {
         "league,status,still running\nheld,paused,0\n"
     );
     let leagues = ok(&["leagues", "--output", "csv"]).await;
-    assert!(leagues.lines().any(|line| line.starts_with("held,even_odd,paused,")), "{leagues}");
+    assert!(
+        leagues
+            .lines()
+            .any(|line| line.starts_with("held,even_odd,paused,")),
+        "{leagues}"
+    );
     ok(&["resume", "--league", "held"]).await;
     let stderr = refused(&["resume", "--league", "held"]).await;
-    assert!(stderr.contains("resuming the league: league held is running"), "{stderr}");
+    assert!(
+        stderr.contains("resuming the league: league held is running"),
+        "{stderr}"
+    );
 
     // Cancelled: P01 against P02 was never played and is cancelled; the table keeps the forfeits.
     assert_eq!(
@@ -342,12 +363,20 @@ async fn an_operator_pauses_withdraws_from_and_cancels_a_league() {
         "{stderr}"
     );
     let leagues = ok(&["leagues", "--output", "csv"]).await;
-    assert!(leagues.lines().any(|line| line.starts_with("held,even_odd,cancelled,")), "{leagues}");
+    assert!(
+        leagues
+            .lines()
+            .any(|line| line.starts_with("held,even_odd,cancelled,")),
+        "{leagues}"
+    );
     let standings = ok(&["standings", "--league", "held", "--output", "csv"]).await;
     assert!(standings.contains("P03,charlie,2,0,0,2,2,0,"), "{standings}");
     assert!(!standings.contains("P04"), "{standings}");
     let schedule = ok(&["schedule", "--league", "held"]).await;
     assert!(schedule.contains("cancelled"), "{schedule}");
     let stderr = refused(&["cancel", "--league", "nope"]).await;
-    assert!(stderr.contains("cancelling the league: no league nope"), "{stderr}");
+    assert!(
+        stderr.contains("cancelling the league: no league nope"),
+        "{stderr}"
+    );
 }

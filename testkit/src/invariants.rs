@@ -294,7 +294,11 @@ pub fn one_result_per_match(facts: &Facts) {
                 at_fault.len() == 1 && facts.withdrawn.contains(&at_fault[0]),
                 "{id} has no referee, and no withdrawn player lost it: {at_fault:?}"
             );
-            assert_eq!(m.result_status.as_deref(), Some("technical_loss"), "{id}: a forfeit");
+            assert_eq!(
+                m.result_status.as_deref(),
+                Some("technical_loss"),
+                "{id}: a forfeit"
+            );
         } else {
             assert!(m.claims >= 1, "{id} was never claimed");
             assert!(m.referee_id.is_some(), "{id} names no referee");

@@ -303,7 +303,10 @@ async fn the_page_says_why_a_league_is_stalled() {
     assert_eq!(stall["waiting_matches"], 1);
     assert!(stall["since"].is_string(), "{paused}");
     assert!(
-        stall["message"].as_str().unwrap_or_default().starts_with("Paused by the operator"),
+        stall["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Paused by the operator"),
         "{paused}"
     );
 
@@ -328,7 +331,10 @@ async fn the_page_says_why_a_league_is_stalled() {
     let stall = &waiting["status"]["stall"];
     assert_eq!(stall["reason"], "NO_REFEREE", "{waiting}");
     assert!(
-        stall["message"].as_str().unwrap_or_default().contains("none is registered"),
+        stall["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("none is registered"),
         "{waiting}"
     );
 }

@@ -503,7 +503,8 @@ impl ManagerService for Manager {
                 return Err(reject(ErrorCode::MissingRequiredField, "player_id is required").into());
             }
             let withdrawn =
-                withdrawal::withdraw(&this.pool, &this.wakeups.waiting_claims, &league_id, &player_id).await?;
+                withdrawal::withdraw(&this.pool, &this.wakeups.waiting_claims, &league_id, &player_id)
+                    .await?;
             // A forfeit may have completed a round: its successor's matches and events are ready.
             this.wakeups.matches_ready.notify_waiters();
             Ok(Response::new(WithdrawPlayerResponse {

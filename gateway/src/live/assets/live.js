@@ -167,8 +167,9 @@ function showStandings(rows, before) {
     const lead = gap > 0
       ? `, ${gap} point${gap === 1 ? "" : "s"} ahead of ${second.player_id}`
       : second ? `, level on points with ${second.player_id} (ahead on ${tieBreak(leader.tie_break)})` : "";
-    const done = state.snapshot && state.snapshot.status.status === "COMPLETED";
-    line.append(done ? "Won by " : "Leading: ", el("b", {}, playerName(leader.player_id)),
+    const ended = state.snapshot && state.snapshot.status.status;
+    const opening = ended === "COMPLETED" ? "Won by " : ended === "CANCELLED" ? "Ahead when cancelled: " : "Leading: ";
+    line.append(opening, el("b", {}, playerName(leader.player_id)),
       ` with ${leader.points} points${lead}`);
   }
 }

@@ -18,13 +18,37 @@ use crate::wakeups::Wakeups;
 
 /// The league's status, its row locked until `tx` ends; E006 when there is no such league.
 pub async fn lock_league(tx: &mut PgConnection, league_id: &str) -> ManagerResult<String> {
-    let found: Option<(String,)> = sqlx::query_as("select status from leagues where league_id = $1 for update")
-        .bind(league_id)
-        .fetch_optional(&mut *tx)
-        .await?;
+    let found: Option<(String,)> =
+        sqlx::query_as("select status from leagues where league_id = $1 for update")
+            .bind(league_id)
+            .fetch_optional(&mut *tx)
+            .await?;
     found
         .map(|(status,)| status)
         .ok_or_else(|| reject(ErrorCode::LeagueNotFound, format!("no league {league_id}")))
+}
+
+/// Locks the unfinished matches of `league_id` (of `player_id` only, if given), in the order a batch of
+/// reports locks matches, before the league's row is locked ([`lock_league`]): a report locks its
+/// matches and then, completing a round, the league's row, so taking them in the other order could
+/// deadlock with it. A match a report finishes meanwhile is not locked (it is no longer unfinished).
+pub async fn lock_unfinished(
+    tx: &mut PgConnection,
+    league_id: &str,
+    player_id: Option<&str>,
+) -> ManagerResult<()> {
+    sqlx::query(
+        "select 1 from matches
+         where league_id = $1 and status in ('scheduled', 'running')
+           and ($2::text is null or $2 in (player_a_id, player_b_id))
+         order by league_id, match_id
+         for update",
+    )
+    .bind(league_id)
+    .bind(player_id)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
 }
 
 /// E008 for an action the league's status does not allow.
@@ -84,6 +108,7 @@ pub async fn resume(pool: &PgPool, wakeups: &Wakeups, league_id: &str) -> Manage
 /// (the results recorded so far), the matches played, and no champion.
 pub async fn cancel(pool: &PgPool, league_id: &str) -> ManagerResult<CancelLeagueResponse> {
     let mut tx = pool.begin().await?;
+    lock_unfinished(&mut tx, league_id, None).await?;
     let status = lock_league(&mut tx, league_id).await?;
     if !matches!(status.as_str(), "registering" | "running" | "paused") {
         return Err(reject(
@@ -91,11 +116,11 @@ pub async fn cancel(pool: &PgPool, league_id: &str) -> ManagerResult<CancelLeagu
             format!("league {league_id} is {status}: there is nothing left to cancel"),
         ));
     }
-    let (cancelled, running, played, total_rounds, current_round): (i64, i64, i64, i32, i32) = sqlx::query_as(
-        "with unfinished as (
+    let (cancelled, running, played, total_rounds, current_round): (i64, i64, i64, i32, i32) =
+        sqlx::query_as(
+            "with unfinished as (
              select match_id, status from matches
              where league_id = $1 and status in ('scheduled', 'running')
-             for update
          ), cancelled as (
              update matches m set status = 'cancelled', lease_id = null, lease_expires_at = null
              from unfinished u
@@ -110,10 +135,10 @@ pub async fn cancel(pool: &PgPool, league_id: &str) -> ManagerResult<CancelLeagu
                 (select count(*) from matches where league_id = $1 and status = 'finished'),
                 total_rounds, current_round
          from league",
-    )
-    .bind(league_id)
-    .fetch_one(&mut *tx)
-    .await?;
+        )
+        .bind(league_id)
+        .fetch_one(&mut *tx)
+        .await?;
     if status != "registering" {
         let final_standings = table::standings(&mut tx, league_id).await?;
         let completed = LeagueCompleted {
@@ -123,7 +148,12 @@ pub async fn cancel(pool: &PgPool, league_id: &str) -> ManagerResult<CancelLeagu
             final_standings,
         };
         let round_id = u32::try_from(current_round).unwrap_or(0);
-        events::enqueue(&mut tx, league_id, vec![(round_id, Event::LeagueCompleted(completed))]).await?;
+        events::enqueue(
+            &mut tx,
+            league_id,
+            vec![(round_id, Event::LeagueCompleted(completed))],
+        )
+        .await?;
     }
     // The event wakes event delivery when this commits (crate::league::events::enqueue).
     tx.commit().await?;

@@ -213,7 +213,7 @@ pub async fn league_status(
                     (extract(epoch from completed_at) * 1000)::bigint,
                     (extract(epoch from cancelled_at) * 1000)::bigint
              from leagues where league_id = $1",
-    )
+        )
         .bind(league_id)
         .fetch_one(&mut *conn)
         .await?;

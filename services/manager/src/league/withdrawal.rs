@@ -22,7 +22,7 @@ use sqlx::{PgConnection, PgPool};
 
 use crate::error::{ManagerResult, reject};
 use crate::league::kept_table::KeptTables;
-use crate::league::lifecycle::lock_league;
+use crate::league::lifecycle::{lock_league, lock_unfinished};
 use crate::league::round_completion;
 use crate::league::waiting_claims::WaitingClaims;
 use crate::results::{Outcome, Side};
@@ -51,6 +51,7 @@ pub async fn withdraw(
     player_id: &str,
 ) -> ManagerResult<Withdrawn> {
     let mut tx = pool.begin().await?;
+    lock_unfinished(&mut tx, league_id, Some(player_id)).await?;
     let status = lock_league(&mut tx, league_id).await?;
     let enrolled: Option<(bool,)> = sqlx::query_as(
         "select withdrawn_at is not null from league_players where league_id = $1 and player_id = $2",
@@ -83,9 +84,7 @@ pub async fn withdraw(
                 .await?;
             tx.commit().await?;
             tracing::info!(%league_id, %player_id, "player withdrawn before the start");
-            return Ok(Withdrawn {
-                forfeits: Vec::new(),
-            });
+            return Ok(Withdrawn { forfeits: Vec::new() });
         }
         "running" | "paused" => {}
         _ => {
@@ -114,8 +113,8 @@ pub async fn withdraw(
     Ok(Withdrawn { forfeits })
 }
 
-/// Marks `player_id` withdrawn and finishes each of its unfinished matches as a forfeit it loses,
-/// adding the results to the standings.
+/// Marks `player_id` withdrawn and finishes each of its unfinished matches (locked by the caller) as a
+/// forfeit it loses, adding the results to the standings.
 async fn forfeit_unfinished(
     tx: &mut PgConnection,
     league_id: &str,
@@ -131,8 +130,7 @@ async fn forfeit_unfinished(
          from matches m
          where m.league_id = $1 and $2 in (m.player_a_id, m.player_b_id)
            and m.status in ('scheduled', 'running')
-         order by m.round_id, m.match_number
-         for update of m",
+         order by m.round_id, m.match_number",
     )
     .bind(league_id)
     .bind(player_id)
@@ -146,7 +144,14 @@ async fn forfeit_unfinished(
             Side::B
         };
         let result = forfeit_result(&unfinished, player_id, loser);
-        record(tx, league_id, &unfinished, &result, Outcome::TechnicalLoss { loser }).await?;
+        record(
+            tx,
+            league_id,
+            &unfinished,
+            &result,
+            Outcome::TechnicalLoss { loser },
+        )
+        .await?;
         forfeits.push(result);
     }
     Ok(forfeits)

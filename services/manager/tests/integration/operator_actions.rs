@@ -47,11 +47,13 @@ async fn play_out(manager: &TestManager, referee: &league_runtime::Credentials) 
 
 /// The league's matches by status, as the database has them.
 async fn match_statuses(manager: &TestManager) -> Vec<(String, String)> {
-    sqlx::query_as("select match_id, status from matches where league_id = $1 order by round_id, match_number")
-        .bind(LEAGUE)
-        .fetch_all(&manager.pool)
-        .await
-        .unwrap()
+    sqlx::query_as(
+        "select match_id, status from matches where league_id = $1 order by round_id, match_number",
+    )
+    .bind(LEAGUE)
+    .fetch_all(&manager.pool)
+    .await
+    .unwrap()
 }
 
 #[tokio::test]
@@ -235,7 +237,10 @@ async fn a_cancelled_league_charges_nobody_and_refuses_its_referees() {
         .unwrap_err();
     assert_eq!(code(&withdraw), Some("E008"), "{withdraw:?}");
     assert_eq!(match_statuses(&manager).await, statuses);
-    assert_eq!(Facts::load(&manager.pool, LEAGUE).await.events.len(), facts.events.len());
+    assert_eq!(
+        Facts::load(&manager.pool, LEAGUE).await.events.len(),
+        facts.events.len()
+    );
 }
 
 #[tokio::test]
@@ -306,11 +311,7 @@ async fn a_withdrawn_player_forfeits_its_remaining_matches_and_the_league_adds_u
         .unwrap()
         .into_inner();
     let facts = Facts::load(&manager.pool, LEAGUE).await;
-    let unplayed = facts
-        .matches_of("P03")
-        .iter()
-        .filter(|m| m.round_id >= 2)
-        .count();
+    let unplayed = facts.matches_of("P03").iter().filter(|m| m.round_id >= 2).count();
     assert_eq!(withdrawn.forfeits.len(), unplayed);
     for forfeit in &withdrawn.forfeits {
         assert_eq!(forfeit.status(), ResultStatus::TechnicalLoss);
@@ -377,7 +378,11 @@ async fn a_withdrawn_player_forfeits_its_remaining_matches_and_the_league_adds_u
     invariants::standings_equal_recomputation(&facts, &standings(&manager).await);
     let table = standings(&manager).await;
     for row in &table.standings {
-        assert_eq!(row.played, 4, "{}: every player plays all four others", row.player_id);
+        assert_eq!(
+            row.played, 4,
+            "{}: every player plays all four others",
+            row.player_id
+        );
     }
 }
 
@@ -416,7 +421,10 @@ async fn a_league_whose_referee_stopped_renewing_says_so() {
     let referee = players_and_referee(&mut client, &["a", "b", "c", "d"]).await;
     let running = claim_round(&mut client, &referee).await;
     assert_eq!(running.len(), 2);
-    assert!(status(&manager).await.stall.is_none(), "both matches run under live leases");
+    assert!(
+        status(&manager).await.stall.is_none(),
+        "both matches run under live leases"
+    );
 
     // The referee goes quiet: one lease runs out (moved into the past rather than waited for).
     sqlx::query(
