@@ -242,9 +242,15 @@ async fn record_together<'r>(
             released_final.push((*league_id, round_id));
         }
     }
-    // A round released final (forfeits only) gets no report to complete it: it is completed here.
+    // A round released final (forfeits only) gets no report to complete it: it is completed here. The
+    // batch's results are committed whatever happens to it; should it fail, the next start of a
+    // manager completes it (round_completion::complete_final_rounds).
     for (league_id, round_id) in released_final {
-        round_completion::complete_if_final(pool, tables, waiting, league_id, round_id).await?;
+        if let Err(error) =
+            round_completion::complete_if_final(pool, tables, waiting, league_id, round_id).await
+        {
+            tracing::error!(%league_id, round_id, %error, "completing a round of forfeits failed");
+        }
     }
     for (report, judged) in reports.iter().zip(&judged) {
         if let Judged::Recorded { .. } = judged {

@@ -101,15 +101,15 @@ pub async fn withdraw(
         .await?;
     tx.commit().await?;
     tracing::info!(%league_id, %player_id, forfeits = forfeits.len(), "player withdrawn");
-    // The forfeits may have finished the round being played (and the rounds after it).
-    round_completion::complete_if_final(
-        pool,
-        &KeptTables::default(),
-        waiting,
-        league_id,
-        u32::try_from(current_round).unwrap_or(0),
-    )
-    .await?;
+    // The forfeits may have finished the round being played (and the rounds after it). The withdrawal
+    // is committed whatever happens here; should it fail, the next result of the round, or the next
+    // start of a manager (round_completion::complete_final_rounds), completes the round.
+    let round_id = u32::try_from(current_round).unwrap_or(0);
+    if let Err(error) =
+        round_completion::complete_if_final(pool, &KeptTables::default(), waiting, league_id, round_id).await
+    {
+        tracing::error!(%league_id, round_id, %error, "completing a round after a withdrawal failed");
+    }
     Ok(Withdrawn { forfeits })
 }
 
