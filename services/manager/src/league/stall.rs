@@ -24,7 +24,6 @@ pub const NO_REFEREE_AFTER: Duration = Duration::from_secs(10);
 struct StallRow {
     status: String,
     paused_ms: Option<i64>,
-    unfinished: i64,
     expired: i64,
     expired_since_ms: Option<i64>,
     ready: i64,
@@ -44,14 +43,13 @@ pub async fn stall(conn: &mut PgConnection, league_id: &str) -> ManagerResult<Op
              from matches m, league l
              where m.league_id = $1 and m.round_id = l.current_round
          ), progress as (
-             select greatest((select released_at from rounds r, league l
-                              where r.league_id = $1 and r.round_id = l.current_round),
-                             (select max(claimed_at) from round), (select max(finished_at) from round)) as at
+             select greatest(r.released_at, (select max(claimed_at) from round),
+                             (select max(finished_at) from round)) as at
+             from rounds r, league l
+             where r.league_id = $1 and r.round_id = l.current_round
          )
          select l.status,
                 (extract(epoch from l.paused_at) * 1000)::bigint as paused_ms,
-                (select count(*) from matches where league_id = $1 and status in ('scheduled', 'running'))
-                    as unfinished,
                 (select count(*) from round where status = 'running' and lease_expires_at < now()) as expired,
                 (select (extract(epoch from min(lease_expires_at)) * 1000)::bigint from round
                  where status = 'running' and lease_expires_at < now()) as expired_since_ms,
@@ -76,7 +74,7 @@ pub async fn stall(conn: &mut PgConnection, league_id: &str) -> ManagerResult<Op
     };
     let no_referee_after = i64::try_from(NO_REFEREE_AFTER.as_millis()).unwrap_or(i64::MAX);
     Ok(match row.status.as_str() {
-        "paused" => Some(stall(StallReason::Paused, row.paused_ms, row.unfinished)),
+        "paused" => Some(stall(StallReason::Paused, row.paused_ms, row.ready)),
         "running" if row.expired > 0 => Some(stall(
             StallReason::LeasesExpired,
             row.expired_since_ms,
