@@ -148,12 +148,9 @@ async fn four_addresses_holding_every_event_stream_do_not_keep_a_viewer_out() {
         assert!(answer.contains("event: league"), "viewer {viewer}: {answer}");
         viewers.push(stream);
     }
-    // Each viewer took an attacker's oldest stream, and every attempt to reopen one was refused: its
-    // address still held as many as the others less one. Before the k-th viewer, k streams had been
-    // taken, so 0 + 1 + 2 + 3 + 4 attempts.
-    assert_eq!(
-        (reopened, refused),
-        (0, 10),
-        "attacker streams reopened and refused"
-    );
+    // Each viewer took an attacker's oldest stream, and no attempt to reopen one got in: its address
+    // still held as many as the others less one. (How many attempts were made depends on when each
+    // ended stream was seen closed, so only that there were some is asserted.)
+    assert_eq!(reopened, 0, "an attacker reopened a stream");
+    assert!(refused > 0, "the attackers tried to reopen the streams they lost");
 }
