@@ -50,7 +50,8 @@ pub struct Timing {
     pub moves: Duration,
     pub game_over: Duration,
     pub retry: Duration,
-    pub lease: Duration,
+    /// `None`: the league's default lease (`league_domain::Timing`).
+    pub lease: Option<Duration>,
 }
 
 impl Timing {
@@ -62,7 +63,7 @@ impl Timing {
             moves: Duration::from_millis(3000),
             game_over: Duration::from_millis(1000),
             retry: Duration::from_millis(20),
-            lease: Duration::from_secs(1),
+            lease: Some(Duration::from_secs(1)),
         }
     }
 
@@ -70,21 +71,25 @@ impl Timing {
     /// match to a second referee, so `claims = 1` means "claimed once".
     pub fn long_lease() -> Timing {
         Timing {
-            lease: Duration::from_secs(30),
+            lease: Some(Duration::from_secs(30)),
             ..Timing::short_lease()
         }
     }
 
     fn env(&self) -> Vec<(String, String)> {
         let millis = |d: Duration| format!("{}ms", d.as_millis());
-        vec![
+        let mut env = vec![
             var("LEAGUE_JOIN_TIMEOUT", millis(self.join)),
             var("LEAGUE_MOVE_TIMEOUT", millis(self.moves)),
             var("LEAGUE_GAME_OVER_TIMEOUT", millis(self.game_over)),
             var("LEAGUE_RETRY_DELAY", millis(self.retry)),
-            var("LEAGUE_LEASE_DURATION", millis(self.lease)),
             var("LEAGUE_MAX_ATTEMPTS", "3"),
-        ]
+        ];
+        env.extend(
+            self.lease
+                .map(|lease| var("LEAGUE_LEASE_DURATION", millis(lease))),
+        );
+        env
     }
 }
 

@@ -15,6 +15,7 @@ use league_runtime::ShutdownSignal;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
+use super::lease::Kept;
 use super::push::Pushed;
 use super::{Referees, lock};
 use crate::manager_link::EXTERNAL_LABEL;
@@ -168,7 +169,10 @@ impl Referees {
         // the referee holds): it keeps it, and the report closes the lease as for any match.
         if pushed == Pushed::Taken || !self.pushes_to(&claimer.referee_id) {
             claimer.resume();
-            self.keep(held, shutdown).await;
+            if self.keep(held, shutdown).await == Kept::GivenBack {
+                // It took the match and did nothing with it: give it no other for a while.
+                claimer.pause();
+            }
         } else {
             claimer.pause();
             self.give_back(held).await;

@@ -109,7 +109,9 @@ pub async fn assigned_matches(
         let held = referees.hold(&referee_id, &assignment);
         let referees = referees.clone();
         let shutdown = shutdown.clone();
-        tokio::spawn(async move { referees.keep(held, shutdown).await });
+        tokio::spawn(async move {
+            referees.keep(held, shutdown).await;
+        });
     }
     Ok(Handled {
         result: json!({"referee_id": referee_id, "matches": entries}),

@@ -15,3 +15,4 @@ mod protocol_edges;
 mod referee_calls;
 mod registration_bounds;
 mod resume;
+mod silent_referee;

@@ -300,7 +300,8 @@ impl ManagerService for Manager {
         request: Request<RenewLeasesRequest>,
     ) -> Result<Response<RenewLeasesResponse>, Status> {
         let referee_id = self.auth.referee(request.metadata()).await?;
-        let renewals = queue::renew(&self.pool, &referee_id, &request.get_ref().leases).await?;
+        let request = request.get_ref();
+        let renewals = queue::renew(&self.pool, &referee_id, &request.leases, request.players_called).await?;
         Ok(Response::new(RenewLeasesResponse { renewals }))
     }
 
@@ -438,8 +439,14 @@ impl ManagerService for Manager {
         let this = self.clone();
         run_to_end(async move {
             let referee_id = this.auth.referee(request.metadata()).await?;
-            let leases = &request.get_ref().leases;
-            let released = crate::league::release::release(&this.pool, &referee_id, leases).await?;
+            let request = request.get_ref();
+            let released = crate::league::release::release(
+                &this.pool,
+                &referee_id,
+                &request.leases,
+                request.unless_players_called,
+            )
+            .await?;
             if !released.is_empty() {
                 this.wakeups.matches_ready.notify_waiters();
             }
