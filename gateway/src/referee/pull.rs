@@ -373,13 +373,16 @@ fn seat(player_id: &str) -> AssignedPlayer {
     }
 }
 
-/// One entry of the answer: the match's fields as START_MATCH has them, and the names pulling referees
-/// read (`round`, `player_A_id`, `player_B_id`, `status`).
+/// What a listed match's `status` says to a pulling referee: every match listed is the referee's to run
+/// now. Pullers from the field run only the matches their own managers list as `PENDING` and skip any
+/// other status (`ASSIGNED` among them), so `PENDING` it is (docs/protocol.md).
+pub const YOURS_TO_RUN: &str = "PENDING";
+
+/// One entry of the answer: the match's fields as START_MATCH has them (`player_A_id`, `player_B_id`
+/// among them), and the names pulling referees read besides (`round`, `status`).
 fn entry(mut fields: Map<String, Value>, scheduled: &ScheduledMatch) -> Value {
     fields.insert("round".into(), scheduled.round_id.into());
-    fields.insert("player_A_id".into(), scheduled.player_a_id.clone().into());
-    fields.insert("player_B_id".into(), scheduled.player_b_id.clone().into());
-    fields.insert("status".into(), "ASSIGNED".into());
+    fields.insert("status".into(), YOURS_TO_RUN.into());
     Value::Object(fields)
 }
 
