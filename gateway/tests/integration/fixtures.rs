@@ -994,6 +994,43 @@ async fn strict_mode_refuses_the_deviating_answers() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_bare_ok_to_an_invitation_joins_inside_the_referee_s_join_deadline() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let agents = spawn_agents(Behaviour::BareOk).await;
+    let okay = register(
+        &gateway,
+        "register_player",
+        player_registration("okay", &agents.endpoint("okay")),
+    )
+    .await;
+    // As an external referee's invitation reaches the bridge: the deadline in the message is the league's
+    // join timeout (5 s) from when the gateway took the referee's call, and the referee's own 5 s began
+    // before that (its sending, the network, the gateway's lookups): a second earlier here. Counting the
+    // "ok" as joining only once the message's deadline had passed, as before, left the referee with
+    // nothing in its time (E001 "no answer to GAME_JOIN_ACK within 5s").
+    let join_timeout = Duration::from_secs(5);
+    let mut request = tonic::Request::new(InviteToMatchRequest {
+        deadline: Some(prost_types::Timestamp::from(SystemTime::now() + join_timeout)),
+        ..invitation(&okay.id, "P99")
+    });
+    request.set_timeout(join_timeout - Duration::from_secs(1));
+    let joined = gateway
+        .players()
+        .invite_to_match(request)
+        .await
+        .expect("joined within the referee's deadline")
+        .into_inner();
+    assert!(joined.accept, "a bare ok is a join: {joined:?}");
+    let invited = agents
+        .received()
+        .iter()
+        .filter(|call| call.message_type() == "GAME_INVITATION")
+        .count();
+    assert_eq!(invited, 1, "one invitation, answered once");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn separate_replies_and_a_dialect_learned_from_the_answers() {
     let manager = spawn_manager().await;
     let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
