@@ -159,7 +159,11 @@ impl Referees {
         shutdown: ShutdownSignal,
     ) {
         let held = self.hold(&claimer.referee_id, &assignment);
-        let pushed = self.push(&claimer.referee_id, &assignment).await;
+        // The lease is renewed while START_MATCH is on its way (retries take longer than a lease).
+        let pushed = tokio::select! {
+            pushed = self.push(&claimer.referee_id, &assignment) => pushed,
+            never = self.renew_while_pushing(&held) => match never {},
+        };
         if pushed == Pushed::NoSuchMethod {
             tracing::info!(referee_id = %claimer.referee_id,
                 "the referee answers no name of START_MATCH: it gets its matches by pulling");

@@ -134,6 +134,25 @@ impl Referees {
         ))
     }
 
+    /// Renews the lease every fifth of it until dropped (while START_MATCH is being sent); a renewal
+    /// that fails or is refused changes nothing here: what the push does next decides.
+    pub(super) async fn renew_while_pushing(&self, held: &Held) -> std::convert::Infallible {
+        let every = Timing::renewal_interval(held.timing.lease_duration);
+        loop {
+            tokio::time::sleep(every).await;
+            let request = self.manager_link.for_referee(
+                &held.referee_id,
+                RenewLeasesRequest {
+                    leases: vec![held.lease.clone()],
+                    ..RenewLeasesRequest::default()
+                },
+            );
+            if let Err(status) = self.manager_link.manager.clone().renew_leases(request).await {
+                tracing::debug!(match_id = %held.lease.match_id, %status, "lease renewal during START_MATCH failed");
+            }
+        }
+    }
+
     /// The referee would not take the match: it goes back to the queue at once, for any referee.
     pub(super) async fn give_back(&self, held: Held) {
         let request = self.manager_link.for_referee(
