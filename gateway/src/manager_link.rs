@@ -110,62 +110,6 @@ impl ExternalAgent {
 
 type Verified = (String, AgentKind, Instant);
 
-/// How long after registering an agent that registers again from the same endpoint under the same
-/// name is taken to have discarded our answer (it is answered again, with the same id and token).
-pub const PROMPT_REREGISTRATION: Duration = Duration::from_secs(30);
-
-/// A registration this gateway answered, kept [`PROMPT_REREGISTRATION`] in memory only (the token
-/// never leaves this process but in the answer, as the first answer did).
-#[derive(Debug, Clone)]
-pub struct Registration {
-    pub agent_id: String,
-    pub auth_token: SecretString,
-    pub league_id: String,
-    /// The sender form of the last answer.
-    pub form: SenderForm,
-    at: Instant,
-}
-
-/// Recent registrations by (contact endpoint, display name).
-#[derive(Debug, Default)]
-pub struct RecentRegistrations(Mutex<HashMap<(String, String), Registration>>);
-
-impl RecentRegistrations {
-    /// Remembers a registration just answered (in the default sender form); returns it.
-    pub fn record(
-        &self,
-        endpoint: &str,
-        name: &str,
-        agent_id: String,
-        auth_token: SecretString,
-        league_id: String,
-    ) -> Registration {
-        let registration = Registration {
-            agent_id,
-            auth_token,
-            league_id,
-            form: SenderForm::default(),
-            at: Instant::now(),
-        };
-        if let Ok(mut recent) = self.0.lock() {
-            recent.retain(|_, earlier| earlier.at.elapsed() < PROMPT_REREGISTRATION);
-            recent.insert((endpoint.to_owned(), name.to_owned()), registration.clone());
-        }
-        registration
-    }
-
-    /// A prompt repeat of a registration: the first one, its answer's sender form switched.
-    pub fn repeat(&self, endpoint: &str, name: &str) -> Option<Registration> {
-        let mut recent = self.0.lock().ok()?;
-        let key = (endpoint.to_owned(), name.to_owned());
-        let registration = recent
-            .get_mut(&key)
-            .filter(|registration| registration.at.elapsed() < PROMPT_REREGISTRATION)?;
-        registration.form = registration.form.other();
-        Some(registration.clone())
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct ManagerLink {
     pub manager: ManagerServiceClient<GrpcChannel>,
@@ -175,8 +119,6 @@ pub struct ManagerLink {
     verified: Arc<RwLock<HashMap<[u8; 32], Verified>>>,
     external: Arc<RwLock<HashMap<String, Arc<ExternalAgent>>>>,
     standings: Arc<StandingsCache<Arc<Standings>>>,
-    /// Registrations answered lately, for an agent that registers again at once.
-    pub recent: Arc<RecentRegistrations>,
 }
 
 impl ManagerLink {
@@ -188,7 +130,6 @@ impl ManagerLink {
             verified: Arc::default(),
             external: Arc::default(),
             standings: Arc::default(),
-            recent: Arc::default(),
         }
     }
 

@@ -14,4 +14,5 @@ mod outbound;
 mod protocol_edges;
 mod referee_calls;
 mod registration_bounds;
+mod registration_replay;
 mod resume;
