@@ -26,8 +26,9 @@ use crate::standings_cache::{Standings, StandingsCache};
 use crate::wire::outbound_token;
 use crate::wire::sender::SenderForm;
 
-/// How long a verified credential is trusted without asking the manager again.
-const CREDENTIAL_TTL: Duration = Duration::from_secs(60);
+/// How long a verified credential is trusted without asking the manager again: how soon this gateway
+/// notices that the operator revoked a referee (ADR 0039; the manager refuses its reports at once).
+const CREDENTIAL_TTL: Duration = Duration::from_secs(5);
 /// The label an external agent's dialect is stored under in its registration.
 pub const DIALECT_LABEL: &str = "league.dialect";
 /// The label an external agent's sender form ([`SenderForm`]) is stored under, once learned.

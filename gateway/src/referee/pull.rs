@@ -131,6 +131,7 @@ pub async fn registrations(
         let request = inbound.manager_link.as_operator(ListAgentsRequest {
             kind: kind as i32,
             label: String::new(),
+            include_revoked: false,
         });
         let mut agents = inbound.manager_link.agents.clone();
         async move { agents.list_agents(request).await }
@@ -275,6 +276,7 @@ async fn identify(
                 .list_agents(inbound.manager_link.as_operator(ListAgentsRequest {
                     kind: AgentKind::Referee as i32,
                     label: EXTERNAL_LABEL.to_owned(),
+                    include_revoked: false,
                 }))
                 .await?
                 .into_inner()

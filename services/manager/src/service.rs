@@ -146,8 +146,7 @@ impl ManagerService for Manager {
                 }
                 None => {
                     let presented = league_runtime::credentials::bearer_token(request.metadata()).ok();
-                    this.rules
-                        .check_referee_token(request.get_ref().meta.as_ref(), presented.as_ref())?;
+                    this.rules.referee_admission.check(presented.as_ref())?;
                     registration::register_referee(&this.pool, &this.rules, request.into_inner()).await?
                 }
             };

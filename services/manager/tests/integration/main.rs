@@ -9,6 +9,7 @@ mod history;
 mod manager_api;
 mod pool;
 mod readiness;
+mod referee_admission;
 mod report_batch;
 mod round_completion;
 mod storage;
