@@ -51,6 +51,9 @@ pub struct ExternalAgent {
     /// The dialect that worked for each message type when it was not the agent's own, so a fallback
     /// costs the agent's -32601s once, not on every message.
     pub methods: Mutex<HashMap<MessageType, Dialect>>,
+    /// Whether the greeting that learns its sender form is under way (crate::inbound::greeting): the
+    /// league's other calls to it wait for it, so none goes out in a form the agent is about to refuse.
+    greeting: tokio::sync::watch::Sender<bool>,
 }
 
 impl ExternalAgent {
@@ -69,7 +72,25 @@ impl ExternalAgent {
             dialect: Mutex::new(dialect),
             sender_form: Mutex::new(form),
             methods: Mutex::default(),
+            greeting: tokio::sync::watch::Sender::new(false),
         }
+    }
+
+    /// Waits (at most `limit`) while the agent's greeting is under way.
+    pub async fn greeted(&self, limit: Duration) {
+        if !*self.greeting.borrow() {
+            return;
+        }
+        let mut greeting = self.greeting.subscribe();
+        tokio::time::timeout(limit, greeting.wait_for(|under_way| !under_way))
+            .await
+            .ok();
+    }
+
+    /// Marks the greeting under way until the guard is dropped.
+    pub fn greeting(&self) -> GreetingUnderWay<'_> {
+        self.greeting.send_replace(true);
+        GreetingUnderWay(&self.greeting)
     }
 
     pub fn dialect(&self) -> Dialect {
@@ -106,6 +127,17 @@ impl ExternalAgent {
         if let Ok(mut current) = self.sender_form.lock() {
             *current = form;
         }
+    }
+}
+
+/// While it lives, an agent's greeting is under way ([`ExternalAgent::greeting`]); dropped, it is over
+/// (also when the registration that greets is abandoned half-way).
+#[derive(Debug)]
+pub struct GreetingUnderWay<'a>(&'a tokio::sync::watch::Sender<bool>);
+
+impl Drop for GreetingUnderWay<'_> {
+    fn drop(&mut self) {
+        self.0.send_replace(false);
     }
 }
 
@@ -248,13 +280,36 @@ impl ManagerLink {
         dialect: Dialect,
         form: SenderForm,
     ) -> Arc<ExternalAgent> {
-        let agent = Arc::new(ExternalAgent::new(
+        self.insert(ExternalAgent::new(
             &self.operator,
             agent_id,
             contact_endpoint,
             dialect,
             form,
-        ));
+        ))
+    }
+
+    /// [`ManagerLink::remember`], for an agent about to be greeted: its greeting is under way before
+    /// any other call can find it (the caller's [`ExternalAgent::greeting`] guard ends it).
+    pub fn remember_to_greet(
+        &self,
+        agent_id: String,
+        contact_endpoint: String,
+        dialect: Dialect,
+    ) -> Arc<ExternalAgent> {
+        let agent = ExternalAgent::new(
+            &self.operator,
+            agent_id,
+            contact_endpoint,
+            dialect,
+            SenderForm::default(),
+        );
+        agent.greeting.send_replace(true);
+        self.insert(agent)
+    }
+
+    fn insert(&self, agent: ExternalAgent) -> Arc<ExternalAgent> {
+        let agent = Arc::new(agent);
         if let Ok(mut external) = self.external.write() {
             external.insert(agent.agent_id.clone(), agent.clone());
         }

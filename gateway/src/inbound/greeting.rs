@@ -29,12 +29,14 @@ use crate::wire::{self, convert};
 pub const GREETING_LIMIT: Duration = Duration::from_secs(2);
 
 /// Greets `agent`, a player of `league_id` just registered; learns its sender form if it shows one.
+/// The league's other calls to the agent (a round starting as it registers) wait for the greeting.
 pub async fn greet(inbound: &Inbound, agent: &ExternalAgent, league_id: &str) {
+    let _under_way = agent.greeting();
     let greeting = async {
         let message = standings_update(inbound, league_id, &agent.agent_id).await;
         inbound
             .bridge
-            .call(
+            .call_now(
                 agent,
                 MessageType::LeagueStandingsUpdate,
                 &message,

@@ -60,12 +60,18 @@ pub async fn player(
     match answer {
         Ok(response) => {
             let response = response.into_inner();
-            let agent = inbound.manager_link.remember(
-                response.player_id.clone(),
-                contact_endpoint,
-                dialect,
-                configured_form.unwrap_or_default(),
-            );
+            let agent = match configured_form {
+                Some(form) => {
+                    inbound
+                        .manager_link
+                        .remember(response.player_id.clone(), contact_endpoint, dialect, form)
+                }
+                None => inbound.manager_link.remember_to_greet(
+                    response.player_id.clone(),
+                    contact_endpoint,
+                    dialect,
+                ),
+            };
             // The standings have a row more: whoever asks this gateway next sees it.
             inbound.manager_link.forget_standings();
             tracing::info!(player_id = %response.player_id, dialect = dialect.as_str(), "external player registered");

@@ -12,6 +12,7 @@ mod live;
 mod mcp;
 mod outbound;
 mod protocol_edges;
+mod referee_admission;
 mod referee_calls;
 mod registration_bounds;
 mod registration_replay;

@@ -149,12 +149,20 @@ impl RefereeApp {
 
     /// The referee registration token it presents, if it was given one.
     fn registration_token(&self) -> anyhow::Result<Option<secrecy::SecretString>> {
-        if let Some(token) = &self.config.referee_registration_token {
+        use secrecy::ExposeSecret;
+        // A variable set to nothing (compose passes an unset one so) names nothing.
+        if let Some(token) = self
+            .config
+            .referee_registration_token
+            .as_ref()
+            .filter(|token| !token.expose_secret().trim().is_empty())
+        {
             return Ok(Some(token.clone()));
         }
         self.config
             .referee_registration_token_file
             .as_deref()
+            .filter(|path| !path.as_os_str().is_empty())
             .map(league_runtime::secret_file::read)
             .transpose()
     }
