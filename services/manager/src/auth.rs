@@ -41,11 +41,14 @@ pub enum Caller {
 /// manager replica is noticed here.
 pub const KNOWN_FOR: Duration = Duration::from_secs(2);
 
+/// An agent's kind and token hash, and when they were read.
+type Known = (AgentKind, [u8; 32], Instant);
+
 #[derive(Debug)]
 pub struct Authenticator {
     pool: PgPool,
     operator_token_hash: Option<[u8; 32]>,
-    known: RwLock<HashMap<String, (AgentKind, [u8; 32], Instant)>>,
+    known: RwLock<HashMap<String, Known>>,
 }
 
 impl Authenticator {

@@ -162,7 +162,7 @@ async fn a_revoked_referees_running_match_goes_to_another_referee_uncharged_and_
         .await
         .expect("the operator revokes")
         .into_inner();
-    assert_eq!(revoked.released_match_ids, [match_id.clone()]);
+    assert_eq!(revoked.released_match_ids, std::slice::from_ref(&match_id));
     assert!(!revoked.already_revoked);
 
     // Its report (with the lease it held), its claims, its registrations: refused.
