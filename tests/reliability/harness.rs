@@ -188,8 +188,12 @@ impl Database {
     }
 }
 
+/// The referee registration token the manager asks and the referees present (ADR 0039).
+const REFEREE_REGISTRATION_TOKEN: &str = "reliability-referee-registration-token";
+
 fn common_env(league_id: &str) -> Vec<(String, String)> {
     vec![
+        var("LEAGUE_REFEREE_REGISTRATION_TOKEN", REFEREE_REGISTRATION_TOKEN),
         var("RUST_LOG", log_filter()),
         var("LEAGUE_LISTEN_ADDR", "127.0.0.1:0"),
         var("LEAGUE_ADMIN_ADDR", "127.0.0.1:0"),

@@ -62,6 +62,7 @@ impl Referees {
             let request = self.manager_link.as_operator(ListAgentsRequest {
                 kind: AgentKind::Referee as i32,
                 label: EXTERNAL_LABEL.to_owned(),
+                include_revoked: false,
             });
             match self.manager_link.agents.clone().list_agents(request).await {
                 Ok(response) => {
@@ -127,6 +128,14 @@ impl Referees {
             };
             let assignments = match claimed {
                 Ok(response) => response.into_inner().assignments,
+                // Revoked by the operator (or gone with its database): nothing to claim for, ever.
+                Err(status)
+                    if league_proto::error_code::code_of(&status)
+                        == Some(league_proto::ErrorCode::RefereeNotRegistered) =>
+                {
+                    tracing::info!(referee_id = %claimer.referee_id, %status, "external referee no longer registered: its claims stop");
+                    return;
+                }
                 Err(status) => {
                     tracing::warn!(referee_id = %claimer.referee_id, %status, "claim for an external referee failed");
                     claimer.pause();

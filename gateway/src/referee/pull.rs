@@ -133,6 +133,7 @@ pub async fn registrations(
         let request = inbound.manager_link.as_operator(ListAgentsRequest {
             kind: kind as i32,
             label: String::new(),
+            include_revoked: false,
         });
         let mut agents = inbound.manager_link.agents.clone();
         async move { agents.list_agents(request).await }
@@ -277,6 +278,7 @@ async fn identify(
                 .list_agents(inbound.manager_link.as_operator(ListAgentsRequest {
                     kind: AgentKind::Referee as i32,
                     label: EXTERNAL_LABEL.to_owned(),
+                    include_revoked: false,
                 }))
                 .await?
                 .into_inner()

@@ -781,9 +781,11 @@ async fn bridge_calls_each_peer_in_a_dialect_its_players_accept() {
     assert!(accept, "peer-a's GAME_JOIN_ACK says accept: true");
     assert_eq!(choice.as_deref(), Some("odd"), "peer-a's probe answer");
     assert_eq!(events, vec![true; 4]);
+    // First the greeting its registration got (docs/protocol.md, "Sender forms").
     assert_eq!(
         agents_a.methods("a"),
         [
+            "LEAGUE_STANDINGS_UPDATE",
             "GAME_INVITATION",
             "CHOOSE_PARITY_CALL",
             "GAME_OVER",
@@ -810,6 +812,10 @@ async fn bridge_calls_each_peer_in_a_dialect_its_players_accept() {
     assert_eq!(
         methods,
         [
+            // The greeting its registration got, which it implements in no dialect.
+            "update_standings",
+            "LEAGUE_STANDINGS_UPDATE",
+            "league_standings_update",
             "handle_game_invitation",
             "choose_parity",
             "notify_match_result",
@@ -827,7 +833,7 @@ async fn bridge_calls_each_peer_in_a_dialect_its_players_accept() {
             "league_completed"
         ]
     );
-    let game_calls: Vec<Received> = agents_b.received().into_iter().take(3).collect();
+    let game_calls: Vec<Received> = agents_b.received().into_iter().skip(3).take(3).collect();
     table.extend(assert_calls_accepted("peer-b", &game_calls, &b.id));
     for line in &table {
         println!("{line}");
@@ -1086,7 +1092,16 @@ async fn separate_replies_and_a_dialect_learned_from_the_answers() {
         .expect("move");
     assert_eq!(
         agents_b.methods("b"),
-        ["GAME_INVITATION", "handle_game_invitation", "choose_parity"]
+        [
+            // The greeting, in no dialect it knows (so it teaches nothing)...
+            "LEAGUE_STANDINGS_UPDATE",
+            "update_standings",
+            "league_standings_update",
+            // ...then the game's calls.
+            "GAME_INVITATION",
+            "handle_game_invitation",
+            "choose_parity"
+        ]
     );
     gateway
         .wait_for_warnings("the dialect fallback warning", |w| {
