@@ -11,13 +11,16 @@ use league_proto::v2::{AgentMeta, RegisterRefereeRequest};
 use league_proto::{ErrorCode, error_code};
 use league_runtime::admin::Readiness;
 use league_runtime::grpc::GrpcChannel;
-use league_runtime::{Credentials, SavedCredentials, ShutdownSignal, grpc};
+use league_runtime::{Credentials, SavedIdentities, ShutdownSignal, grpc};
 use serde::Deserialize;
 use tokio::net::TcpListener;
 
 use crate::games::GAME_TYPES;
 use crate::service::RefereeApi;
 use crate::worker::{Worker, WorkerConfig};
+
+/// The file a referee's identity is kept in, inside its instance directory.
+const SAVED_AS: &str = "referee";
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
@@ -37,9 +40,9 @@ pub struct RefereeConfig {
     /// container orchestrator waits by default before SIGKILL.
     #[serde(with = "humantime_serde")]
     pub shutdown_grace: Duration,
-    /// `LEAGUE_STATE_DIR`: where the referee keeps its id and token (`referee.json`), so that after a
-    /// restart on the same contact endpoint it resumes its registration instead of being refused as a
-    /// duplicate. Unset: nothing is kept, and a restart on the same endpoint is refused.
+    /// `LEAGUE_STATE_DIR`: where the referee keeps its id and token (`<referee name>/referee.json`), so
+    /// that after a restart, on whatever address, it resumes its registration instead of registering as
+    /// a new referee. Unset: nothing is kept, and a restart is refused or becomes a new referee.
     pub state_dir: Option<PathBuf>,
 }
 
@@ -120,7 +123,12 @@ impl RefereeApp {
             }),
             max_concurrent_matches: self.config.referee_capacity,
         };
-        let credentials = self.register(&mut manager, &endpoint, request).await?;
+        // Held until the referee exits: its lock keeps other processes out of this referee's identity.
+        let saved = match self.config.state_dir.as_deref() {
+            Some(dir) => Some(SavedIdentities::claim(dir, &self.config.referee_name)?),
+            None => None,
+        };
+        let credentials = self.register(&mut manager, saved.as_ref(), request).await?;
         self.readiness.set_ready(true);
         let worker = Worker::new(
             manager,
@@ -140,21 +148,16 @@ impl RefereeApp {
             .map_err(|error| anyhow::anyhow!("referee server task: {error}"))?
     }
 
-    /// Registers this referee, or resumes its previous registration when its credentials were kept
-    /// for `endpoint` under the state directory; keeps the credentials it ends up with there.
+    /// Registers this referee, or resumes its previous registration when its identity was kept under
+    /// the state directory (by the referee's name); keeps the identity it ends up with there.
     async fn register(
         &self,
         manager: &mut ManagerServiceClient<GrpcChannel>,
-        endpoint: &str,
+        saved: Option<&SavedIdentities>,
         request: RegisterRefereeRequest,
     ) -> anyhow::Result<Credentials> {
-        let saved = self
-            .config
-            .state_dir
-            .as_deref()
-            .map(|dir| SavedCredentials::new(dir, "referee"));
-        let previous = match &saved {
-            Some(saved) => saved.load()?.remove(endpoint),
+        let previous = match saved {
+            Some(saved) => saved.load(SAVED_AS)?,
             None => None,
         };
         if let Some(previous) = previous {
@@ -181,8 +184,8 @@ impl RefereeApp {
             .into_inner();
         tracing::info!(referee_id = %registered.referee_id, "referee registered");
         let credentials = Credentials::new(registered.referee_id, registered.auth_token);
-        if let Some(saved) = &saved {
-            saved.save([(endpoint, &credentials)])?;
+        if let Some(saved) = saved {
+            saved.save(SAVED_AS, &credentials)?;
         }
         Ok(credentials)
     }

@@ -98,7 +98,7 @@ impl Rules {
 
     /// Metadata validated and its contact endpoint in canonical form, allowed by the policy when the
     /// league will call it there.
-    async fn admit(&self, meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
+    pub(crate) async fn admit(&self, meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
         let mut meta = validate(meta)?;
         let contact = Endpoint::parse("contact_endpoint", &meta.contact_endpoint)?;
         // The league calls an external agent at its contact endpoint; the league's own services

@@ -625,15 +625,15 @@ async fn a_restarted_agent_resumes_with_its_token_and_nobody_else_takes_its_iden
         .await
         .unwrap_err();
     assert_eq!(code(&borrowed), Some("E020"));
-    // The right token at another endpoint does not move the identity.
-    let moved = client
+    // The right token does not take another agent's endpoint.
+    let onto_alice = client
         .register_referee(referee.request(RegisterRefereeRequest {
-            meta: Some(meta("ref-elsewhere")),
+            meta: Some(meta("alice")),
             max_concurrent_matches: 2,
         }))
         .await
         .unwrap_err();
-    assert_eq!(code(&moved), Some("E020"));
+    assert_eq!(code(&onto_alice), Some("E014"));
     assert_eq!(held().await, ("running".into(), Some(referee.agent_id.clone())));
 
     // The referee proves its token: same id, same token, new service endpoint; its old lease is freed.
@@ -658,7 +658,15 @@ async fn a_restarted_agent_resumes_with_its_token_and_nobody_else_takes_its_iden
     assert_eq!((endpoint.as_str(), capacity), ("http://127.0.0.1:10", 2));
 
     // A player of the running league: refused as a newcomer (the league is not registering), resumed
-    // with its token.
+    // with its token; at the same endpoints its running match goes on.
+    client
+        .claim_matches(referee.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        }))
+        .await
+        .unwrap();
+    assert_eq!(held().await, ("running".into(), Some(referee.agent_id.clone())));
     let newcomer = client
         .register_player(RegisterPlayerRequest {
             meta: Some(meta("bob")),
@@ -679,6 +687,32 @@ async fn a_restarted_agent_resumes_with_its_token_and_nobody_else_takes_its_iden
         (resumed.player_id.as_str(), resumed.league_id.as_str()),
         (bob.agent_id.as_str(), "test_league")
     );
+    assert_eq!(held().await, ("running".into(), Some(referee.agent_id.clone())));
+    // Back at another endpoint (a player host restarted on a new port): its identity moves with it, and
+    // the match its referee was playing at the old address is given back.
+    let moved = client
+        .register_player(bob.request(RegisterPlayerRequest {
+            meta: Some(AgentMeta {
+                service_endpoint: "http://127.0.0.1:11".into(),
+                ..meta("bob-moved")
+            }),
+            league_id: String::new(),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(moved.player_id, bob.agent_id);
+    assert_eq!(held().await, ("ready".into(), None));
+    let (contact, service): (String, String) =
+        sqlx::query_as("select contact_endpoint, service_endpoint from agents where agent_id = $1")
+            .bind(&bob.agent_id)
+            .fetch_one(&manager.pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        (contact.as_str(), service.as_str()),
+        ("http://127.0.0.1:9/bob-moved", "http://127.0.0.1:11")
+    );
     // A player does not resume as a referee, nor as the other player.
     let crossed = client
         .register_player(referee.request(RegisterPlayerRequest {
@@ -688,14 +722,15 @@ async fn a_restarted_agent_resumes_with_its_token_and_nobody_else_takes_its_iden
         .await
         .unwrap_err();
     assert_eq!(code(&crossed), Some("E020"));
+    // Nor does its token take the other player's endpoint.
     let impostor = client
         .register_player(alice.request(RegisterPlayerRequest {
-            meta: Some(meta("bob")),
+            meta: Some(meta("bob-moved")),
             league_id: String::new(),
         }))
         .await
         .unwrap_err();
-    assert_eq!(code(&impostor), Some("E020"));
+    assert_eq!(code(&impostor), Some("E014"));
     let (agents,): (i64,) = sqlx::query_as("select count(*) from agents")
         .fetch_one(&manager.pool)
         .await
