@@ -809,3 +809,75 @@ async fn a_league_bigger_than_one_insert_is_scheduled_whole() {
     .unwrap();
     assert_eq!(wrong, 0);
 }
+
+#[tokio::test]
+async fn only_live_referees_count_against_the_referee_limit() {
+    let manager = league_testkit::spawn_manager("league_test", "test_league", |config| {
+        config.auto_start_players = 2;
+        config.registration.max_referees = 2;
+        config.timing.lease_duration = std::time::Duration::from_secs(30);
+    })
+    .await;
+    let mut client = manager.client();
+    register_player(&mut client, "alice").await;
+    register_player(&mut client, "bob").await; // starts the league: 1 match
+    let holding = register_referee(&mut client, "ref-holding").await;
+    let claimed = client
+        .claim_matches(holding.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(claimed.assignments.len(), 1);
+    let idle = register_referee(&mut client, "ref-idle").await;
+    let third = || RegisterRefereeRequest {
+        meta: Some(meta("ref-third")),
+        max_concurrent_matches: 4,
+    };
+    let full = client.register_referee(third()).await.unwrap_err();
+    assert_eq!(code(&full), Some("E008"), "two live referees: {full:?}");
+    assert!(full.message().contains("live referees"), "{}", full.message());
+
+    // Both silent for three minutes (a container gone, its replacement registered anew): the idle one
+    // stops counting; the one holding a running match still counts.
+    sqlx::query("update agents set last_seen_at = now() - interval '3 minutes' where kind = 'referee'")
+        .execute(&manager.pool)
+        .await
+        .unwrap();
+    let third = client.register_referee(third()).await.unwrap().into_inner();
+    assert!(!third.referee_id.is_empty());
+    let fourth = client
+        .register_referee(RegisterRefereeRequest {
+            meta: Some(meta("ref-fourth")),
+            max_concurrent_matches: 4,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(code(&fourth), Some("E008"), "the holder and the third are live");
+
+    // A call from the idle referee makes it live again.
+    client
+        .claim_matches(idle.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        }))
+        .await
+        .unwrap();
+    league_testkit::observe(
+        "the idle referee's call is noted",
+        std::time::Duration::from_secs(10),
+        async || {
+            let (live,): (bool,) = sqlx::query_as(
+                "select last_seen_at > now() - interval '1 minute' from agents where agent_id = $1",
+            )
+            .bind(&idle.agent_id)
+            .fetch_one(&manager.pool)
+            .await
+            .ok()?;
+            live.then_some(())
+        },
+    )
+    .await;
+}
