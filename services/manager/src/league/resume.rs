@@ -104,21 +104,6 @@ pub async fn resume_player(
     let meta = rules.admit(request.meta).await?;
     let mut tx = pool.begin().await?;
     let moved = update_agent(&mut tx, AgentKind::Player, player_id, &meta, None).await?;
-    let given_back: Vec<(String, String)> = if moved {
-        sqlx::query_as(
-            "update matches set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
-             where status = 'running' and (player_a_id = $1 or player_b_id = $1)
-             returning league_id, match_id",
-        )
-        .bind(player_id)
-        .fetch_all(&mut *tx)
-        .await?
-    } else {
-        Vec::new()
-    };
-    if !given_back.is_empty() {
-        Wakeups::matches_ready_on_commit(&mut tx).await?;
-    }
     // Its leagues, the ones still going first, newest first.
     let leagues: Vec<(String, bool)> = sqlx::query_as(
         "select l.league_id, l.status in ('registering', 'running') from league_players lp
@@ -156,8 +141,8 @@ pub async fn resume_player(
         }
     };
     tx.commit().await?;
-    for (league_id, match_id) in &given_back {
-        tracing::info!(%league_id, %match_id, %player_id, "match of a player at a new endpoint given back");
+    if moved {
+        give_back_matches_of(pool, player_id).await?;
     }
     tracing::info!(%player_id, %league_id, enrolled_now = started, moved, "player resumed its registration");
     Ok((
@@ -168,6 +153,31 @@ pub async fn resume_player(
         },
         started,
     ))
+}
+
+/// Gives back every running match of `player_id`, which has just moved: their referees call the
+/// address it had when they claimed them. Run after the move is committed, so that a claim committed
+/// before it (which may have read the old address) is running here and given back too; a claim whose
+/// statement straddles the move may still hold the old address, and its referee then waits out its
+/// patience (the lease) and gives the match back uncharged — slower, never wrong.
+async fn give_back_matches_of(pool: &PgPool, player_id: &str) -> ManagerResult<()> {
+    let mut tx = pool.begin().await?;
+    let given_back: Vec<(String, String)> = sqlx::query_as(
+        "update matches set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
+         where status = 'running' and (player_a_id = $1 or player_b_id = $1)
+         returning league_id, match_id",
+    )
+    .bind(player_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    if !given_back.is_empty() {
+        Wakeups::matches_ready_on_commit(&mut tx).await?;
+    }
+    tx.commit().await?;
+    for (league_id, match_id) in &given_back {
+        tracing::info!(%league_id, %match_id, %player_id, "match of a player at a new endpoint given back");
+    }
+    Ok(())
 }
 
 /// Enrolls a returning player, whose leagues are all over, in the newest open league of its games, if
