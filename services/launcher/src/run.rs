@@ -241,6 +241,10 @@ async fn play<G, T>(
         players: args.players,
         strategies: args.strategies.clone(),
         quiet: args.quiet,
+        state_dir: None,
+        children: None,
+        bridge_addr: "127.0.0.1:0".to_owned(),
+        bots_first: false,
     };
     let (started, external) = system::start(&plan, running, external).await?;
     let _published = State::publish(

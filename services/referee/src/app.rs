@@ -31,7 +31,9 @@ pub struct RefereeConfig {
     pub manager_url: String,
     /// `LEAGUE_ADVERTISE_URL`: how others reach this referee (default: the bound address).
     pub advertise_url: Option<String>,
-    /// `LEAGUE_REFEREE_NAME`: the display name it registers with.
+    /// `LEAGUE_REFEREE_NAME`: the display name it registers with, and the name its identity is kept
+    /// under in the state directory (where a second live referee of the same name takes `<name>-2`,
+    /// and registers with that name).
     pub referee_name: String,
     /// `LEAGUE_REFEREE_CAPACITY`: matches run at once.
     pub referee_capacity: u32,
@@ -111,9 +113,18 @@ impl RefereeApp {
             .advertise_url
             .clone()
             .unwrap_or_else(|| grpc::local_url(self.local_addr));
+        // Held until the referee exits: its lock keeps other processes out of this referee's identity.
+        let saved = match self.config.state_dir.as_deref() {
+            Some(dir) => Some(SavedIdentities::claim(dir, &self.config.referee_name)?),
+            None => None,
+        };
+        // Replicas with one configuration are told apart by their instances (`referee`, `referee-2`).
+        let display_name = saved
+            .as_ref()
+            .map_or(self.config.referee_name.as_str(), SavedIdentities::name);
         let request = RegisterRefereeRequest {
             meta: Some(AgentMeta {
-                display_name: self.config.referee_name.clone(),
+                display_name: display_name.to_owned(),
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 game_types: GAME_TYPES.iter().map(|game| (*game).to_owned()).collect(),
                 contact_endpoint: endpoint.clone(),
@@ -122,11 +133,6 @@ impl RefereeApp {
                 labels: Default::default(),
             }),
             max_concurrent_matches: self.config.referee_capacity,
-        };
-        // Held until the referee exits: its lock keeps other processes out of this referee's identity.
-        let saved = match self.config.state_dir.as_deref() {
-            Some(dir) => Some(SavedIdentities::claim(dir, &self.config.referee_name)?),
-            None => None,
         };
         let credentials = self.register(&mut manager, saved.as_ref(), request).await?;
         self.readiness.set_ready(true);
