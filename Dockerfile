@@ -47,7 +47,11 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 league \
     && useradd --system --uid 10001 --gid league --no-create-home --home-dir /nonexistent \
-       --shell /usr/sbin/nologin league
+       --shell /usr/sbin/nologin league \
+    && mkdir -p /var/lib/league \
+    && chown 10001:10001 /var/lib/league
+# /var/lib/league: where referees and player hosts keep their identities (LEAGUE_STATE_DIR). Owned by the
+# league user here, so a named volume mounted on it starts with that owner.
 COPY --from=builder /usr/local/bin/league /usr/local/bin/league
 # A numeric user, so Kubernetes can verify runAsNonRoot without resolving names.
 USER 10001:10001
