@@ -48,9 +48,10 @@ RUN apt-get update \
     && groupadd --system --gid 10001 league \
     && useradd --system --uid 10001 --gid league --no-create-home --home-dir /nonexistent \
        --shell /usr/sbin/nologin league \
-    && install -d -o 10001 -g 10001 -m 0700 /var/lib/league
-# /var/lib/league: where the manager keeps the referee registration token it generates (a volume in
-# compose, owned by the league user because this folder is).
+    && install -d -o 10001 -g 10001 -m 0700 /var/lib/league /var/lib/league/secrets /var/lib/league/agents
+# /var/lib/league/secrets: where the manager keeps the referee registration token it generates;
+# /var/lib/league/agents: where referees and player hosts keep their identities (LEAGUE_STATE_DIR). Owned
+# by the league user here, so a named volume mounted on either starts with that owner.
 COPY --from=builder /usr/local/bin/league /usr/local/bin/league
 # A numeric user, so Kubernetes can verify runAsNonRoot without resolving names.
 USER 10001:10001

@@ -212,9 +212,9 @@ pub async fn start_league(setup: Setup) -> RunningLeague {
         players: setup.players,
         strategies: setup.strategies.to_owned(),
         league_id,
-        state_dir: None,
         seed: None,
         llm: Default::default(),
+        ..PlayerConfig::default()
     })
     .await
     .expect("the player host builds");

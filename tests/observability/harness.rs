@@ -166,9 +166,9 @@ pub async fn start(setup: Setup) -> League {
         players: 1,
         strategies: "always_even".to_owned(),
         league_id: league_id.clone(),
-        state_dir: None,
         seed: None,
         llm: Default::default(),
+        ..PlayerConfig::default()
     })
     .await
     .expect("the test's player host builds");

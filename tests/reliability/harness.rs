@@ -458,6 +458,47 @@ pub async fn check_invariants(pool: &PgPool, spec: &Spec, standings: &GetStandin
     facts
 }
 
+/// [`check_invariants`] for a league whose services went down and came back: a notification may take
+/// more than one attempt (its receiver was down for a while), but it is still delivered; and nobody is
+/// charged a match for the outage (no technical loss, no double forfeit).
+pub async fn check_invariants_through_restarts(
+    pool: &PgPool,
+    spec: &Spec,
+    standings: &GetStandingsResponse,
+) -> Facts {
+    let facts = Facts::load(pool, &spec.league_id).await;
+    assert_eq!(
+        facts.players.len(),
+        spec.players as usize,
+        "players in the league"
+    );
+    invariants::one_result_per_match(&facts);
+    invariants::pairs_meet_once(&facts);
+    invariants::standings_equal_recomputation(&facts, standings);
+    invariants::rounds_run_in_order(&facts);
+    invariants::choices_before_the_draw(&facts);
+    let undelivered: Vec<_> = facts
+        .deliveries
+        .iter()
+        .filter(|delivery| !delivery.delivered || delivery.gave_up)
+        .collect();
+    assert!(
+        undelivered.is_empty(),
+        "notifications not delivered: {undelivered:?}"
+    );
+    let charged: Vec<(&str, &str)> = facts
+        .matches
+        .iter()
+        .filter_map(|m| {
+            let status = m.result_status.as_deref()?;
+            (status == "technical_loss" || status == "double_forfeit")
+                .then_some((m.match_id.as_str(), status))
+        })
+        .collect();
+    assert!(charged.is_empty(), "nobody is charged for a restart: {charged:?}");
+    facts
+}
+
 /// Matches by how often they were claimed: `{claims: matches}`.
 pub fn claims_histogram(facts: &Facts) -> std::collections::BTreeMap<i32, usize> {
     let mut histogram = std::collections::BTreeMap::new();

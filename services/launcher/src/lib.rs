@@ -7,6 +7,7 @@ pub mod children;
 pub mod clean;
 pub mod interrupt;
 pub mod operator;
+pub mod orphans;
 pub mod output;
 pub mod probe;
 pub mod progress;

@@ -3,7 +3,7 @@
 //! database is trusted for [`KNOWN_FOR`] only, and a revocation by this manager forgets it at once.
 
 use std::collections::HashMap;
-use std::sync::RwLock;
+use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use league_proto::ErrorCode;
@@ -44,11 +44,17 @@ pub const KNOWN_FOR: Duration = Duration::from_secs(2);
 /// An agent's kind and token hash, and when they were read.
 type Known = (AgentKind, [u8; 32], Instant);
 
+/// How often a referee's calls stamp `agents.last_seen_at`, at most: well inside the two minutes that
+/// make a referee live (crate::league::registration::LIVE_WITHIN), and one write per referee per 15 s.
+const SEEN_EVERY: Duration = Duration::from_secs(15);
+
 #[derive(Debug)]
 pub struct Authenticator {
     pool: PgPool,
     operator_token_hash: Option<[u8; 32]>,
     known: RwLock<HashMap<String, Known>>,
+    /// When each referee's `last_seen_at` was last stamped by this manager.
+    seen: Mutex<HashMap<String, Instant>>,
 }
 
 impl Authenticator {
@@ -57,6 +63,7 @@ impl Authenticator {
             pool,
             operator_token_hash: operator_token.map(tokens::hash),
             known: RwLock::default(),
+            seen: Mutex::default(),
         }
     }
 
@@ -94,6 +101,12 @@ impl Authenticator {
     /// The caller, who must be a registered referee, or the operator acting for one (the gateway runs
     /// external referees' claims and renewals); returns the referee's id.
     pub async fn referee(&self, metadata: &MetadataMap) -> ManagerResult<String> {
+        let referee_id = self.referee_calling(metadata).await?;
+        self.seen(&referee_id);
+        Ok(referee_id)
+    }
+
+    async fn referee_calling(&self, metadata: &MetadataMap) -> ManagerResult<String> {
         match self.caller(metadata).await? {
             Caller::Agent {
                 agent_id,
@@ -121,6 +134,35 @@ impl Authenticator {
         if let Ok(mut known) = self.known.write() {
             known.remove(agent_id);
         }
+    }
+
+    /// Notes that `referee_id` was heard from (`last_seen_at`, which makes it live), at most every
+    /// [`SEEN_EVERY`], in a task of its own: the call does not wait for it, and a failed stamp only
+    /// makes the referee look idle a little sooner.
+    fn seen(&self, referee_id: &str) {
+        let now = Instant::now();
+        {
+            let Ok(mut seen) = self.seen.lock() else {
+                return;
+            };
+            if seen
+                .get(referee_id)
+                .is_some_and(|at| now.duration_since(*at) < SEEN_EVERY)
+            {
+                return;
+            }
+            seen.insert(referee_id.to_owned(), now);
+        }
+        let (pool, referee_id) = (self.pool.clone(), referee_id.to_owned());
+        tokio::spawn(async move {
+            let stamped = sqlx::query("update agents set last_seen_at = now() where agent_id = $1")
+                .bind(&referee_id)
+                .execute(&pool)
+                .await;
+            if let Err(error) = stamped {
+                tracing::warn!(%referee_id, %error, "could not note that the referee was heard from");
+            }
+        });
     }
 
     async fn stored(&self, agent_id: &str) -> ManagerResult<(AgentKind, [u8; 32])> {

@@ -144,7 +144,8 @@ impl ManagerService for Manager {
         run_to_end(async move {
             let registered = match this.resuming(request.metadata(), AgentKind::Referee).await? {
                 Some((referee_id, token)) => {
-                    resume::resume_referee(&this.pool, &referee_id, token, request.into_inner()).await?
+                    resume::resume_referee(&this.pool, &this.rules, &referee_id, token, request.into_inner())
+                        .await?
                 }
                 None => {
                     let presented = league_runtime::credentials::bearer_token(request.metadata()).ok();
@@ -169,14 +170,8 @@ impl ManagerService for Manager {
         run_to_end(async move {
             let (registered, started) = match this.resuming(request.metadata(), AgentKind::Player).await? {
                 Some((player_id, token)) => {
-                    resume::resume_player(
-                        &this.pool,
-                        this.rules.max_players,
-                        &player_id,
-                        token,
-                        request.into_inner(),
-                    )
-                    .await?
+                    resume::resume_player(&this.pool, &this.rules, &player_id, token, request.into_inner())
+                        .await?
                 }
                 None => registration::register_player(&this.pool, &this.rules, request.into_inner()).await?,
             };

@@ -14,5 +14,5 @@ pub mod telemetry;
 pub mod threads;
 
 pub use credentials::Credentials;
-pub use saved::SavedCredentials;
+pub use saved::SavedIdentities;
 pub use shutdown::{Shutdown, ShutdownSignal};

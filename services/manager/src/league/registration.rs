@@ -1,7 +1,7 @@
 //! Registering referees and players: metadata validated, the contact endpoint parsed into its canonical
 //! form and checked against the endpoint policy (crate::league::endpoint), ids handed out in order
 //! (REF01…, P01…), a token issued once and stored as a hash, duplicate contact endpoints refused, the
-//! numbers of players per league and of referees bounded, and a player joining its league (which may
+//! numbers of players per league and of live referees bounded, and a player joining its league (which may
 //! start it, when enough players have joined).
 
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
@@ -18,6 +18,16 @@ use crate::league::referee_admission::RefereeAdmission;
 use crate::tokens;
 
 const MAX_TEXT: usize = 256;
+/// A referee heard from (any call it makes, its registration) within this long is live.
+pub const LIVE_WITHIN: &str = "2 minutes";
+/// How many referees are live: holding a running match, or heard from within [`LIVE_WITHIN`]. The
+/// referee limit counts these only: one that is gone (a container recreated with a new identity, a
+/// replica scaled away) stops counting two minutes after its last call, once its matches are given back;
+/// a revoked one (ADR 0039) at once.
+const LIVE_REFEREES: &str =
+    "select count(*) from agents a where a.kind = 'referee' and a.revoked_at is null and (
+        a.last_seen_at > now() - $1::interval
+        or exists (select 1 from matches m where m.status = 'running' and m.referee_id = a.agent_id))";
 /// How many labels an agent's registration may carry, and how long their keys and values may be.
 pub const MAX_LABELS: usize = 16;
 pub const MAX_LABEL_KEY: usize = 64;
@@ -63,7 +73,7 @@ impl Rules {
 
     /// Metadata validated and its contact endpoint in canonical form, allowed by the policy when the
     /// league will call it there.
-    async fn admit(&self, meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
+    pub(crate) async fn admit(&self, meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
         let mut meta = validate(meta)?;
         let contact = Endpoint::parse("contact_endpoint", &meta.contact_endpoint)?;
         // The league calls an external agent at its contact endpoint; the league's own services
@@ -106,13 +116,18 @@ pub async fn register_referee(
     sqlx::query("select 1 from agent_counters where kind = 'referee' for update")
         .execute(&mut *tx)
         .await?;
-    let (referees,): (i64,) = sqlx::query_as("select count(*) from agents where kind = 'referee'")
+    let (referees,): (i64,) = sqlx::query_as(LIVE_REFEREES)
+        .bind(LIVE_WITHIN)
         .fetch_one(&mut *tx)
         .await?;
     if referees >= i64::from(rules.max_referees) {
         return Err(reject(
             ErrorCode::InvalidLeagueState,
-            format!("the league has its maximum of {} referees", rules.max_referees),
+            format!(
+                "the league has its maximum of {} live referees (holding a match, or heard from within \
+                 the last {LIVE_WITHIN})",
+                rules.max_referees
+            ),
         ));
     }
     let (agent_id, token) = insert_agent(
