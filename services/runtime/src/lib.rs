@@ -1,6 +1,6 @@
 //! The small runtime every League binary shares: configuration, credentials on gRPC calls, telemetry
 //! (logs, traces, metrics, the admin server with health and readiness), shutdown, and serving and
-//! calling gRPC.
+//! calling gRPC, and the one TLS client.
 
 pub mod admin;
 pub mod config;
@@ -11,6 +11,7 @@ pub mod saved;
 pub mod shutdown;
 pub mod telemetry;
 pub mod threads;
+pub mod tls;
 
 pub use credentials::Credentials;
 pub use saved::SavedCredentials;
