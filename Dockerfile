@@ -47,7 +47,10 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 league \
     && useradd --system --uid 10001 --gid league --no-create-home --home-dir /nonexistent \
-       --shell /usr/sbin/nologin league
+       --shell /usr/sbin/nologin league \
+    && install -d -o 10001 -g 10001 -m 0700 /var/lib/league
+# /var/lib/league: where the manager keeps the referee registration token it generates (a volume in
+# compose, owned by the league user because this folder is).
 COPY --from=builder /usr/local/bin/league /usr/local/bin/league
 # A numeric user, so Kubernetes can verify runAsNonRoot without resolving names.
 USER 10001:10001

@@ -116,6 +116,7 @@ impl GatewayApp {
             warnings: warnings.clone(),
             replies: replies.clone(),
             referees: referees.clone(),
+            bridge: bridge.clone(),
             bridge_url,
             public_url: public_url.clone(),
         };

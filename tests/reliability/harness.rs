@@ -50,7 +50,8 @@ pub struct Timing {
     pub moves: Duration,
     pub game_over: Duration,
     pub retry: Duration,
-    pub lease: Duration,
+    /// `None`: the league's default lease (`league_domain::Timing`).
+    pub lease: Option<Duration>,
 }
 
 impl Timing {
@@ -62,7 +63,7 @@ impl Timing {
             moves: Duration::from_millis(3000),
             game_over: Duration::from_millis(1000),
             retry: Duration::from_millis(20),
-            lease: Duration::from_secs(1),
+            lease: Some(Duration::from_secs(1)),
         }
     }
 
@@ -70,21 +71,25 @@ impl Timing {
     /// match to a second referee, so `claims = 1` means "claimed once".
     pub fn long_lease() -> Timing {
         Timing {
-            lease: Duration::from_secs(30),
+            lease: Some(Duration::from_secs(30)),
             ..Timing::short_lease()
         }
     }
 
     fn env(&self) -> Vec<(String, String)> {
         let millis = |d: Duration| format!("{}ms", d.as_millis());
-        vec![
+        let mut env = vec![
             var("LEAGUE_JOIN_TIMEOUT", millis(self.join)),
             var("LEAGUE_MOVE_TIMEOUT", millis(self.moves)),
             var("LEAGUE_GAME_OVER_TIMEOUT", millis(self.game_over)),
             var("LEAGUE_RETRY_DELAY", millis(self.retry)),
-            var("LEAGUE_LEASE_DURATION", millis(self.lease)),
             var("LEAGUE_MAX_ATTEMPTS", "3"),
-        ]
+        ];
+        env.extend(
+            self.lease
+                .map(|lease| var("LEAGUE_LEASE_DURATION", millis(lease))),
+        );
+        env
     }
 }
 
@@ -183,8 +188,12 @@ impl Database {
     }
 }
 
+/// The referee registration token the manager asks and the referees present (ADR 0039).
+const REFEREE_REGISTRATION_TOKEN: &str = "reliability-referee-registration-token";
+
 fn common_env(league_id: &str) -> Vec<(String, String)> {
     vec![
+        var("LEAGUE_REFEREE_REGISTRATION_TOKEN", REFEREE_REGISTRATION_TOKEN),
         var("RUST_LOG", log_filter()),
         var("LEAGUE_LISTEN_ADDR", "127.0.0.1:0"),
         var("LEAGUE_ADMIN_ADDR", "127.0.0.1:0"),

@@ -1,6 +1,7 @@
 //! Calls agents make to the gateway: resolve the dialect, check the envelope in the configured mode,
 //! authenticate, hand the message to the league over gRPC, and answer in league.v2.
 
+mod greeting;
 mod operator;
 pub mod queries;
 mod registration;
@@ -13,7 +14,7 @@ use league_proto::ErrorCode;
 use league_proto::v2::AgentKind;
 use serde_json::{Map, Value, json};
 
-use crate::bridge::Replies;
+use crate::bridge::{PlayerBridge, Replies};
 use crate::compliance::{Checker, Mode, WarningBuffer};
 use crate::config::GatewayConfig;
 use crate::dialect::{self, Action};
@@ -31,6 +32,8 @@ pub struct Inbound {
     pub warnings: Arc<WarningBuffer>,
     pub replies: Arc<Replies>,
     pub referees: Arc<Referees>,
+    /// How the gateway calls agents (a registration's greeting goes through it).
+    pub bridge: PlayerBridge,
     /// Where referees reach the gateway's `PlayerService` bridge (registered as external players'
     /// service endpoint).
     pub bridge_url: String,
@@ -72,6 +75,7 @@ fn action_label(action: Action) -> &'static str {
         Action::StartLeague => "start_league",
         Action::CreateLeague => "create_league",
         Action::EnrollPlayer => "enroll_player",
+        Action::Lifecycle(change) => change.method(),
         Action::Query(query_type) => query_type,
         Action::ComplianceWarnings => "get_compliance_warnings",
         Action::AssignedMatches => "get_assigned_matches",
@@ -168,6 +172,9 @@ impl Inbound {
                 .await
                 .map(Handled::anonymous),
             Action::EnrollPlayer => operator::enroll_player(self, message, http)
+                .await
+                .map(Handled::anonymous),
+            Action::Lifecycle(change) => operator::change_league(self, change, message, http)
                 .await
                 .map(Handled::anonymous),
             Action::ComplianceWarnings => operator::compliance_warnings(self, message, http)

@@ -45,6 +45,14 @@ pub enum Command {
     Start(operator::start::StartArgs),
     /// Enroll registered players in a league that is registering; they keep their ids (operator).
     Enroll(operator::enroll::EnrollArgs),
+    /// Stop handing out a running league's matches; the running ones finish (operator).
+    Pause(operator::pause::PauseArgs),
+    /// Hand out a paused league's matches again (operator).
+    Resume(operator::pause::PauseArgs),
+    /// End a league that is not over: its unfinished matches are cancelled, nobody charged (operator).
+    Cancel(operator::cancel::CancelArgs),
+    /// Take players out of a league: each unfinished match of theirs is a forfeit they lose (operator).
+    Withdraw(operator::withdraw::WithdrawArgs),
     /// A league's standings (operator).
     Standings(operator::standings::StandingsArgs),
     /// A league's schedule, with each match's outcome (operator).
@@ -53,6 +61,13 @@ pub enum Command {
     Match(operator::match_view::MatchArgs),
     /// Each player's Glicko-2 rating (± two deviations) across every completed league (operator).
     Ratings(operator::ratings::RatingsArgs),
+    /// The registered referees, revoked ones too (operator).
+    Referees(operator::referees::RefereesArgs),
+    /// Revoke a referee: its reports and registrations are refused, its unfinished matches go to other
+    /// referees uncharged (operator).
+    RevokeReferee(operator::referees::RevokeRefereeArgs),
+    /// Print the token a referee must present to register (operator).
+    RefereeToken,
     /// Run the whole system on this machine until Ctrl-C: manager, gateway, referees, bots.
     Serve(serve::ServeArgs),
     /// Run a whole league on this machine and print the standings.
@@ -81,6 +96,10 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Create(args) => operator::create::create(args).await,
         Command::Start(args) => operator::start::start(args).await,
         Command::Enroll(args) => operator::enroll::enroll(args).await,
+        Command::Pause(args) => operator::pause::pause(args).await,
+        Command::Resume(args) => operator::pause::resume(args).await,
+        Command::Cancel(args) => operator::cancel::cancel(args).await,
+        Command::Withdraw(args) => operator::withdraw::withdraw(args).await,
         Command::Standings(args) => operator::standings::standings(args).await,
         Command::Schedule(args) => operator::schedule::schedule(args).await,
         Command::Match(args) => operator::match_view::show(args).await,
@@ -89,6 +108,9 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
             Some(player_id) => operator::player::show(player_id, args.common).await,
         },
         Command::Ratings(args) => operator::ratings::ratings(args).await,
+        Command::Referees(args) => operator::referees::referees(args).await,
+        Command::RevokeReferee(args) => operator::referees::revoke(args).await,
+        Command::RefereeToken => operator::referees::token().await,
         Command::Serve(args) => serve::serve(args).await,
         Command::Run(args) => run::run(args).await,
         Command::Report(args) => report::report(args).await,

@@ -240,8 +240,13 @@ async fn play<G, T>(
         referee_capacity: args.referee_capacity,
         players: args.players,
         strategies: args.strategies.clone(),
+        // A local trial: any referee may register (said when it starts).
+        referee_registration_token: None,
         quiet: args.quiet,
     };
+    if !args.quiet {
+        println!("referee registration is open: a local trial (`league serve` requires a token)");
+    }
     let (started, external) = system::start(&plan, running, external).await?;
     let _published = State::publish(
         &started.manager_url,
@@ -303,6 +308,10 @@ async fn follow(
             .context("asking the manager for the league's status")?
             .into_inner();
         progress.update(&status);
+        anyhow::ensure!(
+            status.status != LeagueStatus::Cancelled as i32,
+            "league {league_id} was cancelled by the operator (`league cancel`)"
+        );
         if status.status == LeagueStatus::Completed as i32 {
             progress.finish();
             let standings = client

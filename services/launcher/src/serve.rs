@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 use league_manager::postgres;
 use league_proto::v2::MatchTiming;
+use secrecy::SecretString;
 
 use crate::args;
 use crate::interrupt::Signals;
@@ -69,6 +70,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let server = postgres::resolve(&args.cluster_dir).await?;
     let database_url = postgres::ensure_database(&server, &args.database).await?;
     let operator_token = league_manager::tokens::issue()?;
+    let (referee_token, kept_in) = referee_registration_token()?;
     let plan = Plan {
         database_url,
         operator_token: operator_token.clone(),
@@ -86,6 +88,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         referee_capacity: args.referee_capacity,
         players: args.players,
         strategies: args.strategies.clone(),
+        referee_registration_token: Some(referee_token),
         quiet: false,
     };
     let mut running = Running::default();
@@ -105,6 +108,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         );
         println!("database: {} (kept)", args.database);
         println!(
+            "referee registration: only with the referee registration token (`league referee-token` shows it; {})",
+            kept_in
+        );
+        println!(
             "serving; Ctrl-C stops. `league leagues`, `league create`, `league standings` … work from here."
         );
         // Up until a signal: the published state goes with this future.
@@ -121,3 +128,24 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     eprintln!("stopped; the data stays in database {}", args.database);
     outcome
 }
+
+/// The referee registration token `league serve` requires (ADR 0039): the operator's
+/// (`LEAGUE_REFEREE_REGISTRATION_TOKEN`), else the one kept beside the state file (`referee-token`,
+/// mode 0600), generated from the OS CSPRNG at the first start; and where it is kept, in words.
+fn referee_registration_token() -> anyhow::Result<(SecretString, String)> {
+    if let Some(token) = std::env::var("LEAGUE_REFEREE_REGISTRATION_TOKEN")
+        .ok()
+        .filter(|token| !token.trim().is_empty())
+    {
+        return Ok((
+            SecretString::from(token.trim().to_owned()),
+            "set by LEAGUE_REFEREE_REGISTRATION_TOKEN".to_owned(),
+        ));
+    }
+    let path = crate::state::state_file().with_file_name(REFEREE_TOKEN_FILE);
+    let (token, _) = league_runtime::secret_file::read_or_create(&path, league_manager::tokens::issue)?;
+    Ok((token, format!("kept in {}", path.display())))
+}
+
+/// The file beside the state file that keeps `league serve`'s referee registration token.
+pub const REFEREE_TOKEN_FILE: &str = "referee-token";

@@ -42,6 +42,9 @@ pub struct Plan {
     pub external_players: u32,
     pub referees: u32,
     pub referee_capacity: u32,
+    /// The token every referee must present to register (ours get it too); `None`: registration is
+    /// open to anyone, as a local trial may be (ADR 0039).
+    pub referee_registration_token: Option<SecretString>,
     /// Bots in the player host (0: no host).
     pub players: u32,
     pub strategies: String,
@@ -132,7 +135,20 @@ pub async fn start<G>(
         ("LEAGUE_ADMIN_ADDR".to_owned(), "127.0.0.1:0".to_owned()),
         ("LEAGUE_ID".to_owned(), plan.league_id.clone()),
     ];
+    // Who may register a referee, for the manager and our referees alike (whatever the shell says).
+    let admission = match &plan.referee_registration_token {
+        Some(token) => [
+            ("LEAGUE_REFEREE_REGISTRATION_TOKEN", token.expose_secret()),
+            ("LEAGUE_REFEREE_REGISTRATION_OPEN", "false"),
+        ],
+        None => [
+            ("LEAGUE_REFEREE_REGISTRATION_TOKEN", ""),
+            ("LEAGUE_REFEREE_REGISTRATION_OPEN", "true"),
+        ],
+    }
+    .map(|(name, value)| (name.to_owned(), value.to_owned()));
     let mut manager_env = common.clone();
+    manager_env.extend(admission.clone());
     manager_env.extend([
         (
             "DATABASE_URL".to_owned(),
@@ -204,6 +220,7 @@ pub async fn start<G>(
         running.gateways.push(gateway);
     }
     let mut referee_env = common.clone();
+    referee_env.extend(admission);
     referee_env.extend([
         ("LEAGUE_MANAGER_URL".to_owned(), manager_url.clone()),
         (

@@ -1,8 +1,10 @@
-//! Who is calling: checks the credentials a call carries against the stored token hash (cached after
-//! the first database read, since hashes never change) and the operator token.
+//! Who is calling: checks the credentials a call carries against the stored token hash and the
+//! operator token. A hash never changes, but an agent may be revoked (ADR 0039): a hash read from the
+//! database is trusted for [`KNOWN_FOR`] only, and a revocation by this manager forgets it at once.
 
 use std::collections::HashMap;
 use std::sync::RwLock;
+use std::time::{Duration, Instant};
 
 use league_proto::ErrorCode;
 use league_runtime::credentials;
@@ -35,11 +37,18 @@ pub enum Caller {
     Operator,
 }
 
+/// How long a stored token hash is used without reading it again: how soon a revocation by another
+/// manager replica is noticed here.
+pub const KNOWN_FOR: Duration = Duration::from_secs(2);
+
+/// An agent's kind and token hash, and when they were read.
+type Known = (AgentKind, [u8; 32], Instant);
+
 #[derive(Debug)]
 pub struct Authenticator {
     pool: PgPool,
     operator_token_hash: Option<[u8; 32]>,
-    known: RwLock<HashMap<String, (AgentKind, [u8; 32])>>,
+    known: RwLock<HashMap<String, Known>>,
 }
 
 impl Authenticator {
@@ -107,21 +116,36 @@ impl Authenticator {
         }
     }
 
+    /// Forgets what is known of `agent_id` (it was just revoked).
+    pub fn forget(&self, agent_id: &str) {
+        if let Ok(mut known) = self.known.write() {
+            known.remove(agent_id);
+        }
+    }
+
     async fn stored(&self, agent_id: &str) -> ManagerResult<(AgentKind, [u8; 32])> {
-        if let Some(found) = self
+        if let Some((kind, hash, _)) = self
             .known
             .read()
             .ok()
             .and_then(|known| known.get(agent_id).copied())
+            .filter(|(_, _, at)| at.elapsed() < KNOWN_FOR)
         {
-            return Ok(found);
+            return Ok((kind, hash));
         }
-        let row: Option<(String, Vec<u8>)> =
-            sqlx::query_as("select kind, token_hash from agents where agent_id = $1")
+        let row: Option<(String, Vec<u8>, bool)> =
+            sqlx::query_as("select kind, token_hash, revoked_at is not null from agents where agent_id = $1")
                 .bind(agent_id)
                 .fetch_optional(&self.pool)
                 .await?;
-        let Some((kind, hash)) = row else {
+        if let Some((_, _, true)) = row {
+            self.forget(agent_id);
+            return Err(reject(
+                ErrorCode::RefereeNotRegistered,
+                format!("{agent_id} was revoked by the operator"),
+            ));
+        }
+        let Some((kind, hash, _)) = row else {
             let code = if agent_id.starts_with("REF") {
                 ErrorCode::RefereeNotRegistered
             } else {
@@ -138,7 +162,10 @@ impl Authenticator {
             .try_into()
             .map_err(|_| anyhow::anyhow!("stored token hash of {agent_id} has the wrong length"))?;
         if let Ok(mut known) = self.known.write() {
-            known.insert(agent_id.to_owned(), (kind, hash));
+            if known.len() > 100_000 {
+                known.clear();
+            }
+            known.insert(agent_id.to_owned(), (kind, hash, Instant::now()));
         }
         Ok((kind, hash))
     }

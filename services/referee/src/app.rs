@@ -41,6 +41,11 @@ pub struct RefereeConfig {
     /// restart on the same contact endpoint it resumes its registration instead of being refused as a
     /// duplicate. Unset: nothing is kept, and a restart on the same endpoint is refused.
     pub state_dir: Option<PathBuf>,
+    /// `LEAGUE_REFEREE_REGISTRATION_TOKEN`: the token the league asks of a registering referee (its
+    /// bearer token on RegisterReferee; ADR 0039).
+    pub referee_registration_token: Option<secrecy::SecretString>,
+    /// `LEAGUE_REFEREE_REGISTRATION_TOKEN_FILE`: where to read it instead (the file the manager keeps).
+    pub referee_registration_token_file: Option<PathBuf>,
 }
 
 impl Default for RefereeConfig {
@@ -53,6 +58,8 @@ impl Default for RefereeConfig {
             referee_capacity: 8,
             shutdown_grace: WorkerConfig::default().shutdown_grace,
             state_dir: None,
+            referee_registration_token: None,
+            referee_registration_token_file: None,
         }
     }
 }
@@ -140,6 +147,26 @@ impl RefereeApp {
             .map_err(|error| anyhow::anyhow!("referee server task: {error}"))?
     }
 
+    /// The referee registration token it presents, if it was given one.
+    fn registration_token(&self) -> anyhow::Result<Option<secrecy::SecretString>> {
+        use secrecy::ExposeSecret;
+        // A variable set to nothing (compose passes an unset one so) names nothing.
+        if let Some(token) = self
+            .config
+            .referee_registration_token
+            .as_ref()
+            .filter(|token| !token.expose_secret().trim().is_empty())
+        {
+            return Ok(Some(token.clone()));
+        }
+        self.config
+            .referee_registration_token_file
+            .as_deref()
+            .filter(|path| !path.as_os_str().is_empty())
+            .map(league_runtime::secret_file::read)
+            .transpose()
+    }
+
     /// Registers this referee, or resumes its previous registration when its credentials were kept
     /// for `endpoint` under the state directory; keeps the credentials it ends up with there.
     async fn register(
@@ -174,6 +201,10 @@ impl RefereeApp {
                 ),
             }
         }
+        let request = match self.registration_token()? {
+            Some(token) => league_runtime::credentials::operator_request(&token, request),
+            None => tonic::Request::new(request),
+        };
         let registered = manager
             .register_referee(request)
             .await

@@ -8,6 +8,7 @@ pub mod credentials;
 pub mod grpc;
 pub mod metrics;
 pub mod saved;
+pub mod secret_file;
 pub mod shutdown;
 pub mod telemetry;
 pub mod threads;

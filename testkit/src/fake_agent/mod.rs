@@ -42,6 +42,9 @@ pub enum Behaviour {
     Instant,
     /// Every call acknowledged with `{"status": "acknowledged"}` and nothing else, clean framing.
     Clean,
+    /// Every call answered with a bare `{"status": "ok"}`: a GAME_INVITATION joined without a
+    /// GAME_JOIN_ACK, ever.
+    BareOk,
     /// The first captured agent (`tests/fixtures/peer-a`): message_type method names and the canonical
     /// game methods; full envelopes and `"error": null` beside every result; `parity_choose` is 404,
     /// `tools/call` 400.
@@ -389,6 +392,7 @@ fn respond(agents: &Arc<Agents>, agent: &str, headers: &HeaderMap, body: &[u8]) 
             (light.message_type(), spec::instant(agents, agent, &light))
         }
         Behaviour::Clean => read_in_full(spec::clean(id)),
+        Behaviour::BareOk => read_in_full(spec::bare_ok(id)),
         Behaviour::SeparateReplies => read_in_full(spec::separate_replies(agents, agent, params, id)),
         Behaviour::PeerA => read_in_full(replay::peer_a(method, params, id)),
         Behaviour::PeerB => read_in_full(replay::peer_b(method, params, id)),

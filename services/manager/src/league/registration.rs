@@ -14,6 +14,7 @@ use crate::config::RegistrationConfig;
 use crate::error::{ManagerError, ManagerResult, reject, violates};
 use crate::league::endpoint::{Endpoint, EndpointPolicy, Network};
 use crate::league::enrollment;
+use crate::league::referee_admission::RefereeAdmission;
 use crate::tokens;
 
 const MAX_TEXT: usize = 256;
@@ -28,7 +29,8 @@ pub struct Rules {
     pub max_players: u32,
     pub max_referees: u32,
     pub endpoints: EndpointPolicy,
-    pub referee_token: Option<SecretString>,
+    /// Who may register a referee.
+    pub referee_admission: RefereeAdmission,
 }
 
 impl Rules {
@@ -38,6 +40,7 @@ impl Rules {
         config: &RegistrationConfig,
         listen_addr: std::net::SocketAddr,
         database_url: Option<&str>,
+        referee_admission: RefereeAdmission,
     ) -> Self {
         let mut refused: Vec<String> = config.refused().map(str::to_owned).collect();
         refused.push(listen_addr.to_string());
@@ -49,50 +52,12 @@ impl Rules {
         Self {
             max_players: config.max_players,
             max_referees: config.max_referees,
-            // An empty token (a variable set to nothing) requires nothing.
-            referee_token: config
-                .referee_registration_token
-                .clone()
-                .filter(|token| !secrecy::ExposeSecret::expose_secret(token).is_empty()),
+            referee_admission,
             endpoints: EndpointPolicy {
                 allow_loopback: config.endpoint_allow_loopback,
                 allowed_networks: config.networks().filter_map(Network::parse).collect(),
                 refused,
             },
-        }
-    }
-
-    /// Whether a referee may register: when the operator set a referee registration token, an external
-    /// referee (registering through the gateway) must present it. The league's own referees register on
-    /// the internal network and are not asked.
-    pub fn check_referee_token(
-        &self,
-        meta: Option<&AgentMeta>,
-        presented: Option<&SecretString>,
-    ) -> ManagerResult<()> {
-        use secrecy::ExposeSecret;
-        use subtle::ConstantTimeEq;
-        let Some(required) = &self.referee_token else {
-            return Ok(());
-        };
-        if !meta.is_some_and(is_external) {
-            return Ok(());
-        }
-        let matches = presented.is_some_and(|presented| {
-            bool::from(
-                presented
-                    .expose_secret()
-                    .as_bytes()
-                    .ct_eq(required.expose_secret().as_bytes()),
-            )
-        });
-        if matches {
-            Ok(())
-        } else {
-            Err(reject(
-                ErrorCode::PermissionDenied,
-                "this league registers referees only with the operator's referee registration token (auth_token)",
-            ))
         }
     }
 
@@ -162,7 +127,7 @@ pub async fn register_referee(
     // A referee serves every league of its games; REFEREE_REGISTER_RESPONSE names the current one.
     let league_id: Option<(String,)> = sqlx::query_as(
         "select league_id from leagues
-         where status in ('registering', 'running') and game_type = any($1)
+         where status in ('registering', 'running', 'paused') and game_type = any($1)
          order by created_at desc limit 1",
     )
     .bind(&meta.game_types)

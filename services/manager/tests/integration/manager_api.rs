@@ -283,6 +283,7 @@ async fn an_expired_lease_sends_the_match_back_and_the_old_holder_cannot_report(
                 lease_id: lost.lease_id.clone(),
                 league_id: "test_league".into(),
             }],
+            ..RenewLeasesRequest::default()
         }))
         .await
         .unwrap()
@@ -303,6 +304,117 @@ async fn an_expired_lease_sends_the_match_back_and_the_old_holder_cannot_report(
             .await
             .unwrap();
     assert_eq!((results, claims), (1, 2));
+}
+
+#[tokio::test]
+async fn a_release_unless_players_called_keeps_a_lease_under_which_a_player_was_called() {
+    let manager = spawn_manager(2).await;
+    let mut client = manager.client();
+    register_player(&mut client, "alice").await;
+    register_player(&mut client, "bob").await;
+    let referee = register_referee(&mut client, "external").await;
+    let claim = |client: &mut manager_service_client::ManagerServiceClient<_>| {
+        let request = referee.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        });
+        let mut client = client.clone();
+        async move {
+            client
+                .claim_matches(request)
+                .await
+                .unwrap()
+                .into_inner()
+                .assignments
+        }
+    };
+    let release_untouched = |client: &mut manager_service_client::ManagerServiceClient<_>,
+                             lease: LeaseRef| {
+        let request = referee.request(ReleaseLeasesRequest {
+            leases: vec![lease],
+            unless_players_called: true,
+        });
+        let mut client = client.clone();
+        async move {
+            client
+                .release_leases(request)
+                .await
+                .unwrap()
+                .into_inner()
+                .released
+        }
+    };
+    let lease_of = |held: &MatchAssignment| LeaseRef {
+        match_id: "R1M1".into(),
+        lease_id: held.lease_id.clone(),
+        league_id: "test_league".into(),
+    };
+
+    // Nobody called under the lease: the release takes it back.
+    let first = claim(&mut client).await;
+    let released = release_untouched(&mut client, lease_of(&first[0])).await;
+    assert_eq!(
+        released,
+        vec![lease_of(&first[0])],
+        "an untouched match goes back"
+    );
+
+    // A player called under the new lease (noted with the lease left out, as another replica of the
+    // gateway notes it): the same release leaves the match with its referee.
+    let second = claim(&mut client).await;
+    let noted = client
+        .renew_leases(referee.request(RenewLeasesRequest {
+            leases: vec![LeaseRef {
+                lease_id: String::new(),
+                ..lease_of(&second[0])
+            }],
+            players_called: true,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(noted.renewals[0].renewed, "{noted:?}");
+    let kept = release_untouched(&mut client, lease_of(&second[0])).await;
+    assert!(kept.is_empty(), "a started match stays: {kept:?}");
+    // Without a note, an empty lease id renews nothing.
+    let unnamed = client
+        .renew_leases(referee.request(RenewLeasesRequest {
+            leases: vec![LeaseRef {
+                lease_id: String::new(),
+                ..lease_of(&second[0])
+            }],
+            players_called: false,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!unnamed.renewals[0].renewed, "{unnamed:?}");
+
+    // The note belongs to that lease: released plainly and claimed again, the match is untouched.
+    let plain = client
+        .release_leases(referee.request(ReleaseLeasesRequest {
+            leases: vec![lease_of(&second[0])],
+            unless_players_called: false,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(plain.released.len(), 1);
+    let third = claim(&mut client).await;
+    let released = release_untouched(&mut client, lease_of(&third[0])).await;
+    assert_eq!(released.len(), 1, "a new lease starts untouched");
+    let (status, claims, results): (String, i32, i64) = sqlx::query_as(
+        "select status, claims, (select count(*) from matches where status = 'finished')
+         from matches where match_id = 'R1M1'",
+    )
+    .fetch_one(&manager.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        (status.as_str(), claims, results),
+        ("scheduled", 3, 0),
+        "nobody charged"
+    );
 }
 
 #[tokio::test]
@@ -332,6 +444,7 @@ async fn only_the_holder_releases_a_lease_and_the_match_is_ready_again_at_once()
     let stranger = client
         .release_leases(other.request(ReleaseLeasesRequest {
             leases: vec![lease.clone()],
+            ..ReleaseLeasesRequest::default()
         }))
         .await
         .unwrap()
@@ -343,6 +456,7 @@ async fn only_the_holder_releases_a_lease_and_the_match_is_ready_again_at_once()
                 lease_id: "00000000-0000-0000-0000-000000000000".into(),
                 ..lease.clone()
             }],
+            ..ReleaseLeasesRequest::default()
         }))
         .await
         .unwrap()
@@ -357,6 +471,7 @@ async fn only_the_holder_releases_a_lease_and_the_match_is_ready_again_at_once()
     let released = client
         .release_leases(leaving.request(ReleaseLeasesRequest {
             leases: vec![lease.clone()],
+            ..ReleaseLeasesRequest::default()
         }))
         .await
         .unwrap()
@@ -378,6 +493,7 @@ async fn only_the_holder_releases_a_lease_and_the_match_is_ready_again_at_once()
     let renewal = client
         .renew_leases(leaving.request(RenewLeasesRequest {
             leases: vec![lease.clone()],
+            ..RenewLeasesRequest::default()
         }))
         .await
         .unwrap()
@@ -389,7 +505,10 @@ async fn only_the_holder_releases_a_lease_and_the_match_is_ready_again_at_once()
         .unwrap_err();
     assert_eq!(code(&late), Some("E015"));
     let again = client
-        .release_leases(leaving.request(ReleaseLeasesRequest { leases: vec![lease] }))
+        .release_leases(leaving.request(ReleaseLeasesRequest {
+            leases: vec![lease],
+            ..ReleaseLeasesRequest::default()
+        }))
         .await
         .unwrap()
         .into_inner();
@@ -540,7 +659,10 @@ async fn the_operator_claims_for_a_referee_within_its_capacity_and_it_reports_wi
         .renew_leases(league_runtime::credentials::on_behalf_of_request(
             &operator,
             &external.agent_id,
-            RenewLeasesRequest { leases: vec![lease] },
+            RenewLeasesRequest {
+                leases: vec![lease],
+                ..RenewLeasesRequest::default()
+            },
         ))
         .await
         .unwrap()
