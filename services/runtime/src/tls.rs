@@ -86,23 +86,22 @@ pub fn https_connector(tls: ClientConfig, mut http: HttpConnector) -> HttpsConne
 pub fn failure(error: &(dyn std::error::Error + 'static)) -> Option<TlsFailure> {
     let mut next = Some(error);
     while let Some(error) = next {
-        // An I/O error hides the error it carries from `source()`: look inside it too.
+        if let Some(tls) = error.downcast_ref::<rustls::Error>() {
+            return Some(match tls {
+                rustls::Error::InvalidCertificate(_) => TlsFailure::UntrustedCertificate(format!(
+                    "its TLS certificate is not trusted ({tls}); a certificate from a private CA \
+                     is trusted by adding that CA to LEAGUE_EXTRA_ROOTS"
+                )),
+                other => TlsFailure::Other(format!("TLS failed: {other}")),
+            });
+        }
+        // An I/O error hides the error it carries from `source()` (it answers with that error's
+        // source): go into it instead. The TLS layer's errors come as I/O errors inside I/O errors.
         let inner = error
             .downcast_ref::<std::io::Error>()
             .and_then(|io| io.get_ref())
             .map(|inner| inner as &(dyn std::error::Error + 'static));
-        for candidate in std::iter::once(error).chain(inner) {
-            if let Some(tls) = candidate.downcast_ref::<rustls::Error>() {
-                return Some(match tls {
-                    rustls::Error::InvalidCertificate(_) => TlsFailure::UntrustedCertificate(format!(
-                        "its TLS certificate is not trusted ({tls}); a certificate from a private CA \
-                         is trusted by adding that CA to LEAGUE_EXTRA_ROOTS"
-                    )),
-                    other => TlsFailure::Other(format!("TLS failed: {other}")),
-                });
-            }
-        }
-        next = error.source();
+        next = inner.or_else(|| error.source());
     }
     None
 }
@@ -172,7 +171,7 @@ mod tests {
     #[test]
     fn a_certificate_error_inside_an_io_error_is_found() {
         let certificate = rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
-        let io = std::io::Error::new(std::io::ErrorKind::InvalidData, certificate);
+        let io = std::io::Error::other(std::io::Error::new(std::io::ErrorKind::InvalidData, certificate));
         let found = failure(&io).expect("a TLS failure");
         assert!(matches!(found, TlsFailure::UntrustedCertificate(_)), "{found}");
         assert!(found.to_string().contains("LEAGUE_EXTRA_ROOTS"), "{found}");
