@@ -1,7 +1,6 @@
 //! The league's one TLS client (docs/adr/0043-one-tls-stack.md): rustls on ring, trusting the system's
 //! roots and, for operators with a private CA, the extra roots of `LEAGUE_EXTRA_ROOTS`. The gateway's
-//! calls to agents and the `llm` strategy's calls to its model go through it; Postgres goes through
-//! sqlx, built on the same rustls and the same system roots (a private CA there is `sslrootcert`).
+//! calls to agents and the `llm` strategy's calls to its model go through it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
