@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use league_runtime::tls::TlsConfig;
 use secrecy::SecretString;
 use serde::Deserialize;
 
@@ -73,6 +74,10 @@ pub struct GatewayConfig {
     /// holds back nobody else's events.
     #[serde(with = "humantime_serde")]
     pub event_slot_window: Duration,
+    /// `LEAGUE_EXTRA_ROOTS`: CA certificates trusted besides the system's when calling `https://`
+    /// agents (league_runtime::tls).
+    #[serde(flatten)]
+    pub tls: TlsConfig,
 }
 
 impl Default for GatewayConfig {
@@ -99,6 +104,7 @@ impl Default for GatewayConfig {
             agent_call_timeout: Duration::from_secs(10),
             event_slots: crate::bridge::event_slots::SLOTS,
             event_slot_window: crate::bridge::event_slots::WINDOW,
+            tls: TlsConfig::default(),
         }
     }
 }

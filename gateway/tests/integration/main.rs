@@ -18,3 +18,4 @@ mod registration_bounds;
 mod registration_replay;
 mod resume;
 mod silent_referee;
+mod tls;

@@ -129,6 +129,8 @@ struct Agents {
 #[derive(Debug)]
 pub struct FakeAgents {
     pub addr: SocketAddr,
+    /// `http`, or `https` with the test certificate (crate::tls).
+    scheme: &'static str,
     agents: Arc<Agents>,
     shutdown: Shutdown,
 }
@@ -150,14 +152,29 @@ impl FakeAgents {
         Self::serve(behaviour, false).await
     }
 
+    /// Fake agents of `behaviour` on https, presenting the test certificate (crate::tls): trusted by a
+    /// client given the test CA, untrusted by any other.
+    pub async fn start_tls(behaviour: Behaviour) -> Self {
+        Self::serve_with(behaviour, true, true).await
+    }
+
     async fn serve(behaviour: Behaviour, record: bool) -> Self {
+        Self::serve_with(behaviour, record, false).await
+    }
+
+    async fn serve_with(behaviour: Behaviour, record: bool, tls: bool) -> Self {
         let agents = Arc::new(Agents::new(behaviour, record));
         let router = Router::new()
             .route("/{agent}/mcp", post(answer))
             .with_state(agents.clone());
-        let (addr, shutdown) = serve_on_loopback(router).await;
+        let ((addr, shutdown), scheme) = if tls {
+            (crate::tls::serve_tls_on_loopback(router).await, "https")
+        } else {
+            (serve_on_loopback(router).await, "http")
+        };
         Self {
             addr,
+            scheme,
             agents,
             shutdown,
         }
@@ -165,7 +182,7 @@ impl FakeAgents {
 
     /// The contact endpoint of the agent called `name`.
     pub fn endpoint(&self, name: &str) -> String {
-        format!("http://{}/{name}/mcp", self.addr)
+        format!("{}://{}/{name}/mcp", self.scheme, self.addr)
     }
 
     /// Tells the agent `name` who it is (for replies that carry its id and token).
