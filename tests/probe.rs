@@ -178,3 +178,64 @@ async fn an_agent_that_is_not_there_is_reported_and_the_probe_fails() {
     assert_eq!(report["dialect"], Value::Null, "{report}");
     assert_eq!(message(&report, "GAME_INVITATION")["accepted"], false, "{report}");
 }
+
+#[tokio::test]
+async fn every_kind_of_refusal_counts_in_the_agent_s_own_words_and_the_probe_fails() {
+    let (_agent, url) = registered_agent("refusing").await;
+    let (success, report) = probe(&url).await;
+    assert!(!success, "refusals fail the probe: {report}");
+    assert_eq!(report["dialect"], "canonical", "{report}");
+    for message_type in [
+        "GAME_INVITATION",
+        "CHOOSE_PARITY_CALL",
+        "GAME_OVER",
+        "LEAGUE_STANDINGS_UPDATE",
+    ] {
+        assert_eq!(message(&report, message_type)["verdict"], "accepted", "{report}");
+    }
+    // (message, verdict, the agent's words in the reason, the warning kind)
+    let expected = [
+        (
+            "GAME_ERROR",
+            "not_implemented",
+            "-32000 Unknown message type",
+            "unimplemented_notification",
+        ),
+        (
+            "LEAGUE_COMPLETED",
+            "not_implemented",
+            "unknown_message_type",
+            "unimplemented_notification",
+        ),
+        (
+            "ROUND_ANNOUNCEMENT",
+            "refused",
+            "-32602 Missing required field: round_deadline",
+            "refused_params",
+        ),
+        ("ROUND_COMPLETED", "refused", "-32001 Auth failed", "refused_auth"),
+    ];
+    for (message_type, verdict, words, kind) in expected {
+        let step = message(&report, message_type);
+        assert_eq!(step["verdict"], verdict, "{message_type}: {report}");
+        assert_eq!(step["accepted"], false, "{message_type}: {report}");
+        let error = step["error"].as_str().unwrap_or_default();
+        assert!(
+            error.contains(words),
+            "{message_type}: {words} in {error}: {report}"
+        );
+        assert!(kinds(step).contains(&kind), "{message_type}: {kind}: {report}");
+    }
+}
+
+#[tokio::test]
+async fn an_agent_refusing_every_call_is_reported_with_its_own_refusal() {
+    let (_agent, url) = registered_agent("auth_refusing").await;
+    let (success, report) = probe(&url).await;
+    assert!(!success, "{report}");
+    assert_eq!(report["dialect"], Value::Null, "{report}");
+    let invitation = message(&report, "GAME_INVITATION");
+    assert_eq!(invitation["verdict"], "refused", "{report}");
+    let error = invitation["error"].as_str().unwrap_or_default();
+    assert!(error.contains("-32001 Auth failed"), "{error}: {report}");
+}

@@ -10,6 +10,11 @@ traffic (tests/fixtures):
   sloppy        peer-b: canonical names only (-32601 for anything else), registration without sender,
                 timestamp or conversation_id, compact timestamps, a placeholder auth_token in replies,
                 `accepted` and `choice` instead of `accept` and `parity_choice`.
+  refusing      canonical names; plays, but refuses notifications the ways real agents do: GAME_ERROR
+                with -32000 "Unknown message type", LEAGUE_COMPLETED with a result
+                {"status": "unknown_message_type"}, ROUND_ANNOUNCEMENT with -32602 over a field,
+                ROUND_COMPLETED with -32001 "Auth failed" (for `league probe`'s tests).
+  auth_refusing every call refused with -32001 "Auth failed".
 
 Usage: league_agent.py <league /mcp url> <style> <name> [<url for separate replies>]. The optional URL
 is another gateway replica behind the same league, as a load balancer would pick. Prints one JSON line when the league completes:
@@ -76,7 +81,22 @@ def send_separately(message):
         STATE["errors"].append(str(error))
 
 
+REFUSALS = {
+    "GAME_ERROR": {"code": -32000, "message": "Unknown message type"},
+    "ROUND_ANNOUNCEMENT": {"code": -32602, "message": "Missing required field: round_deadline"},
+    "ROUND_COMPLETED": {"code": -32001, "message": "Auth failed"},
+}
+
+
+class Refusal(Exception):
+    def __init__(self, error):
+        super().__init__(error["message"])
+        self.error = error
+
+
 def handle(method, params):
+    if STYLE == "auth_refusing":
+        raise Refusal({"code": -32001, "message": "Auth failed"})
     message_type = params.get("message_type") or CANONICAL.get(method)
     if STYLE == "message_type":
         if method not in CANONICAL.values() and method not in CANONICAL:
@@ -86,6 +106,11 @@ def handle(method, params):
     message_type = message_type or CANONICAL[method]
     with LOCK:
         STATE["received"][message_type] = STATE["received"].get(message_type, 0) + 1
+    if STYLE == "refusing":
+        if message_type in REFUSALS:
+            raise Refusal(REFUSALS[message_type])
+        if message_type == "LEAGUE_COMPLETED":
+            return {"status": "unknown_message_type"}
     match_id = params.get("match_id")
     conversation_id = params.get("conversation_id")
     if message_type == "GAME_INVITATION":
@@ -125,13 +150,13 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         length = int(self.headers.get("Content-Length", 0))
         request = json.loads(self.rfile.read(length))
-        result = handle(request.get("method", ""), request.get("params") or {})
-        if result is None:
-            body = {"jsonrpc": "2.0", "error": {"code": -32601, "message": f"Method not found: {request.get('method')}"}, "id": request.get("id")}
-        elif STYLE == "message_type":
-            body = {"jsonrpc": "2.0", "result": result, "error": None, "id": request.get("id")}
+        result = None
+        try:
+            result = handle(request.get("method", ""), request.get("params") or {})
+        except Refusal as refusal:
+            body = {"jsonrpc": "2.0", "error": refusal.error, "id": request.get("id")}
         else:
-            body = {"jsonrpc": "2.0", "result": result, "id": request.get("id")}
+            body = self.answer(request, result)
         data = json.dumps(body).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -143,6 +168,14 @@ class Handler(BaseHTTPRequestHandler):
         # cut an answer still being written.
         if isinstance(result, dict) and result.get("message_type") == "LEAGUE_COMPLETED":
             DONE.set()
+
+    @staticmethod
+    def answer(request, result):
+        if result is None:
+            return {"jsonrpc": "2.0", "error": {"code": -32601, "message": f"Method not found: {request.get('method')}"}, "id": request.get("id")}
+        if STYLE == "message_type":
+            return {"jsonrpc": "2.0", "result": result, "error": None, "id": request.get("id")}
+        return {"jsonrpc": "2.0", "result": result, "id": request.get("id")}
 
 
 def register(port):

@@ -41,12 +41,21 @@ pub(crate) enum Failure {
     League(LeagueError),
 }
 
+/// How the status of a call the agent has no method for begins (the probe tells it from a refusal).
+const NOT_IMPLEMENTED: &str = "the agent implements no method for";
+
+/// Whether a call's status says the agent has no method for the message in any dialect tried, rather
+/// than refusing it.
+pub fn is_not_implemented(status: &Status) -> bool {
+    status.message().starts_with(NOT_IMPLEMENTED)
+}
+
 impl Failure {
     pub(crate) fn status(&self, what: &str) -> Status {
         match self {
             Failure::NotImplemented => error_code::status(
                 ErrorCode::InvalidMessageFormat,
-                format!("the agent implements no method for {what}"),
+                format!("{NOT_IMPLEMENTED} {what}"),
             ),
             Failure::Refused(error) => {
                 // An agent that names a league.v2 code keeps it; anything else is a refusal.
@@ -74,6 +83,21 @@ const FALLBACKS: [Dialect; 3] = [
     Dialect::LowerMessageType,
 ];
 
+/// Whether an agent's words (an error's message, a result's `status`) say it does not know the message:
+/// "Unknown message type", `unknown_message_type`, "not implemented", "unsupported message". Such an
+/// answer is the agent's way of saying -32601, whatever code or result carries it.
+pub fn says_unknown_message(text: &str) -> bool {
+    let text = text.to_ascii_lowercase().replace(['_', '-'], " ");
+    [
+        "unknown message",
+        "not implemented",
+        "unsupported message",
+        "unknown method",
+    ]
+    .iter()
+    .any(|words| text.contains(words))
+}
+
 /// The warning kind for an agent's refusal of a notification: what the refusal was about.
 pub(crate) fn refusal_kind(error: &RpcError) -> &'static str {
     let error_code = error
@@ -82,7 +106,9 @@ pub(crate) fn refusal_kind(error: &RpcError) -> &'static str {
         .and_then(|data| data.get("error_code"))
         .and_then(Value::as_str);
     let message = error.message.to_ascii_lowercase();
-    if refused_over_sender(error) {
+    if says_unknown_message(&error.message) {
+        kinds::UNIMPLEMENTED_NOTIFICATION
+    } else if refused_over_sender(error) {
         kinds::REFUSED_SENDER
     } else if error.code == -32001
         || matches!(error_code, Some("E011" | "E012"))
@@ -204,6 +230,20 @@ impl PlayerBridge {
         limit: Duration,
     ) -> Result<(), Status> {
         let warning = match self.call(agent, kind, message, limit).await {
+            // A result that says the agent does not know the message (`{"status":
+            // "unknown_message_type"}`) is a -32601 in other words.
+            Ok(result)
+                if result
+                    .get("status")
+                    .and_then(Value::as_str)
+                    .is_some_and(says_unknown_message) =>
+            {
+                Deviation {
+                    kind: kinds::UNIMPLEMENTED_NOTIFICATION,
+                    detail: format!("{}: answered {result}", kind.as_str()),
+                    strict_error: ErrorCode::InvalidMessageFormat,
+                }
+            }
             Ok(_) => return Ok(()),
             Err(Failure::NotImplemented) => Deviation {
                 kind: kinds::UNIMPLEMENTED_NOTIFICATION,
@@ -262,5 +302,25 @@ mod tests {
             refusal_kind(&error(-32000, "busy", None)),
             kinds::REFUSED_NOTIFICATION
         );
+        assert_eq!(
+            refusal_kind(&error(-32000, "Unknown message type", None)),
+            kinds::UNIMPLEMENTED_NOTIFICATION
+        );
+    }
+
+    #[test]
+    fn an_agent_s_words_for_not_knowing_a_message_are_recognised() {
+        for text in [
+            "unknown_message_type",
+            "Unknown message type: GAME_ERROR",
+            "Not implemented",
+            "unsupported message",
+            "Unknown method",
+        ] {
+            assert!(says_unknown_message(text), "{text}");
+        }
+        for text in ["acknowledged", "ok", "busy", "Auth failed", "known message"] {
+            assert!(!says_unknown_message(text), "{text}");
+        }
     }
 }

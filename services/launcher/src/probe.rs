@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime};
 
 use clap::Args;
 use league_gateway::bridge::client::AgentClient;
+use league_gateway::bridge::outbound::is_not_implemented;
 use league_gateway::bridge::{FallbackTimeouts, PlayerBridge, Replies};
 use league_gateway::compliance::{Mode, WarningBuffer, kinds};
 use league_gateway::dialect::Dialect;
@@ -51,12 +52,46 @@ const DIALECTS: [Dialect; 5] = [
     Dialect::ToolsCall,
 ];
 
+/// What the agent did with one message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Accepted,
+    /// No method for it in any dialect tried, or an answer saying it does not know the message.
+    NotImplemented,
+    /// Refused (any JSON-RPC error, over the sender, the token or the params), not reached, or answered
+    /// wrongly.
+    Refused,
+}
+
+impl Verdict {
+    fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Accepted => "accepted",
+            Verdict::NotImplemented => "not_implemented",
+            Verdict::Refused => "refused",
+        }
+    }
+
+    /// What a compliance warning of `kind` says the agent did with the message, if it did not take it.
+    fn of_warning(kind: &str) -> Option<Verdict> {
+        match kind {
+            kinds::UNIMPLEMENTED_NOTIFICATION => Some(Verdict::NotImplemented),
+            kinds::REFUSED_NOTIFICATION_ANSWER
+            | kinds::REFUSED_SENDER
+            | kinds::REFUSED_AUTH
+            | kinds::REFUSED_PARAMS
+            | kinds::REFUSED_NOTIFICATION => Some(Verdict::Refused),
+            _ => None,
+        }
+    }
+}
+
 /// One message of the exchange, as the agent took it.
 #[derive(Debug)]
 struct Step {
     message_type: &'static str,
-    accepted: bool,
-    /// The error, when the agent did not take it.
+    verdict: Verdict,
+    /// Why, in the agent's own words where it gave any, when it did not take it.
     error: Option<String>,
     /// What it got wrong: (kind, example, rule).
     problems: Vec<(String, String, &'static str)>,
@@ -86,16 +121,25 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
     let mut steps = Vec::new();
     let mut dialect = None;
     let mut probed = None;
+    // When no dialect works, the reason shown is the agent's first refusal: a dialect it understood
+    // (-32001 over the token, say), not the last dialect's complaint about a call it could not read.
+    let mut first_refusal = None;
     for candidate in DIALECTS {
         let agent = manager_link.remember(PLAYER.to_owned(), args.url.clone(), candidate, SenderForm::Bare);
         let invited = bridge.invite_to_match(tonic::Request::new(invitation(limit)));
         let (step, _) = run("GAME_INVITATION", &warnings, invited).await;
         let last = candidate == DIALECTS[DIALECTS.len() - 1];
-        if step.accepted || last {
-            dialect = step.accepted.then(|| agent.dialect());
+        if step.verdict == Verdict::Accepted || last {
+            dialect = (step.verdict == Verdict::Accepted).then(|| agent.dialect());
             probed = Some(agent);
-            steps.push(step);
+            steps.push(match first_refusal {
+                Some(refusal) if dialect.is_none() => refusal,
+                _ => step,
+            });
             break;
+        }
+        if step.verdict == Verdict::Refused && first_refusal.is_none() {
+            first_refusal = Some(step);
         }
     }
     if dialect.is_some() {
@@ -127,7 +171,7 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
     // The manager's sender as the agent took it (the bridge tries the other form when refused over it).
     let form = probed.map(|agent| agent.sender_form());
     report(&args, dialect, form, &steps);
-    if dialect.is_some() && steps.iter().all(|step| step.accepted) {
+    if dialect.is_some() && steps.iter().all(|step| step.verdict == Verdict::Accepted) {
         Ok(())
     } else {
         anyhow::bail!("the agent did not take every message")
@@ -143,17 +187,22 @@ async fn run<T>(
     let outcome = call.await;
     let mut step = Step {
         message_type,
-        accepted: outcome.is_ok(),
+        verdict: match &outcome {
+            Ok(_) => Verdict::Accepted,
+            Err(status) if is_not_implemented(status) => Verdict::NotImplemented,
+            Err(_) => Verdict::Refused,
+        },
         error: outcome.as_ref().err().map(|status| status.message().to_owned()),
         problems: Vec::new(),
     };
     for warning in warnings.take() {
-        // A notification the agent did not take is still "delivered" to a league: not here.
-        if warning.kind == kinds::UNIMPLEMENTED_NOTIFICATION
-            || warning.kind == kinds::REFUSED_NOTIFICATION_ANSWER
+        // A notification the agent did not take is still "delivered" to a league (never retried):
+        // not here. Every kind of refusal counts, with the agent's own words.
+        if let Some(verdict) = Verdict::of_warning(&warning.kind)
+            && step.verdict == Verdict::Accepted
         {
-            step.accepted = false;
-            step.error.get_or_insert_with(|| warning.detail.clone());
+            step.verdict = verdict;
+            step.error = Some(warning.detail.clone());
         }
         step.problems
             .push((warning.kind.clone(), warning.detail, rule(&warning.kind)));
@@ -163,7 +212,7 @@ async fn run<T>(
 
 impl Step {
     fn refuse(&mut self, detail: String, rule: &'static str) {
-        self.accepted = false;
+        self.verdict = Verdict::Refused;
         self.error = Some(detail.clone());
         self.problems.push(("invalid_answer".to_owned(), detail, rule));
     }
@@ -193,8 +242,19 @@ fn rule(kind: &str) -> &'static str {
         kinds::BARE_RESULT | kinds::RESULT_WITH_ERROR_NULL => {
             "a JSON-RPC 2.0 response has jsonrpc \"2.0\", the request's id, and exactly one of result and error"
         }
-        kinds::UNIMPLEMENTED_NOTIFICATION | kinds::REFUSED_NOTIFICATION_ANSWER => {
+        kinds::UNIMPLEMENTED_NOTIFICATION
+        | kinds::REFUSED_NOTIFICATION_ANSWER
+        | kinds::REFUSED_NOTIFICATION => {
             "a player takes every message the league sends it and answers with a result"
+        }
+        kinds::REFUSED_SENDER => {
+            "the league's messages come from league_manager (or league_manager:<id>) and referee:<id>; a player takes either form"
+        }
+        kinds::REFUSED_AUTH => {
+            "every message the league sends carries an outbound auth_token of its own, not the agent's token: a player may check that one is there, not that it is its own"
+        }
+        kinds::REFUSED_PARAMS => {
+            "a player takes every field the specification defines and ignores the fields it does not know"
         }
         kinds::METHOD_DIALECT => "an agent answers calls in the method names it registered with",
         kinds::CONVERSATION_MISMATCH => "a reply echoes the conversation_id of the call it answers",
@@ -355,7 +415,8 @@ fn report(args: &ProbeArgs, dialect: Option<Dialect>, form: Option<SenderForm>, 
             .map(|step| {
                 json!({
                     "message_type": step.message_type,
-                    "accepted": step.accepted,
+                    "accepted": step.verdict == Verdict::Accepted,
+                    "verdict": step.verdict.as_str(),
                     "error": step.error,
                     "problems": step.problems.iter().map(|(kind, detail, rule)| {
                         json!({"kind": kind, "detail": detail, "rule": rule})
@@ -381,9 +442,13 @@ fn report(args: &ProbeArgs, dialect: Option<Dialect>, form: Option<SenderForm>, 
         println!("sender   {} (the manager as {})", form.as_str(), form.manager());
     }
     for step in steps {
-        let verdict = if step.accepted { "accepted" } else { "REFUSED" };
+        let verdict = match step.verdict {
+            Verdict::Accepted => "accepted",
+            Verdict::NotImplemented => "NOT IMPLEMENTED",
+            Verdict::Refused => "REFUSED",
+        };
         println!("{:<24} {verdict}", step.message_type);
-        if let Some(error) = step.error.as_ref().filter(|_| !step.accepted) {
+        if let Some(error) = step.error.as_ref().filter(|_| step.verdict != Verdict::Accepted) {
             println!("    {error}");
         }
         for (kind, detail, rule) in &step.problems {
