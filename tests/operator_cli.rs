@@ -1,6 +1,8 @@
 //! The operator's day through the real binary: `league serve` keeps the system up and says where it is
 //! (a state file, the token readable only by the user); `league create | leagues | start | standings |
-//! schedule | match | player | warnings` work against it in table, JSON and CSV; Ctrl-C stops it.
+//! schedule | match | player | warnings` work against it in table, JSON and CSV; Ctrl-C stops it. And
+//! `league pause | resume | withdraw | cancel` against a real manager whose league no referee plays,
+//! so that it stays where each command leaves it.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -229,4 +231,152 @@ fn wait_for<T>(mut check: impl FnMut() -> Option<T>) -> Option<T> {
         std::thread::sleep(Duration::from_millis(100));
     }
     None
+}
+
+/// Runs `league` with `args` against the manager at `url`; its exit status, stdout and stderr.
+async fn against(url: &str, args: &[&str]) -> (bool, String, String) {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_league"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .env("LEAGUE_MANAGER_URL", url)
+        .env("LEAGUE_OPERATOR_TOKEN", league_testkit::manager::OPERATOR_TOKEN)
+        .env(
+            "LEAGUE_STATE_FILE",
+            std::env::temp_dir().join("league-cli-no-state.json"),
+        )
+        .env_remove("LEAGUE_ID")
+        .output()
+        .await
+        .expect("the league binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn an_operator_pauses_withdraws_from_and_cancels_a_league() {
+    use league_proto::v2::{AgentMeta, RegisterPlayerRequest};
+
+    let manager = league_testkit::spawn_manager("league_cli_ops", "held", |config| {
+        config.auto_start_players = 0;
+    })
+    .await;
+    let url = manager.url.clone();
+    let mut client = manager.client();
+    for name in ["alpha", "bravo", "charlie", "delta"] {
+        client
+            .register_player(RegisterPlayerRequest {
+                meta: Some(AgentMeta {
+                    display_name: name.to_owned(),
+                    version: "1.0.0".into(),
+                    game_types: vec!["even_odd".into()],
+                    contact_endpoint: format!("http://127.0.0.1:9/{name}"),
+                    service_endpoint: "http://127.0.0.1:9".into(),
+                    ..AgentMeta::default()
+                }),
+                league_id: "held".into(),
+            })
+            .await
+            .expect("a player registers");
+    }
+    let ok = |args: &'static [&'static str]| {
+        let url = url.clone();
+        async move {
+            let (success, stdout, stderr) = against(&url, args).await;
+            assert!(success, "league {args:?} failed:\n{stdout}\n{stderr}");
+            stdout
+        }
+    };
+    let refused = |args: &'static [&'static str]| {
+        let url = url.clone();
+        async move {
+            let (success, stdout, stderr) = against(&url, args).await;
+            assert!(!success, "league {args:?} succeeded:\n{stdout}");
+            stderr
+        }
+    };
+
+    // Before the start: nothing to pause; a withdrawn player is simply not scheduled.
+    let stderr = refused(&["pause", "--league", "held"]).await;
+    assert!(
+        stderr
+            .contains("pausing the league: league held is registering: only a running league can be paused"),
+        "{stderr}"
+    );
+    assert_eq!(
+        ok(&["withdraw", "P04", "--league", "held", "--output", "csv"]).await,
+        "league,player,match,result,winner\nheld,P04,,no match to forfeit,\n"
+    );
+    assert_eq!(
+        ok(&["start", "--league", "held", "--output", "csv"]).await,
+        "league,rounds,matches\nheld,3,3\n"
+    );
+
+    // P03 withdraws: its two matches are forfeits P01 and P02 win.
+    let withdrawn = ok(&["withdraw", "P03", "--league", "held", "--output", "csv"]).await;
+    let mut forfeits: Vec<&str> = withdrawn.lines().skip(1).collect();
+    forfeits.sort_unstable();
+    assert_eq!(forfeits.len(), 2, "{withdrawn}");
+    assert!(
+        forfeits[0].starts_with("held,P03,R") && forfeits[0].ends_with(",forfeit,P01"),
+        "{withdrawn}"
+    );
+    assert!(
+        forfeits[1].starts_with("held,P03,R") && forfeits[1].ends_with(",forfeit,P02"),
+        "{withdrawn}"
+    );
+    let stderr = refused(&["withdraw", "P03", "--league", "held"]).await;
+    assert!(
+        stderr.contains("withdrawing P03: P03 has already withdrawn"),
+        "{stderr}"
+    );
+
+    // Paused and resumed; the status shows in `leagues`.
+    assert_eq!(
+        ok(&["pause", "--league", "held", "--output", "csv"]).await,
+        "league,status,still running\nheld,paused,0\n"
+    );
+    let leagues = ok(&["leagues", "--output", "csv"]).await;
+    assert!(
+        leagues
+            .lines()
+            .any(|line| line.starts_with("held,even_odd,paused,")),
+        "{leagues}"
+    );
+    ok(&["resume", "--league", "held"]).await;
+    let stderr = refused(&["resume", "--league", "held"]).await;
+    assert!(
+        stderr.contains("resuming the league: league held is running"),
+        "{stderr}"
+    );
+
+    // Cancelled: P01 against P02 was never played and is cancelled; the table keeps the forfeits.
+    assert_eq!(
+        ok(&["cancel", "--league", "held", "--output", "csv"]).await,
+        "league,status,matches cancelled,of them running\nheld,cancelled,1,0\n"
+    );
+    let stderr = refused(&["cancel", "--league", "held"]).await;
+    assert!(
+        stderr.contains("cancelling the league: league held is cancelled: there is nothing left to cancel"),
+        "{stderr}"
+    );
+    let leagues = ok(&["leagues", "--output", "csv"]).await;
+    assert!(
+        leagues
+            .lines()
+            .any(|line| line.starts_with("held,even_odd,cancelled,")),
+        "{leagues}"
+    );
+    let standings = ok(&["standings", "--league", "held", "--output", "csv"]).await;
+    assert!(standings.contains("P03,charlie,2,0,0,2,2,0,"), "{standings}");
+    assert!(!standings.contains("P04"), "{standings}");
+    let schedule = ok(&["schedule", "--league", "held"]).await;
+    assert!(schedule.contains("cancelled"), "{schedule}");
+    let stderr = refused(&["cancel", "--league", "nope"]).await;
+    assert!(
+        stderr.contains("cancelling the league: no league nope"),
+        "{stderr}"
+    );
 }

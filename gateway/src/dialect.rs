@@ -48,6 +48,27 @@ pub fn message_type(name: &str) -> Option<MessageType> {
     }
 }
 
+/// An operator's change to a league that runs (docs/operations.md, "Pause, cancel, withdraw").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifecycle {
+    Pause,
+    Resume,
+    Cancel,
+    Withdraw,
+}
+
+impl Lifecycle {
+    /// The method name, which is also the metrics label.
+    pub fn method(self) -> &'static str {
+        match self {
+            Lifecycle::Pause => "pause_league",
+            Lifecycle::Resume => "resume_league",
+            Lifecycle::Cancel => "cancel_league",
+            Lifecycle::Withdraw => "withdraw_player",
+        }
+    }
+}
+
 /// What a call asks the gateway to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -60,6 +81,8 @@ pub enum Action {
     CreateLeague,
     /// Operator: enroll a registered player in a league.
     EnrollPlayer,
+    /// Operator: pause, resume or cancel a league, or withdraw a player from it.
+    Lifecycle(Lifecycle),
     /// A debug tool named for one LEAGUE_QUERY (`get_standings`…): the query type.
     Query(&'static str),
     /// Operator: every agent's compliance warnings.
@@ -334,6 +357,10 @@ fn by_method(lower: &str) -> Option<(Action, Dialect)> {
         "start_league" => Action::StartLeague,
         "create_league" => Action::CreateLeague,
         "enroll_player" => Action::EnrollPlayer,
+        "pause_league" => Action::Lifecycle(Lifecycle::Pause),
+        "resume_league" => Action::Lifecycle(Lifecycle::Resume),
+        "cancel_league" => Action::Lifecycle(Lifecycle::Cancel),
+        "withdraw_player" => Action::Lifecycle(Lifecycle::Withdraw),
         "get_standings" => Action::Query("GET_STANDINGS"),
         "get_schedule" => Action::Query("GET_SCHEDULE"),
         "get_next_match" => Action::Query("GET_NEXT_MATCH"),

@@ -35,6 +35,8 @@ pub struct Facts {
     pub current_round: i32,
     /// In registration order (agent number).
     pub players: Vec<PlayerRow>,
+    /// The players the operator withdrew (`league withdraw`).
+    pub withdrawn: BTreeSet<String>,
     pub rounds: Vec<RoundRow>,
     /// In play order (round, match number).
     pub matches: Vec<MatchRow>,
@@ -114,6 +116,13 @@ impl Facts {
         .fetch_all(pool)
         .await
         .expect("the players");
+        let withdrawn: Vec<(String,)> = sqlx::query_as(
+            "select player_id from league_players where league_id = $1 and withdrawn_at is not null",
+        )
+        .bind(league_id)
+        .fetch_all(pool)
+        .await
+        .expect("the withdrawn players");
         let rounds = sqlx::query_as(
             "select round_id, status, matches, bye_player_id from rounds where league_id = $1
              order by round_id",
@@ -166,11 +175,18 @@ impl Facts {
             total_rounds,
             current_round,
             players,
+            withdrawn: withdrawn.into_iter().map(|(player,)| player).collect(),
             rounds,
             matches,
             events,
             deliveries,
         }
+    }
+
+    /// Whether `m` was settled by a withdrawal rather than played: a forfeit with no referee, lost by
+    /// a withdrawn player (checked by [`one_result_per_match`]).
+    pub fn forfeited(&self, m: &MatchRow) -> bool {
+        m.referee_id.is_none() && m.status == "finished"
     }
 
     pub fn player_ids(&self) -> Vec<&str> {
@@ -262,7 +278,8 @@ pub fn states(transcript: &MatchTranscript) -> Vec<MatchState> {
 
 /// Invariant 1: n(n−1)/2 scheduled matches, each finished with exactly one recorded result whose
 /// columns agree with the stored `MatchResult` and the 3/1/0 scoring; every round completed, the league
-/// completed.
+/// completed. A match a withdrawal settled has no referee and is a technical loss of the player who
+/// withdrew.
 pub fn one_result_per_match(facts: &Facts) {
     let n = facts.players.len();
     assert_eq!(facts.matches.len(), n * (n - 1) / 2, "matches of {n} players");
@@ -271,8 +288,21 @@ pub fn one_result_per_match(facts: &Facts) {
     for m in &facts.matches {
         let id = &m.match_id;
         assert_eq!(m.status, "finished", "{id}");
-        assert!(m.claims >= 1, "{id} was never claimed");
-        assert!(m.referee_id.is_some(), "{id} names no referee");
+        if facts.forfeited(m) {
+            let at_fault = m.at_fault();
+            assert!(
+                at_fault.len() == 1 && facts.withdrawn.contains(&at_fault[0]),
+                "{id} has no referee, and no withdrawn player lost it: {at_fault:?}"
+            );
+            assert_eq!(
+                m.result_status.as_deref(),
+                Some("technical_loss"),
+                "{id}: a forfeit"
+            );
+        } else {
+            assert!(m.claims >= 1, "{id} was never claimed");
+            assert!(m.referee_id.is_some(), "{id} names no referee");
+        }
         assert!(m.finished_ms.is_some(), "{id} has no finished_at");
         assert!(m.transcript.is_some(), "{id} has no transcript");
         let status = m
@@ -404,7 +434,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    fn of(row: &StandingRow) -> Tally {
+    pub fn of(row: &StandingRow) -> Tally {
         Tally {
             played: row.played,
             wins: row.wins,
@@ -588,11 +618,20 @@ pub fn standings_equal_recomputation(facts: &Facts, standings: &GetStandingsResp
 /// Invariant 3, first half: a round's matches start only after every match of the previous round is
 /// final — the earliest transcript entry of round r is not before the latest `finished_at` of round
 /// r − 1 (same machine, same clock, compared in Unix milliseconds). Transcripts run forward in time.
+/// Forfeits of withdrawn players were never played: they are recorded when the player withdrew, in
+/// whichever round that was.
 pub fn rounds_run_in_order(facts: &Facts) {
     let mut previous_end: Option<(i32, i64)> = None;
     for round in &facts.rounds {
         let r = round.round_id;
-        let matches: Vec<&MatchRow> = facts.matches.iter().filter(|m| m.round_id == r).collect();
+        let matches: Vec<&MatchRow> = facts
+            .matches
+            .iter()
+            .filter(|m| m.round_id == r && !facts.forfeited(m))
+            .collect();
+        if matches.is_empty() {
+            continue;
+        }
         let mut first_start = i64::MAX;
         for m in &matches {
             let transcript = m.transcript();

@@ -72,6 +72,7 @@ fn action_label(action: Action) -> &'static str {
         Action::StartLeague => "start_league",
         Action::CreateLeague => "create_league",
         Action::EnrollPlayer => "enroll_player",
+        Action::Lifecycle(change) => change.method(),
         Action::Query(query_type) => query_type,
         Action::ComplianceWarnings => "get_compliance_warnings",
         Action::AssignedMatches => "get_assigned_matches",
@@ -168,6 +169,9 @@ impl Inbound {
                 .await
                 .map(Handled::anonymous),
             Action::EnrollPlayer => operator::enroll_player(self, message, http)
+                .await
+                .map(Handled::anonymous),
+            Action::Lifecycle(change) => operator::change_league(self, change, message, http)
                 .await
                 .map(Handled::anonymous),
             Action::ComplianceWarnings => operator::compliance_warnings(self, message, http)

@@ -1,17 +1,20 @@
-//! Operator actions through the gateway: `create_league`, `enroll_player`, `start_league`, and listing
-//! agents' compliance warnings. Each requires the operator token (in params `auth_token` or
+//! Operator actions through the gateway: `create_league`, `enroll_player`, `start_league`,
+//! `pause_league`, `resume_league`, `cancel_league`, `withdraw_player`, and listing agents' compliance
+//! warnings. Each requires the operator token (in params `auth_token` or
 //! `Authorization: Bearer`).
 
 use std::time::Duration;
 
 use league_proto::ErrorCode;
 use league_proto::v2::{
-    CreateLeagueRequest, EnrollPlayerRequest, ListComplianceWarningsRequest, MatchTiming, StartLeagueRequest,
+    CancelLeagueRequest, CreateLeagueRequest, EnrollPlayerRequest, ListComplianceWarningsRequest,
+    MatchTiming, PauseLeagueRequest, ResumeLeagueRequest, StartLeagueRequest, WithdrawPlayerRequest,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{HttpContext, Inbound};
+use crate::dialect::Lifecycle;
 use crate::league_error::{LeagueError, LeagueResult};
 use crate::wire::envelope::{required_id, text};
 
@@ -199,6 +202,73 @@ pub async fn enroll_player(
             "player_id": enrolled.player_id,
             "league_started": enrolled.started,
         }),
+    ))
+}
+
+/// Pauses, resumes or cancels the league the call names, or withdraws a player from it; the manager
+/// judges it (E008 for a league whose status does not allow it, E003 without a league).
+pub async fn change_league(
+    inbound: &Inbound,
+    change: Lifecycle,
+    message: &Map<String, Value>,
+    http: &HttpContext,
+) -> LeagueResult<Value> {
+    require_operator(inbound, message, http).await?;
+    let league_id = league_named(message);
+    let link = &inbound.manager_link;
+    let mut manager = link.manager.clone();
+    let mut answer = match change {
+        Lifecycle::Pause => {
+            let paused = manager
+                .pause_league(link.as_operator(PauseLeagueRequest { league_id }))
+                .await?
+                .into_inner();
+            json!({"status": "PAUSED", "league_id": paused.league_id, "running_matches": paused.running_matches})
+        }
+        Lifecycle::Resume => {
+            let resumed = manager
+                .resume_league(link.as_operator(ResumeLeagueRequest { league_id }))
+                .await?
+                .into_inner();
+            json!({"status": "RUNNING", "league_id": resumed.league_id})
+        }
+        Lifecycle::Cancel => {
+            let cancelled = manager
+                .cancel_league(link.as_operator(CancelLeagueRequest { league_id }))
+                .await?
+                .into_inner();
+            json!({
+                "status": "CANCELLED",
+                "league_id": cancelled.league_id,
+                "cancelled_matches": cancelled.cancelled_matches,
+                "running_matches": cancelled.running_matches,
+            })
+        }
+        Lifecycle::Withdraw => {
+            let player_id = required_id(message, "player_id")?.to_owned();
+            let withdrawn = manager
+                .withdraw_player(link.as_operator(WithdrawPlayerRequest { league_id, player_id }))
+                .await?
+                .into_inner();
+            let forfeits: Vec<Value> = withdrawn
+                .forfeits
+                .iter()
+                .map(|forfeit| json!({"match_id": forfeit.match_id, "winner_player_id": forfeit.winner_player_id}))
+                .collect();
+            json!({
+                "status": "WITHDRAWN",
+                "league_id": withdrawn.league_id,
+                "player_id": withdrawn.player_id,
+                "forfeits": forfeits,
+            })
+        }
+    };
+    answer["success"] = Value::Bool(true);
+    Ok(crate::wire::message(
+        "LEAGUE_OPERATOR_RESPONSE",
+        "league_manager",
+        conversation_id(message),
+        answer,
     ))
 }
 

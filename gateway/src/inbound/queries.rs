@@ -382,6 +382,8 @@ pub fn league_status(status: i32) -> &'static str {
         LeagueStatus::Registering => "REGISTERING",
         LeagueStatus::Running => "RUNNING",
         LeagueStatus::Completed => "COMPLETED",
+        LeagueStatus::Paused => "PAUSED",
+        LeagueStatus::Cancelled => "CANCELLED",
         LeagueStatus::Unspecified => "UNKNOWN",
     }
 }

@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use league_proto::v2::{
     GetLeagueStatusRequest, GetLeagueStatusResponse, GetMatchRequest, GetMatchResponse, GetScheduleRequest,
-    LeagueSummary, ListLeaguesRequest, MatchResult, ScheduledMatch, ScheduledRound, StandingRow,
-    TranscriptEntry, transcript_entry,
+    LeagueStall, LeagueSummary, ListLeaguesRequest, MatchResult, ScheduledMatch, ScheduledRound, StallReason,
+    StandingRow, TranscriptEntry, transcript_entry,
 };
 use serde_json::{Map, Value, json};
 
@@ -66,6 +66,40 @@ pub fn status_json(status: &GetLeagueStatusResponse, rounds_completed: u32) -> V
         "champion": status.champion.as_ref().map_or(Value::Null, convert::standing),
         "started_at": time(status.started_at),
         "completed_at": time(status.completed_at),
+        "cancelled_at": time(status.cancelled_at),
+        "stall": status.stall.as_ref().map_or(Value::Null, stall_json),
+    })
+}
+
+/// Why the league is not moving, in the page's words: the manager's reason, since when, and how many
+/// matches wait (null while the league moves).
+fn stall_json(stall: &LeagueStall) -> Value {
+    let waiting = stall.waiting_matches;
+    let matches = if waiting == 1 { "match" } else { "matches" };
+    let (reason, message) = match StallReason::try_from(stall.reason).unwrap_or(StallReason::Unspecified) {
+        StallReason::Paused => (
+            "PAUSED",
+            format!("Paused by the operator: {waiting} {matches} wait until it resumes"),
+        ),
+        StallReason::LeasesExpired => (
+            "LEASES_EXPIRED",
+            format!("{waiting} {matches} wait on a referee that stopped renewing its lease"),
+        ),
+        StallReason::NoReferee if stall.referees == 0 => (
+            "NO_REFEREE",
+            format!("{waiting} {matches} wait for a referee: none is registered for this game"),
+        ),
+        StallReason::NoReferee => (
+            "NO_REFEREE",
+            format!("{waiting} {matches} wait for a referee: none has taken a match for a while"),
+        ),
+        StallReason::Unspecified => ("UNKNOWN", "Not moving".to_owned()),
+    };
+    json!({
+        "reason": reason,
+        "message": message,
+        "since": time(stall.since),
+        "waiting_matches": waiting,
     })
 }
 

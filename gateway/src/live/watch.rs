@@ -36,14 +36,18 @@ pub struct Update {
 
 pub type Updates = watch::Receiver<Option<Arc<Update>>>;
 
-/// The counts whose movement means the page must change.
-fn change_key(status: &GetLeagueStatusResponse) -> (i32, u32, u32, u32, u32) {
+/// The counts whose movement means the page must change, and whether (and why) the league is stalled.
+fn change_key(status: &GetLeagueStatusResponse) -> (i32, u32, u32, u32, u32, Option<(i32, u32)>) {
     (
         status.status,
         status.current_round_id,
         status.finished_matches,
         status.registered_players,
         status.total_matches,
+        status
+            .stall
+            .as_ref()
+            .map(|stall| (stall.reason, stall.waiting_matches)),
     )
 }
 
@@ -121,7 +125,9 @@ impl Live {
             let mut interval = WATCH_INTERVAL;
             let fetched = match bounded(view::status(&self.manager_link, &league_id)).await {
                 Ok(status) if last_key == Some(change_key(&status)) => {
-                    if status.status == LeagueStatus::Completed as i32 {
+                    if status.status == LeagueStatus::Completed as i32
+                        || status.status == LeagueStatus::Cancelled as i32
+                    {
                         interval = COMPLETED_INTERVAL;
                     }
                     None

@@ -76,6 +76,7 @@ pub fn match_status(status: i32) -> &'static str {
         MatchStatus::Ready => "PENDING",
         MatchStatus::Running => "IN_PROGRESS",
         MatchStatus::Finished => "COMPLETED",
+        MatchStatus::Cancelled => "CANCELLED",
         MatchStatus::Unspecified => "UNKNOWN",
     }
 }

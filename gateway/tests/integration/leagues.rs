@@ -163,3 +163,68 @@ async fn the_operator_creates_leagues_and_enrolls_players_through_the_gateway() 
         .expect("agents");
     assert_eq!(players, 2, "nobody registered twice");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_operator_pauses_withdraws_and_cancels_through_the_gateway() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, mode(), Limits::default()).await;
+    let alice = register(
+        &gateway,
+        "register_player",
+        player_registration("alice", "http://127.0.0.1:9/alice"),
+    )
+    .await;
+    let bob = register(
+        &gateway,
+        "register_player",
+        player_registration("bob", "http://127.0.0.1:9/bob"),
+    )
+    .await;
+    start_league(&gateway).await;
+    let league = || operator(json!({"league_id": LEAGUE_ID}));
+
+    let paused = gateway.rpc("pause_league", league()).await;
+    assert_eq!(paused["result"]["status"], "PAUSED", "{paused}");
+    let twice = gateway.rpc("pause_league", league()).await;
+    assert_eq!(refused(&twice), "E008", "{twice}");
+    let resumed = gateway.rpc("resume_league", league()).await;
+    assert_eq!(resumed["result"]["status"], "RUNNING", "{resumed}");
+
+    // Only the operator, and only naming a league; nothing changes otherwise.
+    let before = snapshot(&manager.pool).await;
+    let as_player = gateway
+        .rpc(
+            "cancel_league",
+            json!({"league_id": LEAGUE_ID, "auth_token": alice.token}),
+        )
+        .await;
+    assert_eq!(refused(&as_player), "E020", "{as_player}");
+    let unnamed = gateway.rpc("cancel_league", operator(json!({}))).await;
+    assert_eq!(refused(&unnamed), "E003", "{unnamed}");
+    let nobody = gateway.rpc("withdraw_player", league()).await;
+    assert_eq!(refused(&nobody), "E003", "{nobody}");
+    assert_eq!(snapshot(&manager.pool).await, before);
+
+    // Bob withdraws: the league's one match is his forfeit, and the league is over.
+    let withdrawn = gateway
+        .rpc(
+            "withdraw_player",
+            operator(json!({"league_id": LEAGUE_ID, "player_id": bob.id})),
+        )
+        .await;
+    assert_eq!(withdrawn["result"]["status"], "WITHDRAWN", "{withdrawn}");
+    assert_eq!(
+        withdrawn["result"]["forfeits"][0]["winner_player_id"],
+        alice.id.as_str(),
+        "{withdrawn}"
+    );
+    let status = gateway
+        .rpc(
+            "get_league_status",
+            json!({"league_id": LEAGUE_ID, "auth_token": OPERATOR_TOKEN}),
+        )
+        .await;
+    assert!(status.to_string().contains("COMPLETED"), "{status}");
+    let late = gateway.rpc("cancel_league", league()).await;
+    assert_eq!(refused(&late), "E008", "{late}");
+}

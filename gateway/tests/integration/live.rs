@@ -251,3 +251,90 @@ async fn the_page_and_its_api_are_read_only_and_bounded() {
     }
     assert_eq!(snapshot(&manager.pool).await, before, "nothing changed");
 }
+
+/// The league's snapshot from the JSON API once `done` holds of it, asked again while it does not
+/// (snapshots are cached for a watch interval), for at most [`PATIENCE`].
+async fn snapshot_once(client: &HttpClient, gateway: &TestGateway, done: impl Fn(&Value) -> bool) -> Value {
+    let url = format!("http://{}/api/leagues/{LEAGUE_ID}", gateway.http);
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let (status, _, body) = fetch(client, "GET", &url, "etag").await;
+        assert_eq!(status, 200, "{body}");
+        let snapshot: Value = serde_json::from_str(&body).expect("JSON");
+        if done(&snapshot) {
+            return snapshot;
+        }
+        assert!(Instant::now() < deadline, "the snapshot never came: {snapshot}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_page_says_why_a_league_is_stalled() {
+    use league_proto::v2::{PauseLeagueRequest, ResumeLeagueRequest};
+
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let client = client();
+    for name in ["alice", "bob"] {
+        register(
+            &gateway,
+            "register_player",
+            player_registration(name, &format!("http://127.0.0.1:9/{name}")),
+        )
+        .await;
+    }
+    start_league(&gateway).await;
+    let moving = snapshot_once(&client, &gateway, |s| s["status"]["status"] == "RUNNING").await;
+    assert!(moving["status"]["stall"].is_null(), "{moving}");
+
+    // Paused by the operator: said, with the match that waits.
+    manager
+        .client()
+        .pause_league(manager.operator(PauseLeagueRequest {
+            league_id: LEAGUE_ID.into(),
+        }))
+        .await
+        .expect("paused");
+    let paused = snapshot_once(&client, &gateway, |s| !s["status"]["stall"].is_null()).await;
+    assert_eq!(paused["status"]["status"], "PAUSED", "{paused}");
+    let stall = &paused["status"]["stall"];
+    assert_eq!(stall["reason"], "PAUSED", "{paused}");
+    assert_eq!(stall["waiting_matches"], 1);
+    assert!(stall["since"].is_string(), "{paused}");
+    assert!(
+        stall["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Paused by the operator"),
+        "{paused}"
+    );
+
+    // Resumed, the match waits for a referee, and none is registered: once no claim or result has come
+    // for the manager's threshold (the round's release moved back past it rather than waited for),
+    // the page says so.
+    manager
+        .client()
+        .resume_league(manager.operator(ResumeLeagueRequest {
+            league_id: LEAGUE_ID.into(),
+        }))
+        .await
+        .expect("resumed");
+    let resumed = snapshot_once(&client, &gateway, |s| s["status"]["status"] == "RUNNING").await;
+    assert!(resumed["status"]["stall"].is_null(), "{resumed}");
+    sqlx::query("update rounds set released_at = released_at - interval '1 minute' where league_id = $1")
+        .bind(LEAGUE_ID)
+        .execute(&manager.pool)
+        .await
+        .expect("the release moved back");
+    let waiting = snapshot_once(&client, &gateway, |s| !s["status"]["stall"].is_null()).await;
+    let stall = &waiting["status"]["stall"];
+    assert_eq!(stall["reason"], "NO_REFEREE", "{waiting}");
+    assert!(
+        stall["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("none is registered"),
+        "{waiting}"
+    );
+}

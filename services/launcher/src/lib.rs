@@ -45,6 +45,14 @@ pub enum Command {
     Start(operator::start::StartArgs),
     /// Enroll registered players in a league that is registering; they keep their ids (operator).
     Enroll(operator::enroll::EnrollArgs),
+    /// Stop handing out a running league's matches; the running ones finish (operator).
+    Pause(operator::pause::PauseArgs),
+    /// Hand out a paused league's matches again (operator).
+    Resume(operator::pause::PauseArgs),
+    /// End a league that is not over: its unfinished matches are cancelled, nobody charged (operator).
+    Cancel(operator::cancel::CancelArgs),
+    /// Take players out of a league: each unfinished match of theirs is a forfeit they lose (operator).
+    Withdraw(operator::withdraw::WithdrawArgs),
     /// A league's standings (operator).
     Standings(operator::standings::StandingsArgs),
     /// A league's schedule, with each match's outcome (operator).
@@ -81,6 +89,10 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Create(args) => operator::create::create(args).await,
         Command::Start(args) => operator::start::start(args).await,
         Command::Enroll(args) => operator::enroll::enroll(args).await,
+        Command::Pause(args) => operator::pause::pause(args).await,
+        Command::Resume(args) => operator::pause::resume(args).await,
+        Command::Cancel(args) => operator::cancel::cancel(args).await,
+        Command::Withdraw(args) => operator::withdraw::withdraw(args).await,
         Command::Standings(args) => operator::standings::standings(args).await,
         Command::Schedule(args) => operator::schedule::schedule(args).await,
         Command::Match(args) => operator::match_view::show(args).await,

@@ -303,6 +303,10 @@ async fn follow(
             .context("asking the manager for the league's status")?
             .into_inner();
         progress.update(&status);
+        anyhow::ensure!(
+            status.status != LeagueStatus::Cancelled as i32,
+            "league {league_id} was cancelled by the operator (`league cancel`)"
+        );
         if status.status == LeagueStatus::Completed as i32 {
             progress.finish();
             let standings = client

@@ -15,7 +15,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use sqlx::PgPool;
 
 /// A match's status as the contracts show it (`match_status` in the migrations).
-const STATUSES: [&str; 4] = ["scheduled", "ready", "running", "finished"];
+const STATUSES: [&str; 5] = ["scheduled", "ready", "running", "finished", "cancelled"];
 /// A finished match's `result_status` column.
 const OUTCOMES: [&str; 4] = ["win", "draw", "technical_loss", "double_forfeit"];
 

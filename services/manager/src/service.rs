@@ -18,7 +18,9 @@ use crate::auth::{AgentKind, Authenticator, Caller};
 use crate::error::{ManagerError, ManagerResult, reject};
 use crate::league::report::Report;
 use crate::league::report_queue::ReportQueue;
-use crate::league::{enrollment, history, queries, queue, registration, resume, start, table};
+use crate::league::{
+    enrollment, history, lifecycle, queries, queue, registration, resume, start, table, withdrawal,
+};
 use crate::wakeups::Wakeups;
 
 /// Longest long poll a referee may ask for.
@@ -447,6 +449,72 @@ impl ManagerService for Manager {
         })
         .await
     }
+
+    async fn pause_league(
+        &self,
+        request: Request<PauseLeagueRequest>,
+    ) -> Result<Response<PauseLeagueResponse>, Status> {
+        let this = self.clone();
+        run_to_end(async move {
+            this.auth.operator(request.metadata()).await?;
+            let league_id = named_league(&request.get_ref().league_id)?;
+            Ok(Response::new(lifecycle::pause(&this.pool, &league_id).await?))
+        })
+        .await
+    }
+
+    async fn resume_league(
+        &self,
+        request: Request<ResumeLeagueRequest>,
+    ) -> Result<Response<ResumeLeagueResponse>, Status> {
+        let this = self.clone();
+        run_to_end(async move {
+            this.auth.operator(request.metadata()).await?;
+            let league_id = named_league(&request.get_ref().league_id)?;
+            lifecycle::resume(&this.pool, &this.wakeups, &league_id).await?;
+            Ok(Response::new(ResumeLeagueResponse { league_id }))
+        })
+        .await
+    }
+
+    async fn cancel_league(
+        &self,
+        request: Request<CancelLeagueRequest>,
+    ) -> Result<Response<CancelLeagueResponse>, Status> {
+        let this = self.clone();
+        run_to_end(async move {
+            this.auth.operator(request.metadata()).await?;
+            let league_id = named_league(&request.get_ref().league_id)?;
+            Ok(Response::new(lifecycle::cancel(&this.pool, &league_id).await?))
+        })
+        .await
+    }
+
+    async fn withdraw_player(
+        &self,
+        request: Request<WithdrawPlayerRequest>,
+    ) -> Result<Response<WithdrawPlayerResponse>, Status> {
+        let this = self.clone();
+        run_to_end(async move {
+            this.auth.operator(request.metadata()).await?;
+            let league_id = named_league(&request.get_ref().league_id)?;
+            let player_id = request.into_inner().player_id;
+            if player_id.is_empty() {
+                return Err(reject(ErrorCode::MissingRequiredField, "player_id is required").into());
+            }
+            let withdrawn =
+                withdrawal::withdraw(&this.pool, &this.wakeups.waiting_claims, &league_id, &player_id)
+                    .await?;
+            // A forfeit may have completed a round: its successor's matches and events are ready.
+            this.wakeups.matches_ready.notify_waiters();
+            Ok(Response::new(WithdrawPlayerResponse {
+                league_id,
+                player_id,
+                forfeits: withdrawn.forfeits,
+            }))
+        })
+        .await
+    }
 }
 
 /// Runs a call that writes to the database to its end in a task of its own. A client that stops
@@ -465,6 +533,15 @@ async fn run_to_end<T: Send + 'static>(
             tracing::error!(%error, "a call's task failed");
             Status::internal("internal error")
         })?
+}
+
+/// The league an operator's change names: never "the newest" by default, as queries allow, since the
+/// change cannot be undone.
+fn named_league(league_id: &str) -> ManagerResult<String> {
+    if league_id.is_empty() {
+        return Err(reject(ErrorCode::MissingRequiredField, "league_id is required"));
+    }
+    Ok(league_id.to_owned())
 }
 
 /// GET_NEXT_MATCH names a player: a player may ask only about itself.

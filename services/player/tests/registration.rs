@@ -102,6 +102,10 @@ fake_manager! {
     list_leagues(ListLeaguesRequest) -> ListLeaguesResponse;
     enroll_player(EnrollPlayerRequest) -> EnrollPlayerResponse;
     release_leases(ReleaseLeasesRequest) -> ReleaseLeasesResponse;
+    pause_league(PauseLeagueRequest) -> PauseLeagueResponse;
+    resume_league(ResumeLeagueRequest) -> ResumeLeagueResponse;
+    cancel_league(CancelLeagueRequest) -> CancelLeagueResponse;
+    withdraw_player(WithdrawPlayerRequest) -> WithdrawPlayerResponse;
 }
 
 async fn serve() -> (Arc<FakeManager>, ManagerServiceClient<GrpcChannel>) {

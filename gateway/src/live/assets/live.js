@@ -101,6 +101,8 @@ function showStatus(status) {
     counter.textContent = `Waiting for players · ${status.registered_players} registered`;
   } else if (status.status === "COMPLETED") {
     counter.textContent = `All ${status.total_rounds} rounds played`;
+  } else if (status.status === "CANCELLED") {
+    counter.textContent = `Cancelled in round ${status.current_round} of ${status.total_rounds}`;
   } else {
     counter.textContent = `Round ${status.current_round} of ${status.total_rounds}`;
   }
@@ -109,6 +111,12 @@ function showStatus(status) {
     : "";
   const share = status.total_matches ? (100 * status.finished_matches) / status.total_matches : 0;
   $("round-bar").style.width = `${share.toFixed(1)}%`;
+  // Why nothing moves, as the manager knows it (paused, a referee gone quiet, none taking matches).
+  const stall = $("stall");
+  stall.hidden = !status.stall;
+  stall.textContent = status.stall
+    ? `Stalled · ${status.stall.message}${status.stall.since ? ` (since ${new Date(status.stall.since).toLocaleTimeString()})` : ""}`
+    : "";
   const champion = status.champion;
   $("champion").hidden = !champion;
   if (champion) {
@@ -159,8 +167,9 @@ function showStandings(rows, before) {
     const lead = gap > 0
       ? `, ${gap} point${gap === 1 ? "" : "s"} ahead of ${second.player_id}`
       : second ? `, level on points with ${second.player_id} (ahead on ${tieBreak(leader.tie_break)})` : "";
-    const done = state.snapshot && state.snapshot.status.status === "COMPLETED";
-    line.append(done ? "Won by " : "Leading: ", el("b", {}, playerName(leader.player_id)),
+    const ended = state.snapshot && state.snapshot.status.status;
+    const opening = ended === "COMPLETED" ? "Won by " : ended === "CANCELLED" ? "Ahead when cancelled: " : "Leading: ";
+    line.append(opening, el("b", {}, playerName(leader.player_id)),
       ` with ${leader.points} points${lead}`);
   }
 }

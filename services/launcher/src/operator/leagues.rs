@@ -79,6 +79,8 @@ pub fn status_name(status: i32) -> String {
         Ok(LeagueStatus::Registering) => "registering",
         Ok(LeagueStatus::Running) => "running",
         Ok(LeagueStatus::Completed) => "completed",
+        Ok(LeagueStatus::Paused) => "paused",
+        Ok(LeagueStatus::Cancelled) => "cancelled",
         _ => "unknown",
     }
     .to_owned()

@@ -1,17 +1,20 @@
 //! The operator's commands against a running system (`league leagues | create | enroll | start |
-//! standings | schedule | match | player | ratings | warnings`). Where the system is comes from `LEAGUE_MANAGER_URL` and
+//! pause | resume | cancel | withdraw | standings | schedule | match | player | ratings | warnings`). Where the system is comes from `LEAGUE_MANAGER_URL` and
 //! `LEAGUE_OPERATOR_TOKEN` (or the `LEAGUE_CONFIG` file), else from the state file of a `league run`
 //! or `league serve` on this machine.
 
+pub mod cancel;
 pub mod create;
 pub mod enroll;
 pub mod leagues;
 pub mod match_view;
+pub mod pause;
 pub mod player;
 pub mod ratings;
 pub mod schedule;
 pub mod standings;
 pub mod start;
+pub mod withdraw;
 
 use clap::Args;
 use league_proto::v2::ListLeaguesRequest;

@@ -278,6 +278,8 @@ pub fn league_status(status: &str) -> LeagueStatus {
         "registering" => LeagueStatus::Registering,
         "running" => LeagueStatus::Running,
         "completed" => LeagueStatus::Completed,
+        "paused" => LeagueStatus::Paused,
+        "cancelled" => LeagueStatus::Cancelled,
         _ => LeagueStatus::Unspecified,
     }
 }

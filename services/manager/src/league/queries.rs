@@ -11,7 +11,7 @@ use sqlx::PgConnection;
 
 use crate::error::{ManagerResult, reject};
 use crate::league::queue::{TIMING_COLUMNS, TimingRow, match_timing, timestamp_from_millis};
-use crate::league::{history, table};
+use crate::league::{history, stall, table};
 
 /// The league `league_id` names, or the newest one when it is empty.
 pub async fn resolve_league(conn: &mut PgConnection, league_id: &str) -> ManagerResult<String> {
@@ -81,6 +81,7 @@ pub fn match_status(status: &str) -> MatchStatus {
         "ready" => MatchStatus::Ready,
         "running" => MatchStatus::Running,
         "finished" => MatchStatus::Finished,
+        "cancelled" => MatchStatus::Cancelled,
         _ => MatchStatus::Unspecified,
     }
 }
@@ -199,20 +200,23 @@ pub async fn match_detail(
     })
 }
 
-type LeagueRow = (String, String, i32, i32, Option<i64>, Option<i64>);
+type LeagueRow = (String, String, i32, i32, Option<i64>, Option<i64>, Option<i64>);
 
 pub async fn league_status(
     conn: &mut PgConnection,
     league_id: &str,
 ) -> ManagerResult<GetLeagueStatusResponse> {
-    let (game_type, status, current_round, total_rounds, started_ms, completed_ms): LeagueRow = sqlx::query_as(
-        "select game_type, status, current_round, total_rounds,
-                (extract(epoch from started_at) * 1000)::bigint, (extract(epoch from completed_at) * 1000)::bigint
-         from leagues where league_id = $1",
-    )
-    .bind(league_id)
-    .fetch_one(&mut *conn)
-    .await?;
+    let (game_type, status, current_round, total_rounds, started_ms, completed_ms, cancelled_ms): LeagueRow =
+        sqlx::query_as(
+            "select game_type, status, current_round, total_rounds,
+                    (extract(epoch from started_at) * 1000)::bigint,
+                    (extract(epoch from completed_at) * 1000)::bigint,
+                    (extract(epoch from cancelled_at) * 1000)::bigint
+             from leagues where league_id = $1",
+        )
+        .bind(league_id)
+        .fetch_one(&mut *conn)
+        .await?;
     let (total, finished, players, delivered, pending): (i64, i64, i64, i64, i64) = sqlx::query_as(
         // From the rounds (each knows its number of matches) and the current round's matches: the
         // league's progress without counting its matches, which grow with the square of its size. The
@@ -237,6 +241,7 @@ pub async fn league_status(
     .bind(league_id)
     .fetch_one(&mut *conn)
     .await?;
+    let stall = stall::stall(conn, league_id).await?;
     let status = history::league_status(&status);
     let champion = if status == LeagueStatus::Completed {
         table::standings(conn, league_id).await?.into_iter().next()
@@ -257,6 +262,8 @@ pub async fn league_status(
         completed_at: completed_ms.map(timestamp_from_millis),
         notifications_delivered: delivered as u32,
         notifications_pending: pending as u32,
+        stall,
+        cancelled_at: cancelled_ms.map(timestamp_from_millis),
     })
 }
 

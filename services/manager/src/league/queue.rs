@@ -217,13 +217,16 @@ static RELEASE: LazyLock<String> = LazyLock::new(|| {
              ))) as slots
              from unnest($3::text[], $4::int[]) with ordinality as w(referee_id, max, n)
              join agents a on a.agent_id = w.referee_id
-             where (select game_type from leagues where league_id = $1) = any(a.game_types)
+             -- Only a running league hands out matches: a paused one's wait for its resumption.
+             where (select game_type from leagues where league_id = $1 and status = 'running')
+                   = any(a.game_types)
          ), seats as (
              select w.referee_id, w.n, row_number() over (order by w.n, g.seat) as seat
              from waiting w cross join lateral generate_series(1, w.slots) as g(seat)
          ), round as (
+             -- Its matches still to play: a withdrawal may have finished some as forfeits already.
              select match_id, row_number() over (order by match_number) as seat
-             from matches where league_id = $1 and round_id = $2
+             from matches where league_id = $1 and round_id = $2 and status = 'scheduled'
          ), assigned as (
              select r.match_id, s.referee_id, s.n from round r join seats s on s.seat = r.seat
          ), handed as (

@@ -162,7 +162,7 @@ pub async fn register_referee(
     // A referee serves every league of its games; REFEREE_REGISTER_RESPONSE names the current one.
     let league_id: Option<(String,)> = sqlx::query_as(
         "select league_id from leagues
-         where status in ('registering', 'running') and game_type = any($1)
+         where status in ('registering', 'running', 'paused') and game_type = any($1)
          order by created_at desc limit 1",
     )
     .bind(&meta.game_types)

@@ -218,6 +218,7 @@ async fn record_together<'r>(
     let mut checked = HashSet::new();
     let mut completed = HashSet::new();
     let mut completions = Vec::new();
+    let mut completed_in_order = Vec::new();
     for (report, judged) in reports.iter().zip(&judged) {
         let Some(round_id) = judged.round_id() else {
             continue;
@@ -230,12 +231,26 @@ async fn record_together<'r>(
             round_completion::complete_in(&mut tx, tables, waiting, round.0, round.1).await?
         {
             completed.insert(round);
+            completed_in_order.push(round);
             completions.push(completion);
         }
     }
     tx.commit().await?;
-    for completion in completions {
-        completion.committed(pool, tables);
+    let mut released_final = Vec::new();
+    for (completion, (league_id, _)) in completions.into_iter().zip(&completed_in_order) {
+        if let Some(round_id) = completion.committed(pool, tables) {
+            released_final.push((*league_id, round_id));
+        }
+    }
+    // A round released final (forfeits only) gets no report to complete it: it is completed here. The
+    // batch's results are committed whatever happens to it; should it fail, the next start of a
+    // manager completes it (round_completion::complete_final_rounds).
+    for (league_id, round_id) in released_final {
+        if let Err(error) =
+            round_completion::complete_if_final(pool, tables, waiting, league_id, round_id).await
+        {
+            tracing::error!(%league_id, round_id, %error, "completing a round of forfeits failed");
+        }
     }
     for (report, judged) in reports.iter().zip(&judged) {
         if let Judged::Recorded { .. } = judged {
@@ -283,6 +298,25 @@ fn judge<'r>(
                 anyhow::anyhow!("match {} is finished but has no stored result", report.match_id)
             })?;
         return Ok(Judged::Duplicate { recorded, round_id });
+    }
+    // The operator ended the match: it has no lease any more, whoever held one.
+    if leased.status == "cancelled" {
+        return Ok(Judged::Refused(reject(
+            ErrorCode::LeaseNotHeld,
+            format!(
+                "match {} was cancelled with league {}: its lease is void",
+                report.match_id, report.league_id
+            ),
+        )));
+    }
+    if leased.status == "finished" && leased.holder.is_none() {
+        return Ok(Judged::Refused(reject(
+            ErrorCode::LeaseNotHeld,
+            format!(
+                "match {} was settled as a forfeit when a player withdrew: its lease is void",
+                report.match_id
+            ),
+        )));
     }
     if leased.status != "running" || !holds_lease {
         return Ok(Judged::Refused(reject(

@@ -63,7 +63,7 @@ pub async fn resume_referee(
     }
     let league_id: Option<(String,)> = sqlx::query_as(
         "select league_id from leagues
-         where status in ('registering', 'running') and game_type = any($1)
+         where status in ('registering', 'running', 'paused') and game_type = any($1)
          order by created_at desc limit 1",
     )
     .bind(&meta.game_types)
@@ -98,10 +98,10 @@ pub async fn resume_player(
     update_agent(&mut tx, AgentKind::Player, player_id, &meta, None).await?;
     // Its leagues, the ones still going first, newest first.
     let leagues: Vec<(String, bool)> = sqlx::query_as(
-        "select l.league_id, l.status in ('registering', 'running') from league_players lp
+        "select l.league_id, l.status in ('registering', 'running', 'paused') from league_players lp
          join leagues l on l.league_id = lp.league_id
          where lp.player_id = $1
-         order by l.status in ('registering', 'running') desc, l.created_at desc",
+         order by l.status in ('registering', 'running', 'paused') desc, l.created_at desc",
     )
     .bind(player_id)
     .fetch_all(&mut *tx)

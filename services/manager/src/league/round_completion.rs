@@ -49,21 +49,28 @@ struct Following {
     /// `None` when the league is completed: no next round needs it.
     table: Option<KeptTable>,
     handed: Vec<Handed>,
+    /// The round released, when it was final at its release: every match of it a forfeit of a
+    /// player who withdrew (crate::league::withdrawal), so no result will come to complete it.
+    released_final: Option<u32>,
 }
 
 impl Completed {
-    pub fn committed(self, pool: &PgPool, tables: &KeptTables) {
+    /// Keeps the table and answers the handed claims. Returns the round released when it is final
+    /// already, for the caller to complete in turn ([`complete_if_final`]).
+    pub fn committed(self, pool: &PgPool, tables: &KeptTables) -> Option<u32> {
         if let Some(table) = self.following.table {
             tables.keep(&self.league_id, table);
         }
         for handed in self.following.handed {
             handed.answer(pool);
         }
+        self.following.released_final
     }
 }
 
-/// Completes `round_id` of `league_id` if none of its matches is unfinished. Returns whether this call
-/// completed it. Reads only (no commit to wait for) when the round is not final.
+/// Completes `round_id` of `league_id` if none of its matches is unfinished, and each round after it
+/// that is final at its release (forfeits only). Returns whether this call completed `round_id`. Reads
+/// only (no commit to wait for) when the round is not final.
 pub async fn complete_if_final(
     pool: &PgPool,
     tables: &KeptTables,
@@ -71,14 +78,19 @@ pub async fn complete_if_final(
     league_id: &str,
     round_id: u32,
 ) -> ManagerResult<bool> {
-    let mut tx = pool.begin().await?;
-    let Some(completed) = complete_in(&mut tx, tables, waiting, league_id, round_id).await? else {
-        tx.rollback().await?;
-        return Ok(false);
-    };
-    tx.commit().await?;
-    completed.committed(pool, tables);
-    Ok(true)
+    let mut next = Some(round_id);
+    let mut completed_any = false;
+    while let Some(round_id) = next {
+        let mut tx = pool.begin().await?;
+        let Some(completed) = complete_in(&mut tx, tables, waiting, league_id, round_id).await? else {
+            tx.rollback().await?;
+            break;
+        };
+        tx.commit().await?;
+        next = completed.committed(pool, tables);
+        completed_any = true;
+    }
+    Ok(completed_any)
 }
 
 /// [`complete_if_final`] inside the caller's transaction `tx`, which sees its own uncommitted results:
@@ -191,6 +203,8 @@ async fn follow_round(
     let mut round = Vec::with_capacity(rows.len());
     // The next round's matches, as ROUND_ANNOUNCEMENT lists them: the schedule, every match ready.
     let mut announced = Vec::new();
+    // Whether every match of the next round is finished already (forfeits of withdrawn players).
+    let mut next_final = true;
     for row in rows {
         let (Some(match_id), Some(row_round), Some(player_a), Some(player_b)) =
             (row.match_id, row.round_id, row.player_a_id, row.player_b_id)
@@ -198,6 +212,8 @@ async fn follow_round(
             continue;
         };
         if row_round as u32 != round_id {
+            let forfeited = row.result_status.is_some();
+            next_final &= forfeited;
             announced.push(ScheduledMatch {
                 league_id: league_id.to_owned(),
                 round_id: row_round as u32,
@@ -205,7 +221,11 @@ async fn follow_round(
                 game_type: game_type.clone(),
                 player_a_id: player_a,
                 player_b_id: player_b,
-                status: MatchStatus::Ready as i32,
+                status: if forfeited {
+                    MatchStatus::Finished
+                } else {
+                    MatchStatus::Ready
+                } as i32,
                 ..ScheduledMatch::default()
             });
             continue;
@@ -297,5 +317,6 @@ async fn follow_round(
     Ok(Following {
         table: Some(kept),
         handed,
+        released_final: next_final.then_some(next_round_id),
     })
 }

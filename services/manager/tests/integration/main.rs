@@ -7,6 +7,7 @@ mod enrollment;
 mod event_delivery;
 mod history;
 mod manager_api;
+mod operator_actions;
 mod pool;
 mod readiness;
 mod report_batch;
