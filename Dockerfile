@@ -1,5 +1,3 @@
-# syntax=docker/dockerfile:1
-#
 # One image for every role: it holds the single `league` binary (ADR 0006), and the role is the command —
 # `league manager`, `league referee`, `league player`, `league gateway`, `league migrate` (docs/adr/0009).
 #
@@ -9,12 +7,20 @@
 # Stages: chef (the toolchain and cargo-chef) → planner (the dependency recipe: manifests and Cargo.lock
 # only) → builder (dependencies compiled in their own layer, reused until Cargo.lock or a manifest changes;
 # then our crates) → runtime (Debian slim, the binary, a non-root user). No protoc anywhere: protox
-# compiles the .proto files inside proto/build.rs.
+# compiles the .proto files inside proto/build.rs. No `# syntax=` line: the builder's own Dockerfile
+# frontend reads this file, so a build fetches no frontend image.
+#
+# A binary built already (CI's, by `cargo build`) goes into the same runtime stage without the builder
+# stages (BuildKit skips the stages the target does not need), from a build context holding it as `league`:
+#
+#   DOCKER_BUILDKIT=1 docker build -f Dockerfile --build-arg LEAGUE_BINARY_FROM=prebuilt -t league:local <dir>
 
 # The toolchain CI builds and tests with (Cargo.toml's rust-version, 1.88, is the minimum), on the Debian
 # release the runtime stage uses, so the binary links against the same glibc it runs with.
 ARG RUST_VERSION=1.95
 ARG DEBIAN_RELEASE=bookworm
+# Where the binary comes from: `builder` (compiled here) or `prebuilt` (the build context's `league`).
+ARG LEAGUE_BINARY_FROM=builder
 
 FROM rust:${RUST_VERSION}-${DEBIAN_RELEASE} AS chef
 # Symbols are stripped in every stage alike: the setting is part of each crate's fingerprint, so the
@@ -35,6 +41,12 @@ COPY . .
 RUN cargo build --release --locked --package league-launcher \
     && install -m 0755 target/release/league /usr/local/bin/league
 
+FROM scratch AS prebuilt
+COPY league /usr/local/bin/league
+
+# hadolint ignore=DL3006
+FROM ${LEAGUE_BINARY_FROM} AS binary
+
 FROM debian:${DEBIAN_RELEASE}-slim AS runtime
 LABEL org.opencontainers.image.title="league" \
       org.opencontainers.image.description="League server for autonomous agents: manager, referee, player host, gateway (one binary)" \
@@ -47,8 +59,12 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 league \
     && useradd --system --uid 10001 --gid league --no-create-home --home-dir /nonexistent \
-       --shell /usr/sbin/nologin league
-COPY --from=builder /usr/local/bin/league /usr/local/bin/league
+       --shell /usr/sbin/nologin league \
+    && install -d -o 10001 -g 10001 -m 0700 /var/lib/league /var/lib/league/secrets /var/lib/league/agents
+# /var/lib/league/secrets: where the manager keeps the referee registration token it generates;
+# /var/lib/league/agents: where referees and player hosts keep their identities (LEAGUE_STATE_DIR). Owned
+# by the league user here, so a named volume mounted on either starts with that owner.
+COPY --from=binary /usr/local/bin/league /usr/local/bin/league
 # A numeric user, so Kubernetes can verify runAsNonRoot without resolving names.
 USER 10001:10001
 WORKDIR /tmp

@@ -24,6 +24,7 @@ use tokio::process::Command;
 const BROWSER_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/browser");
 const OUTPUT_DIR: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/live-page");
 const OPERATOR_TOKEN: &str = "operator-token-for-the-live-page-test";
+const REFEREE_REGISTRATION_TOKEN: &str = "referee-registration-token-for-the-live-page-test";
 /// Bounds that only turn a hang into a failure.
 const READY_WITHIN: Duration = Duration::from_secs(60);
 const BROWSER_WITHIN: Duration = Duration::from_secs(300);
@@ -101,6 +102,8 @@ async fn watch_a_league(test: &str, players: u32, strategies: &str) -> (Value, S
         var("LEAGUE_LISTEN_ADDR", "127.0.0.1:0"),
         var("LEAGUE_ADMIN_ADDR", "127.0.0.1:0"),
         var("LEAGUE_ID", league_id.as_str()),
+        // Closed, as a deployment is: the manager admits only referees presenting this token.
+        var("LEAGUE_REFEREE_REGISTRATION_TOKEN", REFEREE_REGISTRATION_TOKEN),
     ];
     let mut env = common.to_vec();
     env.extend([

@@ -1,8 +1,10 @@
 //! The operator's day through the real binary: `league serve` keeps the system up and says where it is
 //! (a state file, the token readable only by the user); `league create | leagues | start | standings |
-//! schedule | match | player | warnings` work against it in table, JSON and CSV; Ctrl-C stops it. And
-//! `league pause | resume | withdraw | cancel` against a real manager whose league no referee plays,
-//! so that it stays where each command leaves it.
+//! schedule | match | player | warnings` work against it in table, JSON and CSV; who referees is the
+//! operator's (`referee-token`, `referees`, `revoke-referee`: serve's referees registered with the token
+//! it generated and kept beside its state); Ctrl-C stops it. And `league pause | resume | withdraw |
+//! cancel` against a real manager whose league no referee plays, so that it stays where each command
+//! leaves it.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -209,6 +211,50 @@ fn an_operator_runs_leagues_on_a_served_system() {
     );
     let warnings = ok(&state_file, &["warnings"]);
     assert_eq!(warnings.trim(), "no compliance warnings");
+
+    // Who referees: serve generated the referee registration token at its first start, kept it beside
+    // its state for the operator alone, and its own referees registered with it.
+    let kept = state_file.with_file_name("referee-token");
+    let mode = std::fs::metadata(&kept)
+        .expect("the referee token file")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "the referee token is the user's alone");
+    let token = ok(&state_file, &["referee-token"]);
+    assert_eq!(token.trim(), std::fs::read_to_string(&kept).expect("kept").trim());
+    assert_eq!(token.trim().len(), 64, "256 bits in hex: {token}");
+    let referees = ok(&state_file, &["referees", "--output", "csv"]);
+    assert_eq!(
+        referees.lines().next(),
+        Some("referee,name,external,capacity,running,status,revoked"),
+        "{referees}"
+    );
+    let active: Vec<&str> = referees.lines().skip(1).collect();
+    assert_eq!(active.len(), 2, "serve's two referees: {referees}");
+    assert!(
+        active.iter().all(|row| row.contains(",no,8,0,active,")),
+        "{referees}"
+    );
+    let revoked = ok(&state_file, &["revoke-referee", "REF02"]);
+    assert!(revoked.contains("REF02 revoked"), "{revoked}");
+    let referees = ok(&state_file, &["referees", "--output", "csv"]);
+    assert!(
+        referees
+            .lines()
+            .any(|row| row.starts_with("REF02,") && row.contains(",revoked,")),
+        "{referees}"
+    );
+    let again = ok(&state_file, &["revoke-referee", "REF02"]);
+    assert!(again.contains("already"), "{again}");
+    let unknown = league(&state_file, &["revoke-referee", "REF99"])
+        .output()
+        .expect("runs");
+    assert!(!unknown.status.success());
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("REF99 is not a registered referee"),
+        "{}",
+        String::from_utf8_lossy(&unknown.stderr)
+    );
 
     // Ctrl-C: a clean stop, and the state goes with the server.
     let status = Command::new("kill")

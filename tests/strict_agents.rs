@@ -21,7 +21,12 @@ fn strict_player(gateway: &str, family: &str, name: &str, methods: &str) -> Chil
 }
 
 /// Every match, every league event and every refusal a strict player saw: it played `played`
-/// matches and refused nothing but, at most once, a registration answer in the other family's form.
+/// matches, registered exactly once (its first registration answer was in its family's form: the
+/// gateway greeted it before answering) and refused nothing but the league's sender in the other
+/// family's form, at most twice: the greeting, and a league event sent in the moment between the
+/// manager registering it (the registration that starts the league queues ROUND_ANNOUNCEMENT) and the
+/// gateway marking its greeting under way — the bridge sends that event again in the other form at
+/// once, so it is delivered all the same (seen 1 run in 4 with lower-case methods).
 fn check_received(summary: &serde_json::Value, played: u64) {
     for kind in [
         "GAME_INVITATION",
@@ -32,10 +37,13 @@ fn check_received(summary: &serde_json::Value, played: u64) {
         assert_eq!(summary["received"][kind], played, "{kind}: {summary}");
     }
     assert_eq!(summary["received"]["LEAGUE_COMPLETED"], 1, "{summary}");
+    assert_eq!(summary["registrations"], 1, "one registration: {summary}");
     let refused = summary["refused"].as_object().expect("refusals");
     assert!(
-        refused.keys().all(|reason| reason == "sender") && summary["registrations"].as_u64() <= Some(2),
-        "only a registration answer in the other form may be refused: {summary}"
+        refused
+            .iter()
+            .all(|(reason, count)| reason == "sender" && count.as_u64() <= Some(2)),
+        "only the league's sender in the other form may be refused, at most twice: {summary}"
     );
 }
 

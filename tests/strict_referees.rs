@@ -2,6 +2,8 @@
 //! conformance.py, anything off-spec refused) in each style real referees use — pushed `START_MATCH`,
 //! pushed `assign_match` only, and pulling `get_assigned_matches` without a token — are each the only
 //! referee of a real `league run`: the league finishes with no technical loss and a table that adds up.
+//! They are as picky as the field's: the push handler indexes `player_A_id`/`player_B_id`, the puller
+//! runs only matches listed `"status": "PENDING"`.
 //! And a tokenless pull is answered only from the address of the referee's contact endpoint.
 
 use std::process::Stdio;

@@ -13,6 +13,14 @@ use league_proto::v2::MatchTiming;
 /// Time a referee has to report, on top of playing the match by the league's timings.
 pub const REPORT_ALLOWANCE: Duration = Duration::from_secs(10);
 
+/// Renewals a referee sends in one lease: a lease of 10 s is renewed every 2 s, so a referee that stops
+/// renewing loses its matches within one lease, while one that misses up to four renewals in a row (a
+/// manager restarting, a slow network) keeps them (ADR 0042).
+pub const RENEWALS_PER_LEASE: u32 = 5;
+
+/// The shortest pause between two renewals, whatever the lease (a millisecond lease in a test).
+pub const MIN_RENEWAL_INTERVAL: Duration = Duration::from_millis(50);
+
 /// The timings of one league's matches, with every default applied. With the `serde` feature it is
 /// also the shape of the manager's `LEAGUE_*` timing variables (humantime strings: "5s", "250ms").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +54,7 @@ impl Default for Timing {
             game_over_timeout: Duration::from_secs(5),
             max_attempts: 3,
             retry_delay: Duration::from_secs(2),
-            lease_duration: Duration::from_secs(60),
+            lease_duration: Duration::from_secs(10),
         }
     }
 }
@@ -87,6 +95,11 @@ impl Timing {
             retry_delay: wire(self.retry_delay),
             lease_duration: wire(self.lease_duration),
         }
+    }
+
+    /// How often a referee renews a lease of `lease_duration`: a fifth of it ([`RENEWALS_PER_LEASE`]).
+    pub fn renewal_interval(lease_duration: Duration) -> Duration {
+        (lease_duration / RENEWALS_PER_LEASE).max(MIN_RENEWAL_INTERVAL)
     }
 
     /// The longest a match may take: every attempt at the invitation and the move, the GAME_OVER, and
@@ -145,7 +158,7 @@ mod tests {
             game_over_timeout: Duration::from_secs(5),
             max_attempts: 3,
             retry_delay: Duration::from_secs(2),
-            lease_duration: Duration::from_secs(60),
+            lease_duration: Duration::from_secs(10),
         };
         assert_eq!(Timing::default(), expected);
         assert_eq!(Timing::from_proto(None), expected);
@@ -213,8 +226,21 @@ mod tests {
         let wired = MatchTiming::from(timing);
         assert_eq!(wired.join_timeout, millis(1500));
         assert_eq!(wired.retry_delay, millis(0));
-        assert_eq!(wired.lease_duration, millis(60_000));
+        assert_eq!(wired.lease_duration, millis(10_000));
         assert_eq!(Timing::from_proto(Some(&wired)), timing);
+    }
+
+    #[test]
+    fn a_silent_referee_is_noticed_within_seconds() {
+        // The default lease: a referee that stops renewing loses its matches within 10 s, and renews
+        // five times in a lease, so four missed renewals in a row cost it nothing.
+        let lease = Timing::default().lease_duration;
+        assert_eq!(lease, Duration::from_secs(10));
+        assert_eq!(Timing::renewal_interval(lease), Duration::from_secs(2));
+        assert_eq!(
+            Timing::renewal_interval(Duration::from_millis(100)),
+            MIN_RENEWAL_INTERVAL
+        );
     }
 
     #[test]

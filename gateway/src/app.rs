@@ -36,11 +36,14 @@ pub struct GatewayApp {
     grpc_listener: TcpListener,
     grpc_addr: SocketAddr,
     readiness: Readiness,
+    /// Made before anything listens: extra roots that cannot be read stop the gateway at its start.
+    client: AgentClient,
 }
 
 impl GatewayApp {
     pub async fn build(config: GatewayConfig) -> anyhow::Result<Self> {
         config.validate()?;
+        let client = AgentClient::new(&config.tls)?;
         let (http_listener, http_addr) = grpc::bind(config.http_addr).await?;
         let (grpc_listener, grpc_addr) = grpc::bind(config.listen_addr).await?;
         Ok(Self {
@@ -50,6 +53,7 @@ impl GatewayApp {
             grpc_listener,
             grpc_addr,
             readiness: Readiness::new(),
+            client,
         })
     }
 
@@ -88,7 +92,7 @@ impl GatewayApp {
             .unwrap_or_else(|| grpc::local_url(self.grpc_addr));
         let bridge = PlayerBridge {
             manager_link: manager_link.clone(),
-            client: AgentClient::new(),
+            client: self.client,
             replies: replies.clone(),
             warnings: warnings.clone(),
             mode: config.compliance,
@@ -119,6 +123,7 @@ impl GatewayApp {
             warnings: warnings.clone(),
             replies: replies.clone(),
             referees: referees.clone(),
+            bridge: bridge.clone(),
             bridge_url,
             public_url: public_url.clone(),
         };

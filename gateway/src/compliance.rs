@@ -68,6 +68,16 @@ impl Checker {
         Ok(())
     }
 
+    /// Notes what is wrong with the agent but is no deviation from league.v2 that a mode could accept
+    /// or refuse (a certificate the league does not trust): recorded in both modes.
+    pub fn note(&mut self, kind: &'static str, detail: impl Into<String>) {
+        self.seen.push(Deviation {
+            kind,
+            detail: detail.into(),
+            strict_error: ErrorCode::ConnectionError,
+        });
+    }
+
     pub fn into_deviations(self) -> Vec<Deviation> {
         self.seen
     }
@@ -155,6 +165,7 @@ pub const KINDS: &[&str] = &[
     kinds::METHOD_DIALECT,
     kinds::CONVERSATION_MISMATCH,
     kinds::REPLY_PLAYER_ID,
+    kinds::UNTRUSTED_CERTIFICATE,
 ];
 
 pub mod kinds {
@@ -181,6 +192,8 @@ pub mod kinds {
     pub const METHOD_DIALECT: &str = "method_dialect_fallback";
     pub const CONVERSATION_MISMATCH: &str = "conversation_id_mismatch";
     pub const REPLY_PLAYER_ID: &str = "reply_player_id_not_assigned";
+    /// The agent's https endpoint presents a certificate the league does not trust.
+    pub const UNTRUSTED_CERTIFICATE: &str = "untrusted_certificate";
 }
 
 #[cfg(test)]

@@ -4,11 +4,13 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use league_runtime::tls::TlsConfig;
 use secrecy::SecretString;
 use serde::Deserialize;
 
 use crate::compliance::Mode;
 use crate::dialect::Dialect;
+use crate::wire::sender::SenderForm;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
@@ -57,6 +59,10 @@ pub struct GatewayConfig {
     /// `LEAGUE_DIALECTS`: per agent (contact endpoint or display name), the dialect to call it in,
     /// overriding what its registration suggested, e.g. `{"http://host:8102/mcp"="message_type"}`.
     pub dialects: HashMap<String, Dialect>,
+    /// `LEAGUE_SENDER_FORMS`: per agent (contact endpoint or display name), the form of the manager's
+    /// `sender` it takes (`bare` or `typed`), instead of learning it, e.g.
+    /// `{"http://host:8102/mcp"="typed"}` (for an agent that answers no greeting, such as a referee).
+    pub sender_forms: HashMap<String, SenderForm>,
     /// `LEAGUE_AGENT_CALL_TIMEOUT`: the longest wait for an agent's answer when a call has no deadline
     /// of its own (the specification's "anything else": 10 s).
     #[serde(with = "humantime_serde")]
@@ -68,6 +74,10 @@ pub struct GatewayConfig {
     /// holds back nobody else's events.
     #[serde(with = "humantime_serde")]
     pub event_slot_window: Duration,
+    /// `LEAGUE_EXTRA_ROOTS`: CA certificates trusted besides the system's when calling `https://`
+    /// agents (league_runtime::tls).
+    #[serde(flatten)]
+    pub tls: TlsConfig,
 }
 
 impl Default for GatewayConfig {
@@ -90,9 +100,11 @@ impl Default for GatewayConfig {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(10),
             dialects: HashMap::new(),
+            sender_forms: HashMap::new(),
             agent_call_timeout: Duration::from_secs(10),
             event_slots: crate::bridge::event_slots::SLOTS,
             event_slot_window: crate::bridge::event_slots::WINDOW,
+            tls: TlsConfig::default(),
         }
     }
 }

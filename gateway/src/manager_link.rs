@@ -26,8 +26,9 @@ use crate::standings_cache::{Standings, StandingsCache};
 use crate::wire::outbound_token;
 use crate::wire::sender::SenderForm;
 
-/// How long a verified credential is trusted without asking the manager again.
-const CREDENTIAL_TTL: Duration = Duration::from_secs(60);
+/// How long a verified credential is trusted without asking the manager again: how soon this gateway
+/// notices that the operator revoked a referee (ADR 0039; the manager refuses its reports at once).
+const CREDENTIAL_TTL: Duration = Duration::from_secs(5);
 /// The label an external agent's dialect is stored under in its registration.
 pub const DIALECT_LABEL: &str = "league.dialect";
 /// The label an external agent's sender form ([`SenderForm`]) is stored under, once learned.
@@ -50,6 +51,9 @@ pub struct ExternalAgent {
     /// The dialect that worked for each message type when it was not the agent's own, so a fallback
     /// costs the agent's -32601s once, not on every message.
     pub methods: Mutex<HashMap<MessageType, Dialect>>,
+    /// Whether the greeting that learns its sender form is under way (crate::inbound::greeting): the
+    /// league's other calls to it wait for it, so none goes out in a form the agent is about to refuse.
+    greeting: tokio::sync::watch::Sender<bool>,
 }
 
 impl ExternalAgent {
@@ -68,7 +72,25 @@ impl ExternalAgent {
             dialect: Mutex::new(dialect),
             sender_form: Mutex::new(form),
             methods: Mutex::default(),
+            greeting: tokio::sync::watch::Sender::new(false),
         }
+    }
+
+    /// Waits (at most `limit`) while the agent's greeting is under way.
+    pub async fn greeted(&self, limit: Duration) {
+        if !*self.greeting.borrow() {
+            return;
+        }
+        let mut greeting = self.greeting.subscribe();
+        tokio::time::timeout(limit, greeting.wait_for(|under_way| !under_way))
+            .await
+            .ok();
+    }
+
+    /// Marks the greeting under way until the guard is dropped.
+    pub fn greeting(&self) -> GreetingUnderWay<'_> {
+        self.greeting.send_replace(true);
+        GreetingUnderWay(&self.greeting)
     }
 
     pub fn dialect(&self) -> Dialect {
@@ -108,63 +130,18 @@ impl ExternalAgent {
     }
 }
 
+/// While it lives, an agent's greeting is under way ([`ExternalAgent::greeting`]); dropped, it is over
+/// (also when the registration that greets is abandoned half-way).
+#[derive(Debug)]
+pub struct GreetingUnderWay<'a>(&'a tokio::sync::watch::Sender<bool>);
+
+impl Drop for GreetingUnderWay<'_> {
+    fn drop(&mut self) {
+        self.0.send_replace(false);
+    }
+}
+
 type Verified = (String, AgentKind, Instant);
-
-/// How long after registering an agent that registers again from the same endpoint under the same
-/// name is taken to have discarded our answer (it is answered again, with the same id and token).
-pub const PROMPT_REREGISTRATION: Duration = Duration::from_secs(30);
-
-/// A registration this gateway answered, kept [`PROMPT_REREGISTRATION`] in memory only (the token
-/// never leaves this process but in the answer, as the first answer did).
-#[derive(Debug, Clone)]
-pub struct Registration {
-    pub agent_id: String,
-    pub auth_token: SecretString,
-    pub league_id: String,
-    /// The sender form of the last answer.
-    pub form: SenderForm,
-    at: Instant,
-}
-
-/// Recent registrations by (contact endpoint, display name).
-#[derive(Debug, Default)]
-pub struct RecentRegistrations(Mutex<HashMap<(String, String), Registration>>);
-
-impl RecentRegistrations {
-    /// Remembers a registration just answered (in the default sender form); returns it.
-    pub fn record(
-        &self,
-        endpoint: &str,
-        name: &str,
-        agent_id: String,
-        auth_token: SecretString,
-        league_id: String,
-    ) -> Registration {
-        let registration = Registration {
-            agent_id,
-            auth_token,
-            league_id,
-            form: SenderForm::default(),
-            at: Instant::now(),
-        };
-        if let Ok(mut recent) = self.0.lock() {
-            recent.retain(|_, earlier| earlier.at.elapsed() < PROMPT_REREGISTRATION);
-            recent.insert((endpoint.to_owned(), name.to_owned()), registration.clone());
-        }
-        registration
-    }
-
-    /// A prompt repeat of a registration: the first one, its answer's sender form switched.
-    pub fn repeat(&self, endpoint: &str, name: &str) -> Option<Registration> {
-        let mut recent = self.0.lock().ok()?;
-        let key = (endpoint.to_owned(), name.to_owned());
-        let registration = recent
-            .get_mut(&key)
-            .filter(|registration| registration.at.elapsed() < PROMPT_REREGISTRATION)?;
-        registration.form = registration.form.other();
-        Some(registration.clone())
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct ManagerLink {
@@ -175,8 +152,6 @@ pub struct ManagerLink {
     verified: Arc<RwLock<HashMap<[u8; 32], Verified>>>,
     external: Arc<RwLock<HashMap<String, Arc<ExternalAgent>>>>,
     standings: Arc<StandingsCache<Arc<Standings>>>,
-    /// Registrations answered lately, for an agent that registers again at once.
-    pub recent: Arc<RecentRegistrations>,
 }
 
 impl ManagerLink {
@@ -188,7 +163,6 @@ impl ManagerLink {
             verified: Arc::default(),
             external: Arc::default(),
             standings: Arc::default(),
-            recent: Arc::default(),
         }
     }
 
@@ -287,13 +261,36 @@ impl ManagerLink {
         dialect: Dialect,
         form: SenderForm,
     ) -> Arc<ExternalAgent> {
-        let agent = Arc::new(ExternalAgent::new(
+        self.insert(ExternalAgent::new(
             &self.operator,
             agent_id,
             contact_endpoint,
             dialect,
             form,
-        ));
+        ))
+    }
+
+    /// [`ManagerLink::remember`], for an agent about to be greeted: its greeting is under way before
+    /// any other call can find it (the caller's [`ExternalAgent::greeting`] guard ends it).
+    pub fn remember_to_greet(
+        &self,
+        agent_id: String,
+        contact_endpoint: String,
+        dialect: Dialect,
+    ) -> Arc<ExternalAgent> {
+        let agent = ExternalAgent::new(
+            &self.operator,
+            agent_id,
+            contact_endpoint,
+            dialect,
+            SenderForm::default(),
+        );
+        agent.greeting.send_replace(true);
+        self.insert(agent)
+    }
+
+    fn insert(&self, agent: ExternalAgent) -> Arc<ExternalAgent> {
+        let agent = Arc::new(agent);
         if let Ok(mut external) = self.external.write() {
             external.insert(agent.agent_id.clone(), agent.clone());
         }

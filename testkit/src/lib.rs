@@ -11,6 +11,7 @@ pub mod invariants;
 pub mod league_run;
 pub mod manager;
 pub mod observe;
+pub mod tls;
 
 pub use database::TestDatabase;
 pub use event_host::EventHost;

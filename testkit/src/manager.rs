@@ -69,6 +69,8 @@ pub async fn spawn_manager(
         timing: Timing::default(),
         ..ManagerConfig::default()
     };
+    // A test's league is a local trial: any referee registers, unless the test asks for a token.
+    config.registration.referee_registration_open = true;
     configure(&mut config);
     let app = ManagerApp::build(&config).await.expect("manager builds");
     let addr = app.local_addr();

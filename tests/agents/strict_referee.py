@@ -10,6 +10,10 @@ the three styles real referees use:
            `get_assigned_matches {"referee_id"}` every `--poll` seconds without a token, and calls players
            with `"league_id": null` after the invitation, as pulling referees do
 
+It is as picky as the referees of the field: its push handler (either name) indexes `player_A_id` and
+`player_B_id` (a missing one is answered -32603 `Internal error: 'player_A_id'`, as theirs is), and a pull
+runs only the matches listed with `"status": "PENDING"` (any other status is skipped, every poll).
+
 For each match it invites both players at the endpoints it was given, asks both for a parity, draws the
 number with `secrets`, sends GAME_OVER to both and reports MATCH_RESULT_REPORT, all with its token.
 
@@ -175,6 +179,8 @@ def poll():
             known = registered_players()
             assigned = post(ARGS.league, "get_assigned_matches", {"referee_id": STATE["referee_id"]})
             for match in assigned["matches"]:
+                if match.get("status") != "PENDING":
+                    continue  # not ours to run now, as the field's pullers read it
                 conformance.require(match, ["match_id", "league_id", "round_id", "game_type", "players",
                                             "players[].contact_endpoint", "report_endpoint"])
                 players = {p["player_id"] for p in match["players"]}
@@ -205,6 +211,9 @@ class Handler(BaseHTTPRequestHandler):
         if method == PUSH_METHODS.get(ARGS.style):
             try:
                 check_start_match(params)
+                seats = (params["player_A_id"], params["player_B_id"])
+                if seats != tuple(p["player_id"] for p in params["players"]):
+                    raise RuntimeError(f"player_A_id/player_B_id {seats} are not the players in order")
                 start(params)
                 result = {"message_type": "START_MATCH_ACK", "status": "MATCH_STARTED",
                           "match_id": params["match_id"], "conversation_id": params["conversation_id"]}
@@ -212,6 +221,11 @@ class Handler(BaseHTTPRequestHandler):
             except conformance.Refusal as refusal:
                 say({"refused": refusal.reason, "method": method})
                 status, body = refusal.http_status, refusal.body(request.get("id"))
+            except (KeyError, RuntimeError) as error:
+                # What the field's referee answers when a field it indexes is missing.
+                say({"error": f"{method}: {error!r}"})
+                body = {"jsonrpc": "2.0", "error": {"code": -32603, "message": f"Internal error: {error}"},
+                        "id": request.get("id")}
         else:
             body = {"jsonrpc": "2.0", "error": {"code": -32601, "message": f"Method not found: {method}"},
                     "id": request.get("id")}

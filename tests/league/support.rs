@@ -171,6 +171,9 @@ pub async fn start_league(setup: Setup) -> RunningLeague {
         timing: setup.timing,
         ..ManagerConfig::default()
     };
+    // A local trial: its referees register without a token.
+    let mut config = config;
+    config.registration.referee_registration_open = true;
     let app = ManagerApp::build(&config).await.expect("the manager builds");
     let manager_addr = app.local_addr();
     let shutdown = Shutdown::new();
@@ -209,9 +212,9 @@ pub async fn start_league(setup: Setup) -> RunningLeague {
         players: setup.players,
         strategies: setup.strategies.to_owned(),
         league_id,
-        state_dir: None,
         seed: None,
         llm: Default::default(),
+        ..PlayerConfig::default()
     })
     .await
     .expect("the player host builds");

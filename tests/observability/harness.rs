@@ -27,6 +27,9 @@ use tokio::task::JoinHandle;
 
 /// The operator token the manager is given.
 pub const OPERATOR_TOKEN: &str = "5e1d0c9a4f3b2a1908e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a39281";
+/// The referee registration token the manager asks of referees (ADR 0039).
+pub const REFEREE_REGISTRATION_TOKEN: &str =
+    "7a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b";
 
 /// Bounds that only turn a hang into a failure saying what was awaited.
 const READY_WITHIN: Duration = Duration::from_secs(60);
@@ -106,6 +109,8 @@ pub async fn start(setup: Setup) -> League {
         var("LEAGUE_LISTEN_ADDR", "127.0.0.1:0"),
         var("LEAGUE_ADMIN_ADDR", "127.0.0.1:0"),
         var("LEAGUE_ID", league_id.as_str()),
+        // The token the manager asks of referees and ours present (ADR 0039).
+        var("LEAGUE_REFEREE_REGISTRATION_TOKEN", REFEREE_REGISTRATION_TOKEN),
     ];
     common.extend(setup.env.iter().cloned());
 
@@ -161,9 +166,9 @@ pub async fn start(setup: Setup) -> League {
         players: 1,
         strategies: "always_even".to_owned(),
         league_id: league_id.clone(),
-        state_dir: None,
         seed: None,
         llm: Default::default(),
+        ..PlayerConfig::default()
     })
     .await
     .expect("the test's player host builds");

@@ -16,7 +16,7 @@ use league_runtime::Credentials;
 use league_runtime::credentials::operator_request;
 use secrecy::{ExposeSecret, SecretString};
 
-use crate::harness::{self, OPERATOR_TOKEN, Setup, operator_token, var};
+use crate::harness::{self, OPERATOR_TOKEN, REFEREE_REGISTRATION_TOKEN, Setup, operator_token, var};
 
 /// The issued tokens (by their hashes) that appear in `text`.
 fn issued_tokens_in(text: &str, issued: &HashSet<[u8; 32]>) -> Vec<String> {
@@ -127,6 +127,10 @@ async fn no_token_is_printed_even_at_trace_level() {
             "{process} printed the operator token"
         );
         assert!(!output.contains(&bot_token), "{process} printed a player's token");
+        assert!(
+            !output.contains(REFEREE_REGISTRATION_TOKEN),
+            "{process} printed the referee registration token"
+        );
         let leaked = issued_tokens_in(output, &issued);
         assert!(
             leaked.is_empty(),

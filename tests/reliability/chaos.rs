@@ -147,7 +147,7 @@ async fn restarts_and_outages_mid_league_cost_nobody_a_match() {
         BOTS + 2,
         "late:300",
         Timing {
-            lease: Duration::from_secs(5),
+            lease: Some(Duration::from_secs(5)),
             ..Timing::short_lease()
         },
     );

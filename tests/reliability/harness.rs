@@ -50,7 +50,8 @@ pub struct Timing {
     pub moves: Duration,
     pub game_over: Duration,
     pub retry: Duration,
-    pub lease: Duration,
+    /// `None`: the league's default lease (`league_domain::Timing`).
+    pub lease: Option<Duration>,
 }
 
 impl Timing {
@@ -62,7 +63,7 @@ impl Timing {
             moves: Duration::from_millis(3000),
             game_over: Duration::from_millis(1000),
             retry: Duration::from_millis(20),
-            lease: Duration::from_secs(1),
+            lease: Some(Duration::from_secs(1)),
         }
     }
 
@@ -70,21 +71,25 @@ impl Timing {
     /// match to a second referee, so `claims = 1` means "claimed once".
     pub fn long_lease() -> Timing {
         Timing {
-            lease: Duration::from_secs(30),
+            lease: Some(Duration::from_secs(30)),
             ..Timing::short_lease()
         }
     }
 
     fn env(&self) -> Vec<(String, String)> {
         let millis = |d: Duration| format!("{}ms", d.as_millis());
-        vec![
+        let mut env = vec![
             var("LEAGUE_JOIN_TIMEOUT", millis(self.join)),
             var("LEAGUE_MOVE_TIMEOUT", millis(self.moves)),
             var("LEAGUE_GAME_OVER_TIMEOUT", millis(self.game_over)),
             var("LEAGUE_RETRY_DELAY", millis(self.retry)),
-            var("LEAGUE_LEASE_DURATION", millis(self.lease)),
             var("LEAGUE_MAX_ATTEMPTS", "3"),
-        ]
+        ];
+        env.extend(
+            self.lease
+                .map(|lease| var("LEAGUE_LEASE_DURATION", millis(lease))),
+        );
+        env
     }
 }
 
@@ -183,8 +188,12 @@ impl Database {
     }
 }
 
+/// The referee registration token the manager asks and the referees present (ADR 0039).
+const REFEREE_REGISTRATION_TOKEN: &str = "reliability-referee-registration-token";
+
 fn common_env(league_id: &str) -> Vec<(String, String)> {
     vec![
+        var("LEAGUE_REFEREE_REGISTRATION_TOKEN", REFEREE_REGISTRATION_TOKEN),
         var("RUST_LOG", log_filter()),
         var("LEAGUE_LISTEN_ADDR", "127.0.0.1:0"),
         var("LEAGUE_ADMIN_ADDR", "127.0.0.1:0"),
@@ -446,6 +455,47 @@ pub async fn check_invariants(pool: &PgPool, spec: &Spec, standings: &GetStandin
     invariants::rounds_run_in_order(&facts);
     invariants::league_events_recorded_once(&facts);
     invariants::choices_before_the_draw(&facts);
+    facts
+}
+
+/// [`check_invariants`] for a league whose services went down and came back: a notification may take
+/// more than one attempt (its receiver was down for a while), but it is still delivered; and nobody is
+/// charged a match for the outage (no technical loss, no double forfeit).
+pub async fn check_invariants_through_restarts(
+    pool: &PgPool,
+    spec: &Spec,
+    standings: &GetStandingsResponse,
+) -> Facts {
+    let facts = Facts::load(pool, &spec.league_id).await;
+    assert_eq!(
+        facts.players.len(),
+        spec.players as usize,
+        "players in the league"
+    );
+    invariants::one_result_per_match(&facts);
+    invariants::pairs_meet_once(&facts);
+    invariants::standings_equal_recomputation(&facts, standings);
+    invariants::rounds_run_in_order(&facts);
+    invariants::choices_before_the_draw(&facts);
+    let undelivered: Vec<_> = facts
+        .deliveries
+        .iter()
+        .filter(|delivery| !delivery.delivered || delivery.gave_up)
+        .collect();
+    assert!(
+        undelivered.is_empty(),
+        "notifications not delivered: {undelivered:?}"
+    );
+    let charged: Vec<(&str, &str)> = facts
+        .matches
+        .iter()
+        .filter_map(|m| {
+            let status = m.result_status.as_deref()?;
+            (status == "technical_loss" || status == "double_forfeit")
+                .then_some((m.match_id.as_str(), status))
+        })
+        .collect();
+    assert!(charged.is_empty(), "nobody is charged for a restart: {charged:?}");
     facts
 }
 

@@ -10,6 +10,8 @@
 //! - `postgres_restart`: a private Postgres cluster restarted mid-league.
 //! - `scale_referees`: referees scaled from 1 to 4 while a league runs.
 //! - `referee_sigterm`: SIGTERM to a referee mid-match (it finishes, or releases after its grace).
+//! - `one_service_restart`: the player host, then a referee, killed and started again alone on new ports.
+//! - `serve_restart`: `league serve` killed with SIGKILL mid-league and started again the same way.
 //! - `chaos`: a referee, the player host, the manager and the gateway killed and restarted on the same
 //!   addresses mid-league, with external Python agents playing: nobody is charged a match.
 //!
@@ -28,8 +30,10 @@ mod harness;
 
 mod chaos;
 mod manager_restart;
+mod one_service_restart;
 mod postgres_restart;
 mod referee_crash;
 mod referee_sigterm;
 mod scale_referees;
+mod serve_restart;
 mod two_managers;

@@ -1,6 +1,8 @@
 //! kill -9 one of three referees mid-league: its matches come back to the queue when their leases run
 //! out, the other referees play them from the start, and the league completes with exactly one result per
-//! match and standings equal to the recomputation.
+//! match and standings equal to the recomputation. At the league's default lease too: the dead referee's
+//! match is played by another within seconds (the lease is 10 s, renewed every 2 s; ADR 0042), and the
+//! replay charges nobody.
 
 use std::time::{Duration, Instant};
 
@@ -8,17 +10,36 @@ use crate::harness::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_referee_killed_mid_league_leaves_every_match_with_exactly_one_result() {
+    // The lease is 1 s, so the dead referee's matches come back within a second.
+    killed_mid_league("referee_crash", Timing::short_lease()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_referee_killed_mid_match_is_replaced_within_seconds_at_the_default_lease() {
+    // No LEAGUE_LEASE_DURATION: the dead referee's match must be played by another one well within
+    // OBSERVE_DEADLINE (30 s), which a 60 s lease never allowed.
+    killed_mid_league(
+        "referee_crash_default_lease",
+        Timing {
+            lease: None,
+            ..Timing::short_lease()
+        },
+    )
+    .await;
+}
+
+async fn killed_mid_league(test: &str, timing: Timing) {
     let _serial = serial().await;
     let clock = Instant::now();
     let db = Database::fresh().await;
-    let logs = Logs::new("referee_crash");
+    let logs = Logs::new(test);
     // One bot answers each move after 600 ms: its matches are in flight long enough to kill their
-    // referee in the middle. The lease is 1 s, so the dead referee's matches come back within a second.
+    // referee in the middle.
     let spec = Spec::new(
-        "league_referee_crash",
+        &format!("league_{test}"),
         10,
         "late:600,random,adaptive,alternating,always_even,always_odd",
-        Timing::short_lease(),
+        timing,
     );
     let manager = start_manager(&logs, "manager", &db.url, &spec, "127.0.0.1:0").await;
     let mut referees = Vec::new();
@@ -63,6 +84,7 @@ async fn a_referee_killed_mid_league_leaves_every_match_with_exactly_one_result(
     .await;
     let victim_id = ids[victim].clone();
     let killed = referees[victim].kill().await.expect("kill -9 the referee");
+    let killed_at = Instant::now();
     assert!(!killed.success(), "killed, not exited: {killed}");
 
     // The dead referee can no longer renew or report: what it held at its death is frozen here.
@@ -80,6 +102,24 @@ async fn a_referee_killed_mid_league_leaves_every_match_with_exactly_one_result(
         orphans.contains(&match_id),
         "{victim_id} died running {match_id}; the database says it held {orphans:?}"
     );
+
+    // Its match waiting for the late bot is played by a live referee, once the lease runs out.
+    let retaken = observe(
+        "another referee runs the dead referee's match",
+        OBSERVE_DEADLINE,
+        async || {
+            let (referee, claims): (Option<String>, i32) = sqlx::query_as(
+                "select referee_id, claims from matches where league_id = $1 and match_id = $2",
+            )
+            .bind(&spec.league_id)
+            .bind(&match_id)
+            .fetch_one(&db.pool)
+            .await
+            .ok()?;
+            (claims >= 2 && referee.as_deref() != Some(victim_id.as_str())).then_some(killed_at.elapsed())
+        },
+    )
+    .await;
 
     wait_for_completion(&db.pool, &spec.league_id, &logs).await;
     let table = standings(&manager.url, &spec.league_id).await;
@@ -102,6 +142,11 @@ async fn a_referee_killed_mid_league_leaves_every_match_with_exactly_one_result(
             Some(victim_id.as_str()),
             "{orphan} was recorded by a live referee"
         );
+        assert!(
+            m.at_fault().is_empty(),
+            "{orphan}: nobody is charged for the dead referee ({:?})",
+            m.result_status
+        );
     }
     let by_dead: Vec<&str> = facts
         .matches
@@ -110,8 +155,10 @@ async fn a_referee_killed_mid_league_leaves_every_match_with_exactly_one_result(
         .map(|m| m.match_id.as_str())
         .collect();
     println!(
-        "referee_crash: killed {victim_id} while it held {orphans:?}; {} matches, each with one result \
-         ({} recorded by {victim_id} before it died); claims per match {:?}; {:.1} s",
+        "{test}: killed {victim_id} while it held {orphans:?}; {match_id} taken by another referee \
+         {:.1} s after the kill; {} matches, each with one result ({} recorded by {victim_id} before it \
+         died); claims per match {:?}; {:.1} s",
+        retaken.as_secs_f64(),
         facts.matches.len(),
         by_dead.len(),
         claims_histogram(&facts),

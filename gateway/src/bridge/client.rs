@@ -1,5 +1,6 @@
 //! Calling an external agent: one JSON-RPC request over HTTP/1.1 (connections kept alive, Nagle off),
-//! bounded by the call's deadline, and tolerant reading of whatever comes back — a proper response, a
+//! `http://` or `https://` (the certificate verified against the system's roots and
+//! `LEAGUE_EXTRA_ROOTS`: league_runtime::tls), bounded by the call's deadline, and tolerant reading of whatever comes back — a proper response, a
 //! bare result object, `"error": null` beside a result, errors under HTTP 200, 4xx or 5xx.
 //!
 //! Each call is a client span (named after the JSON-RPC method, `rpc.system = jsonrpc`), a child of the
@@ -11,10 +12,12 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use league_proto::ErrorCode;
+use league_runtime::tls::{self, TlsConfig, TlsFailure};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tracing::Instrument;
@@ -36,28 +39,23 @@ pub enum Answer {
 
 #[derive(Debug, Clone)]
 pub struct AgentClient {
-    http: Client<HttpConnector, Full<Bytes>>,
+    http: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     next_id: std::sync::Arc<AtomicU64>,
 }
 
-impl Default for AgentClient {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl AgentClient {
-    pub fn new() -> Self {
+    /// A client trusting the system's roots and the extra ones `tls` names.
+    pub fn new(tls: &TlsConfig) -> anyhow::Result<Self> {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(Duration::from_secs(5)));
         let http = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
-            .build(connector);
-        Self {
+            .build(tls::https_connector(tls.client_config()?, connector));
+        Ok(Self {
             http,
             next_id: std::sync::Arc::new(AtomicU64::new(1)),
-        }
+        })
     }
 
     /// Calls `method` on the agent at `endpoint` and waits at most `limit` for the answer. Deviations in
@@ -127,12 +125,11 @@ impl AgentClient {
         checker: &mut Checker,
     ) -> LeagueResult<Answer> {
         let exchange = async {
-            let response = self.http.request(request).await.map_err(|error| {
-                LeagueError::new(
-                    ErrorCode::ConnectionError,
-                    format!("cannot reach {endpoint}: {error}"),
-                )
-            })?;
+            let response = self
+                .http
+                .request(request)
+                .await
+                .map_err(|error| unreachable(endpoint, &error, checker))?;
             let status = response.status();
             tracing::Span::current().record("http.response.status_code", status.as_u16());
             let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
@@ -158,6 +155,28 @@ impl AgentClient {
         })??;
         read_answer(status, &body, checker)
     }
+}
+
+/// Why `endpoint` could not be reached, in full (hyper's own words name only the stage that failed). A
+/// certificate the league does not trust is also noted against the agent, in either mode: its operator
+/// lists it with `league warnings`, and its author sees it in `league probe`.
+fn unreachable(
+    endpoint: &str,
+    error: &(dyn std::error::Error + 'static),
+    checker: &mut Checker,
+) -> LeagueError {
+    let why = match tls::failure(error) {
+        Some(failure @ TlsFailure::UntrustedCertificate(_)) => {
+            checker.note(kinds::UNTRUSTED_CERTIFICATE, format!("{endpoint}: {failure}"));
+            failure.to_string()
+        }
+        Some(failure @ TlsFailure::Other(_)) => failure.to_string(),
+        None => tls::chain(error),
+    };
+    LeagueError::new(
+        ErrorCode::ConnectionError,
+        format!("cannot reach {endpoint}: {why}"),
+    )
 }
 
 /// The members of a JSON-RPC answer that decide what it is, borrowed from its body: `Some` when present,

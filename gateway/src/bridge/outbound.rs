@@ -136,8 +136,23 @@ pub(crate) fn refusal_kind(error: &RpcError) -> &'static str {
 }
 
 impl PlayerBridge {
-    /// Sends `message` (built with the league's sender and no token) to `agent` and returns its result.
+    /// Sends `message` (built with the league's sender and no token) to `agent` and returns its result;
+    /// after the agent's greeting if that is under way (crate::inbound::greeting), within `limit`.
     pub(crate) async fn call<M: Outbound + Sync>(
+        &self,
+        agent: &ExternalAgent,
+        kind: MessageType,
+        message: &M,
+        limit: Duration,
+    ) -> Result<Value, Failure> {
+        let started = tokio::time::Instant::now();
+        agent.greeted(limit).await;
+        let limit = limit.saturating_sub(started.elapsed());
+        self.call_now(agent, kind, message, limit).await
+    }
+
+    /// [`PlayerBridge::call`] without waiting for a greeting (the greeting itself).
+    pub(crate) async fn call_now<M: Outbound + Sync>(
         &self,
         agent: &ExternalAgent,
         kind: MessageType,

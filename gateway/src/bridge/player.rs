@@ -103,6 +103,11 @@ fn record_call_fields(context: &MatchContext, player_id: &str) {
     );
 }
 
+/// How long an answer that says it joined without a GAME_JOIN_ACK (`{"status": "ok"}`) waits for a
+/// separate one before it counts as joining: at most half of what is left of the join deadline, so the
+/// referee hears "joined" well inside its own (agents that reply separately do so within milliseconds).
+const SEPARATE_JOIN_ACK_GRACE: Duration = Duration::from_secs(1);
+
 fn remaining(deadline: Option<&prost_types::Timestamp>, fallback: Duration) -> Duration {
     deadline
         .and_then(|deadline| SystemTime::try_from(*deadline).ok())
@@ -156,17 +161,25 @@ impl PlayerService for PlayerBridge {
         let mut reply = as_object(result);
         let mut accept = read_accept(&reply, &mut checker)?;
         if accept.is_none() {
-            // A bare acknowledgement: the GAME_JOIN_ACK comes as a separate call.
+            // A bare acknowledgement: the GAME_JOIN_ACK may come as a separate call. One that says it
+            // joined ("ok") waits for it only briefly and then counts as joining, inside the referee's
+            // own join deadline; anything else waits as long as the deadline allows.
+            let joined = reply
+                .get("status")
+                .and_then(Value::as_str)
+                .is_some_and(|s| matches!(s.to_ascii_lowercase().as_str(), "joined" | "accepted" | "ok"));
             let left = limit.saturating_sub(started.elapsed());
-            match super::overhead::waiting(waiter.reply(left)).await {
+            let wait = if joined {
+                (left / 2).min(SEPARATE_JOIN_ACK_GRACE)
+            } else {
+                left
+            };
+            match super::overhead::waiting(waiter.reply(wait)).await {
                 Some(separate) => {
                     accept = read_accept(&separate, &mut checker)?;
                     reply = separate;
                 }
                 None => {
-                    let joined = reply.get("status").and_then(Value::as_str).is_some_and(|s| {
-                        matches!(s.to_ascii_lowercase().as_str(), "joined" | "accepted" | "ok")
-                    });
                     if !joined {
                         return Err(error_code::status(
                             ErrorCode::Timeout,

@@ -1,6 +1,7 @@
 //! Calls agents make to the gateway: resolve the dialect, check the envelope in the configured mode,
 //! authenticate, hand the message to the league over gRPC, and answer in league.v2.
 
+mod greeting;
 mod operator;
 pub mod queries;
 mod registration;
@@ -14,7 +15,7 @@ use league_proto::ErrorCode;
 use league_proto::v2::AgentKind;
 use serde_json::{Map, Value, json};
 
-use crate::bridge::Replies;
+use crate::bridge::{PlayerBridge, Replies};
 use crate::compliance::{Checker, Mode, WarningBuffer};
 use crate::config::GatewayConfig;
 use crate::dialect::{self, Action};
@@ -35,6 +36,8 @@ pub struct Inbound {
     pub referees: Arc<Referees>,
     /// The request limits every call is admitted by (crate::limits).
     pub limits: Arc<RequestLimits>,
+    /// How the gateway calls agents (a registration's greeting goes through it).
+    pub bridge: PlayerBridge,
     /// Where referees reach the gateway's `PlayerService` bridge (registered as external players'
     /// service endpoint).
     pub bridge_url: String,

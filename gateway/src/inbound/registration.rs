@@ -1,26 +1,31 @@
 //! LEAGUE_REGISTER_REQUEST and REFEREE_REGISTER_REQUEST: the agent's metadata becomes a registration at
 //! the manager, with the gateway's bridge as the agent's service endpoint and the dialect it registered
-//! in remembered, so the league can call it back the way it speaks. A prompt second registration from
-//! the same endpoint under the same name is answered again (same id and token, the manager's sender in
-//! the other form): the agent refused our first answer's sender. An agent that restarts resumes its
-//! identity by registering with its own id as `sender` and its own token as `auth_token` (the manager
-//! checks both, and the contact endpoint: ADR 0013); anything else registers as usual.
+//! in remembered, so the league can call it back the way it speaks. Before a player's registration is
+//! answered the gateway greets it at its contact endpoint ([`super::greeting`]) to learn the sender form
+//! it takes, so its first answer is one it accepts. A registration is answered once: its token goes
+//! only into that answer. An agent that registers again resumes its identity by registering with its own
+//! id as `sender` and its own token as `auth_token` (the manager checks both, and the contact endpoint:
+//! ADR 0013); anything else registers as usual, and a taken contact endpoint is refused (E014, with
+//! that hint).
 
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
 use league_proto::{ErrorCode, ProtocolVersion};
 use league_runtime::Credentials;
-use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Map, Value, json};
 
-use super::{Handled, Inbound};
+use super::{Handled, Inbound, greeting};
 use crate::compliance::{Checker, kinds};
 use crate::dialect::Dialect;
 use crate::league_error::{LeagueError, LeagueResult};
-use crate::manager_link::{DIALECT_LABEL, EXTERNAL_LABEL, Registration};
+use crate::manager_link::{DIALECT_LABEL, EXTERNAL_LABEL, ExternalAgent};
 use crate::wire::envelope::{self, Sender, text};
 use crate::wire::sender::SenderForm;
 
 const MAX_TEXT: usize = 256;
+
+/// What a refused registration on a taken endpoint adds to the manager's reason: how to come back.
+const RESUME_HINT: &str = "an agent that registered before resumes its identity by registering again \
+     with its own id as sender (player:<id> or referee:<id>) and its own token as auth_token";
 
 pub async fn player(
     inbound: &Inbound,
@@ -31,27 +36,15 @@ pub async fn player(
     let envelope = envelope::check(message, checker, false)?;
     let meta = object(message, "player_meta")?;
     let dialect = chosen_dialect(inbound, dialect, meta);
+    let configured_form = configured_form(inbound, meta);
     let agent_meta = agent_meta(inbound, meta, dialect, checker)?;
     let contact_endpoint = agent_meta.contact_endpoint.clone();
-    let display_name = agent_meta.display_name.clone();
     let league_id = optional_text(message, "league_id")?.unwrap_or_default();
     let request = RegisterPlayerRequest {
         meta: Some(agent_meta),
         league_id,
     };
     let conversation_id = envelope.conversation_id.clone();
-    if let Some(repeat) = inbound
-        .manager_link
-        .recent
-        .repeat(&contact_endpoint, &display_name)
-    {
-        return Ok(accepted(
-            inbound,
-            Kind::Player,
-            &repeat,
-            conversation_id.as_deref(),
-        ));
-    }
     let mut manager = inbound.manager_link.manager.clone();
     let resumed = match claimed_identity(&envelope, Kind::Player) {
         Some(credentials) => manager
@@ -67,26 +60,35 @@ pub async fn player(
     match answer {
         Ok(response) => {
             let response = response.into_inner();
-            inbound.manager_link.remember(
-                response.player_id.clone(),
-                contact_endpoint.clone(),
-                dialect,
-                SenderForm::default(),
-            );
+            let agent = match configured_form {
+                Some(form) => {
+                    inbound
+                        .manager_link
+                        .remember(response.player_id.clone(), contact_endpoint, dialect, form)
+                }
+                None => inbound.manager_link.remember_to_greet(
+                    response.player_id.clone(),
+                    contact_endpoint,
+                    dialect,
+                ),
+            };
             // The standings have a row more: whoever asks this gateway next sees it.
             inbound.manager_link.forget_standings();
             tracing::info!(player_id = %response.player_id, dialect = dialect.as_str(), "external player registered");
-            let registration = inbound.manager_link.recent.record(
-                &contact_endpoint,
-                &display_name,
-                response.player_id,
-                SecretString::from(response.auth_token),
-                response.league_id,
-            );
+            match configured_form {
+                Some(form) => stored(inbound, &agent, form),
+                None => greeting::greet(inbound, &agent, &response.league_id).await,
+            }
+            let registered = Registered {
+                agent_id: response.player_id,
+                auth_token: response.auth_token,
+                league_id: response.league_id,
+            };
             Ok(accepted(
                 inbound,
                 Kind::Player,
-                &registration,
+                registered,
+                agent.sender_form(),
                 conversation_id.as_deref(),
             ))
         }
@@ -103,6 +105,7 @@ pub async fn referee(
     let envelope = envelope::check(message, checker, false)?;
     let meta = object(message, "referee_meta")?;
     let dialect = chosen_dialect(inbound, dialect, meta);
+    let configured_form = configured_form(inbound, meta);
     let max_concurrent_matches = match meta.get("max_concurrent_matches") {
         Some(Value::Number(n)) => n
             .as_u64()
@@ -132,19 +135,6 @@ pub async fn referee(
     let agent_meta = agent_meta(inbound, meta, dialect, checker)?;
     let contact_endpoint = agent_meta.contact_endpoint.clone();
     let conversation_id = envelope.conversation_id.clone();
-    let display_name = agent_meta.display_name.clone();
-    if let Some(repeat) = inbound
-        .manager_link
-        .recent
-        .repeat(&contact_endpoint, &display_name)
-    {
-        return Ok(accepted(
-            inbound,
-            Kind::Referee,
-            &repeat,
-            conversation_id.as_deref(),
-        ));
-    }
     let request = RegisterRefereeRequest {
         meta: Some(agent_meta),
         max_concurrent_matches,
@@ -175,25 +165,29 @@ pub async fn referee(
     match answer {
         Ok(response) => {
             let response = response.into_inner();
-            inbound.manager_link.remember(
+            // A referee is not greeted (no message of the protocol is harmless to every referee): it
+            // gets the configured form or the default, and a refused START_MATCH teaches the other.
+            let agent = inbound.manager_link.remember(
                 response.referee_id.clone(),
-                contact_endpoint.clone(),
+                contact_endpoint,
                 dialect,
-                SenderForm::default(),
+                configured_form.unwrap_or_default(),
             );
+            if let Some(form) = configured_form {
+                stored(inbound, &agent, form);
+            }
             tracing::info!(referee_id = %response.referee_id, "external referee registered");
             inbound.referees.referee_registered();
-            let registration = inbound.manager_link.recent.record(
-                &contact_endpoint,
-                &display_name,
-                response.referee_id,
-                SecretString::from(response.auth_token),
-                response.league_id,
-            );
+            let registered = Registered {
+                agent_id: response.referee_id,
+                auth_token: response.auth_token,
+                league_id: response.league_id,
+            };
             Ok(accepted(
                 inbound,
                 Kind::Referee,
-                &registration,
+                registered,
+                agent.sender_form(),
                 conversation_id.as_deref(),
             ))
         }
@@ -207,9 +201,31 @@ enum Kind {
     Referee,
 }
 
+/// A registration the manager accepted (or a resume it confirmed): what its one answer carries.
+struct Registered {
+    agent_id: String,
+    auth_token: String,
+    league_id: String,
+}
+
+/// The sender form the operator configured for this agent (`LEAGUE_SENDER_FORMS`, by contact endpoint
+/// or display name), if any.
+fn configured_form(inbound: &Inbound, meta: &Map<String, Value>) -> Option<SenderForm> {
+    let by = |key: Option<&str>| key.and_then(|key| inbound.config.sender_forms.get(key)).copied();
+    by(text(meta, "contact_endpoint")).or_else(|| by(text(meta, "display_name")))
+}
+
+/// A configured form, stored with the registration like a learned one, so every replica uses it.
+fn stored(inbound: &Inbound, agent: &ExternalAgent, form: SenderForm) {
+    if form != SenderForm::default() {
+        inbound.manager_link.learned_sender_form(agent, form);
+    }
+}
+
 /// The credentials a registration claims: its `sender` names an agent id of this kind and its
 /// `auth_token` is set (and is not one of our outbound tokens, which prove nothing). Whether they are
-/// the agent's own is the manager's to say; a claim it refuses is a registration like any other.
+/// the agent's own is the manager's to say; a claim it refuses is a registration like any other (and
+/// so, on the agent's endpoint, refused E014): another agent's token resumes nobody.
 fn claimed_identity(envelope: &envelope::Envelope, kind: Kind) -> Option<Credentials> {
     let id = match (&envelope.sender, kind) {
         (Some(Sender::Player(id)), Kind::Player) | (Some(Sender::Referee(id)), Kind::Referee) => id,
@@ -222,47 +238,37 @@ fn claimed_identity(envelope: &envelope::Envelope, kind: Kind) -> Option<Credent
     Some(Credentials::new(id.as_str(), token))
 }
 
-/// The ACCEPTED answer, with the sender in the form chosen for this answer and the token the league's
-/// messages to the agent will carry (`league_auth_token`). A prompt repeat of a registration (the agent
-/// discarded our answer, as agents do whose validator refuses our sender's form) is answered again
-/// with the same id and token, the sender in the other form, which is then the form the agent gets.
+/// The ACCEPTED answer, with the manager's sender in `form` and the token the league's messages to the
+/// agent will carry (`league_auth_token`).
 fn accepted(
     inbound: &Inbound,
     kind: Kind,
-    registration: &Registration,
+    registered: Registered,
+    form: SenderForm,
     conversation_id: Option<&str>,
 ) -> Handled {
-    let form = registration.form;
-    if let Some(agent) = inbound.manager_link.known_agent(&registration.agent_id)
-        && agent.sender_form() != form
-    {
-        inbound.manager_link.learned_sender_form(&agent, form);
-    }
     let (message_type, id_field, league_id) = match kind {
         Kind::Player => (
             "LEAGUE_REGISTER_RESPONSE",
             "player_id",
-            Value::from(registration.league_id.clone()),
+            Value::from(registered.league_id),
         ),
         Kind::Referee => (
             "REFEREE_REGISTER_RESPONSE",
             "referee_id",
             // A referee serves every league of its games; it may register before any exists.
-            (!registration.league_id.is_empty())
-                .then(|| registration.league_id.clone())
+            (!registered.league_id.is_empty())
+                .then_some(registered.league_id)
                 .into(),
         ),
     };
     let mut fields = Map::new();
     fields.insert("status".into(), "ACCEPTED".into());
-    fields.insert(id_field.into(), registration.agent_id.clone().into());
-    fields.insert(
-        "auth_token".into(),
-        registration.auth_token.expose_secret().into(),
-    );
+    fields.insert(id_field.into(), registered.agent_id.clone().into());
+    fields.insert("auth_token".into(), registered.auth_token.into());
     fields.insert(
         "league_auth_token".into(),
-        inbound.manager_link.outbound_token(&registration.agent_id).into(),
+        inbound.manager_link.outbound_token(&registered.agent_id).into(),
     );
     fields.insert("league_id".into(), league_id);
     fields.insert("reason".into(), Value::Null);
@@ -273,12 +279,13 @@ fn accepted(
             conversation_id.unwrap_or_default(),
             Value::Object(fields),
         ),
-        agent_id: Some(registration.agent_id.clone()),
+        agent_id: Some(registered.agent_id),
     }
 }
 
 /// A refusal by the league (duplicate endpoint, league not open, unsupported version…) is the
-/// specification's REJECTED response, with the code and reason; nothing was registered.
+/// specification's REJECTED response, with the code and reason; nothing was registered. A taken
+/// endpoint's reason says how its agent comes back.
 fn rejected(
     message_type: &str,
     conversation_id: Option<&str>,
@@ -291,13 +298,17 @@ fn rejected(
     ) {
         return Err(error);
     }
+    let reason = match error.code {
+        ErrorCode::DuplicateRegistration => format!("{}: {RESUME_HINT}", error.description),
+        _ => error.description,
+    };
     Ok(Handled::anonymous(crate::wire::message(
         message_type,
         "league_manager",
         conversation_id.unwrap_or_default(),
         json!({
             "status": "REJECTED",
-            "reason": error.description,
+            "reason": reason,
             "error_code": error.code.code(),
             "error_name": error.code.name(),
         }),

@@ -15,6 +15,7 @@ use league_runtime::ShutdownSignal;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
+use super::lease::Kept;
 use super::push::Pushed;
 use super::{Referees, lock};
 use crate::manager_link::EXTERNAL_LABEL;
@@ -61,6 +62,7 @@ impl Referees {
             let request = self.manager_link.as_operator(ListAgentsRequest {
                 kind: AgentKind::Referee as i32,
                 label: EXTERNAL_LABEL.to_owned(),
+                include_revoked: false,
             });
             match self.manager_link.agents.clone().list_agents(request).await {
                 Ok(response) => {
@@ -126,6 +128,14 @@ impl Referees {
             };
             let assignments = match claimed {
                 Ok(response) => response.into_inner().assignments,
+                // Revoked by the operator (or gone with its database): nothing to claim for, ever.
+                Err(status)
+                    if league_proto::error_code::code_of(&status)
+                        == Some(league_proto::ErrorCode::RefereeNotRegistered) =>
+                {
+                    tracing::info!(referee_id = %claimer.referee_id, %status, "external referee no longer registered: its claims stop");
+                    return;
+                }
                 Err(status) => {
                     tracing::warn!(referee_id = %claimer.referee_id, %status, "claim for an external referee failed");
                     claimer.pause();
@@ -158,7 +168,11 @@ impl Referees {
         shutdown: ShutdownSignal,
     ) {
         let held = self.hold(&claimer.referee_id, &assignment);
-        let pushed = self.push(&claimer.referee_id, &assignment).await;
+        // The lease is renewed while START_MATCH is on its way (retries take longer than a lease).
+        let pushed = tokio::select! {
+            pushed = self.push(&claimer.referee_id, &assignment) => pushed,
+            never = self.renew_while_pushing(&held) => match never {},
+        };
         if pushed == Pushed::NoSuchMethod {
             tracing::info!(referee_id = %claimer.referee_id,
                 "the referee answers no name of START_MATCH: it gets its matches by pulling");
@@ -168,7 +182,10 @@ impl Referees {
         // the referee holds): it keeps it, and the report closes the lease as for any match.
         if pushed == Pushed::Taken || !self.pushes_to(&claimer.referee_id) {
             claimer.resume();
-            self.keep(held, shutdown).await;
+            if self.keep(held, shutdown).await == Kept::GivenBack {
+                // It took the match and did nothing with it: give it no other for a while.
+                claimer.pause();
+            }
         } else {
             claimer.pause();
             self.give_back(held).await;

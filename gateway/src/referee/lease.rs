@@ -1,18 +1,38 @@
 //! A match claimed for an external referee, pushed or pulled alike: remembered with its players, its lease
-//! renewed every third of its duration until the report arrives (here, or — the renewal says so —
-//! through another replica) or the referee has had the whole time the match may take; or given back at
-//! once when the referee would not take it.
-
+//! renewed every fifth of its duration (`Timing::renewal_interval`) until the report arrives (here, or —
+//! the renewal says so — through another replica) or the referee has had the whole time the match may
+//! take; or given back at once when the referee would not take it.
+//!
+//! A referee that took a match and called none of its players within the join timeout (at least
+//! [`MIN_SILENCE`]) gives it back: the match goes back to the queue uncharged, for any referee, instead of
+//! waiting out the whole match budget. Its first call to a player, taken by whichever replica, is noted
+//! at the manager ([`Referees::player_called`]), and the release leaves a match so noted alone, so a
+//! referee whose calls reach another replica keeps its match (ADR 0042).
 use std::sync::Arc;
 use std::time::Duration;
 
 use league_domain::{Assignment, Timing};
+use league_proto::ErrorCode;
 use league_proto::v2::{LeaseRef, ReleaseLeasesRequest, RenewLeasesRequest};
 use league_runtime::ShutdownSignal;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::{RefereedMatch, Referees, lock};
+use super::{MAX_CACHED, RefereedMatch, Referees, lock};
+use crate::league_error::{LeagueError, LeagueResult};
+
+/// The least time a referee is given to call a player of a match it took, whatever the league's join
+/// timeout: an agent's own threads may start a match later than a millisecond timing of a test allows.
+pub const MIN_SILENCE: Duration = Duration::from_secs(2);
+
+/// How keeping a match's lease ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    /// Reported, lost, over budget, or the gateway is stopping.
+    Ended,
+    /// The referee called none of its players in time: the match went back to the queue.
+    GivenBack,
+}
 
 /// A claimed match this replica keeps the lease of.
 #[derive(Debug)]
@@ -58,9 +78,79 @@ impl Referees {
     }
 
     /// Keeps the lease while the referee plays, then forgets the match.
-    pub(super) async fn keep(&self, held: Held, shutdown: ShutdownSignal) {
-        self.keep_lease(&held, shutdown).await;
-        lock(&self.reported).remove(&self.key(&held));
+    pub(super) async fn keep(&self, held: Held, shutdown: ShutdownSignal) -> Kept {
+        let kept = self.keep_lease(&held, shutdown).await;
+        let key = self.key(&held);
+        lock(&self.reported).remove(&key);
+        lock(&self.called).remove(&(key.0, key.1, held.referee_id));
+        kept
+    }
+
+    /// The referee is calling a player of `found`: the first such call through this replica is noted at
+    /// the manager (with a renewal of its current lease), so that no replica gives the match back as
+    /// untouched. A referee that no longer holds the match gets E015 and the player hears nothing.
+    pub async fn player_called(&self, found: &RefereedMatch, referee_id: &str) -> LeagueResult<()> {
+        let key = (
+            found.league_id.clone(),
+            found.match_id.clone(),
+            referee_id.to_owned(),
+        );
+        {
+            let mut called = lock(&self.called);
+            if called.len() >= MAX_CACHED {
+                called.clear();
+            }
+            if !called.insert(key.clone()) {
+                return Ok(());
+            }
+        }
+        let request = self.manager_link.for_referee(
+            referee_id,
+            RenewLeasesRequest {
+                leases: vec![LeaseRef {
+                    match_id: found.match_id.clone(),
+                    // The lease the referee holds now: this replica may not be the one that claimed.
+                    lease_id: String::new(),
+                    league_id: found.league_id.clone(),
+                }],
+                players_called: true,
+            },
+        );
+        let noted = match self.manager_link.manager.clone().renew_leases(request).await {
+            Ok(response) => response.get_ref().renewals.iter().all(|r| r.renewed),
+            Err(status) => {
+                lock(&self.called).remove(&key);
+                return Err(status.into());
+            }
+        };
+        if noted {
+            return Ok(());
+        }
+        lock(&self.called).remove(&key);
+        lock(&self.matches).remove(&(key.0, key.1));
+        Err(LeagueError::new(
+            ErrorCode::LeaseNotHeld,
+            format!("{referee_id} does not hold match {}", found.match_id),
+        ))
+    }
+
+    /// Renews the lease every fifth of it until dropped (while START_MATCH is being sent); a renewal
+    /// that fails or is refused changes nothing here: what the push does next decides.
+    pub(super) async fn renew_while_pushing(&self, held: &Held) -> std::convert::Infallible {
+        let every = Timing::renewal_interval(held.timing.lease_duration);
+        loop {
+            tokio::time::sleep(every).await;
+            let request = self.manager_link.for_referee(
+                &held.referee_id,
+                RenewLeasesRequest {
+                    leases: vec![held.lease.clone()],
+                    ..RenewLeasesRequest::default()
+                },
+            );
+            if let Err(status) = self.manager_link.manager.clone().renew_leases(request).await {
+                tracing::debug!(match_id = %held.lease.match_id, %status, "lease renewal during START_MATCH failed");
+            }
+        }
     }
 
     /// The referee would not take the match: it goes back to the queue at once, for any referee.
@@ -69,6 +159,7 @@ impl Referees {
             &held.referee_id,
             ReleaseLeasesRequest {
                 leases: vec![held.lease.clone()],
+                ..ReleaseLeasesRequest::default()
             },
         );
         if let Err(status) = self.manager_link.manager.clone().release_leases(request).await {
@@ -83,33 +174,82 @@ impl Referees {
         (held.lease.league_id.clone(), held.lease.match_id.clone())
     }
 
-    async fn keep_lease(&self, held: &Held, shutdown: ShutdownSignal) {
-        let every = (held.timing.lease_duration / 3).max(Duration::from_millis(50));
+    async fn keep_lease(&self, held: &Held, shutdown: ShutdownSignal) -> Kept {
+        let every = Timing::renewal_interval(held.timing.lease_duration);
         let budget = held.timing.match_budget();
         let give_up_at = Instant::now() + budget;
+        // Until the referee is known to have called a player: when to give the match back if it has not.
+        let mut silent_until = Some(Instant::now() + held.timing.join_timeout.max(MIN_SILENCE));
+        let mut renew_at = Instant::now() + every;
         let (referee_id, lease) = (&held.referee_id, &held.lease);
         loop {
+            let wake_at = silent_until.map_or(renew_at, |silent| silent.min(renew_at));
             tokio::select! {
-                () = tokio::time::sleep(every) => {}
-                () = held.reported.notified() => return,
-                () = shutdown.clone().wait() => return,
+                () = tokio::time::sleep_until(wake_at) => {}
+                () = held.reported.notified() => return Kept::Ended,
+                () = shutdown.clone().wait() => return Kept::Ended,
             }
+            if let Some(silent) = silent_until
+                && Instant::now() >= silent
+            {
+                silent_until = None;
+                if self.given_back_untouched(held).await {
+                    return Kept::GivenBack;
+                }
+            }
+            if Instant::now() < renew_at {
+                continue;
+            }
+            renew_at = Instant::now() + every;
             if Instant::now() >= give_up_at {
                 tracing::warn!(%referee_id, match_id = %lease.match_id, ?budget,
                     "the external referee did not report in time; its lease will expire and the match be replayed");
-                return;
+                return Kept::Ended;
             }
             let request = self.manager_link.for_referee(
                 referee_id,
                 RenewLeasesRequest {
                     leases: vec![lease.clone()],
+                    ..RenewLeasesRequest::default()
                 },
             );
             match self.manager_link.manager.clone().renew_leases(request).await {
                 Ok(response) if response.get_ref().renewals.iter().all(|r| r.renewed) => {}
                 // Reported (through any replica) or lost: nothing left to keep.
-                Ok(_) => return,
+                Ok(_) => return Kept::Ended,
                 Err(status) => tracing::warn!(match_id = %lease.match_id, %status, "lease renewal failed"),
+            }
+        }
+    }
+
+    /// The join timeout has passed: unless the referee called a player of the match (through this
+    /// replica, or another — the manager knows), the match goes back to the queue. True when it did.
+    async fn given_back_untouched(&self, held: &Held) -> bool {
+        let (league_id, match_id) = self.key(held);
+        let called_here = lock(&self.called).contains(&(league_id, match_id, held.referee_id.clone()));
+        if called_here {
+            return false;
+        }
+        let request = self.manager_link.for_referee(
+            &held.referee_id,
+            ReleaseLeasesRequest {
+                leases: vec![held.lease.clone()],
+                unless_players_called: true,
+            },
+        );
+        match self.manager_link.manager.clone().release_leases(request).await {
+            Ok(response) if !response.get_ref().released.is_empty() => {
+                tracing::warn!(referee_id = %held.referee_id, match_id = %held.lease.match_id,
+                    join_timeout = ?held.timing.join_timeout,
+                    "the external referee called no player of its match in time; the match is back in the queue, nobody charged");
+                lock(&self.matches).remove(&self.key(held));
+                true
+            }
+            // It called a player through another replica (or the match is over, or lost).
+            Ok(_) => false,
+            Err(status) => {
+                tracing::warn!(match_id = %held.lease.match_id, %status, "cannot give back an untouched match");
+                false
             }
         }
     }

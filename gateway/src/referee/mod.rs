@@ -35,7 +35,7 @@ use crate::manager_link::ManagerLink;
 /// How long a match's facts (players, referee) are kept without asking the manager again.
 const MATCH_TTL: Duration = Duration::from_secs(30);
 /// Bounds on the caches: an entry is small, but agents choose the ids they ask about.
-const MAX_CACHED: usize = 10_000;
+pub(crate) const MAX_CACHED: usize = 10_000;
 
 /// A match as an external referee's calls need it.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,6 +78,9 @@ pub struct Referees {
     players: Mutex<HashMap<String, (String, PlayerServiceClient<GrpcChannel>)>>,
     /// Matches whose START_MATCH this replica sent, woken when their report arrives here.
     reported: Mutex<HashMap<(String, String), Arc<Notify>>>,
+    /// (league, match, referee) whose first call to a player through this replica was noted at the
+    /// manager ([`lease`]).
+    called: Mutex<HashSet<(String, String, String)>>,
     /// Wakes the claimers' discovery at once (a referee just registered here).
     discover: Notify,
     /// The external referees this replica runs a claimer for.
@@ -99,6 +102,7 @@ impl Referees {
             matches: Mutex::default(),
             players: Mutex::default(),
             reported: Mutex::default(),
+            called: Mutex::default(),
             discover: Notify::new(),
             claimers: Mutex::default(),
             pulling: Mutex::default(),
@@ -179,6 +183,7 @@ impl Referees {
     pub fn match_reported(&self, league_id: &str, match_id: &str) {
         let key = (league_id.to_owned(), match_id.to_owned());
         lock(&self.matches).remove(&key);
+        lock(&self.called).retain(|(league, id, _)| *league != key.0 || *id != key.1);
         if let Some(notify) = lock(&self.reported).get(&key) {
             notify.notify_one();
         }

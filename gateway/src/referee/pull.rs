@@ -109,7 +109,9 @@ pub async fn assigned_matches(
         let held = referees.hold(&referee_id, &assignment);
         let referees = referees.clone();
         let shutdown = shutdown.clone();
-        tokio::spawn(async move { referees.keep(held, shutdown).await });
+        tokio::spawn(async move {
+            referees.keep(held, shutdown).await;
+        });
     }
     Ok(Handled {
         result: json!({"referee_id": referee_id, "matches": entries}),
@@ -131,6 +133,7 @@ pub async fn registrations(
         let request = inbound.manager_link.as_operator(ListAgentsRequest {
             kind: kind as i32,
             label: String::new(),
+            include_revoked: false,
         });
         let mut agents = inbound.manager_link.agents.clone();
         async move { agents.list_agents(request).await }
@@ -275,6 +278,7 @@ async fn identify(
                 .list_agents(inbound.manager_link.as_operator(ListAgentsRequest {
                     kind: AgentKind::Referee as i32,
                     label: EXTERNAL_LABEL.to_owned(),
+                    include_revoked: false,
                 }))
                 .await?
                 .into_inner()
@@ -371,13 +375,16 @@ fn seat(player_id: &str) -> AssignedPlayer {
     }
 }
 
-/// One entry of the answer: the match's fields as START_MATCH has them, and the names pulling referees
-/// read (`round`, `player_A_id`, `player_B_id`, `status`).
+/// What a listed match's `status` says to a pulling referee: every match listed is the referee's to run
+/// now. Pullers from the field run only the matches their own managers list as `PENDING` and skip any
+/// other status (`ASSIGNED` among them), so `PENDING` it is (docs/protocol.md).
+pub const YOURS_TO_RUN: &str = "PENDING";
+
+/// One entry of the answer: the match's fields as START_MATCH has them (`player_A_id`, `player_B_id`
+/// among them), and the names pulling referees read besides (`round`, `status`).
 fn entry(mut fields: Map<String, Value>, scheduled: &ScheduledMatch) -> Value {
     fields.insert("round".into(), scheduled.round_id.into());
-    fields.insert("player_A_id".into(), scheduled.player_a_id.clone().into());
-    fields.insert("player_B_id".into(), scheduled.player_b_id.clone().into());
-    fields.insert("status".into(), "ASSIGNED".into());
+    fields.insert("status".into(), YOURS_TO_RUN.into());
     Value::Object(fields)
 }
 

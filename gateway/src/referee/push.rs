@@ -151,7 +151,7 @@ impl Referees {
     }
 
     /// What a referee needs to run the match (START_MATCH's fields; one entry of `get_assigned_matches`):
-    /// the ids, each player's endpoint on this gateway with its record so far, where to report, the
+    /// the ids (the players' both as `player_a_id` and as `player_A_id`: referees read either), each player's endpoint on this gateway with its record so far, where to report, the
     /// league's timings, and the deadline of the whole match.
     pub(super) fn match_fields(
         &self,
@@ -180,6 +180,9 @@ impl Referees {
             "referee_id": referee_id,
             "player_a_id": scheduled.player_a_id,
             "player_b_id": scheduled.player_b_id,
+            // The names referees of the field index, pushed or pulled (`params["player_A_id"]`).
+            "player_A_id": scheduled.player_a_id,
+            "player_B_id": scheduled.player_b_id,
             "player_a_endpoint": self.player_url(&scheduled.player_a_id),
             "player_b_endpoint": self.player_url(&scheduled.player_b_id),
             "players": [

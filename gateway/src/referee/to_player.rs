@@ -115,6 +115,7 @@ impl PlayerCall {
             conversation_id: envelope.conversation_id.unwrap_or_default(),
             referee_id: referee.agent_id.clone(),
         };
+        inbound.referees.player_called(&found, &referee.agent_id).await?;
         let client = inbound.referees.player(&player_id).await?;
         Ok(Self {
             referee_id: referee.agent_id,

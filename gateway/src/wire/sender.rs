@@ -4,10 +4,10 @@
 //! and accepts only `league_manager:LM01`. So the form is part of each agent's dialect: bare until the
 //! agent shows it wants the other, then remembered on the agent ([`crate::manager_link::ExternalAgent`]).
 //!
-//! How an agent shows it: it registers again at once from the same endpoint under the same name (it
-//! discarded our answer; `inbound::registration` answers the repeat in the other form), or it refuses a
-//! call over the sender ([`refused_over_sender`]; the caller retries once in the [`SenderForm::other`]
-//! form and keeps the one that worked). Outbound calls write the sender with [`SenderForm::apply`].
+//! How an agent shows it: it refuses over the sender the greeting sent before its registration is
+//! answered (`inbound::greeting`), or any later call ([`refused_over_sender`]; the caller retries once
+//! in the [`SenderForm::other`] form and keeps the one that worked); or the operator names its form
+//! (`LEAGUE_SENDER_FORMS`). Outbound calls write the sender with [`SenderForm::apply`].
 
 use serde_json::Value;
 
@@ -19,7 +19,8 @@ const MANAGER: &str = "league_manager";
 const REFEREE: &str = "referee";
 
 /// How the league writes its senders for one agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SenderForm {
     /// `league_manager` (the course text's examples); referees `referee:<ID>`.
     #[default]

@@ -781,9 +781,11 @@ async fn bridge_calls_each_peer_in_a_dialect_its_players_accept() {
     assert!(accept, "peer-a's GAME_JOIN_ACK says accept: true");
     assert_eq!(choice.as_deref(), Some("odd"), "peer-a's probe answer");
     assert_eq!(events, vec![true; 4]);
+    // First the greeting its registration got (docs/protocol.md, "Sender forms").
     assert_eq!(
         agents_a.methods("a"),
         [
+            "LEAGUE_STANDINGS_UPDATE",
             "GAME_INVITATION",
             "CHOOSE_PARITY_CALL",
             "GAME_OVER",
@@ -810,6 +812,10 @@ async fn bridge_calls_each_peer_in_a_dialect_its_players_accept() {
     assert_eq!(
         methods,
         [
+            // The greeting its registration got, which it implements in no dialect.
+            "update_standings",
+            "LEAGUE_STANDINGS_UPDATE",
+            "league_standings_update",
             "handle_game_invitation",
             "choose_parity",
             "notify_match_result",
@@ -827,7 +833,7 @@ async fn bridge_calls_each_peer_in_a_dialect_its_players_accept() {
             "league_completed"
         ]
     );
-    let game_calls: Vec<Received> = agents_b.received().into_iter().take(3).collect();
+    let game_calls: Vec<Received> = agents_b.received().into_iter().skip(3).take(3).collect();
     table.extend(assert_calls_accepted("peer-b", &game_calls, &b.id));
     for line in &table {
         println!("{line}");
@@ -994,6 +1000,43 @@ async fn strict_mode_refuses_the_deviating_answers() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_bare_ok_to_an_invitation_joins_inside_the_referee_s_join_deadline() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let agents = spawn_agents(Behaviour::BareOk).await;
+    let okay = register(
+        &gateway,
+        "register_player",
+        player_registration("okay", &agents.endpoint("okay")),
+    )
+    .await;
+    // As an external referee's invitation reaches the bridge: the deadline in the message is the league's
+    // join timeout (5 s) from when the gateway took the referee's call, and the referee's own 5 s began
+    // before that (its sending, the network, the gateway's lookups): a second earlier here. Counting the
+    // "ok" as joining only once the message's deadline had passed, as before, left the referee with
+    // nothing in its time (E001 "no answer to GAME_JOIN_ACK within 5s").
+    let join_timeout = Duration::from_secs(5);
+    let mut request = tonic::Request::new(InviteToMatchRequest {
+        deadline: Some(prost_types::Timestamp::from(SystemTime::now() + join_timeout)),
+        ..invitation(&okay.id, "P99")
+    });
+    request.set_timeout(join_timeout - Duration::from_secs(1));
+    let joined = gateway
+        .players()
+        .invite_to_match(request)
+        .await
+        .expect("joined within the referee's deadline")
+        .into_inner();
+    assert!(joined.accept, "a bare ok is a join: {joined:?}");
+    let invited = agents
+        .received()
+        .iter()
+        .filter(|call| call.message_type() == "GAME_INVITATION")
+        .count();
+    assert_eq!(invited, 1, "one invitation, answered once");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn separate_replies_and_a_dialect_learned_from_the_answers() {
     let manager = spawn_manager().await;
     let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
@@ -1049,7 +1092,16 @@ async fn separate_replies_and_a_dialect_learned_from_the_answers() {
         .expect("move");
     assert_eq!(
         agents_b.methods("b"),
-        ["GAME_INVITATION", "handle_game_invitation", "choose_parity"]
+        [
+            // The greeting, in no dialect it knows (so it teaches nothing)...
+            "LEAGUE_STANDINGS_UPDATE",
+            "update_standings",
+            "league_standings_update",
+            // ...then the game's calls.
+            "GAME_INVITATION",
+            "handle_game_invitation",
+            "choose_parity"
+        ]
     );
     gateway
         .wait_for_warnings("the dialect fallback warning", |w| {

@@ -1,6 +1,6 @@
 //! What the league sends external agents, on real HTTP: the outbound `auth_token` on every message (and
-//! refused when presented back), the manager's sender form learned per agent (a prompt re-registration;
-//! a call refused over the sender, retried once in the other form), GAME_ERROR complete, method names
+//! refused when presented back), the manager's sender form learned per agent (a greeting before the
+//! registration is answered; a call refused over the sender, retried once in the other form), GAME_ERROR complete, method names
 //! found once per message type (the lower-case message type too), the nested dialect, and refusals of
 //! notifications recorded as what they were.
 //!
@@ -207,41 +207,54 @@ async fn a_call_without_its_match_is_refused_before_the_agent() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_prompt_second_registration_is_answered_again_in_the_other_sender_form() {
+async fn a_registration_is_answered_once_in_the_form_its_greeting_showed() {
     let manager = spawn_manager().await;
     let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
     let agent = PickyAgent::spawn(Behaviour::TypedSenders).await;
     let registration = player_registration("bravo", &agent.endpoint());
-    let (first, first_answer) = registered(&gateway, "register_player", registration.clone()).await;
-    assert_eq!(first_answer["sender"], "league_manager");
+    let (first, answer) = registered(&gateway, "register_player", registration.clone()).await;
+    // Greeted before the answer: the bare form refused, the typed form taken, and the answer typed.
+    assert_eq!(answer["sender"], "league_manager:LM01", "{answer}");
+    let greeting: Vec<(u16, Value, Value)> = agent
+        .calls()
+        .into_iter()
+        .map(|call| {
+            (
+                call.status,
+                call.params["message_type"].clone(),
+                call.params["sender"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        greeting,
+        [
+            (400, json!("LEAGUE_STANDINGS_UPDATE"), json!("league_manager")),
+            (
+                200,
+                json!("LEAGUE_STANDINGS_UPDATE"),
+                json!("league_manager:LM01")
+            ),
+        ]
+    );
     let agents_before = snapshot(&manager.pool).await.agents;
-    // The agent refused that sender and registers again: the same registration, in the other form.
-    let (again, again_answer) = registered(&gateway, "register_player", registration).await;
-    assert_eq!(again_answer["sender"], "league_manager:LM01");
-    assert_eq!(
-        (again.id.as_str(), again.token.as_str()),
-        (first.id.as_str(), first.token.as_str())
-    );
-    assert_eq!(
-        again_answer["league_auth_token"],
-        first_answer["league_auth_token"]
-    );
-    assert_eq!(
-        snapshot(&manager.pool).await.agents,
-        agents_before,
-        "nothing registered twice"
-    );
+    // Registering again without its credentials gets no second answer: E014, and how to resume.
+    let again = gateway.rpc("register_player", registration).await;
+    assert_eq!(again["result"]["status"], "REJECTED", "{again}");
+    assert_eq!(again["result"]["error_code"], "E014", "{again}");
+    assert!(again["result"].get("auth_token").is_none(), "{again}");
+    assert_eq!(snapshot(&manager.pool).await.agents, agents_before);
 
-    // The league now writes the manager the way this agent takes it: no refusal at all.
+    // The league writes the manager the way this agent takes it: no refusal at all.
     gateway
         .players()
         .notify_league_event(round_announcement(&first.id, "e1"))
         .await
         .expect("delivered");
     let calls = agent.calls();
-    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls.len(), 3, "{calls:?}");
     assert_eq!(
-        (calls[0].status, calls[0].params["sender"].as_str()),
+        (calls[2].status, calls[2].params["sender"].as_str()),
         (200, Some("league_manager:LM01"))
     );
 }
@@ -274,11 +287,14 @@ async fn a_call_refused_over_the_sender_is_retried_once_in_the_other_form_and_re
             )
         })
         .collect();
+    // The first call, the registration's greeting, is refused over the sender and sent again in the
+    // other form; from then on every call is in that form.
     let typed = "league_manager:LM01".to_owned();
     assert_eq!(
         senders,
         [
             (400, "league_manager".to_owned()),
+            (200, typed.clone()),
             (200, typed.clone()),
             (200, typed.clone()),
             (200, typed)
@@ -312,8 +328,11 @@ async fn the_lower_case_message_type_is_found_once_per_message_type() {
     assert_eq!(
         methods,
         [
-            "notify_round",
-            "ROUND_ANNOUNCEMENT",
+            // The registration's greeting finds the agent's names...
+            "update_standings",
+            "LEAGUE_STANDINGS_UPDATE",
+            "league_standings_update",
+            // ...and every later message type is tried in them first.
             "round_announcement",
             "round_announcement",
             "round_announcement"
@@ -367,11 +386,13 @@ async fn an_agent_that_registers_nested_is_called_nested() {
         .expect("invitation")
         .into_inner();
     assert!(joined.accept);
+    // Its greeting and the invitation, both nested.
     let calls = agent.calls();
-    assert_eq!(calls.len(), 1, "{calls:?}");
-    assert_eq!(calls[0].method, "game_invitation");
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(calls[0].method, "league_standings_update");
+    assert_eq!(calls[1].method, "game_invitation");
     assert_eq!(
-        calls[0].params["game_invitation"]["message_type"],
+        calls[1].params["game_invitation"]["message_type"],
         "GAME_INVITATION"
     );
 }
@@ -419,5 +440,6 @@ async fn a_sender_form_learned_at_one_replica_is_used_by_the_others() {
         .await
         .expect("delivered");
     let statuses: Vec<u16> = agent.calls().into_iter().map(|call| call.status).collect();
-    assert_eq!(statuses, [400, 200, 200]);
+    // The greeting (refused bare, taken typed), then one call at each replica, typed.
+    assert_eq!(statuses, [400, 200, 200, 200]);
 }

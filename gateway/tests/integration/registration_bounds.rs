@@ -172,6 +172,7 @@ async fn one_address_registers_at_a_bounded_rate() {
 async fn referees_may_be_required_to_present_a_token() {
     const TOKEN: &str = "referee-registration-token";
     let manager = spawn_manager_with(|config| {
+        config.registration.referee_registration_open = false;
         config.registration.referee_registration_token = Some(TOKEN.to_owned().into());
     })
     .await;

@@ -7,6 +7,7 @@ pub mod children;
 pub mod clean;
 pub mod interrupt;
 pub mod operator;
+pub mod orphans;
 pub mod output;
 pub mod probe;
 pub mod progress;
@@ -61,6 +62,13 @@ pub enum Command {
     Match(operator::match_view::MatchArgs),
     /// Each player's Glicko-2 rating (± two deviations) across every completed league (operator).
     Ratings(operator::ratings::RatingsArgs),
+    /// The registered referees, revoked ones too (operator).
+    Referees(operator::referees::RefereesArgs),
+    /// Revoke a referee: its reports and registrations are refused, its unfinished matches go to other
+    /// referees uncharged (operator).
+    RevokeReferee(operator::referees::RevokeRefereeArgs),
+    /// Print the token a referee must present to register (operator).
+    RefereeToken,
     /// Run the whole system on this machine until Ctrl-C: manager, gateway, referees, bots.
     Serve(serve::ServeArgs),
     /// Run a whole league on this machine and print the standings.
@@ -101,6 +109,9 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
             Some(player_id) => operator::player::show(player_id, args.common).await,
         },
         Command::Ratings(args) => operator::ratings::ratings(args).await,
+        Command::Referees(args) => operator::referees::referees(args).await,
+        Command::RevokeReferee(args) => operator::referees::revoke(args).await,
+        Command::RefereeToken => operator::referees::token().await,
         Command::Serve(args) => serve::serve(args).await,
         Command::Run(args) => run::run(args).await,
         Command::Report(args) => report::report(args).await,

@@ -105,9 +105,11 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
         league_runtime::grpc::channel("http://127.0.0.1:9")?,
         SecretString::from("probe"),
     );
+    // An https agent is verified as the gateway would: the system's roots and LEAGUE_EXTRA_ROOTS.
+    let tls: league_runtime::tls::TlsConfig = league_runtime::config::load()?;
     let bridge = PlayerBridge {
         manager_link: manager_link.clone(),
-        client: AgentClient::new(),
+        client: AgentClient::new(&tls)?,
         replies: Arc::new(Replies::default()),
         warnings: warnings.clone(),
         mode: Mode::Lenient,
@@ -258,6 +260,10 @@ fn rule(kind: &str) -> &'static str {
         }
         kinds::METHOD_DIALECT => "an agent answers calls in the method names it registered with",
         kinds::CONVERSATION_MISMATCH => "a reply echoes the conversation_id of the call it answers",
+        kinds::UNTRUSTED_CERTIFICATE => {
+            "an https agent presents a certificate valid now, for its host name, from a CA the league \
+             trusts (the system's roots, or LEAGUE_EXTRA_ROOTS)"
+        }
         _ => "league.v2 (docs/protocol.md)",
     }
 }

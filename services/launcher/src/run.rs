@@ -240,8 +240,17 @@ async fn play<G, T>(
         referee_capacity: args.referee_capacity,
         players: args.players,
         strategies: args.strategies.clone(),
+        // A local trial: any referee may register (said when it starts).
+        referee_registration_token: None,
         quiet: args.quiet,
+        state_dir: None,
+        children: None,
+        bridge_addr: "127.0.0.1:0".to_owned(),
+        bots_first: false,
     };
+    if !args.quiet {
+        println!("referee registration is open: a local trial (`league serve` requires a token)");
+    }
     let (started, external) = system::start(&plan, running, external).await?;
     let _published = State::publish(
         &started.manager_url,

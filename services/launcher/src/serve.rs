@@ -2,16 +2,31 @@
 //! Its data is in one database (`league_serve` unless told otherwise) that outlives it, so a second
 //! `league serve` carries on where the first stopped. Where it is goes to the state file for the
 //! operator commands; Ctrl-C or SIGTERM stops every service in order.
+//!
+//! Started again after any end — a Ctrl-C, or a SIGKILL that stopped nothing — it resumes every
+//! unfinished league with the same agents: its referees and bots keep their identities under its state
+//! directory (`.league/serve/<database>/`), by their names (`referee-1`, `players/bot-01`), never by
+//! their ports, which are new at every start; the services a killed `serve` left behind are stopped first
+//! (crate::orphans); the bots come back before the referees, so every match they were playing is given
+//! back before a referee claims one; and the gateway's bridge keeps its address, where external players
+//! are called. One `serve` at a time uses a state directory.
 
-use std::path::PathBuf;
+use std::fs::File;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use nix::fcntl::{Flock, FlockArg};
 
 use clap::Args;
 use league_manager::postgres;
 use league_proto::v2::MatchTiming;
+use secrecy::SecretString;
 
 use crate::args;
 use crate::interrupt::Signals;
-use crate::state::State;
+use crate::orphans::ChildrenFile;
+use crate::state::{self, State};
 use crate::system::{self, Plan, Running};
 
 #[derive(Debug, Clone, Args)]
@@ -56,6 +71,10 @@ pub struct ServeArgs {
     /// Where a private Postgres cluster lives if one must be started.
     #[arg(long, default_value = ".league/postgres")]
     pub cluster_dir: PathBuf,
+    /// Where the referees and bots keep their identities, so that a `league serve` started again resumes
+    /// them (default: `serve/<database>` beside the state file, `.league/serve/league_serve`).
+    #[arg(long)]
+    pub state_dir: Option<PathBuf>,
 }
 
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
@@ -66,9 +85,19 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     args::check_llm(&args.strategies)?;
     let mut signals = Signals::listen()?;
     league_runtime::config::warn_unknown_variables();
+    let state_dir = match &args.state_dir {
+        Some(dir) => dir.clone(),
+        None => default_state_dir(&args.database),
+    };
+    std::fs::create_dir_all(&state_dir).with_context(|| format!("creating {}", state_dir.display()))?;
+    let _only_one = lock(&state_dir)?;
+    let children = ChildrenFile::new(&state_dir);
+    children.kill_previous().await?;
+    let bridge_addr = kept_bridge_addr(&state_dir)?;
     let server = postgres::resolve(&args.cluster_dir).await?;
     let database_url = postgres::ensure_database(&server, &args.database).await?;
     let operator_token = league_manager::tokens::issue()?;
+    let (referee_token, kept_in) = referee_registration_token()?;
     let plan = Plan {
         database_url,
         operator_token: operator_token.clone(),
@@ -86,7 +115,12 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         referee_capacity: args.referee_capacity,
         players: args.players,
         strategies: args.strategies.clone(),
+        referee_registration_token: Some(referee_token),
         quiet: false,
+        state_dir: Some(state_dir.clone()),
+        children: Some(children),
+        bridge_addr,
+        bots_first: true,
     };
     let mut running = Running::default();
     let serving = async {
@@ -105,6 +139,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         );
         println!("database: {} (kept)", args.database);
         println!(
+            "referee registration: only with the referee registration token (`league referee-token` shows it; {})",
+            kept_in
+        );
+        println!(
             "serving; Ctrl-C stops. `league leagues`, `league create`, `league standings` … work from here."
         );
         // Up until a signal: the published state goes with this future.
@@ -120,4 +158,65 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     running.stop().await;
     eprintln!("stopped; the data stays in database {}", args.database);
     outcome
+}
+
+/// The referee registration token `league serve` requires (ADR 0039): the operator's
+/// (`LEAGUE_REFEREE_REGISTRATION_TOKEN`), else the one kept beside the state file (`referee-token`,
+/// mode 0600), generated from the OS CSPRNG at the first start; and where it is kept, in words.
+fn referee_registration_token() -> anyhow::Result<(SecretString, String)> {
+    if let Some(token) = std::env::var("LEAGUE_REFEREE_REGISTRATION_TOKEN")
+        .ok()
+        .filter(|token| !token.trim().is_empty())
+    {
+        return Ok((
+            SecretString::from(token.trim().to_owned()),
+            "set by LEAGUE_REFEREE_REGISTRATION_TOKEN".to_owned(),
+        ));
+    }
+    let path = crate::state::state_file().with_file_name(REFEREE_TOKEN_FILE);
+    let (token, _) = league_runtime::secret_file::read_or_create(&path, league_manager::tokens::issue)?;
+    Ok((token, format!("kept in {}", path.display())))
+}
+
+/// The file beside the state file that keeps `league serve`'s referee registration token.
+pub const REFEREE_TOKEN_FILE: &str = "referee-token";
+
+/// `serve/<database>` beside the state file.
+fn default_state_dir(database: &str) -> PathBuf {
+    let state_file = state::state_file();
+    let parent = state_file.parent().filter(|dir| !dir.as_os_str().is_empty());
+    parent.unwrap_or(Path::new(".")).join("serve").join(database)
+}
+
+/// Holds the state directory for this `serve` alone (released however it ends).
+fn lock(state_dir: &Path) -> anyhow::Result<Flock<File>> {
+    let path = state_dir.join("serve.lock");
+    let file = File::create(&path).with_context(|| format!("opening {}", path.display()))?;
+    Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| {
+        anyhow::anyhow!(
+            "another `league serve` runs with state directory {} ({errno}); one at a time",
+            state_dir.display()
+        )
+    })
+}
+
+/// The gateway bridge's address of the previous start, if it is still free; otherwise a free one, kept
+/// for the next start.
+fn kept_bridge_addr(state_dir: &Path) -> anyhow::Result<String> {
+    let path = state_dir.join("gateway-bridge");
+    match std::fs::read_to_string(&path) {
+        Ok(kept) if TcpListener::bind(kept.trim()).is_ok() => return Ok(kept.trim().to_owned()),
+        Ok(kept) => eprintln!(
+            "warning: the gateway's bridge address {} is taken; external players registered before must \
+             register again",
+            kept.trim()
+        ),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error).with_context(|| format!("reading {}", path.display())),
+    }
+    let free = TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .context("finding a free port for the gateway's bridge")?;
+    std::fs::write(&path, free.to_string()).with_context(|| format!("writing {}", path.display()))?;
+    Ok(free.to_string())
 }

@@ -2,6 +2,7 @@
 //! the referees and a player host, each a child process of this binary on loopback, and how they stop.
 //! `league run` and `league serve` both start it.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use league_gateway::GatewayConfig;
@@ -11,6 +12,7 @@ use league_runtime::credentials::operator_request;
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::children::{self, Service};
+use crate::orphans::ChildrenFile;
 
 /// How long a service has to say it is ready.
 const READY_WITHIN: Duration = Duration::from_secs(60);
@@ -42,11 +44,27 @@ pub struct Plan {
     pub external_players: u32,
     pub referees: u32,
     pub referee_capacity: u32,
+    /// The token every referee must present to register (ours get it too); `None`: registration is
+    /// open to anyone, as a local trial may be (ADR 0039).
+    pub referee_registration_token: Option<SecretString>,
     /// Bots in the player host (0: no host).
     pub players: u32,
     pub strategies: String,
     /// Print the gateway's address.
     pub quiet: bool,
+    /// Where the referees and the player host keep their identities (`LEAGUE_STATE_DIR`), each under its
+    /// name (`referee-1` …, `players`), so that started again they resume them: `league serve`. None: a
+    /// run's new database, nothing kept.
+    pub state_dir: Option<PathBuf>,
+    /// Where each child is noted as it starts, for the next `league serve` to stop if this one is killed.
+    pub children: Option<ChildrenFile>,
+    /// The first gateway's gRPC bridge address (`LEAGUE_LISTEN_ADDR`), where the league calls external
+    /// players: `league serve` keeps it from one start to the next, so that the endpoints they registered
+    /// with stay good.
+    pub bridge_addr: String,
+    /// The player host before the referees: a restarted `league serve`'s bots are back at their new
+    /// address (and their matches given back) before a referee claims a match to call them.
+    pub bots_first: bool,
 }
 
 /// Where the started system answers.
@@ -132,7 +150,20 @@ pub async fn start<G>(
         ("LEAGUE_ADMIN_ADDR".to_owned(), "127.0.0.1:0".to_owned()),
         ("LEAGUE_ID".to_owned(), plan.league_id.clone()),
     ];
+    // Who may register a referee, for the manager and our referees alike (whatever the shell says).
+    let admission = match &plan.referee_registration_token {
+        Some(token) => [
+            ("LEAGUE_REFEREE_REGISTRATION_TOKEN", token.expose_secret()),
+            ("LEAGUE_REFEREE_REGISTRATION_OPEN", "false"),
+        ],
+        None => [
+            ("LEAGUE_REFEREE_REGISTRATION_TOKEN", ""),
+            ("LEAGUE_REFEREE_REGISTRATION_OPEN", "true"),
+        ],
+    }
+    .map(|(name, value)| (name.to_owned(), value.to_owned()));
     let mut manager_env = common.clone();
+    manager_env.extend(admission.clone());
     manager_env.extend([
         (
             "DATABASE_URL".to_owned(),
@@ -151,9 +182,14 @@ pub async fn start<G>(
             plan.auto_start_players.to_string(),
         ));
     }
+    let note = |service: &Service| match &plan.children {
+        Some(children) => children.note(service),
+        None => Ok(()),
+    };
     let manager = running
         .manager
         .insert(children::start("manager", "manager", &manager_env, READY_WITHIN).await?);
+    note(manager)?;
     let manager_url = manager.url.clone();
     open_league(plan, &manager_url).await?;
     let mut gateway_urls = vec![];
@@ -165,6 +201,9 @@ pub async fn start<G>(
             "127.0.0.1:0".to_owned()
         };
         let mut gateway_env = common.clone();
+        if replica == 1 {
+            gateway_env.push(("LEAGUE_LISTEN_ADDR".to_owned(), plan.bridge_addr.clone()));
+        }
         gateway_env.extend([
             ("LEAGUE_MANAGER_URL".to_owned(), manager_url.clone()),
             ("LEAGUE_HTTP_ADDR".to_owned(), addr),
@@ -191,6 +230,7 @@ pub async fn start<G>(
             READY_WITHIN,
         )
         .await?;
+        note(&gateway)?;
         if !plan.quiet {
             println!(
                 "gateway: external agents POST league.v2 JSON-RPC to {}/mcp",
@@ -203,9 +243,17 @@ pub async fn start<G>(
         gateway_urls.push(format!("{}/mcp", gateway.url));
         running.gateways.push(gateway);
     }
-    let mut referee_env = common.clone();
+    let mut agent_env = common.clone();
+    agent_env.push(("LEAGUE_MANAGER_URL".to_owned(), manager_url.clone()));
+    if let Some(dir) = &plan.state_dir {
+        agent_env.push(("LEAGUE_STATE_DIR".to_owned(), dir.display().to_string()));
+    }
+    if plan.bots_first {
+        start_players(plan, running, &agent_env, &note).await?;
+    }
+    let mut referee_env = agent_env.clone();
+    referee_env.extend(admission);
     referee_env.extend([
-        ("LEAGUE_MANAGER_URL".to_owned(), manager_url.clone()),
         (
             "LEAGUE_REFEREE_CAPACITY".to_owned(),
             plan.referee_capacity.to_string(),
@@ -215,27 +263,17 @@ pub async fn start<G>(
     ]);
     for i in 1..=plan.referees {
         let mut env = referee_env.clone();
+        // Also the name its identity is kept under.
         env.push(("LEAGUE_REFEREE_NAME".to_owned(), format!("referee-{i}")));
-        running
-            .referees
-            .push(children::start(&format!("referee-{i}"), "referee", &env, READY_WITHIN).await?);
+        let referee = children::start(&format!("referee-{i}"), "referee", &env, READY_WITHIN).await?;
+        note(&referee)?;
+        running.referees.push(referee);
     }
     // External players register once the referees are up, as the bots do: the league may start as
     // soon as the last player is in.
     let external = external(&gateway_urls).await?;
-    let mut player_env = common.clone();
-    player_env.extend([
-        ("LEAGUE_MANAGER_URL".to_owned(), manager_url.clone()),
-        ("LEAGUE_PLAYERS".to_owned(), plan.players.to_string()),
-        ("LEAGUE_STRATEGIES".to_owned(), plan.strategies.clone()),
-    ]);
-    if let Some(seed) = plan.seed {
-        player_env.push(("LEAGUE_SEED".to_owned(), seed.to_string()));
-    }
-    if plan.players > 0 {
-        running
-            .players
-            .push(children::start("players", "player", &player_env, READY_WITHIN).await?);
+    if !plan.bots_first {
+        start_players(plan, running, &agent_env, &note).await?;
     }
     Ok((
         Started {
@@ -244,4 +282,29 @@ pub async fn start<G>(
         },
         external,
     ))
+}
+
+/// The player host of `plan.players` bots (none for 0), its identities kept under the name `players`.
+async fn start_players(
+    plan: &Plan,
+    running: &mut Running,
+    agent_env: &[(String, String)],
+    note: &impl Fn(&Service) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    if plan.players == 0 {
+        return Ok(());
+    }
+    let mut env = agent_env.to_vec();
+    env.extend([
+        ("LEAGUE_PLAYERS".to_owned(), plan.players.to_string()),
+        ("LEAGUE_STRATEGIES".to_owned(), plan.strategies.clone()),
+        ("LEAGUE_PLAYER_HOST_NAME".to_owned(), "players".to_owned()),
+    ]);
+    if let Some(seed) = plan.seed {
+        env.push(("LEAGUE_SEED".to_owned(), seed.to_string()));
+    }
+    let players = children::start("players", "player", &env, READY_WITHIN).await?;
+    note(&players)?;
+    running.players.push(players);
+    Ok(())
 }

@@ -157,6 +157,9 @@ async fn play() -> (TestDatabase, Vec<HashMap<String, u32>>) {
         timing: Timing::default(),
         ..ManagerConfig::default()
     };
+    // A local trial: its referee registers without a token.
+    let mut config = config;
+    config.registration.referee_registration_open = true;
     let app = ManagerApp::build(&config).await.expect("manager builds");
     let url = format!("http://{}", app.local_addr());
     let shutdown = Shutdown::new();

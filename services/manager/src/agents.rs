@@ -19,6 +19,7 @@ use tonic::{Request, Response, Status};
 
 use crate::auth::{self, Authenticator};
 use crate::error::{ManagerResult, reject};
+use crate::league::referee_admission::RefereeAdmission;
 use crate::league::registration::{MAX_LABEL_KEY, MAX_LABEL_VALUE, MAX_LABELS};
 use crate::tokens;
 
@@ -33,12 +34,19 @@ pub struct Agents {
     pool: PgPool,
     auth: Arc<Authenticator>,
     replies: broadcast::Sender<RelayedReply>,
+    /// Who may register a referee (its token is the operator's to read).
+    referee_admission: RefereeAdmission,
 }
 
 impl Agents {
-    pub fn new(pool: PgPool, auth: Arc<Authenticator>) -> Self {
+    pub fn new(pool: PgPool, auth: Arc<Authenticator>, referee_admission: RefereeAdmission) -> Self {
         let (replies, _) = broadcast::channel(1024);
-        Self { pool, auth, replies }
+        Self {
+            pool,
+            auth,
+            replies,
+            referee_admission,
+        }
     }
 
     /// Forwards relayed replies from Postgres to this manager's watchers until shutdown, reconnecting
@@ -87,7 +95,8 @@ fn decode_relayed(payload: &str) -> Option<RelayedReply> {
 
 /// An agent's registration as stored.
 const AGENT_COLUMNS: &str = "select agent_id, kind, display_name, version, game_types, contact_endpoint,
-    service_endpoint, protocol_version, label_keys, label_values, max_concurrent_matches from agents";
+    service_endpoint, protocol_version, label_keys, label_values, max_concurrent_matches,
+    extract(epoch from revoked_at)::float8 as revoked_at from agents";
 
 #[derive(Debug, sqlx::FromRow)]
 struct AgentRow {
@@ -102,6 +111,8 @@ struct AgentRow {
     label_keys: Vec<String>,
     label_values: Vec<String>,
     max_concurrent_matches: Option<i32>,
+    /// Seconds since the epoch.
+    revoked_at: Option<f64>,
 }
 
 impl From<AgentRow> for Agent {
@@ -126,6 +137,8 @@ impl From<AgentRow> for Agent {
                 .max_concurrent_matches
                 .and_then(|n| u32::try_from(n).ok())
                 .unwrap_or(0),
+            revoked_at: row.revoked_at.map(|at| timestamp(epoch(at))),
+            running_matches: 0,
         }
     }
 }
@@ -202,16 +215,24 @@ impl AgentsService for Agents {
             }
         };
         let rows: Vec<AgentRow> = sqlx::query_as(&format!(
-            "{AGENT_COLUMNS} where kind = $1 and ($2 = '' or $2 = any(label_keys)) order by agent_number"
+            "{AGENT_COLUMNS} where kind = $1 and ($2 = '' or $2 = any(label_keys))
+               and ($3 or revoked_at is null)
+             order by agent_number"
         ))
         .bind(kind)
         .bind(&request.label)
+        .bind(request.include_revoked)
         .fetch_all(&self.pool)
         .await
         .map_err(crate::error::ManagerError::from)?;
-        Ok(Response::new(ListAgentsResponse {
-            agents: rows.into_iter().map(Agent::from).collect(),
-        }))
+        let mut agents: Vec<Agent> = rows.into_iter().map(Agent::from).collect();
+        if kind == "referee" {
+            let running = crate::league::revocation::running_matches(&self.pool).await?;
+            for agent in &mut agents {
+                agent.running_matches = running.get(&agent.agent_id).copied().unwrap_or(0);
+            }
+        }
+        Ok(Response::new(ListAgentsResponse { agents }))
     }
 
     async fn set_agent_label(
@@ -338,6 +359,34 @@ impl AgentsService for Agents {
 
     type WatchRepliesStream = ReplyStream;
 
+    async fn revoke_referee(
+        &self,
+        request: Request<RevokeRefereeRequest>,
+    ) -> Result<Response<RevokeRefereeResponse>, Status> {
+        self.auth.operator(request.metadata()).await?;
+        let referee_id = request.into_inner().referee_id;
+        let revoked = crate::league::revocation::revoke(&self.pool, &referee_id).await?;
+        self.auth.forget(&referee_id);
+        Ok(Response::new(RevokeRefereeResponse {
+            released_match_ids: revoked.released,
+            already_revoked: revoked.already,
+        }))
+    }
+
+    async fn get_referee_registration_token(
+        &self,
+        request: Request<GetRefereeRegistrationTokenRequest>,
+    ) -> Result<Response<GetRefereeRegistrationTokenResponse>, Status> {
+        self.auth.operator(request.metadata()).await?;
+        let token = self.referee_admission.token();
+        Ok(Response::new(GetRefereeRegistrationTokenResponse {
+            token: token
+                .map(|token| secrecy::ExposeSecret::expose_secret(token).to_owned())
+                .unwrap_or_default(),
+            open: token.is_none(),
+        }))
+    }
+
     async fn watch_replies(
         &self,
         request: Request<WatchRepliesRequest>,
@@ -391,7 +440,7 @@ fn truncate(mut text: String, max: usize) -> String {
 /// The agent whose token this is (E012 when none).
 async fn by_token(pool: &PgPool, token: &secrecy::SecretString) -> ManagerResult<(String, auth::AgentKind)> {
     let row: Option<(String, String)> =
-        sqlx::query_as("select agent_id, kind from agents where token_hash = $1")
+        sqlx::query_as("select agent_id, kind from agents where token_hash = $1 and revoked_at is null")
             .bind(tokens::hash(token).as_slice())
             .fetch_optional(pool)
             .await?;

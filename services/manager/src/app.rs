@@ -18,6 +18,7 @@ use crate::auth::Authenticator;
 use crate::config::ManagerConfig;
 use crate::db;
 use crate::event_delivery::EventDelivery;
+use crate::league::referee_admission::RefereeAdmission;
 use crate::league::registration;
 use crate::league::start::{self, NewLeague};
 use crate::service::Manager;
@@ -72,9 +73,15 @@ impl ManagerApp {
         }
         let wakeups = Arc::new(Wakeups::default());
         let auth = Arc::new(Authenticator::new(pool.clone(), config.operator_token.as_ref()));
-        let agents = Agents::new(pool.clone(), auth.clone());
+        let admission = RefereeAdmission::resolve(&config.registration)?;
+        let agents = Agents::new(pool.clone(), auth.clone(), admission.clone());
         let (listener, local_addr) = grpc::bind(config.listen_addr).await?;
-        let rules = registration::Rules::new(&config.registration, local_addr, Some(url.expose_secret()));
+        let rules = registration::Rules::new(
+            &config.registration,
+            local_addr,
+            Some(url.expose_secret()),
+            admission,
+        );
         let service = Manager::new(pool.clone(), auth, wakeups.clone(), config.timing, rules);
         Ok(Self {
             listener,

@@ -1,8 +1,10 @@
-//! Who is calling: checks the credentials a call carries against the stored token hash (cached after
-//! the first database read, since hashes never change) and the operator token.
+//! Who is calling: checks the credentials a call carries against the stored token hash and the
+//! operator token. A hash never changes, but an agent may be revoked (ADR 0039): a hash read from the
+//! database is trusted for [`KNOWN_FOR`] only, and a revocation by this manager forgets it at once.
 
 use std::collections::HashMap;
-use std::sync::RwLock;
+use std::sync::{Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use league_proto::ErrorCode;
 use league_runtime::credentials;
@@ -35,11 +37,24 @@ pub enum Caller {
     Operator,
 }
 
+/// How long a stored token hash is used without reading it again: how soon a revocation by another
+/// manager replica is noticed here.
+pub const KNOWN_FOR: Duration = Duration::from_secs(2);
+
+/// An agent's kind and token hash, and when they were read.
+type Known = (AgentKind, [u8; 32], Instant);
+
+/// How often a referee's calls stamp `agents.last_seen_at`, at most: well inside the two minutes that
+/// make a referee live (crate::league::registration::LIVE_WITHIN), and one write per referee per 15 s.
+const SEEN_EVERY: Duration = Duration::from_secs(15);
+
 #[derive(Debug)]
 pub struct Authenticator {
     pool: PgPool,
     operator_token_hash: Option<[u8; 32]>,
-    known: RwLock<HashMap<String, (AgentKind, [u8; 32])>>,
+    known: RwLock<HashMap<String, Known>>,
+    /// When each referee's `last_seen_at` was last stamped by this manager.
+    seen: Mutex<HashMap<String, Instant>>,
 }
 
 impl Authenticator {
@@ -48,6 +63,7 @@ impl Authenticator {
             pool,
             operator_token_hash: operator_token.map(tokens::hash),
             known: RwLock::default(),
+            seen: Mutex::default(),
         }
     }
 
@@ -85,6 +101,12 @@ impl Authenticator {
     /// The caller, who must be a registered referee, or the operator acting for one (the gateway runs
     /// external referees' claims and renewals); returns the referee's id.
     pub async fn referee(&self, metadata: &MetadataMap) -> ManagerResult<String> {
+        let referee_id = self.referee_calling(metadata).await?;
+        self.seen(&referee_id);
+        Ok(referee_id)
+    }
+
+    async fn referee_calling(&self, metadata: &MetadataMap) -> ManagerResult<String> {
         match self.caller(metadata).await? {
             Caller::Agent {
                 agent_id,
@@ -107,21 +129,65 @@ impl Authenticator {
         }
     }
 
+    /// Forgets what is known of `agent_id` (it was just revoked).
+    pub fn forget(&self, agent_id: &str) {
+        if let Ok(mut known) = self.known.write() {
+            known.remove(agent_id);
+        }
+    }
+
+    /// Notes that `referee_id` was heard from (`last_seen_at`, which makes it live), at most every
+    /// [`SEEN_EVERY`], in a task of its own: the call does not wait for it, and a failed stamp only
+    /// makes the referee look idle a little sooner.
+    fn seen(&self, referee_id: &str) {
+        let now = Instant::now();
+        {
+            let Ok(mut seen) = self.seen.lock() else {
+                return;
+            };
+            if seen
+                .get(referee_id)
+                .is_some_and(|at| now.duration_since(*at) < SEEN_EVERY)
+            {
+                return;
+            }
+            seen.insert(referee_id.to_owned(), now);
+        }
+        let (pool, referee_id) = (self.pool.clone(), referee_id.to_owned());
+        tokio::spawn(async move {
+            let stamped = sqlx::query("update agents set last_seen_at = now() where agent_id = $1")
+                .bind(&referee_id)
+                .execute(&pool)
+                .await;
+            if let Err(error) = stamped {
+                tracing::warn!(%referee_id, %error, "could not note that the referee was heard from");
+            }
+        });
+    }
+
     async fn stored(&self, agent_id: &str) -> ManagerResult<(AgentKind, [u8; 32])> {
-        if let Some(found) = self
+        if let Some((kind, hash, _)) = self
             .known
             .read()
             .ok()
             .and_then(|known| known.get(agent_id).copied())
+            .filter(|(_, _, at)| at.elapsed() < KNOWN_FOR)
         {
-            return Ok(found);
+            return Ok((kind, hash));
         }
-        let row: Option<(String, Vec<u8>)> =
-            sqlx::query_as("select kind, token_hash from agents where agent_id = $1")
+        let row: Option<(String, Vec<u8>, bool)> =
+            sqlx::query_as("select kind, token_hash, revoked_at is not null from agents where agent_id = $1")
                 .bind(agent_id)
                 .fetch_optional(&self.pool)
                 .await?;
-        let Some((kind, hash)) = row else {
+        if let Some((_, _, true)) = row {
+            self.forget(agent_id);
+            return Err(reject(
+                ErrorCode::RefereeNotRegistered,
+                format!("{agent_id} was revoked by the operator"),
+            ));
+        }
+        let Some((kind, hash, _)) = row else {
             let code = if agent_id.starts_with("REF") {
                 ErrorCode::RefereeNotRegistered
             } else {
@@ -138,7 +204,10 @@ impl Authenticator {
             .try_into()
             .map_err(|_| anyhow::anyhow!("stored token hash of {agent_id} has the wrong length"))?;
         if let Ok(mut known) = self.known.write() {
-            known.insert(agent_id.to_owned(), (kind, hash));
+            if known.len() > 100_000 {
+                known.clear();
+            }
+            known.insert(agent_id.to_owned(), (kind, hash, Instant::now()));
         }
         Ok((kind, hash))
     }

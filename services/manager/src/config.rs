@@ -52,9 +52,16 @@ pub struct RegistrationConfig {
     /// `LEAGUE_ENDPOINT_REFUSED`: comma-separated `host:port` of the league's own services that no
     /// contact endpoint may name, beside the manager's own port and its database (added by the manager).
     pub endpoint_refused: String,
-    /// `LEAGUE_REFEREE_REGISTRATION_TOKEN`: when set, a referee registering through the gateway must
-    /// present it (REFEREE_REGISTER_REQUEST's `auth_token`); unset, anyone may register a referee.
+    /// `LEAGUE_REFEREE_REGISTRATION_TOKEN`: the token every referee must present to register (over
+    /// gRPC as its bearer token, through the gateway as REFEREE_REGISTER_REQUEST's `auth_token`).
     pub referee_registration_token: Option<SecretString>,
+    /// `LEAGUE_REFEREE_REGISTRATION_TOKEN_FILE`: where the token is kept when not set itself: read, or
+    /// generated (OS CSPRNG) and written there (mode 0600) at the first start. With neither, a token is
+    /// generated for this process only (`league referee-token` shows it).
+    pub referee_registration_token_file: Option<std::path::PathBuf>,
+    /// `LEAGUE_REFEREE_REGISTRATION_OPEN`: anyone may register a referee, no token asked (a local trial:
+    /// `league run`). Off by default.
+    pub referee_registration_open: bool,
 }
 
 impl Default for RegistrationConfig {
@@ -66,6 +73,8 @@ impl Default for RegistrationConfig {
             endpoint_allowed_networks: String::new(),
             endpoint_refused: String::new(),
             referee_registration_token: None,
+            referee_registration_token_file: None,
+            referee_registration_open: false,
         }
     }
 }

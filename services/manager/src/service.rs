@@ -144,12 +144,12 @@ impl ManagerService for Manager {
         run_to_end(async move {
             let registered = match this.resuming(request.metadata(), AgentKind::Referee).await? {
                 Some((referee_id, token)) => {
-                    resume::resume_referee(&this.pool, &referee_id, token, request.into_inner()).await?
+                    resume::resume_referee(&this.pool, &this.rules, &referee_id, token, request.into_inner())
+                        .await?
                 }
                 None => {
                     let presented = league_runtime::credentials::bearer_token(request.metadata()).ok();
-                    this.rules
-                        .check_referee_token(request.get_ref().meta.as_ref(), presented.as_ref())?;
+                    this.rules.referee_admission.check(presented.as_ref())?;
                     registration::register_referee(&this.pool, &this.rules, request.into_inner()).await?
                 }
             };
@@ -170,14 +170,8 @@ impl ManagerService for Manager {
         run_to_end(async move {
             let (registered, started) = match this.resuming(request.metadata(), AgentKind::Player).await? {
                 Some((player_id, token)) => {
-                    resume::resume_player(
-                        &this.pool,
-                        this.rules.max_players,
-                        &player_id,
-                        token,
-                        request.into_inner(),
-                    )
-                    .await?
+                    resume::resume_player(&this.pool, &this.rules, &player_id, token, request.into_inner())
+                        .await?
                 }
                 None => registration::register_player(&this.pool, &this.rules, request.into_inner()).await?,
             };
@@ -302,7 +296,8 @@ impl ManagerService for Manager {
         request: Request<RenewLeasesRequest>,
     ) -> Result<Response<RenewLeasesResponse>, Status> {
         let referee_id = self.auth.referee(request.metadata()).await?;
-        let renewals = queue::renew(&self.pool, &referee_id, &request.get_ref().leases).await?;
+        let request = request.get_ref();
+        let renewals = queue::renew(&self.pool, &referee_id, &request.leases, request.players_called).await?;
         Ok(Response::new(RenewLeasesResponse { renewals }))
     }
 
@@ -440,8 +435,14 @@ impl ManagerService for Manager {
         let this = self.clone();
         run_to_end(async move {
             let referee_id = this.auth.referee(request.metadata()).await?;
-            let leases = &request.get_ref().leases;
-            let released = crate::league::release::release(&this.pool, &referee_id, leases).await?;
+            let request = request.get_ref();
+            let released = crate::league::release::release(
+                &this.pool,
+                &referee_id,
+                &request.leases,
+                request.unless_players_called,
+            )
+            .await?;
             if !released.is_empty() {
                 this.wakeups.matches_ready.notify_waiters();
             }

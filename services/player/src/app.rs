@@ -10,7 +10,7 @@ use anyhow::Context;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::player_service_server::PlayerServiceServer;
 use league_runtime::admin::Readiness;
-use league_runtime::{SavedCredentials, ShutdownSignal, grpc};
+use league_runtime::{SavedIdentities, ShutdownSignal, grpc};
 use serde::Deserialize;
 use tokio::net::TcpListener;
 
@@ -34,10 +34,12 @@ pub struct PlayerConfig {
     /// `LEAGUE_ID`: the league to join (empty: the one open for registration).
     #[serde(rename = "id")]
     pub league_id: String,
-    /// `LEAGUE_STATE_DIR`: where the host keeps its bots' ids and tokens (`players.json`), so that after
-    /// a restart on the same address every bot resumes its registration and plays its remaining
-    /// matches. Unset: nothing is kept, and a restarted host cannot rejoin a running league.
+    /// `LEAGUE_STATE_DIR`: where the host keeps its bots' ids and tokens (`<host name>/bot-01.json` …),
+    /// so that after a restart, on whatever address, every bot resumes its registration and plays its
+    /// remaining matches. Unset: nothing is kept, and a restarted host cannot rejoin a running league.
     pub state_dir: Option<PathBuf>,
+    /// `LEAGUE_PLAYER_HOST_NAME`: the name its bots' identities are kept under in the state directory.
+    pub player_host_name: String,
     /// `LEAGUE_SEED`: makes the bots' choices reproducible (none: the OS RNG).
     pub seed: Option<u64>,
     /// `LEAGUE_LLM_*`: the chat endpoint of `llm` bots (read flat, beside the rest).
@@ -55,6 +57,7 @@ impl Default for PlayerConfig {
             strategies: "random,adaptive,alternating,always_even,always_odd".to_owned(),
             league_id: String::new(),
             state_dir: None,
+            player_host_name: "players".to_owned(),
             seed: None,
             llm: LlmConfig::default(),
         }
@@ -159,11 +162,11 @@ impl PlayerApp {
         let channel =
             grpc::connect_with_retry(&self.config.manager_url, Duration::from_secs(60), &shutdown).await?;
         let mut client = ManagerServiceClient::new(channel);
-        let saved = self
-            .config
-            .state_dir
-            .as_deref()
-            .map(|dir| SavedCredentials::new(dir, "players"));
+        // Held until the host exits: its lock keeps other processes out of these bots' identities.
+        let saved = match self.config.state_dir.as_deref() {
+            Some(dir) => Some(SavedIdentities::claim(dir, &self.config.player_host_name)?),
+            None => None,
+        };
         let bots = resume_or_register_bots(
             &mut client,
             &self.host,

@@ -143,13 +143,7 @@ impl PlayerHost {
         loop {
             let done = {
                 let bots = self.lock();
-                !bots.is_empty()
-                    && bots.values().all(|bot| {
-                        bot.memory
-                            .events()
-                            .iter()
-                            .any(|(_, kind)| *kind == EventKind::LeagueCompleted)
-                    })
+                !bots.is_empty() && bots.values().all(|bot| bot.memory.took_league_completed())
             };
             if done || seen.changed().await.is_err() {
                 return;
@@ -190,7 +184,7 @@ impl PlayerHost {
 
     /// The league events the bot took, first deliveries only: `(event_id, kind)`.
     pub fn events(&self, player_id: &str) -> Option<Vec<(String, EventKind)>> {
-        self.lock().get(player_id).map(|bot| bot.memory.events().to_vec())
+        self.lock().get(player_id).map(|bot| bot.memory.events())
     }
 
     pub fn game_errors(&self, player_id: &str) -> Option<Vec<GameErrorRecord>> {
@@ -360,7 +354,10 @@ impl PlayerHost {
     async fn take_event(&self, player_id: &str, request: &NotifyLeagueEventRequest) -> Result<(), Status> {
         let kind = EventKind::of(request.event.as_ref());
         self.await_bot(player_id).await;
-        let first = self.with_bot(player_id, |bot| bot.memory.record_event(&request.event_id, kind))?;
+        let first = self.with_bot(player_id, |bot| {
+            bot.memory
+                .record_event(&request.league_id, &request.event_id, kind)
+        })?;
         if first {
             self.events_seen.send_modify(|seen| *seen += 1);
         } else {

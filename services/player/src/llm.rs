@@ -3,17 +3,22 @@
 //! not a chat completion, an answer that is not exactly "even" or "odd" — makes the bot play adaptive
 //! instead, so the model can only make the bot better, never make it lose technically.
 //!
-//! Configured by `LEAGUE_LLM_URL` (the full `…/v1/chat/completions` URL; plain `http://`, e.g. a local
-//! model server or a TLS-terminating proxy), `LEAGUE_LLM_MODEL`, `LEAGUE_LLM_API_KEY` (optional) and
-//! `LEAGUE_LLM_TIMEOUT` (default 2 s). Without a URL and a model the strategy is unavailable.
+//! Configured by `LEAGUE_LLM_URL` (the full `…/v1/chat/completions` URL: `https://` for a hosted model,
+//! its certificate verified against the system's roots and `LEAGUE_EXTRA_ROOTS`; `http://` for a local
+//! model server), `LEAGUE_LLM_MODEL`, `LEAGUE_LLM_API_KEY` (optional) and `LEAGUE_LLM_TIMEOUT`
+//! (default 2 s). Without a URL and a model the strategy is unavailable. The key is a secret: it is sent
+//! only over TLS, or to this machine (a loopback address), and a configuration that would send it in
+//! the clear across a network is refused.
 
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+use league_runtime::tls::{self, TlsConfig};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -32,6 +37,9 @@ pub struct LlmConfig {
     pub llm_api_key: Option<SecretString>,
     #[serde(with = "humantime_serde")]
     pub llm_timeout: Duration,
+    /// `LEAGUE_EXTRA_ROOTS`: CA certificates trusted besides the system's (a model behind a private CA).
+    #[serde(flatten)]
+    pub tls: TlsConfig,
 }
 
 impl Default for LlmConfig {
@@ -41,6 +49,7 @@ impl Default for LlmConfig {
             llm_model: None,
             llm_api_key: None,
             llm_timeout: Duration::from_secs(2),
+            tls: TlsConfig::default(),
         }
     }
 }
@@ -67,7 +76,7 @@ pub struct LlmClient {
     model: String,
     api_key: Option<SecretString>,
     timeout: Duration,
-    http: Client<HttpConnector, Full<Bytes>>,
+    http: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
 }
 
 impl LlmClient {
@@ -76,21 +85,33 @@ impl LlmClient {
         let (Some(url), Some(model)) = (&config.llm_url, &config.llm_model) else {
             return Ok(None);
         };
+        let uri: http::Uri = url
+            .parse()
+            .map_err(|error| anyhow::anyhow!("LEAGUE_LLM_URL {url:?} is not a URL: {error}"))?;
+        let tls_used = match uri.scheme_str() {
+            Some("https") => true,
+            Some("http") => false,
+            _ => anyhow::bail!("LEAGUE_LLM_URL must be an https:// or http:// URL, got {url:?}"),
+        };
+        let host = uri
+            .host()
+            .ok_or_else(|| anyhow::anyhow!("LEAGUE_LLM_URL {url:?} names no host"))?;
         anyhow::ensure!(
-            url.starts_with("http://"),
-            "LEAGUE_LLM_URL must be an http:// URL (the player host speaks no TLS; put a local proxy in \
-             front of an https endpoint), got {url:?}"
+            tls_used || config.llm_api_key.is_none() || is_loopback(host),
+            "LEAGUE_LLM_API_KEY would be sent in the clear to {host}: use an https:// LEAGUE_LLM_URL \
+             (a plain http:// one only for a model server on this machine: localhost, 127.0.0.1, [::1])"
         );
         anyhow::ensure!(
             !config.llm_timeout.is_zero(),
             "LEAGUE_LLM_TIMEOUT must be more than zero"
         );
+        let connector = tls::https_connector(config.tls.client_config()?, HttpConnector::new());
         Ok(Some(Self {
             url: url.clone(),
             model: model.clone(),
             api_key: config.llm_api_key.clone(),
             timeout: config.llm_timeout,
-            http: Client::builder(TokioExecutor::new()).build_http(),
+            http: Client::builder(TokioExecutor::new()).build(connector),
         }))
     }
 
@@ -133,7 +154,10 @@ impl LlmClient {
                 .http
                 .request(request)
                 .await
-                .map_err(|error| LlmError::Request(error.to_string()))?;
+                .map_err(|error| match tls::failure(&error) {
+                    Some(failure) => LlmError::Request(failure.to_string()),
+                    None => LlmError::Request(tls::chain(&error)),
+                })?;
             let status = response.status();
             let body = http_body_util::Limited::new(response.into_body(), MAX_ANSWER_BYTES)
                 .collect()
@@ -150,6 +174,15 @@ impl LlmClient {
         }
         parse_answer(&body)
     }
+}
+
+/// Whether `host` (a URL's host: brackets around an IPv6 address) is this machine.
+fn is_loopback(host: &str) -> bool {
+    let address = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || address
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|address| address.is_loopback())
 }
 
 /// The parity in a chat completion's first choice: "even" or "odd", case and surrounding punctuation
@@ -200,11 +233,47 @@ mod tests {
     #[test]
     fn without_a_url_and_a_model_there_is_no_client() {
         assert!(LlmClient::from_config(&LlmConfig::default()).is_ok_and(|client| client.is_none()));
-        let https = LlmConfig {
-            llm_url: Some("https://api.example/v1/chat/completions".into()),
+    }
+
+    fn configured(url: &str, key: Option<&str>) -> anyhow::Result<Option<LlmClient>> {
+        LlmClient::from_config(&LlmConfig {
+            llm_url: Some(url.into()),
             llm_model: Some("m".into()),
+            llm_api_key: key.map(|key| SecretString::from(key.to_owned())),
             ..LlmConfig::default()
-        };
-        assert!(LlmClient::from_config(&https).is_err());
+        })
+    }
+
+    #[test]
+    fn the_key_goes_only_over_tls_or_to_this_machine() {
+        for url in [
+            "https://api.example/v1/chat/completions",
+            "http://127.0.0.1:8080/v1/chat/completions",
+            "http://127.1.2.3/v1/chat/completions",
+            "http://localhost:8080/v1/chat/completions",
+            "http://[::1]:8080/v1/chat/completions",
+        ] {
+            assert!(
+                configured(url, Some("k")).is_ok_and(|client| client.is_some()),
+                "{url}"
+            );
+        }
+        // Without a key nothing secret travels: a plain model server elsewhere on the network is fine.
+        assert!(configured("http://models.internal:8080/v1/chat/completions", None).is_ok());
+        for url in [
+            "http://models.internal:8080/v1/chat/completions",
+            "http://10.0.0.5/v1/chat/completions",
+            "http://localhost.example/v1/chat/completions",
+        ] {
+            let refused = configured(url, Some("k")).err().map(|error| error.to_string());
+            let refused = refused.unwrap_or_else(|| panic!("{url} accepted"));
+            assert!(
+                refused.contains("in the clear") && refused.contains("https://"),
+                "{refused}"
+            );
+        }
+        for url in ["ftp://host/x", "api.example/v1", "not a url"] {
+            assert!(configured(url, None).is_err(), "{url}");
+        }
     }
 }

@@ -1,11 +1,19 @@
 //! What each bot remembers: its games (from GAME_OVER), the league events it saw, and the GAME_ERRORs it
 //! was sent. Strategies read the games; tests read all three.
 //!
+//! Bounded for a host that runs for days of back-to-back leagues: what a bot keeps of a league goes when
+//! its next league completes. When LEAGUE_COMPLETED of a league arrives, every other league that had
+//! already completed is forgotten (games, events, errors, the ids that deduplicate them); the league that
+//! just completed stays readable until then (its table is checked against the bots' memory after it
+//! ends), and leagues still running are kept. A redelivered GAME_OVER is recognised by a set, not by
+//! scanning the history.
+//!
 //! Everything here is parsed leniently: a result with fields missing is still remembered as well as it can
 //! be. GAME_OVER is best effort for the referee, so refusing one would only make the bot forget a game.
 
 use std::collections::HashSet;
 use std::fmt;
+use std::mem;
 
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::{MatchContext, MatchResult, NotifyGameErrorRequest, ResultStatus};
@@ -172,6 +180,7 @@ impl fmt::Display for EventKind {
 /// A GAME_ERROR as the bot received it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GameErrorRecord {
+    pub league_id: String,
     pub match_id: String,
     /// The league.v2 code as sent (kept as text so that a code newer than this build is still recorded).
     pub code: String,
@@ -185,6 +194,11 @@ pub struct GameErrorRecord {
 impl From<&NotifyGameErrorRequest> for GameErrorRecord {
     fn from(request: &NotifyGameErrorRequest) -> GameErrorRecord {
         GameErrorRecord {
+            league_id: request
+                .context
+                .as_ref()
+                .map(|c| c.league_id.clone())
+                .unwrap_or_default(),
             match_id: request
                 .context
                 .as_ref()
@@ -200,38 +214,74 @@ impl From<&NotifyGameErrorRequest> for GameErrorRecord {
     }
 }
 
+/// One league event as a bot took it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TakenEvent {
+    league_id: String,
+    event_id: String,
+    kind: EventKind,
+}
+
 /// One bot's memory.
 #[derive(Debug, Default)]
 pub struct Memory {
     history: Vec<GameRecord>,
-    events: Vec<(String, EventKind)>,
+    /// `(league, match)` of every game in `history`: a redelivered GAME_OVER found without a scan.
+    games: HashSet<(String, String)>,
+    events: Vec<TakenEvent>,
     seen_event_ids: HashSet<String>,
     game_errors: Vec<GameErrorRecord>,
+    /// Leagues whose LEAGUE_COMPLETED this bot took and whose memory it still keeps (the last one).
+    completed: HashSet<String>,
 }
 
 impl Memory {
     /// Remembers a finished match; `false` when the same match of the same league is already remembered
     /// (a redelivered GAME_OVER must not count twice in the strategies' statistics).
     pub fn record_game(&mut self, record: GameRecord) -> bool {
-        let known = !record.match_id.is_empty()
-            && self
-                .history
-                .iter()
-                .any(|game| game.match_id == record.match_id && game.league_id == record.league_id);
-        if !known {
-            self.history.push(record);
+        if !record.match_id.is_empty()
+            && !self
+                .games
+                .insert((record.league_id.clone(), record.match_id.clone()))
+        {
+            return false;
         }
-        !known
+        self.history.push(record);
+        true
     }
 
-    /// Remembers a league event once per `event_id`; `false` for a redelivery. An event without an id
-    /// cannot be told apart from another, so each one is kept.
-    pub fn record_event(&mut self, event_id: &str, kind: EventKind) -> bool {
+    /// Remembers a league event of `league_id` once per `event_id`; `false` for a redelivery. An event
+    /// without an id cannot be told apart from another, so each one is kept. LEAGUE_COMPLETED forgets
+    /// every other league that had completed before (see the module documentation).
+    pub fn record_event(&mut self, league_id: &str, event_id: &str, kind: EventKind) -> bool {
         if !event_id.is_empty() && !self.seen_event_ids.insert(event_id.to_owned()) {
             return false;
         }
-        self.events.push((event_id.to_owned(), kind));
+        self.events.push(TakenEvent {
+            league_id: league_id.to_owned(),
+            event_id: event_id.to_owned(),
+            kind,
+        });
+        if kind == EventKind::LeagueCompleted {
+            let earlier = mem::take(&mut self.completed);
+            self.forget(|league| league != league_id && earlier.contains(league));
+            self.completed.insert(league_id.to_owned());
+        }
         true
+    }
+
+    /// Drops everything kept of the leagues `gone` names.
+    fn forget(&mut self, gone: impl Fn(&str) -> bool) {
+        self.history.retain(|game| !gone(&game.league_id));
+        self.games.retain(|(league, _)| !gone(league));
+        let (dropped, kept): (Vec<_>, Vec<_>) = mem::take(&mut self.events)
+            .into_iter()
+            .partition(|event| gone(&event.league_id));
+        for event in dropped {
+            self.seen_event_ids.remove(&event.event_id);
+        }
+        self.events = kept;
+        self.game_errors.retain(|error| !gone(&error.league_id));
     }
 
     pub fn record_game_error(&mut self, error: GameErrorRecord) {
@@ -244,8 +294,18 @@ impl Memory {
     }
 
     /// League events, first delivery only, in arrival order: `(event_id, kind)`.
-    pub fn events(&self) -> &[(String, EventKind)] {
-        &self.events
+    pub fn events(&self) -> Vec<(String, EventKind)> {
+        self.events
+            .iter()
+            .map(|event| (event.event_id.clone(), event.kind))
+            .collect()
+    }
+
+    /// Whether this bot took LEAGUE_COMPLETED (of any league it still remembers).
+    pub fn took_league_completed(&self) -> bool {
+        self.events
+            .iter()
+            .any(|event| event.kind == EventKind::LeagueCompleted)
     }
 
     pub fn game_errors(&self) -> &[GameErrorRecord] {

@@ -1,15 +1,14 @@
 //! Registering the host's bots with the manager (LEAGUE_REGISTER_REQUEST), many at once.
 //!
 //! Every bot is served at the same gRPC address (`service_endpoint`); its `contact_endpoint`, which the
-//! manager requires to be unique, is that address plus `/players/bot-<n>`, `n` its place in the host's
-//! list (stable across restarts of the host). Display names need not be unique: bots are told apart by
-//! the player ids the manager gives them.
+//! manager requires to be unique, is that address plus `/players/<name>`, its name `bot-<n>`, `n` its
+//! place in the host's list (stable across restarts of the host). Display names need not be unique: bots
+//! are told apart by the player ids the manager gives them.
 //!
-//! A host that restarts on the same address resumes each bot whose credentials it kept (see
-//! [`resume_or_register_bots`]): the registration carries the bot's previous id and token, and the
-//! manager gives the bot its identity back, in its league, even while that league is running.
-
-use std::collections::BTreeMap;
+//! A host that restarts — on the same address or another one — resumes each bot whose identity it kept
+//! under the bot's name (see [`resume_or_register_bots`]): the registration carries the bot's previous id
+//! and token, and the manager gives the bot its identity back at its new endpoint, in its league, even
+//! while that league is running (ADR 0040).
 
 use anyhow::{Context, bail};
 use futures::StreamExt;
@@ -17,7 +16,7 @@ use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest};
 use league_proto::{ErrorCode, error_code};
 use league_runtime::grpc::GrpcChannel;
-use league_runtime::{Credentials, SavedCredentials};
+use league_runtime::{Credentials, SavedIdentities};
 
 use crate::behaviour::Behaviour;
 use crate::host::PlayerHost;
@@ -45,7 +44,7 @@ pub struct RegisteredBot {
     pub behaviour: Behaviour,
     /// The league the bot joined (the open one when none was named).
     pub league_id: String,
-    /// Its contact endpoint, under which its credentials are kept.
+    /// Its contact endpoint.
     pub contact_endpoint: String,
 }
 
@@ -64,22 +63,23 @@ pub async fn register_bots(
     resume_or_register_bots(client, host, specs, service_endpoint, league_id, None).await
 }
 
-/// [`register_bots`], resuming every bot whose credentials `store` kept from a previous run of this host
-/// instead of registering it anew, and keeping the credentials of every bot registered now in `store` —
-/// also when others failed, so that a restart after a partial registration resumes the ones that made it.
+/// The name a bot's identity is kept under: `bot-<n>`, `n` its place in the host's list from 1.
+pub fn bot_name(index: usize) -> String {
+    format!("bot-{:02}", index + 1)
+}
+
+/// [`register_bots`], resuming every bot whose identity `store` kept (under its name) from a previous
+/// run of this host instead of registering it anew, and keeping the identity of every bot registered now
+/// in `store` the moment it is registered — also when others fail, so that a restart after a partial
+/// registration resumes the ones that made it.
 pub async fn resume_or_register_bots(
     client: &mut ManagerServiceClient<GrpcChannel>,
     host: &PlayerHost,
     specs: &[BotSpec],
     service_endpoint: &str,
     league_id: &str,
-    store: Option<&SavedCredentials>,
+    store: Option<&SavedIdentities>,
 ) -> anyhow::Result<Vec<RegisteredBot>> {
-    let mut saved = match store {
-        Some(store) => store.load()?,
-        None => BTreeMap::new(),
-    };
-    let previous = &saved.clone();
     // Calls for these bots that arrive before their registration's answer wait for it (see PlayerHost).
     let _registering = host.registration();
     // Collected first: a lazy `map` of futures borrowing `specs` makes the whole future not `Send`
@@ -91,18 +91,15 @@ pub async fn resume_or_register_bots(
             // Clients share one channel; a clone per request lets the requests run concurrently.
             let mut client = client.clone();
             async move {
-                let contact_endpoint = format!("{service_endpoint}/players/bot-{:02}", index + 1);
-                let registered = register(
-                    &mut client,
-                    host,
-                    spec,
-                    service_endpoint,
-                    &contact_endpoint,
-                    league_id,
-                    previous,
-                )
-                .await
-                .with_context(|| format!("registering bot {:?} ({})", spec.display_name, spec.behaviour));
+                let name = bot_name(index);
+                let registered = register(&mut client, host, spec, service_endpoint, &name, league_id, store)
+                    .await
+                    .with_context(|| {
+                        format!(
+                            "registering bot {name} {:?} ({})",
+                            spec.display_name, spec.behaviour
+                        )
+                    });
                 (index, registered)
             }
         })
@@ -116,17 +113,6 @@ pub async fn resume_or_register_bots(
         .into_iter()
         .map(|(_, outcome)| outcome)
         .partition(Result::is_ok);
-    if let Some(store) = store {
-        // A bot that failed keeps whatever was saved for it: its identity may still be resumable.
-        for bot in registered.iter().flatten() {
-            saved.insert(bot.contact_endpoint.clone(), bot.credentials.clone());
-        }
-        store.save(
-            saved
-                .iter()
-                .map(|(endpoint, credentials)| (endpoint.as_str(), credentials)),
-        )?;
-    }
     let failed: Vec<String> = failed
         .into_iter()
         .filter_map(Result::err)
@@ -149,15 +135,16 @@ async fn register(
     host: &PlayerHost,
     spec: &BotSpec,
     service_endpoint: &str,
-    contact_endpoint: &str,
+    name: &str,
     league_id: &str,
-    saved: &BTreeMap<String, Credentials>,
+    store: Option<&SavedIdentities>,
 ) -> anyhow::Result<RegisteredBot> {
+    let contact_endpoint = format!("{service_endpoint}/players/{name}");
     let meta = AgentMeta {
         display_name: spec.display_name.clone(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         game_types: GAME_TYPES.map(str::to_owned).to_vec(),
-        contact_endpoint: contact_endpoint.to_owned(),
+        contact_endpoint: contact_endpoint.clone(),
         service_endpoint: service_endpoint.to_owned(),
         protocol_version: PROTOCOL_VERSION.to_owned(),
         labels: Default::default(),
@@ -166,8 +153,12 @@ async fn register(
         meta: Some(meta),
         league_id: league_id.to_owned(),
     };
+    let previous = match store {
+        Some(store) => store.load(name)?,
+        None => None,
+    };
     let mut answer = None;
-    if let Some(previous) = saved.get(contact_endpoint) {
+    if let Some(previous) = &previous {
         match client.register_player(previous.request(request.clone())).await {
             Ok(response) => {
                 tracing::info!(player_id = %previous.agent_id, "bot resumed its registration");
@@ -194,15 +185,21 @@ async fn register(
             response.player_id
         );
     }
+    let credentials = Credentials::new(&response.player_id, response.auth_token);
+    if let Some(store) = store
+        && previous.is_none()
+    {
+        store.save(name, &credentials)?;
+    }
     // Served at once: the registration that completes the league can start it, and the first
     // invitation may follow this answer within microseconds.
     host.add_bot(&response.player_id, &spec.display_name, spec.behaviour);
     Ok(RegisteredBot {
-        credentials: Credentials::new(&response.player_id, response.auth_token),
+        credentials,
         player_id: response.player_id,
         display_name: spec.display_name.clone(),
         behaviour: spec.behaviour,
         league_id: response.league_id,
-        contact_endpoint: contact_endpoint.to_owned(),
+        contact_endpoint,
     })
 }

@@ -103,6 +103,7 @@ fn client(url: &str, timeout: Duration) -> LlmClient {
         llm_model: Some("test-model".to_owned()),
         llm_api_key: Some("k-123".to_owned().into()),
         llm_timeout: timeout,
+        ..LlmConfig::default()
     })
     .expect("a usable configuration")
     .expect("a client")

@@ -102,6 +102,10 @@ fake_manager! {
     list_leagues(ListLeaguesRequest) -> ListLeaguesResponse;
     enroll_player(EnrollPlayerRequest) -> EnrollPlayerResponse;
     release_leases(ReleaseLeasesRequest) -> ReleaseLeasesResponse;
+    pause_league(PauseLeagueRequest) -> PauseLeagueResponse;
+    resume_league(ResumeLeagueRequest) -> ResumeLeagueResponse;
+    cancel_league(CancelLeagueRequest) -> CancelLeagueResponse;
+    withdraw_player(WithdrawPlayerRequest) -> WithdrawPlayerResponse;
 }
 
 async fn serve() -> (Arc<FakeManager>, ManagerServiceClient<GrpcChannel>) {
@@ -232,7 +236,9 @@ async fn bots_of_the_same_name_get_their_own_contact_endpoints() {
 #[tokio::test]
 async fn bots_registered_before_a_failure_are_kept_and_resumed_by_the_next_run() {
     let dir = std::env::temp_dir().join(format!("league-player-state-{}", std::process::id()));
-    let store = league_runtime::SavedCredentials::new(&dir, "players");
+    std::fs::remove_dir_all(&dir).ok();
+    let store =
+        std::sync::Arc::new(league_runtime::SavedIdentities::claim(&dir, "players").expect("claimed"));
     let (manager, mut client) = serve().await;
     let names = ["alpha", "taken-1", "beta"].map(String::from);
     let run = |client: &mut ManagerServiceClient<GrpcChannel>| {
@@ -245,24 +251,20 @@ async fn bots_registered_before_a_failure_are_kept_and_resumed_by_the_next_run()
                 &specs,
                 "http://players:1",
                 "",
-                Some(&store),
+                Some(&*store),
             )
             .await
         }
     };
 
     run(&mut client).await.expect_err("taken-1 is refused");
-    let saved = store.load().expect("saved");
-    let kept: Vec<(&str, &str)> = saved
+    let kept: Vec<Option<String>> = ["bot-01", "bot-02", "bot-03"]
         .iter()
-        .map(|(endpoint, credentials)| (endpoint.as_str(), credentials.agent_id.as_str()))
+        .map(|name| store.load(name).expect("read").map(|saved| saved.agent_id))
         .collect();
     assert_eq!(
         kept,
-        [
-            ("http://players:1/players/bot-01", "P-alpha"),
-            ("http://players:1/players/bot-03", "P-beta")
-        ],
+        [Some("P-alpha".to_owned()), None, Some("P-beta".to_owned())],
         "the bots that made it are kept although another failed"
     );
 

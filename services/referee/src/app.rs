@@ -11,13 +11,16 @@ use league_proto::v2::{AgentMeta, RegisterRefereeRequest};
 use league_proto::{ErrorCode, error_code};
 use league_runtime::admin::Readiness;
 use league_runtime::grpc::GrpcChannel;
-use league_runtime::{Credentials, SavedCredentials, ShutdownSignal, grpc};
+use league_runtime::{Credentials, SavedIdentities, ShutdownSignal, grpc};
 use serde::Deserialize;
 use tokio::net::TcpListener;
 
 use crate::games::GAME_TYPES;
 use crate::service::RefereeApi;
 use crate::worker::{Worker, WorkerConfig};
+
+/// The file a referee's identity is kept in, inside its instance directory.
+const SAVED_AS: &str = "referee";
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
@@ -28,7 +31,9 @@ pub struct RefereeConfig {
     pub manager_url: String,
     /// `LEAGUE_ADVERTISE_URL`: how others reach this referee (default: the bound address).
     pub advertise_url: Option<String>,
-    /// `LEAGUE_REFEREE_NAME`: the display name it registers with.
+    /// `LEAGUE_REFEREE_NAME`: the display name it registers with, and the name its identity is kept
+    /// under in the state directory (where a second live referee of the same name takes `<name>-2`,
+    /// and registers with that name).
     pub referee_name: String,
     /// `LEAGUE_REFEREE_CAPACITY`: matches run at once.
     pub referee_capacity: u32,
@@ -37,10 +42,15 @@ pub struct RefereeConfig {
     /// container orchestrator waits by default before SIGKILL.
     #[serde(with = "humantime_serde")]
     pub shutdown_grace: Duration,
-    /// `LEAGUE_STATE_DIR`: where the referee keeps its id and token (`referee.json`), so that after a
-    /// restart on the same contact endpoint it resumes its registration instead of being refused as a
-    /// duplicate. Unset: nothing is kept, and a restart on the same endpoint is refused.
+    /// `LEAGUE_STATE_DIR`: where the referee keeps its id and token (`<referee name>/referee.json`), so
+    /// that after a restart, on whatever address, it resumes its registration instead of registering as
+    /// a new referee. Unset: nothing is kept, and a restart is refused or becomes a new referee.
     pub state_dir: Option<PathBuf>,
+    /// `LEAGUE_REFEREE_REGISTRATION_TOKEN`: the token the league asks of a registering referee (its
+    /// bearer token on RegisterReferee; ADR 0039).
+    pub referee_registration_token: Option<secrecy::SecretString>,
+    /// `LEAGUE_REFEREE_REGISTRATION_TOKEN_FILE`: where to read it instead (the file the manager keeps).
+    pub referee_registration_token_file: Option<PathBuf>,
 }
 
 impl Default for RefereeConfig {
@@ -53,6 +63,8 @@ impl Default for RefereeConfig {
             referee_capacity: 8,
             shutdown_grace: WorkerConfig::default().shutdown_grace,
             state_dir: None,
+            referee_registration_token: None,
+            referee_registration_token_file: None,
         }
     }
 }
@@ -108,9 +120,18 @@ impl RefereeApp {
             .advertise_url
             .clone()
             .unwrap_or_else(|| grpc::local_url(self.local_addr));
+        // Held until the referee exits: its lock keeps other processes out of this referee's identity.
+        let saved = match self.config.state_dir.as_deref() {
+            Some(dir) => Some(SavedIdentities::claim(dir, &self.config.referee_name)?),
+            None => None,
+        };
+        // Replicas with one configuration are told apart by their instances (`referee`, `referee-2`).
+        let display_name = saved
+            .as_ref()
+            .map_or(self.config.referee_name.as_str(), SavedIdentities::name);
         let request = RegisterRefereeRequest {
             meta: Some(AgentMeta {
-                display_name: self.config.referee_name.clone(),
+                display_name: display_name.to_owned(),
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 game_types: GAME_TYPES.iter().map(|game| (*game).to_owned()).collect(),
                 contact_endpoint: endpoint.clone(),
@@ -120,7 +141,7 @@ impl RefereeApp {
             }),
             max_concurrent_matches: self.config.referee_capacity,
         };
-        let credentials = self.register(&mut manager, &endpoint, request).await?;
+        let credentials = self.register(&mut manager, saved.as_ref(), request).await?;
         self.readiness.set_ready(true);
         let worker = Worker::new(
             manager,
@@ -140,21 +161,36 @@ impl RefereeApp {
             .map_err(|error| anyhow::anyhow!("referee server task: {error}"))?
     }
 
-    /// Registers this referee, or resumes its previous registration when its credentials were kept
-    /// for `endpoint` under the state directory; keeps the credentials it ends up with there.
+    /// The referee registration token it presents, if it was given one.
+    fn registration_token(&self) -> anyhow::Result<Option<secrecy::SecretString>> {
+        use secrecy::ExposeSecret;
+        // A variable set to nothing (compose passes an unset one so) names nothing.
+        if let Some(token) = self
+            .config
+            .referee_registration_token
+            .as_ref()
+            .filter(|token| !token.expose_secret().trim().is_empty())
+        {
+            return Ok(Some(token.clone()));
+        }
+        self.config
+            .referee_registration_token_file
+            .as_deref()
+            .filter(|path| !path.as_os_str().is_empty())
+            .map(league_runtime::secret_file::read)
+            .transpose()
+    }
+
+    /// Registers this referee, or resumes its previous registration when its identity was kept under
+    /// the state directory (by the referee's name); keeps the identity it ends up with there.
     async fn register(
         &self,
         manager: &mut ManagerServiceClient<GrpcChannel>,
-        endpoint: &str,
+        saved: Option<&SavedIdentities>,
         request: RegisterRefereeRequest,
     ) -> anyhow::Result<Credentials> {
-        let saved = self
-            .config
-            .state_dir
-            .as_deref()
-            .map(|dir| SavedCredentials::new(dir, "referee"));
-        let previous = match &saved {
-            Some(saved) => saved.load()?.remove(endpoint),
+        let previous = match saved {
+            Some(saved) => saved.load(SAVED_AS)?,
             None => None,
         };
         if let Some(previous) = previous {
@@ -174,6 +210,10 @@ impl RefereeApp {
                 ),
             }
         }
+        let request = match self.registration_token()? {
+            Some(token) => league_runtime::credentials::operator_request(&token, request),
+            None => tonic::Request::new(request),
+        };
         let registered = manager
             .register_referee(request)
             .await
@@ -181,8 +221,8 @@ impl RefereeApp {
             .into_inner();
         tracing::info!(referee_id = %registered.referee_id, "referee registered");
         let credentials = Credentials::new(registered.referee_id, registered.auth_token);
-        if let Some(saved) = &saved {
-            saved.save([(endpoint, &credentials)])?;
+        if let Some(saved) = saved {
+            saved.save(SAVED_AS, &credentials)?;
         }
         Ok(credentials)
     }

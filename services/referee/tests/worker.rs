@@ -262,6 +262,34 @@ impl ManagerService for FakeManager {
         Err(Status::unimplemented("fake"))
     }
 
+    async fn pause_league(
+        &self,
+        _: Request<PauseLeagueRequest>,
+    ) -> Result<Response<PauseLeagueResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn resume_league(
+        &self,
+        _: Request<ResumeLeagueRequest>,
+    ) -> Result<Response<ResumeLeagueResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn cancel_league(
+        &self,
+        _: Request<CancelLeagueRequest>,
+    ) -> Result<Response<CancelLeagueResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn withdraw_player(
+        &self,
+        _: Request<WithdrawPlayerRequest>,
+    ) -> Result<Response<WithdrawPlayerResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
     async fn get_standings_by_round(
         &self,
         _: Request<GetStandingsByRoundRequest>,

@@ -1,6 +1,6 @@
 //! The small runtime every League binary shares: configuration, credentials on gRPC calls, telemetry
 //! (logs, traces, metrics, the admin server with health and readiness), shutdown, and serving and
-//! calling gRPC.
+//! calling gRPC, and the one TLS client.
 
 pub mod admin;
 pub mod config;
@@ -8,10 +8,12 @@ pub mod credentials;
 pub mod grpc;
 pub mod metrics;
 pub mod saved;
+pub mod secret_file;
 pub mod shutdown;
 pub mod telemetry;
 pub mod threads;
+pub mod tls;
 
 pub use credentials::Credentials;
-pub use saved::SavedCredentials;
+pub use saved::SavedIdentities;
 pub use shutdown::{Shutdown, ShutdownSignal};

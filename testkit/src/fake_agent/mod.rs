@@ -42,6 +42,9 @@ pub enum Behaviour {
     Instant,
     /// Every call acknowledged with `{"status": "acknowledged"}` and nothing else, clean framing.
     Clean,
+    /// Every call answered with a bare `{"status": "ok"}`: a GAME_INVITATION joined without a
+    /// GAME_JOIN_ACK, ever.
+    BareOk,
     /// The first captured agent (`tests/fixtures/peer-a`): message_type method names and the canonical
     /// game methods; full envelopes and `"error": null` beside every result; `parity_choose` is 404,
     /// `tools/call` 400.
@@ -126,6 +129,8 @@ struct Agents {
 #[derive(Debug)]
 pub struct FakeAgents {
     pub addr: SocketAddr,
+    /// `http`, or `https` with the test certificate (crate::tls).
+    scheme: &'static str,
     agents: Arc<Agents>,
     shutdown: Shutdown,
 }
@@ -147,14 +152,29 @@ impl FakeAgents {
         Self::serve(behaviour, false).await
     }
 
+    /// Fake agents of `behaviour` on https, presenting the test certificate (crate::tls): trusted by a
+    /// client given the test CA, untrusted by any other.
+    pub async fn start_tls(behaviour: Behaviour) -> Self {
+        Self::serve_with(behaviour, true, true).await
+    }
+
     async fn serve(behaviour: Behaviour, record: bool) -> Self {
+        Self::serve_with(behaviour, record, false).await
+    }
+
+    async fn serve_with(behaviour: Behaviour, record: bool, tls: bool) -> Self {
         let agents = Arc::new(Agents::new(behaviour, record));
         let router = Router::new()
             .route("/{agent}/mcp", post(answer))
             .with_state(agents.clone());
-        let (addr, shutdown) = serve_on_loopback(router).await;
+        let ((addr, shutdown), scheme) = if tls {
+            (crate::tls::serve_tls_on_loopback(router).await, "https")
+        } else {
+            (serve_on_loopback(router).await, "http")
+        };
         Self {
             addr,
+            scheme,
             agents,
             shutdown,
         }
@@ -162,7 +182,7 @@ impl FakeAgents {
 
     /// The contact endpoint of the agent called `name`.
     pub fn endpoint(&self, name: &str) -> String {
-        format!("http://{}/{name}/mcp", self.addr)
+        format!("{}://{}/{name}/mcp", self.scheme, self.addr)
     }
 
     /// Tells the agent `name` who it is (for replies that carry its id and token).
@@ -372,6 +392,7 @@ fn respond(agents: &Arc<Agents>, agent: &str, headers: &HeaderMap, body: &[u8]) 
             (light.message_type(), spec::instant(agents, agent, &light))
         }
         Behaviour::Clean => read_in_full(spec::clean(id)),
+        Behaviour::BareOk => read_in_full(spec::bare_ok(id)),
         Behaviour::SeparateReplies => read_in_full(spec::separate_replies(agents, agent, params, id)),
         Behaviour::PeerA => read_in_full(replay::peer_a(method, params, id)),
         Behaviour::PeerB => read_in_full(replay::peer_b(method, params, id)),

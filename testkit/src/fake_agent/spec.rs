@@ -209,6 +209,13 @@ pub(super) fn clean(id: Value) -> Answer {
     )
 }
 
+pub(super) fn bare_ok(id: Value) -> Answer {
+    (
+        200,
+        json!({"jsonrpc": "2.0", "result": {"status": "ok"}, "id": id}),
+    )
+}
+
 pub(super) fn separate_replies(
     agents: &Arc<Agents>,
     agent: &str,

@@ -66,6 +66,9 @@ impl League {
             timing: Timing::default(),
             ..ManagerConfig::default()
         };
+        // A local trial: any referee registers.
+        let mut config = config;
+        config.registration.referee_registration_open = true;
         let manager_app = ManagerApp::build(&config).await.expect("manager builds");
         let manager_url = format!("http://{}", manager_app.local_addr());
         let manager = Shutdown::new();

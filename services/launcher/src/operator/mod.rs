@@ -1,5 +1,6 @@
 //! The operator's commands against a running system (`league leagues | create | enroll | start |
-//! pause | resume | cancel | withdraw | standings | schedule | match | player | ratings | warnings`). Where the system is comes from `LEAGUE_MANAGER_URL` and
+//! pause | resume | cancel | withdraw | standings | schedule | match | player | ratings | warnings |
+//! referees | revoke-referee | referee-token`). Where the system is comes from `LEAGUE_MANAGER_URL` and
 //! `LEAGUE_OPERATOR_TOKEN` (or the `LEAGUE_CONFIG` file), else from the state file of a `league run`
 //! or `league serve` on this machine.
 
@@ -11,6 +12,7 @@ pub mod match_view;
 pub mod pause;
 pub mod player;
 pub mod ratings;
+pub mod referees;
 pub mod schedule;
 pub mod standings;
 pub mod start;

@@ -12,6 +12,7 @@ use anyhow::Context;
 use league_domain::Timing;
 use league_manager::auth::Authenticator;
 use league_manager::config::RegistrationConfig;
+use league_manager::league::referee_admission::RefereeAdmission;
 use league_manager::league::registration::Rules;
 use league_manager::service::Manager;
 use league_manager::wakeups::Wakeups;
@@ -116,8 +117,13 @@ pub async fn connect(source: Source, cluster_dir: &Path) -> anyhow::Result<Conne
     let token = league_manager::tokens::issue()?;
     let auth = Arc::new(Authenticator::new(pool.clone(), Some(&token)));
     let (listener, addr) = grpc::bind(([127, 0, 0, 1], 0).into()).await?;
-    // Read-only use: nobody registers here, so the registration rules are the defaults.
-    let rules = Rules::new(&RegistrationConfig::default(), addr, None);
+    // Read-only use: nobody registers here (a referee would need a token nobody knows).
+    let rules = Rules::new(
+        &RegistrationConfig::default(),
+        addr,
+        None,
+        RefereeAdmission::Token(league_manager::tokens::issue()?),
+    );
     let service = Manager::new(pool, auth, Arc::new(Wakeups::default()), Timing::default(), rules);
     let shutdown = Shutdown::new();
     let routes = tonic::service::Routes::new(ManagerServiceServer::new(service));

@@ -351,14 +351,24 @@ fn assignment(referee_id: &str, row: ClaimedRow) -> MatchAssignment {
 }
 
 /// Extends every lease in `leases` that `referee_id` still holds; the others come back `renewed: false`.
-pub async fn renew(pool: &PgPool, referee_id: &str, leases: &[LeaseRef]) -> ManagerResult<Vec<LeaseRenewal>> {
+/// With `players_called` the referee has called a player under each lease: it is noted (the release of
+/// an untouched match leaves these alone), and an empty `lease_id` stands for the lease the referee
+/// holds now (the gateway's replica that takes the call may not know it).
+pub async fn renew(
+    pool: &PgPool,
+    referee_id: &str,
+    leases: &[LeaseRef],
+    players_called: bool,
+) -> ManagerResult<Vec<LeaseRenewal>> {
     let leagues: Vec<&str> = leases.iter().map(|lease| lease.league_id.as_str()).collect();
     let matches: Vec<&str> = leases.iter().map(|lease| lease.match_id.as_str()).collect();
     let ids: Vec<&str> = leases.iter().map(|lease| lease.lease_id.as_str()).collect();
     let renewed: Vec<(String, String, i64)> = sqlx::query_as(
-        "update matches m set lease_expires_at = now() + l.lease_duration_ms * interval '1 millisecond'
+        "update matches m set lease_expires_at = now() + l.lease_duration_ms * interval '1 millisecond',
+             called_lease_id = case when $5 then m.lease_id else m.called_lease_id end
          from leagues l, unnest($2::text[], $3::text[], $4::text[]) as r(league_id, match_id, lease_id)
-         where m.league_id = r.league_id and m.match_id = r.match_id and m.lease_id::text = r.lease_id
+         where m.league_id = r.league_id and m.match_id = r.match_id
+           and (m.lease_id::text = r.lease_id or ($5 and r.lease_id = ''))
            and m.referee_id = $1 and m.status = 'running' and l.league_id = m.league_id
          returning m.league_id, m.match_id, (extract(epoch from m.lease_expires_at) * 1000)::bigint",
     )
@@ -366,6 +376,7 @@ pub async fn renew(pool: &PgPool, referee_id: &str, leases: &[LeaseRef]) -> Mana
     .bind(&leagues)
     .bind(&matches)
     .bind(&ids)
+    .bind(players_called)
     .fetch_all(pool)
     .await?;
     Ok(leases

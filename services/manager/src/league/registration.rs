@@ -1,7 +1,7 @@
 //! Registering referees and players: metadata validated, the contact endpoint parsed into its canonical
 //! form and checked against the endpoint policy (crate::league::endpoint), ids handed out in order
 //! (REF01…, P01…), a token issued once and stored as a hash, duplicate contact endpoints refused, the
-//! numbers of players per league and of referees bounded, and a player joining its league (which may
+//! numbers of players per league and of live referees bounded, and a player joining its league (which may
 //! start it, when enough players have joined).
 
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
@@ -14,9 +14,20 @@ use crate::config::RegistrationConfig;
 use crate::error::{ManagerError, ManagerResult, reject, violates};
 use crate::league::endpoint::{Endpoint, EndpointPolicy, Network};
 use crate::league::enrollment;
+use crate::league::referee_admission::RefereeAdmission;
 use crate::tokens;
 
 const MAX_TEXT: usize = 256;
+/// A referee heard from (any call it makes, its registration) within this long is live.
+pub const LIVE_WITHIN: &str = "2 minutes";
+/// How many referees are live: holding a running match, or heard from within [`LIVE_WITHIN`]. The
+/// referee limit counts these only: one that is gone (a container recreated with a new identity, a
+/// replica scaled away) stops counting two minutes after its last call, once its matches are given back;
+/// a revoked one (ADR 0039) at once.
+const LIVE_REFEREES: &str =
+    "select count(*) from agents a where a.kind = 'referee' and a.revoked_at is null and (
+        a.last_seen_at > now() - $1::interval
+        or exists (select 1 from matches m where m.status = 'running' and m.referee_id = a.agent_id))";
 /// How many labels an agent's registration may carry, and how long their keys and values may be.
 pub const MAX_LABELS: usize = 16;
 pub const MAX_LABEL_KEY: usize = 64;
@@ -28,7 +39,8 @@ pub struct Rules {
     pub max_players: u32,
     pub max_referees: u32,
     pub endpoints: EndpointPolicy,
-    pub referee_token: Option<SecretString>,
+    /// Who may register a referee.
+    pub referee_admission: RefereeAdmission,
 }
 
 impl Rules {
@@ -38,6 +50,7 @@ impl Rules {
         config: &RegistrationConfig,
         listen_addr: std::net::SocketAddr,
         database_url: Option<&str>,
+        referee_admission: RefereeAdmission,
     ) -> Self {
         let mut refused: Vec<String> = config.refused().map(str::to_owned).collect();
         refused.push(listen_addr.to_string());
@@ -49,11 +62,7 @@ impl Rules {
         Self {
             max_players: config.max_players,
             max_referees: config.max_referees,
-            // An empty token (a variable set to nothing) requires nothing.
-            referee_token: config
-                .referee_registration_token
-                .clone()
-                .filter(|token| !secrecy::ExposeSecret::expose_secret(token).is_empty()),
+            referee_admission,
             endpoints: EndpointPolicy {
                 allow_loopback: config.endpoint_allow_loopback,
                 allowed_networks: config.networks().filter_map(Network::parse).collect(),
@@ -62,43 +71,9 @@ impl Rules {
         }
     }
 
-    /// Whether a referee may register: when the operator set a referee registration token, an external
-    /// referee (registering through the gateway) must present it. The league's own referees register on
-    /// the internal network and are not asked.
-    pub fn check_referee_token(
-        &self,
-        meta: Option<&AgentMeta>,
-        presented: Option<&SecretString>,
-    ) -> ManagerResult<()> {
-        use secrecy::ExposeSecret;
-        use subtle::ConstantTimeEq;
-        let Some(required) = &self.referee_token else {
-            return Ok(());
-        };
-        if !meta.is_some_and(is_external) {
-            return Ok(());
-        }
-        let matches = presented.is_some_and(|presented| {
-            bool::from(
-                presented
-                    .expose_secret()
-                    .as_bytes()
-                    .ct_eq(required.expose_secret().as_bytes()),
-            )
-        });
-        if matches {
-            Ok(())
-        } else {
-            Err(reject(
-                ErrorCode::PermissionDenied,
-                "this league registers referees only with the operator's referee registration token (auth_token)",
-            ))
-        }
-    }
-
     /// Metadata validated and its contact endpoint in canonical form, allowed by the policy when the
     /// league will call it there.
-    async fn admit(&self, meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
+    pub(crate) async fn admit(&self, meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
         let mut meta = validate(meta)?;
         let contact = Endpoint::parse("contact_endpoint", &meta.contact_endpoint)?;
         // The league calls an external agent at its contact endpoint; the league's own services
@@ -141,13 +116,18 @@ pub async fn register_referee(
     sqlx::query("select 1 from agent_counters where kind = 'referee' for update")
         .execute(&mut *tx)
         .await?;
-    let (referees,): (i64,) = sqlx::query_as("select count(*) from agents where kind = 'referee'")
+    let (referees,): (i64,) = sqlx::query_as(LIVE_REFEREES)
+        .bind(LIVE_WITHIN)
         .fetch_one(&mut *tx)
         .await?;
     if referees >= i64::from(rules.max_referees) {
         return Err(reject(
             ErrorCode::InvalidLeagueState,
-            format!("the league has its maximum of {} referees", rules.max_referees),
+            format!(
+                "the league has its maximum of {} live referees (holding a match, or heard from within \
+                 the last {LIVE_WITHIN})",
+                rules.max_referees
+            ),
         ));
     }
     let (agent_id, token) = insert_agent(

@@ -12,7 +12,15 @@ use crate::wakeups::Wakeups;
 /// Puts every match of `leases` that `referee_id` still holds back in the queue (`scheduled`, which in
 /// the current round is ready); returns the leases that
 /// were released, in the order asked. Claimers waiting in any manager are woken when it commits.
-pub async fn release(pool: &PgPool, referee_id: &str, leases: &[LeaseRef]) -> ManagerResult<Vec<LeaseRef>> {
+/// With `unless_players_called`, a lease under which the referee has called a player
+/// (`called_lease_id`, noted by a renewal) is kept too: the gateway gives back only what an external
+/// referee left untouched.
+pub async fn release(
+    pool: &PgPool,
+    referee_id: &str,
+    leases: &[LeaseRef],
+    unless_players_called: bool,
+) -> ManagerResult<Vec<LeaseRef>> {
     if leases.is_empty() {
         return Ok(Vec::new());
     }
@@ -26,12 +34,14 @@ pub async fn release(pool: &PgPool, referee_id: &str, leases: &[LeaseRef]) -> Ma
          from unnest($2::text[], $3::text[], $4::text[]) as r(league_id, match_id, lease_id)
          where m.league_id = r.league_id and m.match_id = r.match_id and m.lease_id::text = r.lease_id
            and m.referee_id = $1 and m.status = 'running'
+           and not ($5 and m.called_lease_id is not distinct from m.lease_id)
          returning m.league_id, m.match_id",
     )
     .bind(referee_id)
     .bind(&leagues)
     .bind(&matches)
     .bind(&ids)
+    .bind(unless_players_called)
     .fetch_all(&mut *tx)
     .await?;
     if !released.is_empty() {

@@ -2,13 +2,20 @@
 //! a duplicate of itself (ADR 0013).
 //!
 //! A registration that carries credentials (`league-agent-id` and the bearer token issued at the first
-//! registration, checked by the caller before it gets here) is a resume. It must name the same contact
-//! endpoint the agent registered with and be of the same kind (a referee resumes as a referee); it then
-//! keeps its id and token, its metadata is brought up to date (a new service endpoint, version or
-//! capacity), and a player stays in its league while it is registering or running (after that, it is
-//! enrolled in the next open league of its games: crate::league::enrollment). Without credentials a
-//! registration on an endpoint already taken is still refused (E014): nobody takes over an identity
-//! without its token.
+//! registration, checked by the caller before it gets here) is a resume. It must be of the same kind (a
+//! referee resumes as a referee); it then keeps its id and token, its metadata is brought up to date (a
+//! new contact or service endpoint, version or capacity), and a player stays in its league while it is
+//! registering or running (after that, it is enrolled in the next open league of its games:
+//! crate::league::enrollment). The token is the proof, so the agent may come back at another endpoint
+//! (a service restarted on a new port or in a new container, ADR 0040): the new contact endpoint is held
+//! to the same rules as a first registration's (the endpoint policy, and no other agent's endpoint,
+//! E014). Without credentials a registration on an endpoint already taken is still refused (E014):
+//! nobody takes over an identity without its token.
+//!
+//! A player that comes back at another endpoint is a new process too: the referees running its matches
+//! call the address it had when they claimed them, where nobody answers now. Those matches are given
+//! back at once (to `scheduled`, waiting claims woken), and played again from the start against the
+//! player where it is now; nobody is charged for the outage.
 //!
 //! A referee that resumes is a new process: whatever its previous life held leased, nobody runs now. Those
 //! leases are released at once (the match goes back to `ready`, waiting claims are woken), instead of
@@ -21,20 +28,20 @@ use secrecy::SecretString;
 use sqlx::{PgConnection, PgPool};
 
 use crate::auth::AgentKind;
-use crate::error::{ManagerResult, reject};
-use crate::league::endpoint::Endpoint;
+use crate::error::{ManagerError, ManagerResult, reject, violates};
 use crate::league::enrollment;
-use crate::league::registration::{Registered, validate};
+use crate::league::registration::{Registered, Rules};
 use crate::wakeups::Wakeups;
 
 /// Resumes referee `referee_id`, whose `token` the caller has checked.
 pub async fn resume_referee(
     pool: &PgPool,
+    rules: &Rules,
     referee_id: &str,
     token: SecretString,
     request: RegisterRefereeRequest,
 ) -> ManagerResult<Registered> {
-    let meta = validate(request.meta)?;
+    let meta = rules.admit(request.meta).await?;
     if request.max_concurrent_matches == 0 {
         return Err(reject(
             ErrorCode::MissingRequiredField,
@@ -88,14 +95,15 @@ pub async fn resume_referee(
 /// league.
 pub async fn resume_player(
     pool: &PgPool,
-    deployment_max: u32,
+    rules: &Rules,
     player_id: &str,
     token: SecretString,
     request: RegisterPlayerRequest,
 ) -> ManagerResult<(Registered, bool)> {
-    let meta = validate(request.meta)?;
+    let deployment_max = rules.max_players;
+    let meta = rules.admit(request.meta).await?;
     let mut tx = pool.begin().await?;
-    update_agent(&mut tx, AgentKind::Player, player_id, &meta, None).await?;
+    let moved = update_agent(&mut tx, AgentKind::Player, player_id, &meta, None).await?;
     // Its leagues, the ones still going first, newest first.
     let leagues: Vec<(String, bool)> = sqlx::query_as(
         "select l.league_id, l.status in ('registering', 'running', 'paused') from league_players lp
@@ -133,7 +141,10 @@ pub async fn resume_player(
         }
     };
     tx.commit().await?;
-    tracing::info!(%player_id, %league_id, enrolled_now = started, "player resumed its registration");
+    if moved {
+        give_back_matches_of(pool, player_id).await?;
+    }
+    tracing::info!(%player_id, %league_id, enrolled_now = started, moved, "player resumed its registration");
     Ok((
         Registered {
             agent_id: player_id.to_owned(),
@@ -142,6 +153,31 @@ pub async fn resume_player(
         },
         started,
     ))
+}
+
+/// Gives back every running match of `player_id`, which has just moved: their referees call the
+/// address it had when they claimed them. Run after the move is committed, so that a claim committed
+/// before it (which may have read the old address) is running here and given back too; a claim whose
+/// statement straddles the move may still hold the old address, and its referee then waits out its
+/// patience (the lease) and gives the match back uncharged — slower, never wrong.
+async fn give_back_matches_of(pool: &PgPool, player_id: &str) -> ManagerResult<()> {
+    let mut tx = pool.begin().await?;
+    let given_back: Vec<(String, String)> = sqlx::query_as(
+        "update matches set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
+         where status = 'running' and (player_a_id = $1 or player_b_id = $1)
+         returning league_id, match_id",
+    )
+    .bind(player_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    if !given_back.is_empty() {
+        Wakeups::matches_ready_on_commit(&mut tx).await?;
+    }
+    tx.commit().await?;
+    for (league_id, match_id) in &given_back {
+        tracing::info!(%league_id, %match_id, %player_id, "match of a player at a new endpoint given back");
+    }
+    Ok(())
 }
 
 /// Enrolls a returning player, whose leagues are all over, in the newest open league of its games, if
@@ -169,21 +205,23 @@ async fn next_league(
     Ok(Some(league.enroll(tx, player_id).await?))
 }
 
-/// Brings the stored metadata of `agent_id` up to date; refuses an agent of another kind or a contact
-/// endpoint other than the registered one (and changes nothing then).
+/// Brings the stored metadata of `agent_id` up to date, its endpoints too; refuses an agent of another
+/// kind, or a contact endpoint another agent has (and changes nothing then). Returns whether the agent
+/// moved (its contact or service endpoint changed).
 async fn update_agent(
     tx: &mut PgConnection,
     kind: AgentKind,
     agent_id: &str,
     meta: &AgentMeta,
     max_concurrent_matches: Option<u32>,
-) -> ManagerResult<()> {
-    let stored: Option<(String, String)> =
-        sqlx::query_as("select kind, contact_endpoint from agents where agent_id = $1 for update")
-            .bind(agent_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-    let Some((stored_kind, contact_endpoint)) = stored else {
+) -> ManagerResult<bool> {
+    let stored: Option<(String, String, String)> = sqlx::query_as(
+        "select kind, contact_endpoint, service_endpoint from agents where agent_id = $1 for update",
+    )
+    .bind(agent_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((stored_kind, contact_endpoint, service_endpoint)) = stored else {
         return Err(reject(
             ErrorCode::PermissionDenied,
             format!("{agent_id} is not registered"),
@@ -195,22 +233,14 @@ async fn update_agent(
             format!("{agent_id} is a {stored_kind}, not a {}", kind.as_str()),
         ));
     }
-    // Compared in canonical form, as registration stored it (`…/x/` and `HTTP://HOST/x` are `…/x`).
-    let presented = Endpoint::parse("contact_endpoint", &meta.contact_endpoint)?;
-    if contact_endpoint != presented.as_str() {
-        return Err(reject(
-            ErrorCode::PermissionDenied,
-            format!(
-                "{agent_id} is registered at {contact_endpoint}; it resumes only there, not at {}",
-                meta.contact_endpoint
-            ),
-        ));
-    }
+    // `meta.contact_endpoint` is in canonical form (Rules::admit), as registration stored it.
+    let moved = contact_endpoint != meta.contact_endpoint || service_endpoint != meta.service_endpoint;
     let (label_keys, label_values): (Vec<&String>, Vec<&String>) = meta.labels.iter().unzip();
-    sqlx::query(
+    let updated = sqlx::query(
         "update agents set display_name = $2, version = $3, game_types = $4, service_endpoint = $5,
              protocol_version = $6, label_keys = $7, label_values = $8,
-             max_concurrent_matches = coalesce($9, max_concurrent_matches)
+             max_concurrent_matches = coalesce($9, max_concurrent_matches), contact_endpoint = $10,
+             last_seen_at = now()
          where agent_id = $1",
     )
     .bind(agent_id)
@@ -222,7 +252,18 @@ async fn update_agent(
     .bind(label_keys)
     .bind(label_values)
     .bind(max_concurrent_matches.map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
+    .bind(&meta.contact_endpoint)
     .execute(&mut *tx)
-    .await?;
-    Ok(())
+    .await;
+    match updated {
+        Ok(_) => Ok(moved),
+        Err(error) if violates(&error, "agents_contact_endpoint_key") => Err(reject(
+            ErrorCode::DuplicateRegistration,
+            format!(
+                "{agent_id} cannot move to {}: another agent is registered there",
+                meta.contact_endpoint
+            ),
+        )),
+        Err(error) => Err(ManagerError::Database(error)),
+    }
 }

@@ -117,7 +117,7 @@ impl Handed {
             .collect();
         let pool = pool.clone();
         tokio::spawn(async move {
-            match release::release(&pool, &referee_id, &leases).await {
+            match release::release(&pool, &referee_id, &leases, false).await {
                 Ok(released) => tracing::info!(
                     %referee_id,
                     released = released.len(),

@@ -10,6 +10,7 @@ mod manager_api;
 mod operator_actions;
 mod pool;
 mod readiness;
+mod referee_admission;
 mod report_batch;
 mod round_completion;
 mod storage;

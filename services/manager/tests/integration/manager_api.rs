@@ -283,6 +283,7 @@ async fn an_expired_lease_sends_the_match_back_and_the_old_holder_cannot_report(
                 lease_id: lost.lease_id.clone(),
                 league_id: "test_league".into(),
             }],
+            ..RenewLeasesRequest::default()
         }))
         .await
         .unwrap()
@@ -303,6 +304,117 @@ async fn an_expired_lease_sends_the_match_back_and_the_old_holder_cannot_report(
             .await
             .unwrap();
     assert_eq!((results, claims), (1, 2));
+}
+
+#[tokio::test]
+async fn a_release_unless_players_called_keeps_a_lease_under_which_a_player_was_called() {
+    let manager = spawn_manager(2).await;
+    let mut client = manager.client();
+    register_player(&mut client, "alice").await;
+    register_player(&mut client, "bob").await;
+    let referee = register_referee(&mut client, "external").await;
+    let claim = |client: &mut manager_service_client::ManagerServiceClient<_>| {
+        let request = referee.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        });
+        let mut client = client.clone();
+        async move {
+            client
+                .claim_matches(request)
+                .await
+                .unwrap()
+                .into_inner()
+                .assignments
+        }
+    };
+    let release_untouched = |client: &mut manager_service_client::ManagerServiceClient<_>,
+                             lease: LeaseRef| {
+        let request = referee.request(ReleaseLeasesRequest {
+            leases: vec![lease],
+            unless_players_called: true,
+        });
+        let mut client = client.clone();
+        async move {
+            client
+                .release_leases(request)
+                .await
+                .unwrap()
+                .into_inner()
+                .released
+        }
+    };
+    let lease_of = |held: &MatchAssignment| LeaseRef {
+        match_id: "R1M1".into(),
+        lease_id: held.lease_id.clone(),
+        league_id: "test_league".into(),
+    };
+
+    // Nobody called under the lease: the release takes it back.
+    let first = claim(&mut client).await;
+    let released = release_untouched(&mut client, lease_of(&first[0])).await;
+    assert_eq!(
+        released,
+        vec![lease_of(&first[0])],
+        "an untouched match goes back"
+    );
+
+    // A player called under the new lease (noted with the lease left out, as another replica of the
+    // gateway notes it): the same release leaves the match with its referee.
+    let second = claim(&mut client).await;
+    let noted = client
+        .renew_leases(referee.request(RenewLeasesRequest {
+            leases: vec![LeaseRef {
+                lease_id: String::new(),
+                ..lease_of(&second[0])
+            }],
+            players_called: true,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(noted.renewals[0].renewed, "{noted:?}");
+    let kept = release_untouched(&mut client, lease_of(&second[0])).await;
+    assert!(kept.is_empty(), "a started match stays: {kept:?}");
+    // Without a note, an empty lease id renews nothing.
+    let unnamed = client
+        .renew_leases(referee.request(RenewLeasesRequest {
+            leases: vec![LeaseRef {
+                lease_id: String::new(),
+                ..lease_of(&second[0])
+            }],
+            players_called: false,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!unnamed.renewals[0].renewed, "{unnamed:?}");
+
+    // The note belongs to that lease: released plainly and claimed again, the match is untouched.
+    let plain = client
+        .release_leases(referee.request(ReleaseLeasesRequest {
+            leases: vec![lease_of(&second[0])],
+            unless_players_called: false,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(plain.released.len(), 1);
+    let third = claim(&mut client).await;
+    let released = release_untouched(&mut client, lease_of(&third[0])).await;
+    assert_eq!(released.len(), 1, "a new lease starts untouched");
+    let (status, claims, results): (String, i32, i64) = sqlx::query_as(
+        "select status, claims, (select count(*) from matches where status = 'finished')
+         from matches where match_id = 'R1M1'",
+    )
+    .fetch_one(&manager.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        (status.as_str(), claims, results),
+        ("scheduled", 3, 0),
+        "nobody charged"
+    );
 }
 
 #[tokio::test]
@@ -332,6 +444,7 @@ async fn only_the_holder_releases_a_lease_and_the_match_is_ready_again_at_once()
     let stranger = client
         .release_leases(other.request(ReleaseLeasesRequest {
             leases: vec![lease.clone()],
+            ..ReleaseLeasesRequest::default()
         }))
         .await
         .unwrap()
@@ -343,6 +456,7 @@ async fn only_the_holder_releases_a_lease_and_the_match_is_ready_again_at_once()
                 lease_id: "00000000-0000-0000-0000-000000000000".into(),
                 ..lease.clone()
             }],
+            ..ReleaseLeasesRequest::default()
         }))
         .await
         .unwrap()
@@ -357,6 +471,7 @@ async fn only_the_holder_releases_a_lease_and_the_match_is_ready_again_at_once()
     let released = client
         .release_leases(leaving.request(ReleaseLeasesRequest {
             leases: vec![lease.clone()],
+            ..ReleaseLeasesRequest::default()
         }))
         .await
         .unwrap()
@@ -378,6 +493,7 @@ async fn only_the_holder_releases_a_lease_and_the_match_is_ready_again_at_once()
     let renewal = client
         .renew_leases(leaving.request(RenewLeasesRequest {
             leases: vec![lease.clone()],
+            ..RenewLeasesRequest::default()
         }))
         .await
         .unwrap()
@@ -389,7 +505,10 @@ async fn only_the_holder_releases_a_lease_and_the_match_is_ready_again_at_once()
         .unwrap_err();
     assert_eq!(code(&late), Some("E015"));
     let again = client
-        .release_leases(leaving.request(ReleaseLeasesRequest { leases: vec![lease] }))
+        .release_leases(leaving.request(ReleaseLeasesRequest {
+            leases: vec![lease],
+            ..ReleaseLeasesRequest::default()
+        }))
         .await
         .unwrap()
         .into_inner();
@@ -540,7 +659,10 @@ async fn the_operator_claims_for_a_referee_within_its_capacity_and_it_reports_wi
         .renew_leases(league_runtime::credentials::on_behalf_of_request(
             &operator,
             &external.agent_id,
-            RenewLeasesRequest { leases: vec![lease] },
+            RenewLeasesRequest {
+                leases: vec![lease],
+                ..RenewLeasesRequest::default()
+            },
         ))
         .await
         .unwrap()
@@ -625,15 +747,15 @@ async fn a_restarted_agent_resumes_with_its_token_and_nobody_else_takes_its_iden
         .await
         .unwrap_err();
     assert_eq!(code(&borrowed), Some("E020"));
-    // The right token at another endpoint does not move the identity.
-    let moved = client
+    // The right token does not take another agent's endpoint.
+    let onto_alice = client
         .register_referee(referee.request(RegisterRefereeRequest {
-            meta: Some(meta("ref-elsewhere")),
+            meta: Some(meta("alice")),
             max_concurrent_matches: 2,
         }))
         .await
         .unwrap_err();
-    assert_eq!(code(&moved), Some("E020"));
+    assert_eq!(code(&onto_alice), Some("E014"));
     assert_eq!(held().await, ("running".into(), Some(referee.agent_id.clone())));
 
     // The referee proves its token: same id, same token, new service endpoint; its old lease is freed.
@@ -658,7 +780,15 @@ async fn a_restarted_agent_resumes_with_its_token_and_nobody_else_takes_its_iden
     assert_eq!((endpoint.as_str(), capacity), ("http://127.0.0.1:10", 2));
 
     // A player of the running league: refused as a newcomer (the league is not registering), resumed
-    // with its token.
+    // with its token; at the same endpoints its running match goes on.
+    client
+        .claim_matches(referee.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        }))
+        .await
+        .unwrap();
+    assert_eq!(held().await, ("running".into(), Some(referee.agent_id.clone())));
     let newcomer = client
         .register_player(RegisterPlayerRequest {
             meta: Some(meta("bob")),
@@ -679,6 +809,32 @@ async fn a_restarted_agent_resumes_with_its_token_and_nobody_else_takes_its_iden
         (resumed.player_id.as_str(), resumed.league_id.as_str()),
         (bob.agent_id.as_str(), "test_league")
     );
+    assert_eq!(held().await, ("running".into(), Some(referee.agent_id.clone())));
+    // Back at another endpoint (a player host restarted on a new port): its identity moves with it, and
+    // the match its referee was playing at the old address is given back.
+    let moved = client
+        .register_player(bob.request(RegisterPlayerRequest {
+            meta: Some(AgentMeta {
+                service_endpoint: "http://127.0.0.1:11".into(),
+                ..meta("bob-moved")
+            }),
+            league_id: String::new(),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(moved.player_id, bob.agent_id);
+    assert_eq!(held().await, ("ready".into(), None));
+    let (contact, service): (String, String) =
+        sqlx::query_as("select contact_endpoint, service_endpoint from agents where agent_id = $1")
+            .bind(&bob.agent_id)
+            .fetch_one(&manager.pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        (contact.as_str(), service.as_str()),
+        ("http://127.0.0.1:9/bob-moved", "http://127.0.0.1:11")
+    );
     // A player does not resume as a referee, nor as the other player.
     let crossed = client
         .register_player(referee.request(RegisterPlayerRequest {
@@ -688,14 +844,15 @@ async fn a_restarted_agent_resumes_with_its_token_and_nobody_else_takes_its_iden
         .await
         .unwrap_err();
     assert_eq!(code(&crossed), Some("E020"));
+    // Nor does its token take the other player's endpoint.
     let impostor = client
         .register_player(alice.request(RegisterPlayerRequest {
-            meta: Some(meta("bob")),
+            meta: Some(meta("bob-moved")),
             league_id: String::new(),
         }))
         .await
         .unwrap_err();
-    assert_eq!(code(&impostor), Some("E020"));
+    assert_eq!(code(&impostor), Some("E014"));
     let (agents,): (i64,) = sqlx::query_as("select count(*) from agents")
         .fetch_one(&manager.pool)
         .await
@@ -773,4 +930,76 @@ async fn a_league_bigger_than_one_insert_is_scheduled_whole() {
     .await
     .unwrap();
     assert_eq!(wrong, 0);
+}
+
+#[tokio::test]
+async fn only_live_referees_count_against_the_referee_limit() {
+    let manager = league_testkit::spawn_manager("league_test", "test_league", |config| {
+        config.auto_start_players = 2;
+        config.registration.max_referees = 2;
+        config.timing.lease_duration = std::time::Duration::from_secs(30);
+    })
+    .await;
+    let mut client = manager.client();
+    register_player(&mut client, "alice").await;
+    register_player(&mut client, "bob").await; // starts the league: 1 match
+    let holding = register_referee(&mut client, "ref-holding").await;
+    let claimed = client
+        .claim_matches(holding.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(claimed.assignments.len(), 1);
+    let idle = register_referee(&mut client, "ref-idle").await;
+    let third = || RegisterRefereeRequest {
+        meta: Some(meta("ref-third")),
+        max_concurrent_matches: 4,
+    };
+    let full = client.register_referee(third()).await.unwrap_err();
+    assert_eq!(code(&full), Some("E008"), "two live referees: {full:?}");
+    assert!(full.message().contains("live referees"), "{}", full.message());
+
+    // Both silent for three minutes (a container gone, its replacement registered anew): the idle one
+    // stops counting; the one holding a running match still counts.
+    sqlx::query("update agents set last_seen_at = now() - interval '3 minutes' where kind = 'referee'")
+        .execute(&manager.pool)
+        .await
+        .unwrap();
+    let third = client.register_referee(third()).await.unwrap().into_inner();
+    assert!(!third.referee_id.is_empty());
+    let fourth = client
+        .register_referee(RegisterRefereeRequest {
+            meta: Some(meta("ref-fourth")),
+            max_concurrent_matches: 4,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(code(&fourth), Some("E008"), "the holder and the third are live");
+
+    // A call from the idle referee makes it live again.
+    client
+        .claim_matches(idle.request(ClaimMatchesRequest {
+            max_matches: 1,
+            wait: None,
+        }))
+        .await
+        .unwrap();
+    league_testkit::observe(
+        "the idle referee's call is noted",
+        std::time::Duration::from_secs(10),
+        async || {
+            let (live,): (bool,) = sqlx::query_as(
+                "select last_seen_at > now() - interval '1 minute' from agents where agent_id = $1",
+            )
+            .bind(&idle.agent_id)
+            .fetch_one(&manager.pool)
+            .await
+            .ok()?;
+            live.then_some(())
+        },
+    )
+    .await;
 }

@@ -185,6 +185,7 @@ async fn a_cancelled_league_charges_nobody_and_refuses_its_referees() {
     let renewals = client
         .renew_leases(referee.request(RenewLeasesRequest {
             leases: second.iter().map(lease).collect(),
+            ..RenewLeasesRequest::default()
         }))
         .await
         .unwrap()

@@ -1,4 +1,4 @@
-use league_proto::v2::{PlayerScore, RoundAnnouncement};
+use league_proto::v2::{LeagueCompleted, PlayerScore, RoundAnnouncement};
 use prost_types::Struct;
 
 use super::*;
@@ -180,15 +180,15 @@ fn league_events_are_deduplicated_by_event_id() {
     let mut memory = Memory::default();
     let announcement = Event::RoundAnnouncement(RoundAnnouncement::default());
     let kind = EventKind::of(Some(&announcement));
-    assert!(memory.record_event("ev-1", kind));
+    assert!(memory.record_event("L1", "ev-1", kind));
     assert!(
-        !memory.record_event("ev-1", kind),
+        !memory.record_event("L1", "ev-1", kind),
         "a redelivery is not processed twice"
     );
-    assert!(memory.record_event("ev-2", EventKind::of(None)));
-    assert!(memory.record_event("", kind));
+    assert!(memory.record_event("L1", "ev-2", EventKind::of(None)));
+    assert!(memory.record_event("L1", "", kind));
     assert!(
-        memory.record_event("", kind),
+        memory.record_event("L1", "", kind),
         "without an id, events cannot be told apart"
     );
     let ids: Vec<_> = memory
@@ -225,5 +225,78 @@ fn game_errors_keep_code_and_retry_count() {
     assert_eq!(
         (error.match_id.as_str(), error.code.as_str(), error.retry_count),
         ("R1M1", "E001", 2)
+    );
+}
+
+#[test]
+fn what_a_bot_kept_of_a_league_goes_when_its_next_league_completes() {
+    let mut memory = Memory::default();
+    let completed = EventKind::of(Some(&Event::LeagueCompleted(LeagueCompleted::default())));
+    let announcement = EventKind::of(Some(&Event::RoundAnnouncement(RoundAnnouncement::default())));
+    let game_in = |league: &str| GameRecord {
+        league_id: league.into(),
+        ..GameRecord::from_result("P01", Some(&context("R1M1")), &win_for_p01())
+    };
+    let error_in = |league: &str| {
+        GameErrorRecord::from(&NotifyGameErrorRequest {
+            context: Some(MatchContext {
+                league_id: league.into(),
+                ..context("R1M1")
+            }),
+            error_code: "E001".into(),
+            ..NotifyGameErrorRequest::default()
+        })
+    };
+    // League L1 plays and completes: all of it stays readable (its table is checked after it ends).
+    assert!(memory.record_event("L1", "L1-ev-1", announcement));
+    assert!(memory.record_game(game_in("L1")));
+    memory.record_game_error(error_in("L1"));
+    assert!(memory.record_event("L1", "L1-ev-2", completed));
+    assert_eq!(memory.history().len(), 1);
+    assert_eq!(memory.events().len(), 2);
+
+    // L2 plays, and L3 starts beside it.
+    assert!(memory.record_event("L2", "L2-ev-1", announcement));
+    assert!(memory.record_game(game_in("L2")));
+    memory.record_game_error(error_in("L2"));
+    assert!(memory.record_event("L3", "L3-ev-1", announcement));
+    assert!(memory.record_game(game_in("L3")));
+    let leagues = |memory: &Memory| -> Vec<String> {
+        memory
+            .history()
+            .iter()
+            .map(|game| game.league_id.clone())
+            .collect()
+    };
+    assert_eq!(leagues(&memory), ["L1", "L2", "L3"]);
+
+    // L2 completes: L1 is gone, games, events, errors and the ids that deduplicated them; L2 (just
+    // completed) and L3 (running) stay.
+    assert!(memory.record_event("L2", "L2-ev-2", completed));
+    assert_eq!(leagues(&memory), ["L2", "L3"]);
+    let events: Vec<String> = memory.events().into_iter().map(|(id, _)| id).collect();
+    assert_eq!(events, ["L2-ev-1", "L3-ev-1", "L2-ev-2"]);
+    let errors: Vec<&str> = memory
+        .game_errors()
+        .iter()
+        .map(|e| e.league_id.as_str())
+        .collect();
+    assert_eq!(errors, ["L2"]);
+    assert!(memory.took_league_completed());
+    // A redelivery of a kept league is still recognised.
+    assert!(!memory.record_event("L2", "L2-ev-1", announcement));
+    assert!(!memory.record_game(game_in("L2")));
+
+    // Leagues after leagues: the memory stays the size of one league.
+    for n in 4..200 {
+        let league = format!("L{n}");
+        assert!(memory.record_game(game_in(&league)));
+        assert!(memory.record_event(&league, &format!("{league}-done"), completed));
+    }
+    assert_eq!(leagues(&memory), ["L3", "L199"], "L3 never completed");
+    assert_eq!(
+        memory.events().len(),
+        2,
+        "L3's announcement and L199's completion"
     );
 }

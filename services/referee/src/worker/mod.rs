@@ -9,7 +9,7 @@
 //!   (see [`report`]); E015 LEASE_NOT_HELD means another referee owns the match now, so the result is
 //!   dropped. A match interrupted by an outage of the league's own services has no result: its lease is
 //!   given back at once, so that it is played again (see [`crate::runner::outage`]).
-//! - Leases: one `RenewLeases` for every running match each third of the shortest lease; a match whose
+//! - Leases: one `RenewLeases` for every running match each fifth of the shortest lease; a match whose
 //!   renewal comes back `renewed = false` is aborted at once and never reported (its new holder runs it).
 //!   Once a match is played to the end and its result is being reported, a refused renewal stops
 //!   nothing: the manager has most likely recorded the result already (the match is no longer running),
@@ -383,7 +383,7 @@ fn parse(assignment: MatchAssignment) -> Option<Assignment> {
         .ok()
 }
 
-/// Renews the leases of every running match each third of the shortest lease; stops the matches whose
+/// Renews the leases of every running match each fifth of the shortest lease; stops the matches whose
 /// lease was lost. Runs until aborted.
 async fn renew_leases(
     mut manager: ManagerServiceClient<GrpcChannel>,
@@ -410,6 +410,7 @@ async fn renew_leases(
         }
         let mut request = credentials.request(RenewLeasesRequest {
             leases: leases.clone(),
+            ..RenewLeasesRequest::default()
         });
         request.set_timeout(call_timeout.min(interval));
         match manager.renew_leases(request).await {

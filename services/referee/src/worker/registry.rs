@@ -6,15 +6,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
-use league_domain::Assignment;
+use league_domain::{Assignment, Timing};
 use league_proto::v2::{LeaseRef, LeaseRenewal, MatchTranscript, RunningMatch, ScheduledMatch};
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
 use crate::runner::MatchProgress;
-
-/// Renewals are never sent more often than this, however short a lease.
-const MIN_RENEWAL_INTERVAL: Duration = Duration::from_millis(50);
 
 /// A match's identity: match ids are unique within a league only.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -181,11 +178,12 @@ impl RunningMatches {
         self.inner.added.notified().await;
     }
 
-    /// How often to renew: a third of the shortest lease; `None` with nothing running.
+    /// How often to renew: a fifth of the shortest lease (`Timing::renewal_interval`); `None` with
+    /// nothing running.
     pub(crate) fn renewal_interval(&self) -> Option<Duration> {
         self.lock()
             .values()
-            .map(|running| (running.lease_duration / 3).max(MIN_RENEWAL_INTERVAL))
+            .map(|running| Timing::renewal_interval(running.lease_duration))
             .min()
     }
 
@@ -305,7 +303,7 @@ mod tests {
             MatchProgress::new(),
         );
         assert_eq!(running.len(), 1);
-        assert_eq!(running.renewal_interval(), Some(Duration::from_secs(10)));
+        assert_eq!(running.renewal_interval(), Some(Duration::from_secs(6)));
         let (summary, transcript) = running.get("", "R1M1").expect("running");
         assert_eq!(summary.r#match.map(|m| m.league_id), Some("L1".to_owned()));
         assert_eq!(transcript.match_id, "R1M1");

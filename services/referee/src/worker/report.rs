@@ -108,6 +108,7 @@ pub(super) async fn release(
         let mut manager = manager.clone();
         let mut request = credentials.request(ReleaseLeasesRequest {
             leases: leases.clone(),
+            ..ReleaseLeasesRequest::default()
         });
         request.set_timeout(config.call_timeout.min(RELEASE_WITHIN));
         async move { manager.release_leases(request).await }

@@ -1,0 +1,141 @@
+//! Who referees is the operator's decision (ADR 0039): a referee registers only with the referee
+//! registration token, over gRPC (its bearer token) as through the gateway (REFEREE_REGISTER_REQUEST's
+//! `auth_token`), whether it is one of the league's own referees or an external one. Otherwise a
+//! tokenless caller could register a referee, claim every match and report whatever it liked.
+//!
+//! The token is the operator's (`LEAGUE_REFEREE_REGISTRATION_TOKEN`), or kept in a file
+//! (`LEAGUE_REFEREE_REGISTRATION_TOKEN_FILE`: generated from the OS CSPRNG at the first start, mode
+//! 0600), or, with neither, generated for this process. Only a local trial opens registration to
+//! anyone (`LEAGUE_REFEREE_REGISTRATION_OPEN`, which `league run` sets). The operator reads the token
+//! with `league referee-token` (`AgentsService.GetRefereeRegistrationToken`).
+
+use league_proto::ErrorCode;
+use secrecy::{ExposeSecret, SecretString};
+use subtle::ConstantTimeEq;
+
+use crate::config::RegistrationConfig;
+use crate::error::{ManagerResult, reject};
+use crate::tokens;
+
+/// Whether a referee may register, and with what.
+#[derive(Debug, Clone)]
+pub enum RefereeAdmission {
+    /// Anyone (a local trial).
+    Open,
+    /// Whoever presents this token.
+    Token(SecretString),
+}
+
+impl RefereeAdmission {
+    /// The admission the configuration asks for (see the module's documentation).
+    pub fn resolve(config: &RegistrationConfig) -> anyhow::Result<Self> {
+        let token = config
+            .referee_registration_token
+            .clone()
+            .filter(|token| !token.expose_secret().trim().is_empty());
+        // A variable set to nothing names nothing.
+        let file = config
+            .referee_registration_token_file
+            .as_ref()
+            .filter(|path| !path.as_os_str().is_empty());
+        if config.referee_registration_open {
+            anyhow::ensure!(
+                token.is_none() && file.is_none(),
+                "LEAGUE_REFEREE_REGISTRATION_OPEN contradicts a referee registration token: set one or the other"
+            );
+            tracing::warn!("referee registration is open: anyone may register a referee (a local trial)");
+            return Ok(Self::Open);
+        }
+        if let Some(token) = token {
+            return Ok(Self::Token(token));
+        }
+        if let Some(path) = file {
+            let (token, generated) = league_runtime::secret_file::read_or_create(path, tokens::issue)?;
+            if generated {
+                tracing::info!(file = %path.display(), "referee registration token generated; `league referee-token` shows it");
+            }
+            return Ok(Self::Token(token));
+        }
+        tracing::warn!(
+            "referee registration token generated for this process only (`league referee-token` shows it); \
+             set LEAGUE_REFEREE_REGISTRATION_TOKEN or LEAGUE_REFEREE_REGISTRATION_TOKEN_FILE to keep one"
+        );
+        Ok(Self::Token(tokens::issue()?))
+    }
+
+    /// The token referees must present (`None`: registration is open).
+    pub fn token(&self) -> Option<&SecretString> {
+        match self {
+            Self::Open => None,
+            Self::Token(token) => Some(token),
+        }
+    }
+
+    /// Whether a referee presenting `presented` may register (E020 otherwise; compared in constant time).
+    pub fn check(&self, presented: Option<&SecretString>) -> ManagerResult<()> {
+        let Self::Token(required) = self else {
+            return Ok(());
+        };
+        let matches = presented.is_some_and(|presented| {
+            bool::from(
+                presented
+                    .expose_secret()
+                    .as_bytes()
+                    .ct_eq(required.expose_secret().as_bytes()),
+            )
+        });
+        if matches {
+            Ok(())
+        } else {
+            Err(reject(
+                ErrorCode::PermissionDenied,
+                "this league registers referees only with the operator's referee registration token \
+                 (auth_token through the gateway, the bearer token over gRPC; `league referee-token` shows it)",
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_admits_only_its_bearer_and_open_admits_anyone() {
+        let admission = RefereeAdmission::Token(SecretString::from("s3cret".to_owned()));
+        assert!(admission.check(None).is_err());
+        assert!(
+            admission
+                .check(Some(&SecretString::from("s3cre".to_owned())))
+                .is_err()
+        );
+        assert!(
+            admission
+                .check(Some(&SecretString::from("s3cret".to_owned())))
+                .is_ok()
+        );
+        assert!(RefereeAdmission::Open.check(None).is_ok());
+    }
+
+    #[test]
+    fn closed_unless_a_local_trial_opens_it() {
+        let closed = RefereeAdmission::resolve(&RegistrationConfig::default()).expect("resolves");
+        assert!(closed.token().is_some(), "a token generated by default");
+        let open = RegistrationConfig {
+            referee_registration_open: true,
+            ..RegistrationConfig::default()
+        };
+        assert!(
+            RefereeAdmission::resolve(&open)
+                .expect("resolves")
+                .token()
+                .is_none()
+        );
+        let both = RegistrationConfig {
+            referee_registration_open: true,
+            referee_registration_token: Some(SecretString::from("t".to_owned())),
+            ..RegistrationConfig::default()
+        };
+        assert!(RefereeAdmission::resolve(&both).is_err());
+    }
+}

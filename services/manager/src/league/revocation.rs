@@ -1,0 +1,80 @@
+//! Revoking a referee (`league revoke-referee`, ADR 0039): from the commit on, its credentials no
+//! longer authenticate (crate::auth reads `revoked_at`), so its reports, claims, renewals and
+//! registrations are refused; and every match it was running goes back to the queue in the same
+//! transaction, its lease released, for another referee to play from the start. Nobody is charged: the
+//! match was not played to an end, so it has no result, and a new claim plays it whole.
+
+use std::collections::HashMap;
+
+use league_proto::ErrorCode;
+use sqlx::PgPool;
+
+use crate::error::{ManagerResult, reject};
+use crate::wakeups::Wakeups;
+
+/// What a revocation did.
+#[derive(Debug)]
+pub struct Revoked {
+    /// The matches it was running, now back in the queue.
+    pub released: Vec<String>,
+    /// It was revoked before: nothing changed.
+    pub already: bool,
+}
+
+/// Revokes referee `referee_id` and hands its running matches on (E013 if there is no such referee).
+pub async fn revoke(pool: &PgPool, referee_id: &str) -> ManagerResult<Revoked> {
+    let mut tx = pool.begin().await?;
+    let row: Option<(bool,)> = sqlx::query_as(
+        "select revoked_at is not null from agents where agent_id = $1 and kind = 'referee' for update",
+    )
+    .bind(referee_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((already,)) = row else {
+        return Err(reject(
+            ErrorCode::RefereeNotRegistered,
+            format!("{referee_id} is not a registered referee"),
+        ));
+    };
+    if !already {
+        sqlx::query("update agents set revoked_at = clock_timestamp() where agent_id = $1")
+            .bind(referee_id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    // `claims` keeps counting: the next claim of a released match is its second.
+    let released: Vec<(String, String)> = sqlx::query_as(
+        "update matches set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
+         where referee_id = $1 and status = 'running'
+         returning league_id, match_id",
+    )
+    .bind(referee_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    if !released.is_empty() {
+        Wakeups::matches_ready_on_commit(&mut tx).await?;
+    }
+    tx.commit().await?;
+    for (league_id, match_id) in &released {
+        tracing::info!(%league_id, %match_id, %referee_id, "lease of a revoked referee released");
+    }
+    tracing::info!(%referee_id, released = released.len(), already, "referee revoked");
+    Ok(Revoked {
+        released: released.into_iter().map(|(_, match_id)| match_id).collect(),
+        already,
+    })
+}
+
+/// How many matches each referee is running now.
+pub async fn running_matches(pool: &PgPool) -> ManagerResult<HashMap<String, u32>> {
+    let rows: Vec<(String, i64)> = sqlx::query_as(
+        "select referee_id, count(*) from matches where status = 'running' and referee_id is not null
+         group by referee_id",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(referee_id, count)| (referee_id, u32::try_from(count).unwrap_or(u32::MAX)))
+        .collect())
+}

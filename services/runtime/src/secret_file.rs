@@ -1,0 +1,76 @@
+//! A secret kept in a file of its own, readable by its owner only (mode 0600): the referee
+//! registration token that `league serve` or a deployment's manager generates at its first start and
+//! its referees and the operator's commands read (ADR 0039).
+//!
+//! Created with `create_new` on a temporary name and linked into place, so two processes starting at
+//! once never both write it: the second reads what the first wrote.
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use anyhow::Context;
+use secrecy::{ExposeSecret, SecretString};
+
+/// The secret in `path` (surrounding whitespace trimmed; an empty file is an error).
+pub fn read(path: &Path) -> anyhow::Result<SecretString> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let secret = text.trim();
+    anyhow::ensure!(!secret.is_empty(), "{} is empty", path.display());
+    Ok(SecretString::from(secret.to_owned()))
+}
+
+/// The secret in `path`; if there is none yet, `generate`d and written there first (mode 0600, its
+/// folder created). Returns it and whether it was generated now.
+pub fn read_or_create(
+    path: &Path,
+    generate: impl FnOnce() -> anyhow::Result<SecretString>,
+) -> anyhow::Result<(SecretString, bool)> {
+    if path.exists() {
+        return Ok((read(path)?, false));
+    }
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let secret = generate()?;
+    let temporary = path.with_extension(format!("{}.tmp", std::process::id()));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&temporary)
+        .with_context(|| format!("writing {}", temporary.display()))?;
+    file.write_all(secret.expose_secret().as_bytes())?;
+    file.sync_all()?;
+    // A hard link fails if another process created the file meanwhile: then its secret is the one.
+    let linked = std::fs::hard_link(&temporary, path);
+    std::fs::remove_file(&temporary).ok();
+    match linked {
+        Ok(()) => Ok((secret, true)),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok((read(path)?, false)),
+        Err(error) => Err(error).with_context(|| format!("writing {}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn a_secret_is_generated_once_and_only_its_owner_reads_it() {
+        let dir = std::env::temp_dir().join(format!("league-secret-{}", std::process::id()));
+        let path = dir.join("referee-token");
+        let (first, generated) =
+            read_or_create(&path, || Ok(SecretString::from("first".to_owned()))).expect("created");
+        assert!(generated);
+        let (again, generated) =
+            read_or_create(&path, || Ok(SecretString::from("second".to_owned()))).expect("read");
+        assert!(!generated);
+        assert_eq!(again.expose_secret(), first.expose_secret());
+        let mode = std::fs::metadata(&path).expect("metadata").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        std::fs::remove_dir_all(dir).ok();
+    }
+}
