@@ -151,7 +151,33 @@ pub struct ManagerLink {
     /// SHA-256 of a token → whose it is and when that was checked.
     verified: Arc<RwLock<HashMap<[u8; 32], Verified>>>,
     external: Arc<RwLock<HashMap<String, Arc<ExternalAgent>>>>,
+    /// Contact endpoints whose player registration (its greeting included) this gateway has under way:
+    /// a call for the agent that finds it at the manager first waits for it ([`ManagerLink::registering`]).
+    registering: Arc<RwLock<HashMap<String, tokio::sync::watch::Receiver<bool>>>>,
     standings: Arc<StandingsCache<Arc<Standings>>>,
+}
+
+/// The longest a call for an agent waits for its registration under way at this gateway: the greeting
+/// and a little for the manager's answer.
+const REGISTRATION_WAIT: Duration =
+    Duration::from_secs(crate::inbound::greeting::GREETING_LIMIT.as_secs() + 1);
+
+/// While it lives, a player registration is under way at its contact endpoint
+/// ([`ManagerLink::registering`]); dropped, it is over, however it ended.
+#[derive(Debug)]
+pub struct RegistrationUnderWay {
+    registering: Arc<RwLock<HashMap<String, tokio::sync::watch::Receiver<bool>>>>,
+    contact_endpoint: String,
+    over: tokio::sync::watch::Sender<bool>,
+}
+
+impl Drop for RegistrationUnderWay {
+    fn drop(&mut self) {
+        if let Ok(mut registering) = self.registering.write() {
+            registering.remove(&self.contact_endpoint);
+        }
+        self.over.send_replace(false);
+    }
 }
 
 impl ManagerLink {
@@ -162,6 +188,7 @@ impl ManagerLink {
             operator,
             verified: Arc::default(),
             external: Arc::default(),
+            registering: Arc::default(),
             standings: Arc::default(),
         }
     }
@@ -315,6 +342,22 @@ impl ManagerLink {
         });
     }
 
+    /// Marks a player registration at `contact_endpoint` under way until the guard is dropped. The
+    /// registration that starts a league makes the manager queue its first events at once: one may reach
+    /// this gateway's bridge before the registration's answer does, and, sent before the greeting, in a
+    /// sender form the agent refuses. [`ManagerLink::external_agent`] waits for the registration instead.
+    pub fn registering(&self, contact_endpoint: &str) -> RegistrationUnderWay {
+        let (over, under_way) = tokio::sync::watch::channel(true);
+        if let Ok(mut registering) = self.registering.write() {
+            registering.insert(contact_endpoint.to_owned(), under_way);
+        }
+        RegistrationUnderWay {
+            registering: self.registering.clone(),
+            contact_endpoint: contact_endpoint.to_owned(),
+            over,
+        }
+    }
+
     /// An external agent this gateway knows already (no manager call).
     pub fn known_agent(&self, agent_id: &str) -> Option<Arc<ExternalAgent>> {
         self.external
@@ -358,6 +401,21 @@ impl ManagerLink {
             .get(SENDER_FORM_LABEL)
             .and_then(|name| SenderForm::parse(name))
             .unwrap_or_default();
+        let under_way = self
+            .registering
+            .read()
+            .ok()
+            .and_then(|registering| registering.get(&meta.contact_endpoint).cloned());
+        if let Some(mut under_way) = under_way {
+            // Registered a moment ago through this gateway, which is still greeting it: the agent it
+            // remembers then, with its sender form, is the one to call.
+            tokio::time::timeout(REGISTRATION_WAIT, under_way.wait_for(|under_way| !under_way))
+                .await
+                .ok();
+            if let Some(agent) = self.known_agent(agent_id) {
+                return Ok(agent);
+            }
+        }
         Ok(self.remember(response.agent_id, meta.contact_endpoint, dialect, form))
     }
 }

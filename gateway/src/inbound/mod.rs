@@ -1,7 +1,7 @@
 //! Calls agents make to the gateway: resolve the dialect, check the envelope in the configured mode,
 //! authenticate, hand the message to the league over gRPC, and answer in league.v2.
 
-mod greeting;
+pub(crate) mod greeting;
 mod operator;
 pub mod queries;
 mod registration;

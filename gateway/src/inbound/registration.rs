@@ -46,6 +46,8 @@ pub async fn player(
     };
     let conversation_id = envelope.conversation_id.clone();
     let mut manager = inbound.manager_link.manager.clone();
+    // Until its answer is written: a league event for it waits for its greeting (ManagerLink::registering).
+    let _under_way = inbound.manager_link.registering(&contact_endpoint);
     let resumed = match claimed_identity(&envelope, Kind::Player) {
         Some(credentials) => manager
             .register_player(credentials.request(request.clone()))

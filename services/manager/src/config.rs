@@ -186,7 +186,8 @@ mod tests {
         assert_eq!(timing.move_timeout, Duration::from_secs(30));
         assert_eq!(timing.max_attempts, 3);
         assert_eq!(timing.retry_delay, Duration::from_secs(2));
-        assert_eq!(timing.lease_duration, Duration::from_secs(60));
+        // Not the specification's: short, so a silent referee is noticed within seconds (ADR 0042).
+        assert_eq!(timing.lease_duration, Duration::from_secs(10));
     }
 
     #[test]
