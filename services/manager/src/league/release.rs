@@ -4,7 +4,7 @@
 //! any other lease in the request is left exactly as it is.
 
 use league_proto::v2::LeaseRef;
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 
 use crate::error::ManagerResult;
 use crate::wakeups::Wakeups;
@@ -60,4 +60,23 @@ pub async fn release(
         })
         .cloned()
         .collect())
+}
+
+/// Puts every match `referee_id` is running back in the queue, whatever its lease (the referee came back
+/// under a new process, or was revoked), in the caller's transaction; returns them as
+/// (league, match). `claims` keeps counting: the next claim of a released match is its second.
+/// Claimers waiting in any manager are woken when the transaction commits.
+pub async fn release_all(tx: &mut PgConnection, referee_id: &str) -> ManagerResult<Vec<(String, String)>> {
+    let released: Vec<(String, String)> = sqlx::query_as(
+        "update matches set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
+         where referee_id = $1 and status = 'running'
+         returning league_id, match_id",
+    )
+    .bind(referee_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    if !released.is_empty() {
+        Wakeups::matches_ready_on_commit(tx).await?;
+    }
+    Ok(released)
 }

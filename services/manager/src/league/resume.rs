@@ -57,17 +57,7 @@ pub async fn resume_referee(
         Some(request.max_concurrent_matches),
     )
     .await?;
-    let released: Vec<(String, String)> = sqlx::query_as(
-        "update matches set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
-         where referee_id = $1 and status = 'running'
-         returning league_id, match_id",
-    )
-    .bind(referee_id)
-    .fetch_all(&mut *tx)
-    .await?;
-    if !released.is_empty() {
-        Wakeups::matches_ready_on_commit(&mut tx).await?;
-    }
+    let released = crate::league::release::release_all(&mut tx, referee_id).await?;
     let league_id: Option<(String,)> = sqlx::query_as(
         "select league_id from leagues
          where status in ('registering', 'running', 'paused') and game_type = any($1)

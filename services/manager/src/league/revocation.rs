@@ -10,7 +10,6 @@ use league_proto::ErrorCode;
 use sqlx::PgPool;
 
 use crate::error::{ManagerResult, reject};
-use crate::wakeups::Wakeups;
 
 /// What a revocation did.
 #[derive(Debug)]
@@ -42,18 +41,7 @@ pub async fn revoke(pool: &PgPool, referee_id: &str) -> ManagerResult<Revoked> {
             .execute(&mut *tx)
             .await?;
     }
-    // `claims` keeps counting: the next claim of a released match is its second.
-    let released: Vec<(String, String)> = sqlx::query_as(
-        "update matches set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
-         where referee_id = $1 and status = 'running'
-         returning league_id, match_id",
-    )
-    .bind(referee_id)
-    .fetch_all(&mut *tx)
-    .await?;
-    if !released.is_empty() {
-        Wakeups::matches_ready_on_commit(&mut tx).await?;
-    }
+    let released = crate::league::release::release_all(&mut tx, referee_id).await?;
     tx.commit().await?;
     for (league_id, match_id) in &released {
         tracing::info!(%league_id, %match_id, %referee_id, "lease of a revoked referee released");
