@@ -164,9 +164,12 @@ pub fn lower_enums(value: &mut Value) {
     }
 }
 
+/// An enum's value-name prefix, and whether a name is one of its values.
+type KnownEnum = (&'static str, fn(&str) -> bool);
+
 /// `name` as a word, when it is an enum value of the contracts.
 fn enum_word(name: &str) -> Option<String> {
-    let known: [(&str, fn(&str) -> bool); 9] = [
+    let known: [KnownEnum; 9] = [
         ("AGENT_KIND_", |n| AgentKind::from_str_name(n).is_some()),
         ("MATCH_STATE_", |n| MatchState::from_str_name(n).is_some()),
         ("MATCH_STATUS_", |n| MatchStatus::from_str_name(n).is_some()),
