@@ -259,6 +259,28 @@ fn an_operator_runs_leagues_on_a_served_system() {
     ] {
         assert!(shown.contains(expected), "no {expected}: {shown}");
     }
+    let row = ok(
+        &state_file,
+        &[
+            "match",
+            "R1M1",
+            "--league",
+            "league_even_odd",
+            "--output",
+            "csv",
+            "--section",
+            "match",
+        ],
+    );
+    assert_eq!(
+        row,
+        schedule_csv
+            .lines()
+            .take(2)
+            .map(|line| format!("{line}\n"))
+            .collect::<String>(),
+        "the match's row is its schedule row, times and all"
+    );
     let refused = league(
         &state_file,
         &["match", "R1M1", "--league", "league_even_odd", "--output", "csv"],

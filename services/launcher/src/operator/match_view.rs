@@ -85,13 +85,41 @@ pub async fn show(args: MatchArgs) -> anyhow::Result<()> {
     )
 }
 
-/// The scheduled match with its result (given beside it while the schedule's copy has none).
+/// The scheduled match with its result and times: `GetMatch` gives the result beside the match, and
+/// the times only in its transcript (its first entry, and its last once the match is finished: the
+/// referee's clock, as the schedule's `started_at` and `finished_at`).
 fn whole(found: &GetMatchResponse) -> ScheduledMatch {
     let mut scheduled = found.r#match.clone().unwrap_or_default();
     if scheduled.result.is_none() {
         scheduled.result = found.result.clone();
     }
+    let entries = found
+        .transcript
+        .as_ref()
+        .map_or(&[][..], |t| t.entries.as_slice());
+    if scheduled.started_at.is_none() {
+        scheduled.started_at = entries.first().and_then(|entry| entry.at).map(as_recorded);
+    }
+    if scheduled.finished_at.is_none() && scheduled.result.is_some() {
+        scheduled.finished_at = entries.last().and_then(|entry| entry.at).map(as_recorded);
+    }
     scheduled
+}
+
+/// A referee's time as the schedule gives it, so that a match's row reads the same here and in
+/// `league schedule`: rounded to microseconds as the manager stores it, then to milliseconds as its
+/// queries answer (`extract(epoch …) * 1000` cast to bigint: half away from zero).
+fn as_recorded(at: prost_types::Timestamp) -> prost_types::Timestamp {
+    let micros = at
+        .seconds
+        .saturating_mul(1_000_000)
+        .saturating_add(i64::from(at.nanos).saturating_add(500).div_euclid(1_000));
+    let millis = micros.saturating_add(500).div_euclid(1_000);
+    prost_types::Timestamp {
+        seconds: millis.div_euclid(1_000),
+        // Below 1 000 000 000: a remainder of a division by 1 000, times a million.
+        nanos: i32::try_from(millis.rem_euclid(1_000) * 1_000_000).unwrap_or_default(),
+    }
 }
 
 /// Each seat's player: name, even_odd choice, points, and whether it was at fault.
@@ -227,6 +255,38 @@ mod tests {
     use league_proto::v2::{MessageRecord, StateTransition};
 
     use super::*;
+
+    #[test]
+    fn a_finished_match_has_its_times_from_its_transcript() {
+        let at = |seconds| TranscriptEntry {
+            at: Some(prost_types::Timestamp { seconds, nanos: 0 }),
+            entry: None,
+        };
+        let mut found = GetMatchResponse {
+            r#match: Some(ScheduledMatch::default()),
+            transcript: Some(league_proto::v2::MatchTranscript {
+                match_id: "R1M1".into(),
+                entries: vec![at(100), at(101), at(103)],
+            }),
+            ..GetMatchResponse::default()
+        };
+        let running = whole(&found);
+        assert_eq!(running.started_at.map(|t| t.seconds), Some(100));
+        assert_eq!(running.finished_at, None, "not finished yet");
+        found.result = Some(league_proto::v2::MatchResult::default());
+        let finished = whole(&found);
+        assert_eq!(finished.finished_at.map(|t| t.seconds), Some(103));
+        assert_eq!(columns::a_match(&finished)[12], "3000", "duration_ms");
+    }
+
+    #[test]
+    fn times_are_rounded_as_the_schedule_rounds_them() {
+        let at = |seconds, nanos| prost_types::Timestamp { seconds, nanos };
+        // 34.450528734 s: 34.450529 s stored, 34.451 s answered.
+        assert_eq!(as_recorded(at(34, 450_528_734)), at(34, 451_000_000));
+        assert_eq!(as_recorded(at(34, 613_079_053)), at(34, 613_000_000));
+        assert_eq!(as_recorded(at(34, 999_600_000)), at(35, 0));
+    }
 
     #[test]
     fn transcript_lines_say_what_happened_in_the_leagues_words() {
