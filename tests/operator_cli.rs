@@ -226,6 +226,15 @@ fn an_operator_runs_leagues_on_a_served_system() {
         Some(first_line("standings_by_round.csv").as_str())
     );
     assert_eq!(by_round.lines().count(), 3, "one round, two players: {by_round}");
+    let rated = ok(&state_file, &["ratings", "--output", "csv"]);
+    assert_eq!(
+        ok(
+            &state_file,
+            &["ratings", "--output", "csv", "--database", &served.database]
+        ),
+        rated,
+        "the ratings read from the database"
+    );
 
     let one: serde_json::Value = serde_json::from_str(&ok(
         &state_file,

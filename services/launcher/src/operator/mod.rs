@@ -3,7 +3,7 @@
 //! referees | revoke-referee | referee-token`). Where the system is comes from `LEAGUE_MANAGER_URL` and
 //! `LEAGUE_OPERATOR_TOKEN` (or the `LEAGUE_CONFIG` file), else from the state file of a `league run`
 //! or `league serve` on this machine. The reading commands (`leagues | standings | schedule | match |
-//! player`) read a past league's database too (`--database`): they are the one way to ask each of
+//! player | ratings`) read a past league's database too (`--database`): they are the one way to ask each of
 //! these questions, whether the league is running or long over.
 
 pub mod cancel;
@@ -51,6 +51,19 @@ pub struct Common {
 pub struct Reading {
     #[command(flatten)]
     pub common: Common,
+    #[command(flatten)]
+    pub from: ReadFrom,
+}
+
+impl Reading {
+    pub async fn connect(&self) -> anyhow::Result<Operator> {
+        self.from.connect().await
+    }
+}
+
+/// Where a reading command reads: the running system, or a league database.
+#[derive(Debug, Clone, Args)]
+pub struct ReadFrom {
     /// Read a league database instead of the running system: a connection URL, or the name of a
     /// database on the local server (a run kept with `league run --keep`, or `league serve`'s).
     #[arg(long)]
@@ -60,7 +73,7 @@ pub struct Reading {
     pub cluster_dir: PathBuf,
 }
 
-impl Reading {
+impl ReadFrom {
     /// The running system's manager, or, with `--database`, the manager's queries served in this
     /// process over that database (read-only: see [`crate::report::source`]).
     pub async fn connect(&self) -> anyhow::Result<Operator> {

@@ -15,7 +15,7 @@ use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_runtime::grpc::GrpcChannel;
 use secrecy::SecretString;
 
-use super::{Operator, leagues};
+use super::leagues;
 use crate::output::{self, Format, Rows, cell};
 
 #[derive(Debug, Clone, Args)]
@@ -23,6 +23,8 @@ pub struct RatingsArgs {
     /// How to print: table, json or csv.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub output: Format,
+    #[command(flatten)]
+    pub from: super::ReadFrom,
 }
 
 /// A player's standing across leagues.
@@ -34,7 +36,7 @@ pub struct Rated {
 }
 
 pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
-    let mut operator = Operator::connect()?;
+    let mut operator = args.from.connect().await?;
     let (completed, rated) = current(&mut operator.manager, &operator.token).await?;
     let mut ranked: Vec<(&String, &Rated)> = rated.iter().collect();
     ranked.sort_by(|a, b| b.1.rating.rating.total_cmp(&a.1.rating.rating).then(a.0.cmp(b.0)));
