@@ -244,6 +244,10 @@ fn an_operator_runs_leagues_on_a_served_system() {
     assert_eq!(one["match"]["match_id"], "R1M1");
     assert_eq!(one["match"]["status"], "finished");
     assert!(
+        one["match"]["started_at"].is_string() && one["match"]["finished_at"].is_string(),
+        "{one}"
+    );
+    assert!(
         one["transcript"]["entries"]
             .as_array()
             .is_some_and(|entries| !entries.is_empty())

@@ -68,7 +68,13 @@ pub async fn show(args: MatchArgs) -> anyhow::Result<()> {
         args.section.as_deref(),
         &[("match", row), ("players", players), ("transcript", transcript)],
         || {
-            let mut json = output::json("league.v2.GetMatchResponse", &found)?;
+            // The record as the manager gave it, with the match's times from its transcript.
+            let mut timed = found.clone();
+            if let Some(shown) = timed.r#match.as_mut() {
+                shown.started_at = scheduled.started_at;
+                shown.finished_at = scheduled.finished_at;
+            }
+            let mut json = output::json("league.v2.GetMatchResponse", &timed)?;
             json["players"] = seats
                 .iter()
                 .map(|(seat, player_id)| {
