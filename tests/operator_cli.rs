@@ -355,7 +355,10 @@ fn an_operator_runs_leagues_on_a_served_system() {
     assert!(player.contains("P01") && player.contains("R1M1"), "{player}");
     let ratings = ok(&state_file, &["ratings", "--output", "csv"]);
     let rated: Vec<&str> = ratings.lines().collect();
-    assert_eq!(rated[0], "rank,player,rating,±,matches,leagues", "{ratings}");
+    assert_eq!(
+        rated[0], "rank,player_id,rating,deviation,matches,leagues",
+        "ratings.csv's columns after the rank: {ratings}"
+    );
     assert_eq!(rated.len(), 3, "both players rated: {ratings}");
     assert!(rated[1..].iter().all(|row| row.ends_with(",1,1")), "{ratings}");
 

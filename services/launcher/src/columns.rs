@@ -5,6 +5,7 @@
 
 use league_proto::v2::{MatchStatus, ScheduledMatch, StandingRow};
 
+use crate::operator::ratings::Rated;
 use crate::operator::time;
 use crate::report::data::{duration_ms, strategy_of};
 use crate::report::tables::{choices_or_moves, drawn_number, outcome_name, tie_break_name};
@@ -59,7 +60,8 @@ pub const MATCHES: [&str; 16] = [
     "finished_at",
 ];
 
-/// A player's rating (`ratings.csv`; the last two columns of `league standings`).
+/// A player's rating (`ratings.csv`, `league ratings` after its rank; `rating` and `deviation` are the
+/// last two columns of `league standings`).
 pub const RATINGS: [&str; 5] = ["player_id", "rating", "deviation", "matches", "leagues"];
 
 /// An `llm` bot's moves by who decided them (`llm_moves.csv`): the model, or the fallback for each
@@ -128,6 +130,17 @@ pub fn standing(row: &StandingRow) -> Vec<String> {
         row.points.to_string(),
         format!("{win_rate:.3}"),
         tie_break_name(row.above_next_by).unwrap_or_default().to_owned(),
+    ]
+}
+
+/// A player's rating, in [`RATINGS`]' order.
+pub fn rating(player_id: &str, rated: &Rated) -> Vec<String> {
+    vec![
+        player_id.to_owned(),
+        format!("{:.1}", rated.rating.rating),
+        format!("{:.1}", rated.rating.deviation),
+        rated.matches.to_string(),
+        rated.leagues.to_string(),
     ]
 }
 

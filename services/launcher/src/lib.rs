@@ -62,7 +62,7 @@ pub enum Command {
     /// One match: players with names, choices, draw, result, times, transcript (operator; a past league
     /// with --database).
     Match(operator::match_view::MatchArgs),
-    /// Each player's Glicko-2 rating (± two deviations) across every completed league (operator).
+    /// Each player's Glicko-2 rating and deviation across every completed league (operator).
     Ratings(operator::ratings::RatingsArgs),
     /// The registered referees, revoked ones too (operator).
     Referees(operator::referees::RefereesArgs),

@@ -40,16 +40,14 @@ pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
     let (completed, rated) = current(&mut operator.manager, &operator.token).await?;
     let mut ranked: Vec<(&String, &Rated)> = rated.iter().collect();
     ranked.sort_by(|a, b| b.1.rating.rating.total_cmp(&a.1.rating.rating).then(a.0.cmp(b.0)));
-    let mut rows = Rows::new(&["rank", "player", "rating", "±", "matches", "leagues"]);
+    // ratings.csv's columns, after the rank.
+    let mut columns = vec!["rank"];
+    columns.extend(crate::columns::RATINGS);
+    let mut rows = Rows::new(&columns);
     for (rank, (player, rated)) in ranked.iter().enumerate() {
-        rows.push(vec![
-            cell(rank + 1),
-            (*player).clone(),
-            rated.shown().0,
-            rated.shown().1,
-            cell(rated.matches),
-            cell(rated.leagues),
-        ]);
+        let mut row = vec![cell(rank + 1)];
+        row.extend(crate::columns::rating(player, rated));
+        rows.push(row);
     }
     output::print(args.output, &rows, || {
         Ok(json!({

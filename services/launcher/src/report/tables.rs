@@ -54,16 +54,7 @@ pub fn ratings_csv(data: &LeagueData) -> String {
     let mut out = header(&columns::RATINGS);
     for row in &data.standings {
         if let Some(rated) = data.ratings.get(&row.player_id) {
-            line(
-                &mut out,
-                &[
-                    row.player_id.clone(),
-                    format!("{:.1}", rated.rating.rating),
-                    format!("{:.1}", rated.rating.deviation),
-                    rated.matches.to_string(),
-                    rated.leagues.to_string(),
-                ],
-            );
+            line(&mut out, &columns::rating(&row.player_id, rated));
         }
     }
     out
