@@ -1,19 +1,25 @@
 //! What a local run leaves behind, and `league clean` to remove it. A finished `league run` drops its
 //! database unless `--keep`, and stops the private Postgres cluster if it was the one to start it; an
 //! interrupted or failed run keeps its database (it is the evidence) and names it. `league clean` drops
-//! such databases and stops the private cluster.
+//! such databases and stops the private cluster; named, it also drops a `league serve` database
+//! (`league_serve`) with the agents' identities kept for it.
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use clap::Args;
 use league_manager::postgres::{self, Origin, PostgresServer};
+
+use crate::serve::{self, SERVE_DATABASE};
 
 /// How `league run` names its databases: `league_run_<16 hex digits>`.
 pub const RUN_DATABASE_PREFIX: &str = "league_run";
 
+/// With no database named and neither option: both (`league clean` drops what runs kept).
 #[derive(Debug, Clone, Args)]
 pub struct CleanArgs {
-    /// Databases to drop (only `league_run_<hex>` ones, as `league run` names them).
+    /// Databases to drop: `league_run_<hex>` ones, as `league run` names them, and those of `league
+    /// serve` (`league_serve`, or its `--database`), with the identities it kept for their agents.
     pub databases: Vec<String>,
     /// Drop every `league_run_<hex>` database that nobody is connected to.
     #[arg(long)]
@@ -26,14 +32,32 @@ pub struct CleanArgs {
     pub cluster_dir: PathBuf,
 }
 
-pub async fn clean(args: CleanArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        !args.databases.is_empty() || args.all || args.stop_cluster,
-        "nothing to clean: name databases, or pass --all or --stop-cluster"
-    );
+pub async fn clean(mut args: CleanArgs) -> anyhow::Result<()> {
+    let everything = args.databases.is_empty() && !args.all && !args.stop_cluster;
+    if everything {
+        args.all = true;
+        args.stop_cluster = true;
+    }
     let prefix = format!("{RUN_DATABASE_PREFIX}_");
-    if let Some(other) = args.databases.iter().find(|name| !name.starts_with(&prefix)) {
-        anyhow::bail!("{other:?} is not a database of `league run` (those are named {prefix}<hex>)");
+    let served = serve::kept_databases();
+    if let Some(other) = args
+        .databases
+        .iter()
+        .find(|name| !name.starts_with(&prefix) && !served.contains(name) && *name != SERVE_DATABASE)
+    {
+        anyhow::bail!(
+            "{other:?} is not a database of `league run` (those are named {prefix}<hex>) or of `league \
+             serve` ({})",
+            served_list(&served)
+        );
+    }
+    // A `league serve` running on one holds it: stopping that serve comes first.
+    let mut held = vec![];
+    for name in args.databases.iter().filter(|name| !name.starts_with(&prefix)) {
+        let lock = serve::hold(&serve::default_state_dir(name)).with_context(|| {
+            format!("database {name} is kept: stop its `league serve` (Ctrl-C) before dropping its data")
+        })?;
+        held.push(lock);
     }
     if !args.databases.is_empty() || args.all {
         let server = postgres::resolve(&args.cluster_dir).await?;
@@ -46,7 +70,24 @@ pub async fn clean(args: CleanArgs) -> anyhow::Result<()> {
         let mut failed = 0;
         for name in &names {
             match postgres::drop_database(&server, name).await {
-                Ok(()) => println!("dropped database {name}"),
+                Ok(()) if name.starts_with(&prefix) => println!("dropped database {name}"),
+                Ok(()) => {
+                    // Its agents' identities name players and referees of the data just dropped.
+                    let dir = serve::default_state_dir(name);
+                    match std::fs::remove_dir_all(&dir) {
+                        Ok(()) => println!(
+                            "dropped database {name} and the identities `league serve` kept for it in {}",
+                            dir.display()
+                        ),
+                        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                            println!("dropped database {name}");
+                        }
+                        Err(error) => {
+                            failed += 1;
+                            eprintln!("dropped database {name}, but not {}: {error}", dir.display());
+                        }
+                    }
+                }
                 Err(error) => {
                     failed += 1;
                     eprintln!("kept database {name}: {error:#}");
@@ -56,10 +97,18 @@ pub async fn clean(args: CleanArgs) -> anyhow::Result<()> {
         if names.is_empty() {
             println!("no database of `league run` to drop");
         }
+        if everything && !served.is_empty() {
+            println!(
+                "kept the data of `league serve` ({}): name a database to drop it, e.g. `league clean {}`",
+                served_list(&served),
+                served[0]
+            );
+        }
         anyhow::ensure!(
             failed == 0 || args.all,
             "{failed} database(s) could not be dropped"
         );
+        drop(held);
     }
     if args.stop_cluster {
         if postgres::private_cluster_running(&args.cluster_dir) {
@@ -78,19 +127,35 @@ pub async fn clean(args: CleanArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The databases of `league serve`, as words.
+fn served_list(served: &[String]) -> String {
+    match served {
+        [] => format!("{SERVE_DATABASE} by default"),
+        names => names.join(", "),
+    }
+}
+
+/// A league a run finished, and the database it is in.
+#[derive(Debug)]
+pub struct Finished<'a> {
+    pub database: &'a str,
+    pub league: &'a str,
+}
+
 /// After a finished run: drops its database unless `keep`, and stops a private cluster this run started;
 /// says what it did (unless `quiet`) and what was kept.
 pub async fn after_run(
     server: &PostgresServer,
-    database: &str,
+    finished: &Finished<'_>,
     started_cluster: bool,
     keep: bool,
     quiet: bool,
 ) -> anyhow::Result<()> {
+    let Finished { database, league } = *finished;
     if keep {
         eprintln!(
-            "kept database {database} (`league report --database {database}` writes its results again; \
-             `league clean {database}` drops it)"
+            "kept database {database} (`league report --database {database} --league {league}` writes its \
+             results again; `league clean {database}` drops it)"
         );
         if let Origin::PrivateCluster(dir) = &server.origin {
             eprintln!(

@@ -13,6 +13,7 @@ pub mod probe;
 pub mod progress;
 pub mod query;
 pub mod report;
+pub mod results_folder;
 pub mod run;
 pub mod serve;
 pub mod services;
@@ -79,7 +80,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Ask about a league (leagues, standings, schedule, match, player) and print the answer as JSON.
     Query(query::QueryArgs),
-    /// Drop databases `league run` kept, and stop its private Postgres cluster.
+    /// Drop the databases `league run` kept and stop its private Postgres cluster (no arguments), or the
+    /// databases named (`league serve`'s too).
     Clean(clean::CleanArgs),
     /// Run leagues of instant bots (or fake external agents) and report throughput, latency and memory.
     #[cfg(feature = "bench")]
