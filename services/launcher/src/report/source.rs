@@ -142,6 +142,7 @@ pub async fn connect(source: Source) -> anyhow::Result<Connected> {
 /// `--database`: a connection URL, or the name of a database on the server Postgres is found on.
 pub async fn database_url(given: &str, cluster_dir: &Path) -> anyhow::Result<SecretString> {
     if given.contains("://") {
+        postgres::check_scheme("--database (or DATABASE_URL)", given)?;
         return Ok(SecretString::from(given.to_owned()));
     }
     anyhow::ensure!(
