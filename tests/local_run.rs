@@ -1,6 +1,7 @@
 //! `league run` at its edges, through the real binary: wrong options refused at once with what is wrong,
 //! children that die with the launcher whatever kills it, an interrupted run that names its database,
-//! and a finished run that cleans up after itself unless told to keep.
+//! a finished run that cleans up after itself unless told to keep, and results folders that are never
+//! written over.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
@@ -55,6 +56,129 @@ fn wrong_options_are_refused_at_once_saying_what_is_wrong() {
         !llm.contains("database: "),
         "refused before anything started: {llm}"
     );
+    let slow = refused(&["run", "--think-time", "5s", "--move-timeout", "2s"]);
+    assert!(
+        slow.contains("--think-time 5s is not less than --move-timeout 2s"),
+        "{slow}"
+    );
+}
+
+/// `league run` with `DATABASE_URL` set to `url`: refused before anything starts; its stderr.
+fn refused_with_database(url: &str) -> String {
+    let output = league(&["run", "--gateway-addr", "127.0.0.1:0"])
+        .env("DATABASE_URL", url)
+        .output()
+        .expect("the league binary runs");
+    let stderr = text(&output.stderr);
+    assert!(!output.status.success(), "{url} was accepted: {stderr}");
+    assert!(!stderr.contains("database: "), "nothing started: {stderr}");
+    stderr
+}
+
+#[test]
+fn errors_name_the_setting_to_change_and_the_value_seen() {
+    let mysql = refused_with_database("mysql://root:secret@db:3306/league");
+    assert_eq!(
+        mysql.trim(),
+        "league: DATABASE_URL must be postgres://… (saw mysql://…)"
+    );
+    let nobody_there = refused_with_database("postgres://postgres@127.0.0.1:1/league");
+    assert!(
+        nobody_there.contains("DATABASE_URL: Postgres at 127.0.0.1:1 cannot be reached"),
+        "{nobody_there}"
+    );
+    // A server that answers but refuses the user is not "unreachable", and says so once.
+    let server = std::env::var("DATABASE_URL")
+        .unwrap_or_else(|_| league_manager::postgres::LOCAL_DEFAULT_URL.to_owned());
+    let refused_user = refused_with_database(&as_user(&server, "no_such_role_for_league:wrong"));
+    assert!(
+        refused_user.contains("refused user \"no_such_role_for_league\"")
+            && refused_user.contains("an authentication or role error"),
+        "{refused_user}"
+    );
+    assert!(!refused_user.contains("cannot be reached"), "{refused_user}");
+    assert_eq!(
+        refused_user.matches("no_such_role_for_league").count(),
+        2,
+        "the user, and the server's words for it, once each: {refused_user}"
+    );
+
+    // A taken gateway port: the option and the way out, and no database left behind.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let addr = taken.local_addr().expect("its address").to_string();
+    let busy = refused(&["run", "--gateway-addr", &addr]);
+    assert!(
+        busy.contains(&format!("--gateway-addr {addr} is in use"))
+            && busy.contains("--gateway-addr 127.0.0.1:0 for a free one"),
+        "{busy}"
+    );
+    assert!(!busy.contains("database: "), "nothing started: {busy}");
+}
+
+/// `url` with `user` (and password) instead of its own.
+fn as_user(url: &str, user: &str) -> String {
+    let (scheme, rest) = url.split_once("://").expect("a URL");
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let host = match rest[..authority_end].rfind('@') {
+        Some(at) => &rest[at + 1..],
+        None => rest,
+    };
+    format!("{scheme}://{user}@{host}")
+}
+
+/// Where the test binary's runs write their results (tests run in the package's folder).
+fn results(league: &str) -> std::path::PathBuf {
+    std::path::Path::new("results").join(league)
+}
+
+#[test]
+fn every_run_has_a_results_folder_of_its_own_and_none_is_written_over() {
+    let league = format!("local-run-{}", std::process::id());
+    let _ = std::fs::remove_dir_all(results(&league));
+    let output = league_with(&["run", "--players", "2", "--quiet", "--league", &league]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let index = results(&league).join("index.html");
+    let written = std::fs::read(&index).expect("the results are written");
+    assert!(text(&output.stdout).contains(&format!("Results: results/{league}/index.html")));
+
+    // The same id again: refused before anything starts, naming the option; the folder untouched.
+    let again = league_with(&["run", "--players", "2", "--quiet", "--league", &league]);
+    let stderr = text(&again.stderr);
+    assert!(!again.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "results/{league} already holds the results of a league {league}: choose another id with --league"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("database: "), "nothing started: {stderr}");
+    assert_eq!(std::fs::read(&index).expect("still there"), written);
+    std::fs::remove_dir_all(results(&league)).expect("removed");
+
+    // By default: the game and the time, a folder of its own.
+    let output = league_with(&["run", "--players", "2", "--game", "tic_tac_toe"]);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let id = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("Final standings of "))
+        .expect("the league is named")
+        .to_owned();
+    let (game, time) = id.split_at("tic_tac_toe-".len());
+    assert_eq!(game, "tic_tac_toe-");
+    let digits: Vec<&str> = time.split('-').collect();
+    assert!(
+        digits.len() >= 2 && digits[0].len() == 8 && digits[1].len() == 4,
+        "game-YYYYMMDD-HHMM[-n]: {id}"
+    );
+    assert!(results(&id).join("index.html").is_file(), "{stdout}");
+    std::fs::remove_dir_all(results(&id)).expect("removed");
+}
+
+fn league_with(args: &[&str]) -> Output {
+    let mut all = args.to_vec();
+    all.extend(["--gateway-addr", "127.0.0.1:0"]);
+    league(&all).output().expect("the league binary runs")
 }
 
 #[test]
