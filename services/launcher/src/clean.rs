@@ -32,8 +32,15 @@ pub struct CleanArgs {
     pub cluster_dir: PathBuf,
 }
 
+impl CleanArgs {
+    /// Whether nothing was named and no option given: then everything runs kept is cleaned.
+    fn everything(&self) -> bool {
+        self.databases.is_empty() && !self.all && !self.stop_cluster
+    }
+}
+
 pub async fn clean(mut args: CleanArgs) -> anyhow::Result<()> {
-    let everything = args.databases.is_empty() && !args.all && !args.stop_cluster;
+    let everything = args.everything();
     if everything {
         args.all = true;
         args.stop_cluster = true;
@@ -181,4 +188,27 @@ pub async fn after_run(
 async fn stop_cluster(dir: &Path) -> anyhow::Result<()> {
     let dir = dir.to_owned();
     tokio::task::spawn_blocking(move || postgres::stop_private_cluster(&dir)).await?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(args: &[&str]) -> CleanArgs {
+        #[derive(Debug, clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            clean: CleanArgs,
+        }
+        let all = std::iter::once("clean").chain(args.iter().copied());
+        <Only as clap::Parser>::try_parse_from(all).expect("valid arguments").clean
+    }
+
+    #[test]
+    fn bare_clean_cleans_everything_runs_kept_and_named_clean_only_what_is_named() {
+        assert!(parsed(&[]).everything());
+        assert!(!parsed(&["league_run_00ff00ff00ff00ff"]).everything());
+        assert!(!parsed(&["--stop-cluster"]).everything());
+        assert!(!parsed(&["--all"]).everything());
+    }
 }
