@@ -343,7 +343,10 @@ async fn live_page_in_chromium_outlives_a_league_run_with_keep_page() {
                 break;
             }
         }
-        (page.expect("the run names its page"), champion.expect("the run names its champion"))
+        (
+            page.expect("the run names its page"),
+            champion.expect("the run names its champion"),
+        )
     })
     .await
     .expect("the league ended in time");

@@ -516,9 +516,15 @@ fn a_served_system_is_found_from_any_folder_and_its_data_cleaned_by_name() {
         .output()
         .expect("runs");
     let leagues = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(
-        leagues.lines().any(|line| line.starts_with(&format!("{first},even_odd,registering,"))),
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        leagues
+            .lines()
+            .any(|line| line.starts_with(&format!("{first},even_odd,registering,"))),
         "{leagues}"
     );
     stop(&mut served);
@@ -531,9 +537,15 @@ fn a_served_system_is_found_from_any_folder_and_its_data_cleaned_by_name() {
         "serve's --move-timeout, and the league's own join timeout"
     );
 
-    let output = command(&asked_from, &["clean", &database]).output().expect("runs");
+    let output = command(&asked_from, &["clean", &database])
+        .output()
+        .expect("runs");
     let cleaned = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(
         cleaned.starts_with(&format!("dropped database {database} and the identities")),
         "{cleaned}"

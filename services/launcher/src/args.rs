@@ -201,9 +201,18 @@ mod tests {
         let timing = parsed.timing.proto().expect("valid durations");
         let defaults = Timing::default();
         assert_eq!(parsed.timing.join_timeout, "5s");
-        assert_eq!(Timing::from_proto(Some(&timing)).join_timeout, defaults.join_timeout);
-        assert_eq!(Timing::from_proto(Some(&timing)).move_timeout, defaults.move_timeout);
-        assert_eq!(Timing::from_proto(Some(&timing)).retry_delay, defaults.retry_delay);
+        assert_eq!(
+            Timing::from_proto(Some(&timing)).join_timeout,
+            defaults.join_timeout
+        );
+        assert_eq!(
+            Timing::from_proto(Some(&timing)).move_timeout,
+            defaults.move_timeout
+        );
+        assert_eq!(
+            Timing::from_proto(Some(&timing)).retry_delay,
+            defaults.retry_delay
+        );
         assert_eq!(timing.max_attempts, defaults.max_attempts);
         assert_eq!(parsed.timing.check().expect("no think time"), Duration::ZERO);
         let slow = <Only as clap::Parser>::try_parse_from(["x", "--think-time", "30s"])
@@ -219,7 +228,10 @@ mod tests {
 
     #[test]
     fn league_ids_are_checked_as_they_are_parsed() {
-        assert_eq!(league_id("even_odd-20261129-0212"), Ok("even_odd-20261129-0212".to_owned()));
+        assert_eq!(
+            league_id("even_odd-20261129-0212"),
+            Ok("even_odd-20261129-0212".to_owned())
+        );
         assert!(league_id("../x").is_err_and(|error| error.contains("is not a league id")));
     }
 

@@ -201,7 +201,9 @@ mod tests {
             clean: CleanArgs,
         }
         let all = std::iter::once("clean").chain(args.iter().copied());
-        <Only as clap::Parser>::try_parse_from(all).expect("valid arguments").clean
+        <Only as clap::Parser>::try_parse_from(all)
+            .expect("valid arguments")
+            .clean
     }
 
     #[test]

@@ -140,7 +140,10 @@ mod tests {
         assert_eq!(claimed.dir, out.join("final"));
         std::fs::write(claimed.dir.join("index.html"), "results").expect("written");
         let refused = claim(&out, Some("final"), "even_odd", at_0212()).expect_err("the folder exists");
-        assert!(refused.to_string().contains("choose another id with --league"), "{refused}");
+        assert!(
+            refused.to_string().contains("choose another id with --league"),
+            "{refused}"
+        );
         assert_eq!(
             std::fs::read_to_string(claimed.dir.join("index.html")).expect("kept"),
             "results"

@@ -10,9 +10,7 @@ use anyhow::Context;
 use clap::Args;
 use league_manager::postgres;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
-use league_proto::v2::{
-    GetLeagueStatusRequest, GetLeagueStatusResponse, GetStandingsRequest, LeagueStatus,
-};
+use league_proto::v2::{GetLeagueStatusRequest, GetLeagueStatusResponse, GetStandingsRequest, LeagueStatus};
 use league_runtime::credentials::operator_request;
 use secrecy::{ExposeSecret, SecretString};
 

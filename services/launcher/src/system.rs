@@ -352,7 +352,9 @@ mod tests {
         );
         let nonsense = check_gateway_addr("nowhere").expect_err("not an address");
         assert!(
-            nonsense.to_string().starts_with("--gateway-addr nowhere cannot be used"),
+            nonsense
+                .to_string()
+                .starts_with("--gateway-addr nowhere cannot be used"),
             "{nonsense}"
         );
         assert!(check_gateway_addr("127.0.0.1:0").is_ok());

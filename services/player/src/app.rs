@@ -124,10 +124,7 @@ impl PlayerApp {
             config,
             listener,
             local_addr,
-            host: Arc::new(PlayerHost::new()
-                    .seeded(seed)
-                    .thinking(think_time)
-                    .with_llm(llm)),
+            host: Arc::new(PlayerHost::new().seeded(seed).thinking(think_time).with_llm(llm)),
             readiness: Readiness::new(),
         })
     }
