@@ -118,6 +118,22 @@ fn errors_name_the_setting_to_change_and_the_value_seen() {
         "{busy}"
     );
     assert!(nothing_started(&busy), "{busy}");
+
+    // A service that cannot start (the gateway refuses its setting): the empty database goes.
+    let output = league(&["run", "--players", "2", "--gateway-addr", "127.0.0.1:0"])
+        .env("LEAGUE_MAX_CONNECTIONS", "lots")
+        .output()
+        .expect("the league binary runs");
+    let stderr = text(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    let database = named_database(&stderr);
+    assert!(
+        stderr.contains(&format!(
+            "the league did not start (its database {database} is dropped): gateway-1 exited"
+        )),
+        "{stderr}"
+    );
+    assert!(!database_exists(&database), "{database} was left behind");
 }
 
 /// `url` with `user` (and password) instead of its own.
