@@ -376,6 +376,21 @@ async fn live_page_in_chromium_outlives_a_league_run_with_keep_page() {
     assert_eq!(shown["status"], "COMPLETED");
     assert_eq!(shown["roundCounter"], "All 3 rounds played");
     assert_eq!(shown["connectionLive"], true, "live updates still connected");
+    // Thinking is no behaviour: the bots are named by their strategies alone.
+    let players: Vec<&str> = shown["players"]
+        .as_array()
+        .expect("the table's players")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(players.len(), 4, "{players:?}");
+    for strategy in ["random", "adaptive", "alternating", "always_even"] {
+        let name = format!("bot-{strategy}");
+        assert!(
+            players.iter().any(|player| player.ends_with(&name)),
+            "{name} in {players:?}"
+        );
+    }
 
     // Ctrl-C ends it as a finished run: everything stops, exit 0.
     let pid = run.id().expect("the run is still up");

@@ -44,6 +44,7 @@ const shown = await page.evaluate(() => {
     status: counter.dataset.status,
     connection: getComputedStyle(document.querySelector("#connection")).color,
     connectionLive: document.querySelector("#connection").classList.contains("live"),
+    players: [...document.querySelectorAll("#standings tbody tr")].map((row) => row.cells[1].textContent),
   };
 });
 await browser.close();
