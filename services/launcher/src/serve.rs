@@ -1,7 +1,8 @@
 //! `league serve`: the whole system on this machine, staying up — the compose topology without Docker.
 //! Its data is in one database (`league_serve` unless told otherwise) that outlives it, so a second
-//! `league serve` carries on where the first stopped, with the league the first opened. Where it is goes to the state file for the
-//! operator commands; Ctrl-C or SIGTERM stops every service in order.
+//! `league serve` carries on where the first stopped, with the league the first opened. Where it is goes
+//! to the state file for the operator commands (the user's, ADR 0048, so they find it from any folder);
+//! Ctrl-C or SIGTERM stops every service in order.
 //!
 //! Started again after any end — a Ctrl-C, or a SIGKILL that stopped nothing — it resumes every
 //! unfinished league with the same agents: its referees and bots keep their identities under its state
@@ -78,7 +79,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = ".league/postgres")]
     pub cluster_dir: PathBuf,
     /// Where the referees and bots keep their identities, so that a `league serve` started again resumes
-    /// them (default: `serve/<database>` beside the state file, `~/.local/state/league/serve/league_serve`).
+    /// them (default: `serve/<database>` beside the state file,
+    /// `~/.local/state/league/serve/league_serve`).
     #[arg(long)]
     pub state_dir: Option<PathBuf>,
 }
