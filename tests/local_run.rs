@@ -196,6 +196,17 @@ fn every_run_has_a_results_folder_of_its_own_and_none_is_written_over() {
     std::fs::remove_dir_all(results(&id)).expect("removed");
 }
 
+/// Removes the results folder a finished run named (`Results: results/<league>/index.html`): each run
+/// writes a folder of its own, and the tests' would pile up.
+fn remove_results(stdout: &str) {
+    let folder = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("Results: "))
+        .and_then(|index| std::path::Path::new(index).parent())
+        .expect("the run names its results");
+    std::fs::remove_dir_all(folder).expect("the results folder is there");
+}
+
 fn league_with(args: &[&str]) -> Output {
     let mut all = args.to_vec();
     all.extend(["--gateway-addr", "127.0.0.1:0"]);
@@ -235,6 +246,8 @@ struct Waiting {
     launcher: Child,
     services: Vec<u32>,
     database: String,
+    /// The results folder it claimed (`league id: <id> (results in <folder>)`).
+    results: String,
     stderr: mpsc::Receiver<String>,
 }
 
@@ -263,14 +276,19 @@ fn start_waiting_run() -> Waiting {
     });
     let stdout = launcher.stdout.take().expect("stdout");
     std::thread::spawn(move || for _ in BufReader::new(stdout).lines().map_while(Result::ok) {});
+    let mut results = None;
     let database = loop {
         let line = stderr
             .recv_timeout(Duration::from_secs(120))
             .expect("the run names its database");
+        if let Some((_, folder)) = line.split_once(" (results in ") {
+            results = folder.strip_suffix(')').map(str::to_owned);
+        }
         if let Some(name) = line.strip_prefix("database: ") {
             break name.to_owned();
         }
     };
+    let results = results.expect("the run names its league and results folder first");
     // Manager, gateway, two referees, the player host.
     let services = wait_for(|| Some(children_of(launcher.id())).filter(|pids| pids.len() == 5))
         .expect("five services start");
@@ -278,6 +296,7 @@ fn start_waiting_run() -> Waiting {
         launcher,
         services,
         database,
+        results,
         stderr,
     }
 }
@@ -306,6 +325,8 @@ fn sigterm_stops_every_service_and_names_the_database() {
         text(&cleaned.stdout).trim(),
         format!("dropped database {}", run.database)
     );
+    // The results folder it claimed, empty, went with it.
+    assert!(!std::path::Path::new(&run.results).exists(), "{}", run.results);
 }
 
 #[test]
@@ -320,6 +341,8 @@ fn services_die_with_a_killed_launcher() {
         run.services
     );
     let _ = league(&["clean", &run.database]).output();
+    // A killed launcher cannot give its empty results folder up.
+    std::fs::remove_dir(&run.results).expect("the empty folder it claimed");
 }
 
 #[test]
@@ -329,6 +352,7 @@ fn a_finished_run_drops_its_database_unless_kept() {
         .expect("the league binary runs");
     let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
     assert!(output.status.success(), "{stdout}\n{stderr}");
+    remove_results(&stdout);
     let database = named_database(&stderr);
     assert!(
         stderr.contains(&format!("dropped database {database} (--keep keeps it")),
@@ -370,6 +394,7 @@ fn a_finished_run_drops_its_database_unless_kept() {
     .expect("the league binary runs");
     let stderr = text(&kept.stderr);
     assert!(kept.status.success(), "{stderr}");
+    remove_results(&text(&kept.stdout));
     let database = stderr
         .lines()
         .find_map(|line| line.strip_prefix("kept database "))
@@ -391,6 +416,7 @@ fn kept_run(args: &[&str]) -> String {
     let output = league(&all).output().expect("the league binary runs");
     let stderr = text(&output.stderr);
     assert!(output.status.success(), "{stderr}");
+    remove_results(&text(&output.stdout));
     stderr
         .lines()
         .find_map(|line| line.strip_prefix("kept database "))

@@ -141,6 +141,13 @@ pub async fn run(mut args: RunArgs) -> anyhow::Result<()> {
         SystemTime::now(),
     )?;
     args.league = Some(results.league_id.clone());
+    if !args.quiet {
+        eprintln!(
+            "league id: {} (results in {})",
+            results.league_id,
+            results.dir.display()
+        );
+    }
     let played = run_league(&args, crate::report::after_run).await;
     results.release_if_empty();
     let (summary, ()) = played?;
