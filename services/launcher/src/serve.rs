@@ -150,7 +150,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             published.state.operator_token_file.display()
         );
         println!("database: {} (kept)", args.database);
-        println!("league: {league_id}");
+        println!("league id: {league_id}");
         println!(
             "referee registration: only with the referee registration token (`league referee-token` shows it; {})",
             kept_in
