@@ -84,8 +84,9 @@ fn nothing_started(stderr: &str) -> bool {
 fn errors_name_the_setting_to_change_and_the_value_seen() {
     let mysql = refused_with_database("mysql://root:secret@db:3306/league");
     assert_eq!(
-        mysql.trim(),
-        "league: DATABASE_URL must be postgres://… (saw mysql://…)"
+        mysql.lines().last(),
+        Some("league: DATABASE_URL must be postgres://… (saw mysql://…)"),
+        "{mysql}"
     );
     let nobody_there = refused_with_database("postgres://postgres@127.0.0.1:1/league");
     assert!(
@@ -407,6 +408,56 @@ fn a_finished_run_drops_its_database_unless_kept() {
     assert!(!database_exists(&database), "{database} was not dropped");
     let refused = refused(&["clean", "postgres"]);
     assert!(refused.contains("is not a database of `league run`"), "{refused}");
+}
+
+/// `league clean` alone drops the databases this user's runs kept (noted in the user's state
+/// directory, here a temporary `XDG_STATE_HOME`) and nobody else's, even on a shared server.
+#[test]
+fn bare_clean_drops_what_this_users_runs_kept_and_nothing_else() {
+    let home = std::env::temp_dir().join(format!("league-clean-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    let as_this_user = |args: &[&str]| {
+        let mut command = league(args);
+        command
+            .env("XDG_STATE_HOME", &home)
+            .env_remove("LEAGUE_STATE_FILE");
+        command.output().expect("the league binary runs")
+    };
+    let output = as_this_user(&[
+        "run",
+        "--keep",
+        "--quiet",
+        "--players",
+        "2",
+        "--gateway-addr",
+        "127.0.0.1:0",
+    ]);
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    remove_results(&text(&output.stdout));
+    let mine = stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("kept database "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the kept database is named")
+        .to_owned();
+    // Another user's kept run, on the same server.
+    let theirs = kept_run(&["--players", "2"]);
+
+    let cleaned = as_this_user(&["clean"]);
+    let stdout = text(&cleaned.stdout);
+    assert!(cleaned.status.success(), "{}", text(&cleaned.stderr));
+    assert!(stdout.contains(&format!("dropped database {mine}\n")), "{stdout}");
+    assert!(!stdout.contains(&theirs), "{stdout}");
+    assert!(!database_exists(&mine), "{mine} is still there");
+    assert!(database_exists(&theirs), "{theirs} was dropped");
+    // Nothing left to clean for this user.
+    let again = text(&as_this_user(&["clean"]).stdout);
+    assert!(again.contains("no database kept by your runs"), "{again}");
+
+    let cleaned = league(&["clean", &theirs]).output().expect("league clean runs");
+    assert!(cleaned.status.success(), "{}", text(&cleaned.stderr));
+    std::fs::remove_dir_all(&home).expect("removed");
 }
 
 /// Runs a kept league and returns its database.

@@ -1,27 +1,33 @@
 //! What a local run leaves behind, and `league clean` to remove it. A finished `league run` drops its
 //! database unless `--keep`, and stops the private Postgres cluster if it was the one to start it; an
-//! interrupted or failed run keeps its database (it is the evidence) and names it. `league clean` drops
-//! such databases and stops the private cluster; named, it also drops a `league serve` database
-//! (`league_serve`) with the agents' identities kept for it.
+//! interrupted or failed run keeps its database (it is the evidence), names it, and notes it in the
+//! user's state directory (`kept-databases` beside the state file). `league clean` drops the databases
+//! noted there — this user's, never another's on a shared server — and stops the private cluster;
+//! named, it drops those databases, a `league serve` one (`league_serve`) too, with the agents'
+//! identities kept for it.
 
 use std::path::{Path, PathBuf};
+
+use std::io::Write;
 
 use anyhow::Context;
 use clap::Args;
 use league_manager::postgres::{self, Origin, PostgresServer};
 
 use crate::serve::{self, SERVE_DATABASE};
+use crate::state;
 
 /// How `league run` names its databases: `league_run_<16 hex digits>`.
 pub const RUN_DATABASE_PREFIX: &str = "league_run";
 
-/// With no database named and neither option: both (`league clean` drops what runs kept).
+/// With no database named and neither option: the databases this user's runs kept, and the cluster.
 #[derive(Debug, Clone, Args)]
 pub struct CleanArgs {
     /// Databases to drop: `league_run_<hex>` ones, as `league run` names them, and those of `league
     /// serve` (`league_serve`, or its `--database`), with the identities it kept for their agents.
     pub databases: Vec<String>,
-    /// Drop every `league_run_<hex>` database that nobody is connected to.
+    /// Drop every `league_run_<hex>` database on the server that nobody is connected to, whoever's run
+    /// kept it.
     #[arg(long)]
     pub all: bool,
     /// Stop the private Postgres cluster under `--cluster-dir`, if one runs.
@@ -42,7 +48,7 @@ impl CleanArgs {
 pub async fn clean(mut args: CleanArgs) -> anyhow::Result<()> {
     let everything = args.everything();
     if everything {
-        args.all = true;
+        args.databases = noted();
         args.stop_cluster = true;
     }
     let prefix = format!("{RUN_DATABASE_PREFIX}_");
@@ -68,6 +74,7 @@ pub async fn clean(mut args: CleanArgs) -> anyhow::Result<()> {
     }
     if !args.databases.is_empty() || args.all {
         let server = postgres::resolve(&args.cluster_dir).await?;
+        let mut dropped = vec![];
         let mut names = args.databases.clone();
         if args.all {
             names.extend(postgres::databases_with_prefix(&server, RUN_DATABASE_PREFIX).await?);
@@ -76,7 +83,11 @@ pub async fn clean(mut args: CleanArgs) -> anyhow::Result<()> {
         names.dedup();
         let mut failed = 0;
         for name in &names {
-            match postgres::drop_database(&server, name).await {
+            let outcome = postgres::drop_database(&server, name).await;
+            if outcome.is_ok() {
+                dropped.push(name.clone());
+            }
+            match outcome {
                 Ok(()) if name.starts_with(&prefix) => println!("dropped database {name}"),
                 Ok(()) => {
                     // Its agents' identities name players and referees of the data just dropped.
@@ -101,21 +112,27 @@ pub async fn clean(mut args: CleanArgs) -> anyhow::Result<()> {
                 }
             }
         }
+        forget(&dropped);
         if names.is_empty() {
             println!("no database of `league run` to drop");
-        }
-        if everything && !served.is_empty() {
-            println!(
-                "kept the data of `league serve` ({}): name a database to drop it, e.g. `league clean {}`",
-                served_list(&served),
-                served[0]
-            );
         }
         anyhow::ensure!(
             failed == 0 || args.all,
             "{failed} database(s) could not be dropped"
         );
         drop(held);
+    }
+    if everything && args.databases.is_empty() {
+        println!(
+            "no database kept by your runs (`league clean --all` drops every league run's on the server)"
+        );
+    }
+    if everything && !served.is_empty() {
+        println!(
+            "kept the data of `league serve` ({}): name a database to drop it, e.g. `league clean {}`",
+            served_list(&served),
+            served[0]
+        );
     }
     if args.stop_cluster {
         if postgres::private_cluster_running(&args.cluster_dir) {
@@ -132,6 +149,70 @@ pub async fn clean(mut args: CleanArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Where the databases this user's runs kept are noted, one name a line: beside the state file.
+fn kept_file() -> PathBuf {
+    state::state_file().with_file_name("kept-databases")
+}
+
+/// Notes `database` as kept by a run of this user's, for a bare `league clean`. A note that cannot be
+/// written is said, not fatal: the run names the database all the same.
+pub fn note_kept(database: &str) {
+    let path = kept_file();
+    let noted = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| {
+            // One short line per append: appends of different runs do not interleave.
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)?;
+            file.write_all(format!("{database}\n").as_bytes())
+        });
+    if let Err(error) = noted {
+        eprintln!(
+            "warning: {database} could not be noted in {} for `league clean`: {error}",
+            path.display()
+        );
+    }
+}
+
+/// The databases noted by [`note_kept`] and not dropped since.
+fn noted() -> Vec<String> {
+    let text = std::fs::read_to_string(kept_file()).unwrap_or_default();
+    let mut names: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Takes `dropped` out of the notes.
+fn forget(dropped: &[String]) {
+    let left: Vec<String> = noted()
+        .into_iter()
+        .filter(|name| !dropped.contains(name))
+        .collect();
+    let path = kept_file();
+    let written = match left.is_empty() {
+        true => std::fs::remove_file(&path).or_else(|error| match error.kind() {
+            std::io::ErrorKind::NotFound => Ok(()),
+            _ => Err(error),
+        }),
+        false => std::fs::write(
+            &path,
+            left.iter().map(|name| format!("{name}\n")).collect::<String>(),
+        ),
+    };
+    if let Err(error) = written {
+        eprintln!("warning: {} was not updated: {error}", path.display());
+    }
 }
 
 /// The databases of `league serve`, as words.
@@ -160,6 +241,7 @@ pub async fn after_run(
 ) -> anyhow::Result<()> {
     let Finished { database, league } = *finished;
     if keep {
+        note_kept(database);
         eprintln!(
             "kept database {database} (`league report --database {database} --league {league}` writes its \
              results again; `league clean {database}` drops it)"

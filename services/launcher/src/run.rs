@@ -233,15 +233,24 @@ pub async fn run_league_with<G, T>(
             Ok(()) => Err(error.context(format!(
                 "the league did not start (its database {database} is dropped)"
             ))),
-            Err(_) => Err(error.context(format!(
-                "the league did not start (its empty database {database} is kept; `league clean \
-                 {database}` drops it)"
-            ))),
+            Err(_) => {
+                clean::note_kept(&database);
+                Err(error.context(format!(
+                    "the league did not start (its empty database {database} is kept; `league clean \
+                     {database}` drops it)"
+                )))
+            }
         },
-        Ok(Err(error)) => Err(error.context(format!(
-            "the league so far is in database {database} (kept; `league clean {database}` drops it)"
-        ))),
-        Err(signal) => Err(Interrupted { signal, database }.into()),
+        Ok(Err(error)) => {
+            clean::note_kept(&database);
+            Err(error.context(format!(
+                "the league so far is in database {database} (kept; `league clean {database}` drops it)"
+            )))
+        }
+        Err(signal) => {
+            clean::note_kept(&database);
+            Err(Interrupted { signal, database }.into())
+        }
     }
 }
 
