@@ -88,6 +88,19 @@ fn errors_name_the_setting_to_change_and_the_value_seen() {
         Some("league: DATABASE_URL must be postgres://… (saw mysql://…)"),
         "{mysql}"
     );
+    // The manager itself, as compose and Kubernetes run it, says the same.
+    let manager = league(&["manager"])
+        .env("DATABASE_URL", "mysql://root:secret@db:3306/league")
+        .env("LEAGUE_LISTEN_ADDR", "127.0.0.1:0")
+        .env("LEAGUE_ADMIN_ADDR", "127.0.0.1:0")
+        .output()
+        .expect("the league binary runs");
+    let stderr = text(&manager.stderr);
+    assert!(!manager.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("DATABASE_URL must be postgres://… (saw mysql://…)") && !stderr.contains("secret"),
+        "{stderr}"
+    );
     let nobody_there = refused_with_database("postgres://postgres@127.0.0.1:1/league");
     assert!(
         nobody_there.contains("DATABASE_URL: Postgres at 127.0.0.1:1 cannot be reached"),
