@@ -78,6 +78,8 @@ fn an_operator_runs_leagues_on_a_served_system() {
             "127.0.0.1:0",
             "--database",
             &database,
+            "--league",
+            "league_even_odd",
         ],
     )
     .stdout(Stdio::null())
@@ -620,4 +622,156 @@ async fn an_operator_pauses_withdraws_from_and_cancels_a_league() {
         stderr.contains("cancelling the league: no league nope"),
         "{stderr}"
     );
+}
+
+/// `league serve` with the state in the user's state directory (`XDG_STATE_HOME`), as people run it:
+/// the commands find it from another folder; its first league is named by the game and the time and
+/// carried on by the next start, with the timings given to `serve`; and `league clean <database>` drops
+/// its data and the identities it kept, once it has stopped.
+#[test]
+fn a_served_system_is_found_from_any_folder_and_its_data_cleaned_by_name() {
+    let tag = format!(
+        "{}_{}",
+        std::process::id(),
+        Instant::now().elapsed().subsec_nanos()
+    );
+    let home = std::env::temp_dir().join(format!("league-xdg-{tag}"));
+    let (started_in, asked_from) = (home.join("project"), home.join("elsewhere"));
+    for dir in [&started_in, &asked_from] {
+        std::fs::create_dir_all(dir).expect("a folder");
+    }
+    let database = format!("league_cli_xdg_{tag}");
+    let command = |cwd: &Path, args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_league"));
+        command
+            .args(args)
+            .current_dir(cwd)
+            .env("RUST_LOG", "warn")
+            .env("XDG_STATE_HOME", &home)
+            .env_remove("LEAGUE_STATE_FILE")
+            .env_remove("LEAGUE_MANAGER_URL")
+            .env_remove("LEAGUE_OPERATOR_TOKEN")
+            .env_remove("LEAGUE_ID");
+        command
+    };
+    let state_file = home.join("league").join("state.json");
+    let serve = || {
+        let child = command(
+            &started_in,
+            &[
+                "serve",
+                "--referees",
+                "1",
+                "--gateway-addr",
+                "127.0.0.1:0",
+                "--database",
+                &database,
+                "--move-timeout",
+                "7s",
+                "--think-time",
+                "10ms",
+            ],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("league serve starts");
+        let pid = child.id();
+        let served = Served {
+            child,
+            database: database.clone(),
+            dir: home.clone(),
+        };
+        let state = wait_for(|| {
+            let text = std::fs::read_to_string(&state_file).ok()?;
+            let state: serde_json::Value = serde_json::from_str(&text).ok()?;
+            (state["pid"] == pid).then_some(state)
+        })
+        .expect("league serve wrote its state in the user's state directory");
+        (served, state["league_id"].as_str().unwrap_or_default().to_owned())
+    };
+    let stop = |served: &mut Served| {
+        let status = Command::new("kill")
+            .args(["-INT", &served.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let exited = wait_for(|| served.child.try_wait().expect("wait")).expect("league serve stops");
+        assert!(exited.success(), "{exited:?}");
+    };
+
+    let (mut served, first) = serve();
+    let (game, time) = first.split_at("even_odd-".len());
+    assert_eq!(game, "even_odd-", "{first}");
+    assert!(
+        time.len() == 13 && time.chars().filter(|c| *c == '-').count() == 1,
+        "YYYYMMDD-HHMM: {first}"
+    );
+    let output = command(&asked_from, &["leagues", "--output", "csv"])
+        .output()
+        .expect("runs");
+    let leagues = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        leagues
+            .lines()
+            .any(|line| line.starts_with(&format!("{first},even_odd,registering,"))),
+        "{leagues}"
+    );
+    stop(&mut served);
+    let (mut served, again) = serve();
+    assert_eq!(again, first, "a serve started again carries its first league on");
+    stop(&mut served);
+    assert_eq!(
+        timings(&database, &first),
+        (7_000, 5_000),
+        "serve's --move-timeout, and the league's own join timeout"
+    );
+
+    let output = command(&asked_from, &["clean", &database])
+        .output()
+        .expect("runs");
+    let cleaned = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        cleaned.starts_with(&format!("dropped database {database} and the identities")),
+        "{cleaned}"
+    );
+    assert!(!home.join("league").join("serve").join(&database).exists());
+    let output = command(&asked_from, &["clean", "league_somebody_elses"])
+        .output()
+        .expect("runs");
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("is not a database of `league run`"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The move and join timeouts, in milliseconds, of `league` in the database `name`.
+fn timings(name: &str, league: &str) -> (i64, i64) {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    runtime.block_on(async {
+        let url = std::env::var("DATABASE_URL")
+            .unwrap_or_else(|_| league_manager::postgres::LOCAL_DEFAULT_URL.to_owned());
+        let url = league_manager::postgres::with_database(&url, name);
+        let pool = sqlx::PgPool::connect(&url).await.expect("the served database");
+        let timings: (i64, i64) =
+            sqlx::query_as("select move_timeout_ms, join_timeout_ms from leagues where league_id = $1")
+                .bind(league)
+                .fetch_one(&pool)
+                .await
+                .expect("the league's timings");
+        pool.close().await;
+        timings
+    })
 }

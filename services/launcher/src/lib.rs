@@ -14,6 +14,7 @@ pub mod output;
 pub mod probe;
 pub mod progress;
 pub mod report;
+pub mod results_folder;
 pub mod run;
 pub mod serve;
 pub mod services;
@@ -79,7 +80,8 @@ pub enum Command {
     Probe(probe::ProbeArgs),
     /// Write a league's results folder (tables, charts, index.html) from its database or manager.
     Report(report::ReportArgs),
-    /// Drop databases `league run` kept, and stop its private Postgres cluster.
+    /// Drop the databases `league run` kept and stop its private Postgres cluster (no arguments), or the
+    /// databases named (`league serve`'s too).
     Clean(clean::CleanArgs),
     /// Run leagues of instant bots (or fake external agents) and report throughput, latency and memory.
     #[cfg(feature = "bench")]

@@ -22,10 +22,6 @@ use secrecy::SecretString;
 
 const OPERATOR_TOKEN: &str = "report-test-operator";
 
-fn cluster_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.league/postgres")
-}
-
 fn meta(name: &str) -> AgentMeta {
     AgentMeta {
         display_name: name.to_owned(),
@@ -249,7 +245,7 @@ fn png_size(bytes: &[u8]) -> (u32, u32) {
 #[tokio::test]
 async fn the_results_folder_says_what_the_database_holds() {
     let (database, expected_rounds) = play().await;
-    let mut connected = source::connect(Source::Database(database.url().clone()), &cluster_dir())
+    let mut connected = source::connect(Source::Database(database.url().clone()))
         .await
         .expect("the database is read");
     let data = LeagueData::load(&mut connected.client, &connected.token, "")

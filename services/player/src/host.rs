@@ -53,6 +53,8 @@ pub struct PlayerHost {
     seed: Option<u64>,
     /// The chat endpoint `llm` bots ask; without one they play their fallback.
     llm: Option<Arc<LlmClient>>,
+    /// How long every bot thinks before each move (see [`PlayerHost::thinking`]).
+    think_time: Duration,
 }
 
 /// Held while one registration is in flight (see [`PlayerHost::registration`]).
@@ -87,6 +89,13 @@ impl PlayerHost {
             llm: llm.map(Arc::new),
             ..self
         }
+    }
+
+    /// Every bot waits `think_time` before each move, whatever its behaviour: a league slowed to a pace
+    /// people can watch. Unlike the `late` fault it is the same for every bot and no behaviour of its own,
+    /// so it changes no result and names no strategy.
+    pub fn thinking(self, think_time: Duration) -> PlayerHost {
+        PlayerHost { think_time, ..self }
     }
 
     /// For an `llm` bot in an Even/Odd match, the model's move; `None` when the bot is not one, or the
@@ -271,6 +280,9 @@ impl PlayerService for PlayerHost {
             "move request"
         );
         self.await_bot(&request.player_id).await;
+        if !self.think_time.is_zero() {
+            tokio::time::sleep(self.think_time).await;
+        }
         if let Some(answer) = self.ask_llm(&request).await {
             return Ok(Response::new(answer));
         }
@@ -424,6 +436,43 @@ mod seeded {
             choices.push(format!("{:?}", answer.move_payload));
         }
         choices
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn every_bot_thinks_as_long_as_the_host_says_before_each_move() {
+        let think = Duration::from_millis(300);
+        let host = PlayerHost::new().seeded(Some(1)).thinking(think);
+        host.add_bot("P01", "bot-random", "random".parse().expect("a behaviour"));
+        let request = RequestMoveRequest {
+            player_id: "P01".into(),
+            step: 1,
+            context: Some(MatchContext {
+                game_type: "even_odd".into(),
+                match_id: "R1M1".into(),
+                ..MatchContext::default()
+            }),
+            ..RequestMoveRequest::default()
+        };
+        // The clock is paused and moves only when every task waits: the move took the think time on it.
+        let before = tokio::time::Instant::now();
+        let answer = host
+            .request_move(Request::new(request.clone()))
+            .await
+            .expect("a move")
+            .into_inner();
+        assert_eq!(before.elapsed(), think);
+        assert!(answer.move_payload.is_some());
+        // Thinking changes nothing the bot chooses.
+        let quick = PlayerHost::new().seeded(Some(1));
+        quick.add_bot("P01", "bot-random", "random".parse().expect("a behaviour"));
+        let before = tokio::time::Instant::now();
+        let same = quick
+            .request_move(Request::new(request))
+            .await
+            .expect("a move")
+            .into_inner();
+        assert_eq!(before.elapsed(), Duration::ZERO);
+        assert_eq!(same, answer);
     }
 
     #[tokio::test]
