@@ -51,6 +51,8 @@ pub struct ExternalAgent {
     /// The dialect that worked for each message type when it was not the agent's own, so a fallback
     /// costs the agent's -32601s once, not on every message.
     pub methods: Mutex<HashMap<MessageType, Dialect>>,
+    /// The MCP session with the agent, when it is an MCP server (the `mcp` dialect; ADR 0046).
+    pub mcp: crate::bridge::mcp_agent::McpSession,
     /// Whether the greeting that learns its sender form is under way (crate::inbound::greeting): the
     /// league's other calls to it wait for it, so none goes out in a form the agent is about to refuse.
     greeting: tokio::sync::watch::Sender<bool>,
@@ -72,6 +74,7 @@ impl ExternalAgent {
             dialect: Mutex::new(dialect),
             sender_form: Mutex::new(form),
             methods: Mutex::default(),
+            mcp: Default::default(),
             greeting: tokio::sync::watch::Sender::new(false),
         }
     }
