@@ -11,13 +11,17 @@ Two ways of taking a message's fields, both seen in FastMCP agents:
   `handle_game_invitation(message: dict)` and the notifications: the message under one argument;
   `choose_parity(match_id, player_id, …)`: the message's fields as the tool's own arguments.
 
-Usage: mcp_server_player.py <league /mcp url> <name> [stateless]
+Usage: mcp_server_player.py <league /mcp url> <name> [sessions|stateless|forgetful]
 
-  stateless  run the SDK's stateless mode (no session; every POST stands alone) instead of sessions.
+  sessions   (default) the SDK's sessions;
+  stateless  the SDK's stateless mode (no session; every POST stands alone);
+  forgetful  sessions, but the first session the league opens is forgotten after a few calls, as by a
+             server that restarted: its next call is answered 404, and the league must open another.
 
 Prints one JSON line when the league completes (or it gives up):
 {"name", "player_id", "received": {message_type: count}, "refused": {reason: count},
- "sessions": sessions initialized, "errors": [...], "completed"}.
+ "sessions": sessions the league's calls came in, "forgotten": calls answered 404 (forgetful),
+ "errors": [...], "completed"}.
 """
 
 import asyncio
@@ -39,13 +43,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conformance  # noqa: E402
 
 LEAGUE_URL, NAME = sys.argv[1], sys.argv[2]
-STATELESS = len(sys.argv) > 3 and sys.argv[3] == "stateless"
+MODE = sys.argv[3] if len(sys.argv) > 3 else "sessions"
+assert MODE in ("sessions", "stateless", "forgetful"), "mode must be sessions, stateless or forgetful"
+# The calls in the first session after which a forgetful server forgets it.
+FORGET_AFTER = 6
 FAMILY = "typed"
 STATE = {"player_id": None, "token": None, "league_token": None, "received": {}, "refused": {}, "sessions": 0,
          "errors": []}
 DONE = asyncio.Event()
+SESSION_IDS = set()
 
-server = MCPServer(NAME, version="1.0.0")
+server = MCPServer(NAME, version="1.0.0", log_level="WARNING")
 
 
 def now():
@@ -110,21 +118,31 @@ for method, kind in conformance.CANONICAL_METHODS.items():
 
 
 class Counting:
-    """ASGI middleware counting the sessions the league opens (`initialize` answers)."""
+    """ASGI middleware counting the sessions the league's calls come in (distinct `Mcp-Session-Id`s);
+    a forgetful server's first session ends here after FORGET_AFTER calls: 404, as the transport
+    answers a session it does not know."""
 
     def __init__(self, app):
         self.app = app
+        self.first, self.calls = None, 0
 
     async def __call__(self, scope, receive, send):
-        async def counted(event):
-            if event.get("type") == "http.response.start":
-                headers = dict(event.get("headers") or [])
-                if b"mcp-session-id" in headers and scope.get("method") == "POST":
-                    STATE.setdefault("session_ids", set()).add(headers[b"mcp-session-id"])
-                    STATE["sessions"] = len(STATE["session_ids"])
-            await send(event)
-
-        await self.app(scope, receive, counted)
+        session = dict(scope.get("headers") or []).get(b"mcp-session-id")
+        if session is not None:
+            SESSION_IDS.add(session)
+            STATE["sessions"] = len(SESSION_IDS)
+            self.first = self.first or session
+            if MODE == "forgetful" and session == self.first:
+                self.calls += 1
+                if self.calls > FORGET_AFTER:
+                    STATE["forgotten"] = STATE.get("forgotten", 0) + 1
+                    body = json.dumps({"jsonrpc": "2.0", "id": None,
+                                       "error": {"code": -32600, "message": "Session not found"}}).encode()
+                    await send({"type": "http.response.start", "status": 404,
+                                "headers": [(b"content-type", b"application/json")]})
+                    await send({"type": "http.response.body", "body": body})
+                    return
+        await self.app(scope, receive, send)
 
 
 async def register(port):
@@ -149,7 +167,7 @@ async def main():
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     port = listener.getsockname()[1]
-    app = Counting(server.streamable_http_app(stateless_http=STATELESS))
+    app = Counting(server.streamable_http_app(stateless_http=MODE == "stateless"))
     web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     serving = asyncio.create_task(web.serve(sockets=[listener]))
     while not web.started:
@@ -161,9 +179,8 @@ async def main():
         STATE["errors"].append(f"{error!r}")
     web.should_exit = True
     await serving
-    STATE.pop("session_ids", None)
     print(json.dumps({"name": NAME, "player_id": STATE["player_id"], "received": STATE["received"],
-                      "refused": STATE["refused"], "sessions": STATE["sessions"], "errors": STATE["errors"],
+                      "refused": STATE["refused"], "sessions": STATE["sessions"], "forgotten": STATE.get("forgotten", 0), "errors": STATE["errors"],
                       "completed": DONE.is_set()}), flush=True)
 
 
