@@ -62,13 +62,14 @@ impl std::fmt::Debug for McpSession {
 }
 
 impl McpSession {
-    /// The open session, or a new one (initialized, its tools listed) within `limit`.
-    async fn open(&self, client: &AgentClient, endpoint: &str, limit: Duration) -> LeagueResult<Arc<Open>> {
+    /// The open session, or a new one (initialized, its tools listed). Calls that find it being opened
+    /// wait for it (each within its own deadline).
+    async fn open(&self, client: &AgentClient, endpoint: &str) -> LeagueResult<Arc<Open>> {
         let mut slot = self.0.lock().await;
         if let Some(open) = slot.as_ref().filter(|open| !open.service.is_transport_closed()) {
             return Ok(open.clone());
         }
-        let opening = async {
+        let open = {
             let transport = StreamableHttpClientTransport::with_client(
                 http::HyperMcp {
                     http: client.http().clone(),
@@ -86,18 +87,11 @@ impl McpSession {
                 .list_all_tools()
                 .await
                 .map_err(|error| failed(endpoint, "tools/list", error))?;
-            Ok::<_, LeagueError>(Open {
+            Arc::new(Open {
                 tools: Tools::new(&listed),
                 service,
             })
         };
-        let open = tokio::time::timeout(limit, opening).await.map_err(|_| {
-            LeagueError::new(
-                ErrorCode::Timeout,
-                format!("{endpoint} did not open an MCP session within {limit:?}"),
-            )
-        })??;
-        let open = Arc::new(open);
         *slot = Some(open.clone());
         Ok(open)
     }
@@ -119,7 +113,14 @@ impl McpSession {
         limit: Duration,
     ) -> LeagueResult<Answer> {
         let sent = tokio::time::Instant::now();
-        let open = self.open(client, endpoint, limit).await?;
+        let open = tokio::time::timeout(limit, self.open(client, endpoint))
+            .await
+            .map_err(|_| {
+                LeagueError::new(
+                    ErrorCode::Timeout,
+                    format!("{endpoint} did not open an MCP session within {limit:?}"),
+                )
+            })??;
         let Some(tool) = open.tools.get(kind) else {
             return Ok(Answer::Error(RpcError::new(
                 METHOD_NOT_FOUND,
