@@ -216,11 +216,8 @@ impl PlayerBridge {
             match answer {
                 Ok(Answer::Result(result)) => {
                     agent.set_dialect_for(kind, dialect);
-                    if dialect == Dialect::Mcp && agent.dialect() != Dialect::Mcp {
-                        // Not a fallback: what the agent is (ADR 0046). Every message goes this way now.
-                        tracing::info!(agent_id = %agent.agent_id, "the agent is an MCP server");
-                        agent.set_dialect(dialect);
-                    } else if dialect != first {
+                    // An MCP server is not answering in another dialect: it is what the agent is.
+                    if dialect != first && dialect != Dialect::Mcp {
                         checker
                             .deviation(
                                 kinds::METHOD_DIALECT,
@@ -242,8 +239,11 @@ impl PlayerBridge {
                     }
                     break Ok(result);
                 }
-                // An MCP server takes nothing but MCP: the next try is the tool call, and the last.
+                // An MCP server takes nothing but MCP (ADR 0046): every message goes to it as a tool call
+                // from now on, this one too, with no other dialect after it.
                 Ok(Answer::McpServer) if !dialects.contains(&Dialect::Mcp) => {
+                    tracing::info!(agent_id = %agent.agent_id, "the agent is an MCP server");
+                    agent.set_dialect(Dialect::Mcp);
                     dialects.truncate(next + 1);
                     dialects.push(Dialect::Mcp);
                     next += 1;

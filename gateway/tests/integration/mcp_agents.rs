@@ -28,6 +28,8 @@ use support::*;
 struct McpPlayer {
     /// Sessions opened (the server makes one handler per session).
     sessions: Arc<AtomicUsize>,
+    /// Plain JSON-RPC POSTs (not accepting `text/event-stream`), which the transport refuses with 406.
+    plain: Arc<AtomicUsize>,
     /// Every tool call: its name and arguments.
     calls: Arc<Mutex<Vec<(String, Value)>>>,
     delay: Arc<Mutex<Duration>>,
@@ -45,7 +47,17 @@ impl McpPlayer {
             Arc::new(LocalSessionManager::default()),
             StreamableHttpServerConfig::default(),
         );
-        let router = axum::Router::new().route_service("/mcp", service);
+        let plain = self.plain.clone();
+        let counted = tower::util::MapRequestLayer::new(move |request: http::Request<axum::body::Body>| {
+            let accepts = request.headers().get(http::header::ACCEPT);
+            if !accepts
+                .is_some_and(|accept| accept.to_str().unwrap_or_default().contains("text/event-stream"))
+            {
+                plain.fetch_add(1, Ordering::SeqCst);
+            }
+            request
+        });
+        let router = axum::Router::new().route_service("/mcp", service).layer(counted);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let address = listener.local_addr().expect("address");
         tokio::spawn(async move { axum::serve(listener, router).await });
@@ -159,8 +171,10 @@ async fn an_mcp_server_is_called_in_one_session_and_its_silence_is_a_timeout() {
         assert!(arguments["message"]["auth_token"].is_string(), "{arguments}");
     }
     // The registration's greeting found it is an MCP server (it has no tool for the standings: not
-    // implemented, as a -32601); every call since went in the session it opened.
+    // implemented, as a -32601), and every call since went in the session it opened: one plain call
+    // refused with 406, ever.
     assert_eq!(player.sessions.load(Ordering::SeqCst), 1);
+    assert_eq!(player.plain.load(Ordering::SeqCst), 1);
 
     // An answer later than the invitation's deadline is no answer: E001, said without the endpoint.
     *player.delay.lock().expect("delay") = Duration::from_secs(3);
@@ -187,4 +201,5 @@ async fn an_mcp_server_is_called_in_one_session_and_its_silence_is_a_timeout() {
         .into_inner();
     assert!(joined.accept);
     assert_eq!(player.sessions.load(Ordering::SeqCst), 1);
+    assert_eq!(player.plain.load(Ordering::SeqCst), 1);
 }
