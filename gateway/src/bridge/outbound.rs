@@ -243,7 +243,7 @@ impl PlayerBridge {
                 // from now on, this one too, with no other dialect after it.
                 Ok(Answer::McpServer) if !dialects.contains(&Dialect::Mcp) => {
                     tracing::info!(agent_id = %agent.agent_id, "the agent is an MCP server");
-                    agent.set_dialect(Dialect::Mcp);
+                    self.manager_link.learned_dialect(agent, Dialect::Mcp);
                     dialects.truncate(next + 1);
                     dialects.push(Dialect::Mcp);
                     next += 1;
