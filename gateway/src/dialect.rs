@@ -118,8 +118,8 @@ pub enum Dialect {
     /// The older revision: canonical names, but `parity_choose` for the parity call.
     Legacy,
     /// A real MCP server (streamable HTTP): each message a `tools/call` of the tool that handles it, in
-    /// an MCP session (crate::bridge::mcp_agent; ADR 0046). Learned from the agent's answer, never
-    /// from how it registered.
+    /// an MCP session (crate::bridge::mcp_agent; ADR 0046). Learned from the agent's answer (or
+    /// configured), never from how it registered.
     Mcp,
 }
 
