@@ -18,6 +18,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
@@ -36,7 +37,7 @@ struct McpPlayer {
 }
 
 impl McpPlayer {
-    /// Serves it at `/mcp` on a port of its own; its URL.
+    /// Serves it at `/mcp` on a port of its own, with sessions answering in server-sent events; its URL.
     async fn serve(&self) -> String {
         let player = self.clone();
         let service = StreamableHttpService::new(
@@ -47,6 +48,28 @@ impl McpPlayer {
             Arc::new(LocalSessionManager::default()),
             StreamableHttpServerConfig::default(),
         );
+        self.route(service).await
+    }
+
+    /// Serves it at `/mcp` without sessions, answering in JSON; its URL.
+    async fn serve_stateless(&self) -> String {
+        let player = self.clone();
+        let config = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true);
+        let service = StreamableHttpService::new(
+            move || Ok(player.clone()),
+            Arc::new(NeverSessionManager::default()),
+            config,
+        );
+        self.route(service).await
+    }
+
+    async fn route<S, M>(&self, service: StreamableHttpService<S, M>) -> String
+    where
+        S: ServerHandler + Send + 'static,
+        M: rmcp::transport::streamable_http_server::session::SessionManager,
+    {
         let plain = self.plain.clone();
         let counted = tower::util::MapRequestLayer::new(move |request: http::Request<axum::body::Body>| {
             let accepts = request.headers().get(http::header::ACCEPT);
@@ -118,6 +141,16 @@ impl ServerHandler for McpPlayer {
     }
 }
 
+async fn register(gateway: &TestGateway, endpoint: &str) -> String {
+    let response = gateway
+        .rpc("register_player", player_registration("mcp", endpoint))
+        .await;
+    response["result"]["player_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("registered: {response}"))
+        .to_owned()
+}
+
 fn invitation(player_id: &str, within: Duration) -> InviteToMatchRequest {
     InviteToMatchRequest {
         player_id: player_id.into(),
@@ -141,13 +174,7 @@ async fn an_mcp_server_is_called_in_one_session_and_its_silence_is_a_timeout() {
     let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
     let player = McpPlayer::default();
     let endpoint = player.serve().await;
-    let response = gateway
-        .rpc("register_player", player_registration("mcp", &endpoint))
-        .await;
-    let id = response["result"]["player_id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("registered: {response}"))
-        .to_owned();
+    let id = register(&gateway, &endpoint).await;
 
     for _ in 0..2 {
         let joined = gateway
@@ -201,5 +228,25 @@ async fn an_mcp_server_is_called_in_one_session_and_its_silence_is_a_timeout() {
         .into_inner();
     assert!(joined.accept);
     assert_eq!(player.sessions.load(Ordering::SeqCst), 1);
+    assert_eq!(player.plain.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stateless_mcp_server_answering_in_json_is_called_as_well() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let player = McpPlayer::default();
+    let endpoint = player.serve_stateless().await;
+    let id = register(&gateway, &endpoint).await;
+    for _ in 0..2 {
+        let joined = gateway
+            .players()
+            .invite_to_match(invitation(&id, Duration::from_secs(5)))
+            .await
+            .expect("joined")
+            .into_inner();
+        assert!(joined.accept, "{joined:?}");
+    }
+    assert_eq!(player.called().len(), 2);
     assert_eq!(player.plain.load(Ordering::SeqCst), 1);
 }
