@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use league_domain::MessageType;
 use league_proto::ErrorCode;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -134,7 +134,8 @@ impl McpSession {
                 format!("writing {}: {error}", kind.as_str()),
             )
         })?;
-        let params = CallToolRequestParams::new(tool.name.clone()).with_arguments(tool.arguments(message));
+        let mut params =
+            CallToolRequestParams::new(tool.name.clone()).with_arguments(tool.arguments(message));
         let span = tracing::info_span!(
             "agent_call",
             otel.name = tool.name.as_str(),
@@ -143,6 +144,11 @@ impl McpSession {
             rpc.method = "tools/call",
             url.full = endpoint,
         );
+        // The call's trace context goes where MCP carries it, the request's `_meta` (the official SDKs
+        // read `traceparent` there), as the JSON-RPC dialects' goes in the HTTP header.
+        let mut carrier = ::http::HeaderMap::new();
+        league_runtime::telemetry::inject_span(&span, &mut carrier);
+        params.meta = trace_meta(&carrier);
         let remaining = limit.saturating_sub(sent.elapsed());
         let called = tokio::time::timeout(remaining, open.service.peer().call_tool(params))
             .instrument(span)
@@ -169,6 +175,15 @@ impl McpSession {
     }
 }
 
+/// The trace context `headers` carry (`traceparent`, `tracestate`) as an MCP request's `_meta`.
+fn trace_meta(headers: &::http::HeaderMap) -> Option<RequestMetaObject> {
+    let meta: serde_json::Map<String, serde_json::Value> = headers
+        .iter()
+        .filter_map(|(name, value)| Some((name.as_str().to_owned(), value.to_str().ok()?.into())))
+        .collect();
+    (!meta.is_empty()).then_some(RequestMetaObject(MetaObject(meta)))
+}
+
 /// A call in the session that got no answer.
 fn failed(endpoint: &str, what: &str, error: ServiceError) -> LeagueError {
     let code = match error {
@@ -177,4 +192,23 @@ fn failed(endpoint: &str, what: &str, error: ServiceError) -> LeagueError {
         _ => ErrorCode::ConnectionError,
     };
     LeagueError::new(code, format!("{endpoint} did not answer {what}: {error}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_trace_context_goes_in_the_call_s_meta() {
+        let mut headers = ::http::HeaderMap::new();
+        assert_eq!(trace_meta(&headers), None);
+        let traceparent = "00-5b8efff798038103d269b633813fc60c-eee19b7ec3c1b174-01";
+        headers.insert("traceparent", ::http::HeaderValue::from_static(traceparent));
+        let meta = trace_meta(&headers).expect("a _meta");
+        let mut params = CallToolRequestParams::new("choose_parity");
+        params.meta = Some(meta);
+        let written = serde_json::to_value(params).expect("params");
+        assert_eq!(written["_meta"], json!({"traceparent": traceparent}), "{written}");
+    }
 }
