@@ -34,9 +34,18 @@ pub fn strategies(text: &str) -> Result<String, String> {
         .map_err(|error| error.to_string())
 }
 
-/// Refuses `llm` bots when no chat endpoint is configured (`LEAGUE_LLM_*`), before anything starts.
-pub fn check_llm(strategies: &str) -> anyhow::Result<()> {
+/// Refuses `llm` bots when no chat endpoint is configured (`LEAGUE_LLM_*`), or in a league of a game
+/// other than even_odd (the only game the model is asked about), before anything starts.
+pub fn check_llm(strategies: &str, game: &str) -> anyhow::Result<()> {
     let behaviours = league_player::Behaviour::parse_list(strategies)?;
+    let llm = behaviours.contains(&league_player::Behaviour::Llm);
+    anyhow::ensure!(
+        !llm || game == league_player::strategy::EVEN_ODD,
+        "the llm strategy plays only {}: in {game} its bots would play adaptive's moves every time; \
+         use --game {} or take llm out of --strategies",
+        league_player::strategy::EVEN_ODD,
+        league_player::strategy::EVEN_ODD
+    );
     let specs: Vec<league_player::BotSpec> = behaviours
         .into_iter()
         .map(|behaviour| league_player::BotSpec {
@@ -106,6 +115,16 @@ mod tests {
         assert!(
             strategies("random,clever").is_err_and(|error| error.contains("unknown behaviour \"clever\""))
         );
+    }
+
+    #[test]
+    fn llm_bots_are_refused_in_other_games_with_what_to_do() {
+        let refused = check_llm("adaptive,llm", "tic_tac_toe").expect_err("only even_odd");
+        assert!(
+            refused.to_string().contains("plays only even_odd") && refused.to_string().contains("--game"),
+            "{refused}"
+        );
+        assert!(check_llm("adaptive,random", "tic_tac_toe").is_ok());
     }
 
     #[test]

@@ -37,10 +37,9 @@ pub struct RunArgs {
     /// Matches each referee runs at once.
     #[arg(long, default_value_t = 8)]
     pub referee_capacity: u32,
-    /// Bot behaviours, assigned to players in turn: random, always_even, always_odd, alternating,
-    /// adaptive (and, for testing faults: silent, late:<ms>, invalid, declines, flaky:<n>).
     #[arg(
         long,
+        help = league_player::behaviour::help(),
         default_value = "random,adaptive,alternating,always_even,always_odd",
         value_parser = args::strategies
     )]
@@ -170,7 +169,7 @@ pub async fn run_league_with<G, T>(
     inspect: impl AsyncFnOnce(&mut Finished, &G) -> anyhow::Result<T>,
 ) -> anyhow::Result<(RunSummary, T)> {
     args::check_size(args.players + args.external_players, args.cycles)?;
-    args::check_llm(&args.strategies)?;
+    args::check_llm(&args.strategies, &args.game)?;
     let mut signals = Signals::listen()?;
     league_runtime::config::warn_unknown_variables();
     if args.referees == 0 {

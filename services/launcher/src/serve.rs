@@ -34,9 +34,9 @@ pub struct ServeArgs {
     /// Bot players in a player host (0: none; external agents register through the gateway).
     #[arg(long, default_value_t = 0)]
     pub players: u32,
-    /// Bot behaviours, assigned to the bots in turn.
     #[arg(
         long,
+        help = league_player::behaviour::help(),
         default_value = "random,adaptive,alternating,always_even,always_odd",
         value_parser = args::strategies
     )]
@@ -82,7 +82,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         args.auto_start != 1,
         "--auto-start must be 0 (start with `league start`) or at least 2"
     );
-    args::check_llm(&args.strategies)?;
+    args::check_llm(&args.strategies, &args.game)?;
     let mut signals = Signals::listen()?;
     league_runtime::config::warn_unknown_variables();
     let state_dir = match &args.state_dir {

@@ -27,6 +27,9 @@ pub struct LeagueData {
     pub rounds: Vec<ScheduledRound>,
     /// Each player's Glicko-2 rating across the deployment's completed leagues (`league ratings`).
     pub ratings: BTreeMap<String, Rated>,
+    /// Each `llm` bot's moves by who decided them, when the player host was asked before it stopped
+    /// (`league run`); empty otherwise (`crate::llm_moves`).
+    pub llm_moves: BTreeMap<String, league_player::LlmMoves>,
 }
 
 impl LeagueData {
@@ -87,6 +90,7 @@ impl LeagueData {
             by_round,
             rounds,
             ratings,
+            llm_moves: BTreeMap::new(),
         })
     }
 

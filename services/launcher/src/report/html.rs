@@ -22,6 +22,9 @@ pub fn index(data: &LeagueData, charts: &[Box<dyn Render + '_>]) -> String {
          <h1>League {league}</h1>\n"
     );
     summary(&mut page, data);
+    if let Some(note) = crate::llm_moves::note(&data.llm_moves) {
+        page.push_str(&note);
+    }
     standings(&mut page, data);
     page.push_str("<h2>Charts</h2>\n");
     for chart in charts {

@@ -26,7 +26,8 @@ use secrecy::{ExposeSecret, SecretString};
 /// The prefix of the databases `league run` creates (one per run).
 pub const RUN_DATABASE_PREFIX: &str = "league_run";
 
-/// Where a command that reads a league (`league report`, `league query`) finds it.
+/// Where a command that reads a league (`league report`; the operator's reading commands with
+/// `--database`) finds it.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SourceArgs {
     /// Read a running manager at this gRPC URL (with LEAGUE_OPERATOR_TOKEN) instead of a database.
