@@ -22,8 +22,8 @@ pub fn positive_duration(text: &str) -> Result<String, String> {
 
 /// A game a referee can run.
 pub fn game(text: &str) -> Result<String, String> {
-    league_manager::config::known_game(text)
-        .map(|()| text.to_owned())
+    league_domain::GameType::known(text)
+        .map(|_| text.to_owned())
         .map_err(|error| error.to_string())
 }
 

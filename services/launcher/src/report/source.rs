@@ -167,26 +167,27 @@ pub async fn find_run_database(
 ) -> anyhow::Result<Option<String>> {
     let pool = db::connect(&server.url, 1).await?;
     // Database oids grow as databases are created: the largest is the newest.
-    let names: Vec<(String,)> =
-        sqlx::query_as("select datname from pg_database where datname like $1 order by oid desc limit $2")
-            .bind(format!("{RUN_DATABASE_PREFIX}\\_%"))
-            .bind(RUN_DATABASES_SEARCHED)
-            .fetch_all(&pool)
-            .await
-            .context("listing databases")?;
+    let names = sqlx::query_scalar!(
+        "select datname from pg_database where datname like $1 order by oid desc limit $2",
+        format!("{RUN_DATABASE_PREFIX}\\_%"),
+        RUN_DATABASES_SEARCHED,
+    )
+    .fetch_all(&pool)
+    .await
+    .context("listing databases")?;
     pool.close().await;
-    for (name,) in names {
+    for name in names {
         let url = SecretString::from(postgres::with_database(server.url.expose_secret(), &name));
         let Ok(pool) = db::connect(&url, 1).await else {
             continue;
         };
         // A database still being set up, or of another program, has no such table: not this one.
-        let found: Result<Option<(i64,)>, _> = sqlx::query_as(
+        let found = sqlx::query_scalar!(
             "select 1::bigint from leagues where status = 'completed' and ($1 = '' or league_id = $1)
                and ($2::bigint is null or (extract(epoch from completed_at) * 1000)::bigint = $2) limit 1",
+            league_id,
+            completed_at_ms,
         )
-        .bind(league_id)
-        .bind(completed_at_ms)
         .fetch_optional(&pool)
         .await;
         pool.close().await;
