@@ -46,7 +46,7 @@ pub struct RunArgs {
     )]
     pub strategies: String,
     /// The game: even_odd or tic_tac_toe.
-    #[arg(long, default_value = "even_odd", value_parser = args::game)]
+    #[arg(long, default_value = league_domain::GameType::default().as_str(), value_parser = args::game)]
     pub game: String,
     /// Time for a player to acknowledge an invitation.
     #[arg(long, default_value = "5s", allow_hyphen_values = true, value_parser = args::positive_duration)]
