@@ -1,5 +1,5 @@
 //! What every part of the league must agree on, written once: a match's timings and their defaults,
-//! what a league id may be, the league.v2 message types, the points a result is worth, and a match assignment as a referee may
+//! the games a league can play, what a league id may be, the league.v2 message types, the points a result is worth, and a match assignment as a referee may
 //! rely on it.
 //!
 //! `league-proto` is the wire; this crate is the league's knowledge about it. The services keep their
@@ -7,6 +7,7 @@
 //! agents) and take these facts from here (docs/adr/0021-domain-crate.md).
 
 pub mod assignment;
+pub mod game_type;
 pub mod league_id;
 pub mod message_type;
 pub mod payload;
@@ -15,5 +16,6 @@ pub mod tic_tac_toe;
 pub mod timing;
 
 pub use assignment::{Assignment, IncompleteAssignment, Lease};
+pub use game_type::{GameType, UnknownGame};
 pub use message_type::{MessageType, move_messages};
 pub use timing::Timing;

@@ -4,8 +4,10 @@
 
 use strum::{EnumIter, EnumString, IntoEnumIterator, IntoStaticStr};
 
+use crate::GameType;
+
 /// The one game whose move keeps the specification's parity-specific message names.
-const PARITY_GAME: &str = "even_odd";
+const PARITY_GAME: GameType = GameType::EvenOdd;
 
 /// A league.v2 message type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, EnumIter, EnumString, IntoStaticStr)]
@@ -52,7 +54,7 @@ impl MessageType {
 /// The call and response of a move in `game_type`: even_odd keeps the specification's parity-specific
 /// names (CHOOSE_PARITY_CALL / CHOOSE_PARITY_RESPONSE), every other game the generic ones.
 pub fn move_messages(game_type: &str) -> (MessageType, MessageType) {
-    if game_type == PARITY_GAME {
+    if game_type == PARITY_GAME.as_str() {
         (MessageType::ChooseParityCall, MessageType::ChooseParityResponse)
     } else {
         (MessageType::GameMoveCall, MessageType::GameMoveResponse)

@@ -94,7 +94,7 @@ pub async fn start_league(
 struct NewLeague {
     #[serde(default)]
     league_id: String,
-    #[serde(default = "even_odd")]
+    #[serde(default = "default_game")]
     game_type: String,
     #[serde(default)]
     auto_start_players: u32,
@@ -106,8 +106,8 @@ struct NewLeague {
     timing: TimingMillis,
 }
 
-fn even_odd() -> String {
-    "even_odd".to_owned()
+fn default_game() -> String {
+    league_domain::GameType::default().as_str().to_owned()
 }
 
 /// A league's timings in milliseconds, as the gateway's START_MATCH carries them.

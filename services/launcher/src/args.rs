@@ -112,8 +112,8 @@ pub fn proto_duration(text: &str) -> anyhow::Result<prost_types::Duration> {
 
 /// A game a referee can run.
 pub fn game(text: &str) -> Result<String, String> {
-    league_manager::config::known_game(text)
-        .map(|()| text.to_owned())
+    league_domain::GameType::known(text)
+        .map(|_| text.to_owned())
         .map_err(|error| error.to_string())
 }
 

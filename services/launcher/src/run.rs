@@ -50,7 +50,7 @@ pub struct RunArgs {
     )]
     pub strategies: String,
     /// The game: even_odd or tic_tac_toe.
-    #[arg(long, default_value = "even_odd", value_parser = args::game)]
+    #[arg(long, default_value = league_domain::GameType::default().as_str(), value_parser = args::game)]
     pub game: String,
     #[command(flatten)]
     pub timing: args::TimingArgs,

@@ -55,7 +55,7 @@ pub struct ServeArgs {
     #[arg(long, value_parser = args::league_id)]
     pub league: Option<String>,
     /// The first league's game.
-    #[arg(long, default_value = "even_odd", value_parser = args::game)]
+    #[arg(long, default_value = league_domain::GameType::default().as_str(), value_parser = args::game)]
     pub game: String,
     /// Times the first league plays its round robin (2: a double round robin, seats swapped).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]

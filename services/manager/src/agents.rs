@@ -93,12 +93,22 @@ fn decode_relayed(payload: &str) -> Option<RelayedReply> {
     })
 }
 
-/// An agent's registration as stored.
-const AGENT_COLUMNS: &str = "select agent_id, kind, display_name, version, game_types, contact_endpoint,
-    service_endpoint, protocol_version, label_keys, label_values, max_concurrent_matches,
-    extract(epoch from revoked_at)::float8 as revoked_at from agents";
+/// The agents' registrations as stored ([`AgentRow`]s), those `$filter` (the rest of the statement,
+/// with its `$arguments`) keeps: a checked query, whose column list is written once here.
+macro_rules! agent_rows {
+    ($filter:literal $(, $argument:expr)* $(,)?) => {
+        sqlx::query_as!(
+            AgentRow,
+            "select agent_id, kind, display_name, version, game_types, contact_endpoint,
+                service_endpoint, protocol_version, label_keys, label_values, max_concurrent_matches,
+                extract(epoch from revoked_at)::float8 as revoked_at from agents "
+                + $filter
+            $(, $argument)*
+        )
+    };
+}
 
-#[derive(Debug, sqlx::FromRow)]
+#[derive(Debug)]
 struct AgentRow {
     agent_id: String,
     kind: String,
@@ -184,8 +194,7 @@ impl AgentsService for Agents {
     ) -> Result<Response<GetAgentResponse>, Status> {
         self.auth.operator(request.metadata()).await?;
         let agent_id = &request.get_ref().agent_id;
-        let row: Option<AgentRow> = sqlx::query_as(&format!("{AGENT_COLUMNS} where agent_id = $1"))
-            .bind(agent_id)
+        let row = agent_rows!("where agent_id = $1", agent_id)
             .fetch_optional(&self.pool)
             .await
             .map_err(crate::error::ManagerError::from)?;
@@ -214,14 +223,13 @@ impl AgentsService for Agents {
                 return Err(reject(ErrorCode::MissingRequiredField, "kind is required").into());
             }
         };
-        let rows: Vec<AgentRow> = sqlx::query_as(&format!(
-            "{AGENT_COLUMNS} where kind = $1 and ($2 = '' or $2 = any(label_keys))
-               and ($3 or revoked_at is null)
-             order by agent_number"
-        ))
-        .bind(kind)
-        .bind(&request.label)
-        .bind(request.include_revoked)
+        let rows = agent_rows!(
+            "where kind = $1 and ($2 = '' or $2 = any(label_keys)) and ($3 or revoked_at is null)
+             order by agent_number",
+            kind,
+            request.label,
+            request.include_revoked,
+        )
         .fetch_all(&self.pool)
         .await
         .map_err(crate::error::ManagerError::from)?;
@@ -245,7 +253,7 @@ impl AgentsService for Agents {
             return Err(reject(ErrorCode::InvalidMessageFormat, "label key or value too long").into());
         }
         // Replaces the key's value where it is, appends it otherwise (every SET sees the old row).
-        let updated = sqlx::query(
+        let updated = sqlx::query!(
             "update agents set
                label_values = case when $2 = any(label_keys)
                  then array(select case when k = $2 then $3 else v end
@@ -253,11 +261,11 @@ impl AgentsService for Agents {
                  else label_values || $3 end,
                label_keys = case when $2 = any(label_keys) then label_keys else label_keys || $2 end
              where agent_id = $1 and (cardinality(label_keys) < $4 or $2 = any(label_keys))",
+            agent_id,
+            key,
+            value,
+            i32::try_from(MAX_LABELS).unwrap_or(i32::MAX),
         )
-        .bind(&agent_id)
-        .bind(&key)
-        .bind(&value)
-        .bind(i32::try_from(MAX_LABELS).unwrap_or(i32::MAX))
         .execute(&self.pool)
         .await
         .map_err(crate::error::ManagerError::from)?;
@@ -288,18 +296,18 @@ impl AgentsService for Agents {
             counts.push(i64::try_from(warning.count.max(1)).unwrap_or(i64::MAX));
         }
         // One statement for the whole batch; warnings about agents that do not exist are dropped.
-        sqlx::query(
+        sqlx::query!(
             "insert into compliance_warnings (agent_id, kind, detail, count)
              select w.agent_id, w.kind, w.detail, w.count
              from unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) as w(agent_id, kind, detail, count)
              join agents using (agent_id)
              on conflict (agent_id, kind) do update
              set count = compliance_warnings.count + excluded.count, detail = excluded.detail, last_seen = now()",
+            &ids,
+            &kinds,
+            &details,
+            &counts,
         )
-        .bind(&ids)
-        .bind(&kinds)
-        .bind(&details)
-        .bind(&counts)
         .execute(&self.pool)
         .await
         .map_err(crate::error::ManagerError::from)?;
@@ -312,25 +320,26 @@ impl AgentsService for Agents {
     ) -> Result<Response<ListComplianceWarningsResponse>, Status> {
         self.auth.operator(request.metadata()).await?;
         let agent_id = &request.get_ref().agent_id;
-        let rows: Vec<(String, String, String, i64, f64, f64)> = sqlx::query_as(
-            "select agent_id, kind, detail, count,
-                    extract(epoch from first_seen)::float8, extract(epoch from last_seen)::float8
+        let rows = sqlx::query!(
+            r#"select agent_id, kind, detail, count,
+                    extract(epoch from first_seen)::float8 as "first_seen!",
+                    extract(epoch from last_seen)::float8 as "last_seen!"
              from compliance_warnings where $1 = '' or agent_id = $1
-             order by agent_id, kind",
+             order by agent_id, kind"#,
+            agent_id
         )
-        .bind(agent_id)
         .fetch_all(&self.pool)
         .await
         .map_err(crate::error::ManagerError::from)?;
         let warnings = rows
             .into_iter()
-            .map(|(agent_id, kind, detail, count, first, last)| ComplianceWarning {
-                agent_id,
-                kind,
-                detail,
-                count: u64::try_from(count).unwrap_or(0),
-                first_seen: Some(timestamp(epoch(first))),
-                last_seen: Some(timestamp(epoch(last))),
+            .map(|row| ComplianceWarning {
+                agent_id: row.agent_id,
+                kind: row.kind,
+                detail: row.detail,
+                count: u64::try_from(row.count).unwrap_or(0),
+                first_seen: Some(timestamp(epoch(row.first_seen))),
+                last_seen: Some(timestamp(epoch(row.last_seen))),
             })
             .collect();
         Ok(Response::new(ListComplianceWarningsResponse { warnings }))
@@ -348,12 +357,14 @@ impl AgentsService for Agents {
         if reply.key.contains('\n') || reply.key.len() + reply.message_json.len() > MAX_RELAYED_BYTES {
             return Err(reject(ErrorCode::PayloadTooLarge, "relayed reply too large or malformed").into());
         }
-        sqlx::query("select pg_notify($1, $2)")
-            .bind(REPLIES_CHANNEL)
-            .bind(encode_relayed(&reply))
-            .execute(&self.pool)
-            .await
-            .map_err(crate::error::ManagerError::from)?;
+        sqlx::query!(
+            "select pg_notify($1, $2)",
+            REPLIES_CHANNEL,
+            encode_relayed(&reply)
+        )
+        .execute(&self.pool)
+        .await
+        .map_err(crate::error::ManagerError::from)?;
         Ok(Response::new(RelayReplyResponse {}))
     }
 
@@ -439,12 +450,16 @@ fn truncate(mut text: String, max: usize) -> String {
 
 /// The agent whose token this is (E012 when none).
 async fn by_token(pool: &PgPool, token: &secrecy::SecretString) -> ManagerResult<(String, auth::AgentKind)> {
-    let row: Option<(String, String)> =
-        sqlx::query_as("select agent_id, kind from agents where token_hash = $1 and revoked_at is null")
-            .bind(tokens::hash(token).as_slice())
-            .fetch_optional(pool)
-            .await?;
-    let (agent_id, kind) = row.ok_or_else(|| reject(ErrorCode::AuthTokenInvalid, "auth token invalid"))?;
+    let token_hash = tokens::hash(token);
+    let row = sqlx::query!(
+        "select agent_id, kind from agents where token_hash = $1 and revoked_at is null",
+        token_hash.as_slice()
+    )
+    .fetch_optional(pool)
+    .await?;
+    let (agent_id, kind) = row
+        .map(|row| (row.agent_id, row.kind))
+        .ok_or_else(|| reject(ErrorCode::AuthTokenInvalid, "auth token invalid"))?;
     let kind = if kind == "referee" {
         auth::AgentKind::Referee
     } else {

@@ -109,7 +109,7 @@ impl ManagerApp {
         readiness.set_check(move || {
             let pool = pool.clone();
             async move {
-                let ping = sqlx::query("select 1").execute(&pool);
+                let ping = sqlx::query!("select 1 as one").fetch_one(&pool);
                 matches!(
                     tokio::time::timeout(READINESS_PING_TIMEOUT, ping).await,
                     Ok(Ok(_))

@@ -155,10 +155,12 @@ impl Authenticator {
         }
         let (pool, referee_id) = (self.pool.clone(), referee_id.to_owned());
         tokio::spawn(async move {
-            let stamped = sqlx::query("update agents set last_seen_at = now() where agent_id = $1")
-                .bind(&referee_id)
-                .execute(&pool)
-                .await;
+            let stamped = sqlx::query!(
+                "update agents set last_seen_at = now() where agent_id = $1",
+                referee_id
+            )
+            .execute(&pool)
+            .await;
             if let Err(error) = stamped {
                 tracing::warn!(%referee_id, %error, "could not note that the referee was heard from");
             }
@@ -175,11 +177,13 @@ impl Authenticator {
         {
             return Ok((kind, hash));
         }
-        let row: Option<(String, Vec<u8>, bool)> =
-            sqlx::query_as("select kind, token_hash, revoked_at is not null from agents where agent_id = $1")
-                .bind(agent_id)
-                .fetch_optional(&self.pool)
-                .await?;
+        let row = sqlx::query!(
+            r#"select kind, token_hash, revoked_at is not null as "revoked!" from agents where agent_id = $1"#,
+            agent_id
+        )
+        .fetch_optional(&self.pool)
+        .await?
+        .map(|row| (row.kind, row.token_hash, row.revoked));
         if let Some((_, _, true)) = row {
             self.forget(agent_id);
             return Err(reject(

@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 
 use anyhow::Context;
-use league_domain::Timing;
+use league_domain::{GameType, Timing};
 use secrecy::SecretString;
 use serde::Deserialize;
 
@@ -105,17 +105,6 @@ fn list(text: &str) -> impl Iterator<Item = &str> {
     text.split(',').map(str::trim).filter(|item| !item.is_empty())
 }
 
-/// Refuses a game no referee can run, naming the ones it can.
-pub fn known_game(game_type: &str) -> anyhow::Result<()> {
-    let known = league_referee::games::GAME_TYPES;
-    anyhow::ensure!(
-        known.contains(&game_type),
-        "unknown game {game_type:?}: the known games are {}",
-        known.join(", ")
-    );
-    Ok(())
-}
-
 impl Default for ManagerConfig {
     fn default() -> Self {
         Self {
@@ -124,7 +113,7 @@ impl Default for ManagerConfig {
             db_max_connections: 4,
             operator_token: None,
             league_id: "league_2025_even_odd".to_owned(),
-            game_type: "even_odd".to_owned(),
+            game_type: GameType::default().as_str().to_owned(),
             auto_start_players: 0,
             timing: Timing::default(),
             registration: RegistrationConfig::default(),
@@ -149,7 +138,7 @@ impl ManagerConfig {
             self.db_max_connections >= 2,
             "LEAGUE_DB_MAX_CONNECTIONS must be at least 2"
         );
-        known_game(&self.game_type).context("LEAGUE_GAME_TYPE")?;
+        GameType::known(&self.game_type).context("LEAGUE_GAME_TYPE")?;
         anyhow::ensure!(
             self.auto_start_players != 1,
             "LEAGUE_AUTO_START_PLAYERS must be 0 (start by command) or at least 2"

@@ -49,7 +49,6 @@ pub struct EventDelivery {
 }
 
 /// One event of a batch with its recipients (in player order) and where each is served.
-#[derive(sqlx::FromRow)]
 struct QueuedEvent {
     event_id: i64,
     payload: Vec<u8>,
@@ -122,10 +121,12 @@ impl EventDelivery {
     async fn try_lock(&self) -> Option<PoolConnection<Postgres>> {
         let attempt = async {
             let mut conn = self.held.acquire().await?;
-            let (locked,): (bool,) = sqlx::query_as("select pg_try_advisory_lock($1)")
-                .bind(EVENT_DELIVERY_LOCK)
-                .fetch_one(&mut *conn)
-                .await?;
+            let locked = sqlx::query_scalar!(
+                r#"select pg_try_advisory_lock($1) as "locked!""#,
+                EVENT_DELIVERY_LOCK
+            )
+            .fetch_one(&mut *conn)
+            .await?;
             Ok::<_, sqlx::Error>(locked.then_some(conn))
         };
         match attempt.await {
@@ -154,8 +155,9 @@ impl EventDelivery {
         // the backlog's (migrations/20261125000003_event_delivery_backlog.sql). Each event comes once
         // with its recipients: a standings table is read, decoded and sent once per player host, not
         // once per player (at 200 players that was 600 copies of a 7.6 KB table a round).
-        let rows: Vec<QueuedEvent> = sqlx::query_as(
-            "with blocked as (
+        let rows = sqlx::query_as!(
+            QueuedEvent,
+            r#"with blocked as (
                  -- In order per recipient: a player with a delivery waiting for its retry gets nothing
                  -- newer until then (a failure pushes back all of that player's pending deliveries, so
                  -- every pending delivery of a player not blocked is due).
@@ -176,11 +178,12 @@ impl EventDelivery {
                  from batch b join agents a on a.agent_id = b.player_id
                  group by b.event_id
              )
-             select r.event_id, e.payload, r.players, r.endpoints, r.attempts
+             select r.event_id, e.payload, r.players as "players!", r.endpoints as "endpoints!",
+                    r.attempts as "attempts!"
              from recipients r join league_events e on e.event_id = r.event_id
-             order by r.event_id",
+             order by r.event_id"#,
+            BATCH
         )
-        .bind(BATCH)
         .fetch_all(&self.pool)
         .await?;
         if rows.is_empty() {
@@ -189,13 +192,13 @@ impl EventDelivery {
         let full = rows.iter().map(|row| row.players.len() as i64).sum::<i64>() == BATCH;
         let (delivered, failed) = self.send(rows).await?;
         let mut tx = self.pool.begin().await?;
-        sqlx::query(
+        sqlx::query!(
             "update event_deliveries d set delivered_at = now(), attempts = d.attempts + 1
              from unnest($1::bigint[], $2::text[]) as r(event_id, player_id)
              where d.event_id = r.event_id and d.player_id = r.player_id",
+            &delivered.events,
+            &delivered.players,
         )
-        .bind(&delivered.events)
-        .bind(&delivered.players)
         .execute(&mut *tx)
         .await?;
         count_delivered(&mut tx, &delivered.events).await?;
@@ -214,8 +217,9 @@ impl EventDelivery {
     /// delivered, and now, when every player takes them, none.
     /// Returns whether the batch was full.
     async fn deliver_fresh(&mut self) -> anyhow::Result<bool> {
-        let rows: Vec<QueuedEvent> = sqlx::query_as(
-            "with fresh as materialized (
+        let rows = sqlx::query_as!(
+            QueuedEvent,
+            r#"with fresh as materialized (
                  select event_id, league_id, payload from league_events
                  where not fanned_out order by event_id limit $1
              ), behind as materialized (
@@ -233,12 +237,13 @@ impl EventDelivery {
                    and p.player_id not in (select player_id from behind)
                  group by p.league_id
              )
-             select f.event_id, f.payload, coalesce(r.players, '{}') as players,
-                    coalesce(r.endpoints, '{}') as endpoints, coalesce(r.attempts, '{}') as attempts
+             select f.event_id as "event_id!", f.payload as "payload!",
+                    coalesce(r.players, '{}') as "players!", coalesce(r.endpoints, '{}') as "endpoints!",
+                    coalesce(r.attempts, '{}') as "attempts!"
              from fresh f left join recipients r using (league_id)
-             order by f.event_id",
+             order by f.event_id"#,
+            NEW_EVENTS
         )
-        .bind(NEW_EVENTS)
         .fetch_all(&self.pool)
         .await?;
         if rows.is_empty() {
@@ -296,17 +301,17 @@ impl EventDelivery {
         let backoff_ms = 100_i64 << attempts.min(10);
         tracing::warn!(player_id = %pending.player_id, event_id = pending.event_id, attempts, %error,
             "league notification not delivered");
-        sqlx::query(
+        sqlx::query!(
             "update event_deliveries set attempts = attempts + (event_id = $2)::int, last_error = $3,
-                 next_attempt_at = now() + $4 * interval '1 millisecond',
+                 next_attempt_at = now() + $4::bigint * interval '1 millisecond',
                  gave_up_at = case when event_id = $2 and $5 then now() end
              where player_id = $1 and delivered_at is null and gave_up_at is null",
+            pending.player_id,
+            pending.event_id,
+            error,
+            backoff_ms,
+            attempts >= MAX_ATTEMPTS,
         )
-        .bind(&pending.player_id)
-        .bind(pending.event_id)
-        .bind(&error)
-        .bind(backoff_ms)
-        .bind(attempts >= MAX_ATTEMPTS)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -316,14 +321,14 @@ impl EventDelivery {
 /// Adds the deliveries of `events` (one entry per delivery) to their leagues' counts, so status
 /// queries need not count the delivery rows.
 async fn count_delivered(tx: &mut PgConnection, events: &[i64]) -> anyhow::Result<()> {
-    sqlx::query(
+    sqlx::query!(
         "update leagues l set notifications_delivered = l.notifications_delivered + c.delivered
          from (select e.league_id, count(*) as delivered
                from unnest($1::bigint[]) as r(event_id) join league_events e using (event_id)
                group by e.league_id) c
          where l.league_id = c.league_id",
+        events
     )
-    .bind(events)
     .execute(tx)
     .await?;
     Ok(())

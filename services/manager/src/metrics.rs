@@ -124,13 +124,18 @@ pub fn refresh_on_scrape(pool: PgPool) {
 type Counts = Vec<(String, Option<String>, bool, i64)>;
 
 async fn count_matches(pool: &PgPool) -> Result<Counts, sqlx::Error> {
-    sqlx::query_as(
-        "select match_status(m, l), m.result_status,
-                coalesce(m.status = 'running' and m.lease_expires_at < now(), false), count(*)
-         from matches m join leagues l using (league_id) group by 1, 2, 3",
+    let rows = sqlx::query!(
+        r#"select match_status(m, l) as "status!", m.result_status,
+                coalesce(m.status = 'running' and m.lease_expires_at < now(), false) as "expired!",
+                count(*) as "matches!"
+         from matches m join leagues l using (league_id) group by 1, 2, 3"#
     )
     .fetch_all(pool)
-    .await
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| (row.status, row.result_status, row.expired, row.matches))
+        .collect())
 }
 
 fn publish(counts: &Counts) {

@@ -63,6 +63,8 @@ pub async fn create_database(server: &PostgresServer, prefix: &str) -> anyhow::R
         .connect()
         .await
         .context("connecting to create a database")?;
+    // Built at run time, not a checked macro: a database's name is an identifier, which no statement
+    // can take as a parameter.
     sqlx::query(&format!("create database \"{name}\""))
         .execute(&mut admin)
         .await
@@ -85,12 +87,12 @@ pub async fn ensure_database(server: &PostgresServer, name: &str) -> anyhow::Res
         .connect()
         .await
         .context("connecting to create a database")?;
-    let exists: Option<(i32,)> = sqlx::query_as("select 1 from pg_database where datname = $1")
-        .bind(name)
+    let exists = sqlx::query_scalar!("select 1 from pg_database where datname = $1", name)
         .fetch_optional(&mut admin)
         .await
         .context("looking for the database")?;
     if exists.is_none() {
+        // Built at run time: a database's name is an identifier, not a parameter.
         sqlx::query(&format!("create database \"{name}\""))
             .execute(&mut admin)
             .await
@@ -110,6 +112,7 @@ pub async fn drop_database(server: &PostgresServer, name: &str) -> anyhow::Resul
         .connect()
         .await
         .context("connecting to drop a database")?;
+    // Built at run time: a database's name is an identifier, not a parameter.
     let dropped = sqlx::query(&format!("drop database if exists \"{}\"", name.replace('"', "")))
         .execute(&mut admin)
         .await
@@ -124,15 +127,15 @@ pub async fn databases_with_prefix(server: &PostgresServer, prefix: &str) -> any
         .connect()
         .await
         .context("connecting to list databases")?;
-    let names: Vec<(String,)> = sqlx::query_as(
+    let names = sqlx::query_scalar!(
         "select datname from pg_database where datname ~ ('^' || $1 || '_[0-9a-f]{16}$') order by datname",
+        prefix
     )
-    .bind(prefix)
     .fetch_all(&mut admin)
     .await
     .context("listing databases")?;
     admin.close().await.ok();
-    Ok(names.into_iter().map(|(name,)| name).collect())
+    Ok(names)
 }
 
 /// The database a connection URL names.

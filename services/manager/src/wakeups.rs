@@ -28,8 +28,7 @@ pub struct Wakeups {
 impl Wakeups {
     /// Tells every manager, once `tx` commits, that matches became ready.
     pub async fn matches_ready_on_commit(tx: &mut PgConnection) -> sqlx::Result<()> {
-        sqlx::query("select pg_notify($1, '')")
-            .bind(MATCHES_READY_CHANNEL)
+        sqlx::query!("select pg_notify($1, '')", MATCHES_READY_CHANNEL)
             .execute(tx)
             .await?;
         Ok(())

@@ -6,6 +6,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use league_domain::GameType;
 use league_proto::v2::RequestMoveRequest;
 use prost_types::Struct;
 use rand::Rng;
@@ -17,9 +18,9 @@ use crate::payload::{number, object, string};
 mod adaptive;
 mod tic_tac_toe;
 
-/// The game types a bot can play, as the referee names them.
-pub const EVEN_ODD: &str = "even_odd";
-pub const TIC_TAC_TOE: &str = "tic_tac_toe";
+/// The game types a bot can play, by the league's names for them (league-domain).
+pub const EVEN_ODD: &str = GameType::EvenOdd.as_str();
+pub const TIC_TAC_TOE: &str = GameType::TicTacToe.as_str();
 pub const GAME_TYPES: [&str; 2] = [EVEN_ODD, TIC_TAC_TOE];
 
 /// How a well-behaved bot chooses its parity.

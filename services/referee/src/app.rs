@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use league_domain::GameType;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::referee_service_server::RefereeServiceServer;
 use league_proto::v2::{AgentMeta, RegisterRefereeRequest};
@@ -15,7 +16,6 @@ use league_runtime::{Credentials, SavedIdentities, ShutdownSignal, grpc};
 use serde::Deserialize;
 use tokio::net::TcpListener;
 
-use crate::games::GAME_TYPES;
 use crate::service::RefereeApi;
 use crate::worker::{Worker, WorkerConfig};
 
@@ -133,7 +133,7 @@ impl RefereeApp {
             meta: Some(AgentMeta {
                 display_name: display_name.to_owned(),
                 version: env!("CARGO_PKG_VERSION").to_owned(),
-                game_types: GAME_TYPES.iter().map(|game| (*game).to_owned()).collect(),
+                game_types: GameType::all().map(|game| game.as_str().to_owned()).collect(),
                 contact_endpoint: endpoint.clone(),
                 service_endpoint: endpoint.clone(),
                 protocol_version: "2.1.0".to_owned(),
@@ -148,7 +148,10 @@ impl RefereeApp {
             credentials.clone(),
             WorkerConfig {
                 shutdown_grace: self.config.shutdown_grace,
-                ..WorkerConfig::new(self.config.referee_capacity, GAME_TYPES.iter().copied())
+                ..WorkerConfig::new(
+                    self.config.referee_capacity,
+                    GameType::all().map(GameType::as_str),
+                )
             },
         );
         let api = RefereeApi::new(credentials.agent_id, worker.running_matches()).into_server();

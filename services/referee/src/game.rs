@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use league_domain::points;
+use league_domain::{GameType, points};
 use league_proto::ErrorCode;
 use league_proto::v2::{ResultStatus, Role};
 use prost_types::Struct;
@@ -133,8 +133,8 @@ pub trait GameEngine: fmt::Debug + Send + 'static {
     /// A move already checked against the rules: the engine parses a payload into it once, in `validate`.
     type Move: Send;
 
-    /// The league's name for the game, e.g. `"even_odd"`.
-    const GAME_TYPE: &'static str;
+    /// The game this engine plays (its name is the league's, from league-domain).
+    const GAME_TYPE: GameType;
 
     /// A fresh game between `players` (their ids, used in contexts and metadata; index = seat).
     fn new(players: [String; 2]) -> Self;
@@ -181,7 +181,7 @@ pub trait Game: fmt::Debug + Send {
 
 impl<G: GameEngine> Game for G {
     fn game_type(&self) -> &'static str {
-        G::GAME_TYPE
+        G::GAME_TYPE.as_str()
     }
 
     fn awaiting(&self) -> &'static [Seat] {

@@ -60,8 +60,8 @@ pub async fn measure(database_url: &SecretString, league_id: &str) -> anyhow::Re
     let mut conn = sqlx::PgConnection::connect(database_url.expose_secret())
         .await
         .context("connecting to the run's database")?;
-    let rows: Vec<PhaseRow> = sqlx::query_as(
-        "with per_round as (
+    let rows: Vec<PhaseRow> = sqlx::query!(
+        r#"with per_round as (
              select round_id,
                     max(ended_at) as last_end,
                     max(finished_at) as last_recorded,
@@ -71,23 +71,36 @@ pub async fn measure(database_url: &SecretString, league_id: &str) -> anyhow::Re
              from matches where league_id = $1 and status = 'finished'
              group by round_id
          )
-         select (extract(epoch from cur.last_recorded - cur.last_end) * 1000)::float8,
-                (extract(epoch from r.released_at - cur.last_recorded) * 1000)::float8,
-                (extract(epoch from nxt.first_claim - r.released_at) * 1000)::float8,
-                (extract(epoch from nxt.first_start - nxt.first_claim) * 1000)::float8,
-                (extract(epoch from nxt.first_start - cur.last_recorded) * 1000)::float8,
-                (extract(epoch from cur.last_recorded - cur.first_start) * 1000)::float8,
-                (extract(epoch from cur.last_start - cur.first_start) * 1000)::float8
+         select (extract(epoch from cur.last_recorded - cur.last_end) * 1000)::float8 as "report!",
+                (extract(epoch from r.released_at - cur.last_recorded) * 1000)::float8 as "completion!",
+                (extract(epoch from nxt.first_claim - r.released_at) * 1000)::float8 as "hand_over!",
+                (extract(epoch from nxt.first_start - nxt.first_claim) * 1000)::float8 as "start!",
+                (extract(epoch from nxt.first_start - cur.last_recorded) * 1000)::float8 as "gap!",
+                (extract(epoch from cur.last_recorded - cur.first_start) * 1000)::float8 as "round!",
+                (extract(epoch from cur.last_start - cur.first_start) * 1000)::float8 as "starts!"
          from per_round cur
          join per_round nxt on nxt.round_id = cur.round_id + 1
          join rounds r on r.league_id = $1 and r.round_id = nxt.round_id
          where r.released_at is not null and nxt.first_claim is not null
-         order by cur.round_id",
+         order by cur.round_id"#,
+        league_id
     )
-    .bind(league_id)
     .fetch_all(&mut conn)
     .await
-    .context("reading the round boundaries")?;
+    .context("reading the round boundaries")?
+    .into_iter()
+    .map(|row| {
+        (
+            row.report,
+            row.completion,
+            row.hand_over,
+            row.start,
+            row.gap,
+            row.round,
+            row.starts,
+        )
+    })
+    .collect();
     let column = |pick: fn(&PhaseRow) -> f64| Percentiles::of(rows.iter().map(pick).collect());
     Ok(RoundBoundaries {
         boundaries: rows.len(),

@@ -14,7 +14,7 @@ pub struct CreateArgs {
     #[arg(long, default_value = "")]
     pub league: String,
     /// The game: even_odd or tic_tac_toe.
-    #[arg(long, default_value = "even_odd", value_parser = args::game)]
+    #[arg(long, default_value = league_domain::GameType::default().as_str(), value_parser = args::game)]
     pub game: String,
     /// Start on its own once this many players have registered (0: only by `league start`).
     #[arg(long, default_value_t = 0)]

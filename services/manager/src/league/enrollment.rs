@@ -39,24 +39,39 @@ pub async fn open_league(
     game_types: &[String],
     deployment_max: u32,
 ) -> ManagerResult<OpenLeague> {
-    type Row = (String, String, String, i32, Option<i32>);
-    let league: Option<Row> = if requested.is_empty() {
-        sqlx::query_as(
+    struct Row {
+        league_id: String,
+        status: String,
+        game_type: String,
+        auto_start_players: i32,
+        max_players: Option<i32>,
+    }
+    let league = if requested.is_empty() {
+        sqlx::query_as!(
+            Row,
             "select league_id, status, game_type, auto_start_players, max_players from leagues
              where status = 'registering' order by created_at desc limit 1 for update",
         )
         .fetch_optional(&mut *tx)
         .await?
     } else {
-        sqlx::query_as(
+        sqlx::query_as!(
+            Row,
             "select league_id, status, game_type, auto_start_players, max_players from leagues
              where league_id = $1 for update",
+            requested
         )
-        .bind(requested)
         .fetch_optional(&mut *tx)
         .await?
     };
-    let Some((league_id, status, game_type, auto_start_players, max_players)) = league else {
+    let Some(Row {
+        league_id,
+        status,
+        game_type,
+        auto_start_players,
+        max_players,
+    }) = league
+    else {
         return Err(if requested.is_empty() {
             reject(
                 ErrorCode::InvalidLeagueState,
@@ -106,11 +121,13 @@ impl OpenLeague {
     /// Enrolls `player_id` (checked for room by the caller, registered in this transaction or before);
     /// returns whether that started the league.
     pub async fn add(&self, tx: &mut PgConnection, player_id: &str) -> ManagerResult<bool> {
-        sqlx::query("insert into league_players (league_id, player_id) values ($1, $2)")
-            .bind(&self.league_id)
-            .bind(player_id)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query!(
+            "insert into league_players (league_id, player_id) values ($1, $2)",
+            self.league_id,
+            player_id,
+        )
+        .execute(&mut *tx)
+        .await?;
         if self.auto_start_players > 0 && self.players(tx).await? >= i64::from(self.auto_start_players) {
             start::start_locked(tx, &self.league_id).await?;
             return Ok(true);
@@ -120,11 +137,11 @@ impl OpenLeague {
 
     /// Enrolls a registered player unless it is in the league already.
     pub async fn enroll(&self, tx: &mut PgConnection, player_id: &str) -> ManagerResult<Enrollment> {
-        let (already,): (bool,) = sqlx::query_as(
-            "select exists (select 1 from league_players where league_id = $1 and player_id = $2)",
+        let already = sqlx::query_scalar!(
+            r#"select exists (select 1 from league_players where league_id = $1 and player_id = $2) as "already!""#,
+            self.league_id,
+            player_id,
         )
-        .bind(&self.league_id)
-        .bind(player_id)
         .fetch_one(&mut *tx)
         .await?;
         let mut enrollment = Enrollment {
@@ -141,10 +158,12 @@ impl OpenLeague {
     }
 
     async fn players(&self, tx: &mut PgConnection) -> ManagerResult<i64> {
-        let (joined,): (i64,) = sqlx::query_as("select count(*) from league_players where league_id = $1")
-            .bind(&self.league_id)
-            .fetch_one(&mut *tx)
-            .await?;
+        let joined = sqlx::query_scalar!(
+            r#"select count(*) as "joined!" from league_players where league_id = $1"#,
+            self.league_id
+        )
+        .fetch_one(&mut *tx)
+        .await?;
         Ok(joined)
     }
 }
@@ -163,12 +182,13 @@ pub async fn enroll_registered(
         ));
     }
     let mut tx = pool.begin().await?;
-    let player: Option<(Vec<String>,)> =
-        sqlx::query_as("select game_types from agents where agent_id = $1 and kind = 'player'")
-            .bind(player_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-    let Some((game_types,)) = player else {
+    let player = sqlx::query_scalar!(
+        "select game_types from agents where agent_id = $1 and kind = 'player'",
+        player_id
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(game_types) = player else {
         return Err(reject(
             ErrorCode::PlayerNotRegistered,
             format!("no registered player {player_id}"),

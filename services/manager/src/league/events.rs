@@ -5,8 +5,6 @@
 //! a fanned-out event without a row got it then, at the first attempt (the view
 //! `every_event_delivery` spells every pair out). A crash can delay an event but not lose it.
 
-use std::sync::LazyLock;
-
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::{NotifyLeagueEventRequest, RoundAnnouncement, ScheduledMatch};
 use prost::Message;
@@ -55,51 +53,46 @@ impl Queued {
         queued
     }
 
-    /// Binds the events to `query`, as the parameters [`queued_cte`] was given (kinds, rounds,
-    /// payloads, then the channel that wakes event delivery).
-    pub fn bind<'q, O>(
-        &'q self,
-        query: sqlx::query::QueryAs<'q, sqlx::Postgres, O, sqlx::postgres::PgArguments>,
-    ) -> sqlx::query::QueryAs<'q, sqlx::Postgres, O, sqlx::postgres::PgArguments> {
-        query
-            .bind(&self.kinds)
-            .bind(&self.rounds)
-            .bind(&self.payloads)
-            .bind(EVENTS_PENDING_CHANNEL)
+    /// The events' kinds, rounds and payloads, in order: the parameters of a statement's `queued`
+    /// part (see [`enqueue`]).
+    pub fn columns(&self) -> (&[&'static str], &[i32], &[Vec<u8>]) {
+        (&self.kinds, &self.rounds, &self.payloads)
     }
-}
-
-/// A `with` clause's `queued` part: inserts the events of league `$1` from the parameters `$first`
-/// (kinds), `$first + 1` (rounds) and `$first + 2` (payloads), in order, and wakes event delivery
-/// (channel `$first + 3`) once the transaction commits. Event ids come from a sequence, taken in the
-/// order the rows are inserted: `order by` keeps the events in the order given, which is the order
-/// every player receives them in. The NOTIFY is in `returning`, so it runs whether or not the
-/// statement reads `queued`; one per row, which Postgres folds into one (same channel and payload,
-/// one transaction). Its recipients are written by [`fan_out`].
-pub fn queued_cte(first: usize) -> String {
-    let (kinds, rounds, payloads, channel) = (first, first + 1, first + 2, first + 3);
-    format!(
-        "queued as (
-             insert into league_events (league_id, kind, round_id, payload)
-             select $1, e.kind, e.round_id, e.payload
-             from unnest(${kinds}::text[], ${rounds}::int[], ${payloads}::bytea[])
-                  with ordinality as e(kind, round_id, payload, n)
-             order by e.n
-             returning pg_notify(${channel}, '')
-         )"
-    )
 }
 
 /// Queues `events` (each with its round), in order, for every player of `league_id`, and wakes the
 /// event delivery when `tx` commits. One statement, whatever the number of events and players. A
-/// round's release queues its events itself, in its own statement.
+/// round's release queues its events itself, in its own statement, with the same `queued` part
+/// (crate::league::queue::release_round; keep the two alike).
+///
+/// The `queued` part inserts the events of league `$1` from the kinds, rounds and payloads given, in
+/// order, and wakes event delivery (channel [`EVENTS_PENDING_CHANNEL`]) once the transaction commits.
+/// Event ids come from a sequence, taken in the order the rows are inserted: `order by` keeps the
+/// events in the order given, which is the order every player receives them in. The NOTIFY is in
+/// `returning`, so it runs whether or not the statement reads `queued`; one per row, which Postgres
+/// folds into one (same channel and payload, one transaction). Its recipients are written by
+/// [`fan_out`].
 pub async fn enqueue(tx: &mut PgConnection, league_id: &str, events: Vec<(u32, Event)>) -> ManagerResult<()> {
-    static ENQUEUE: LazyLock<String> = LazyLock::new(|| format!("with {} select 1", queued_cte(2)));
     let queued = Queued::new(league_id, events);
-    let _: Vec<(i32,)> = queued
-        .bind(sqlx::query_as(&ENQUEUE).bind(league_id))
-        .fetch_all(&mut *tx)
-        .await?;
+    let (kinds, rounds, payloads) = queued.columns();
+    sqlx::query!(
+        "with queued as (
+             insert into league_events (league_id, kind, round_id, payload)
+             select $1, e.kind, e.round_id, e.payload
+             from unnest($2::text[], $3::int[], $4::bytea[]) with ordinality as e(kind, round_id, payload, n)
+             order by e.n
+             returning pg_notify($5, '')
+         )
+         -- No columns: the statement is run for what `queued` writes.
+         select",
+        league_id,
+        kinds as &[&str],
+        rounds,
+        payloads,
+        EVENTS_PENDING_CHANNEL,
+    )
+    .execute(&mut *tx)
+    .await?;
     Ok(())
 }
 
@@ -133,8 +126,8 @@ pub async fn fan_out(
     event_ids: &[i64],
     delivered: &DeliveredPairs,
 ) -> ManagerResult<i64> {
-    let (fanned,): (i64,) = sqlx::query_as(
-        "with fanned as (
+    let fanned = sqlx::query_scalar!(
+        r#"with fanned as (
              update league_events set fanned_out = true, fanned_out_at = now()
              where event_id in (select event_id from league_events
                                 where event_id = any($1) and not fanned_out
@@ -153,11 +146,11 @@ pub async fn fan_out(
              where d.event_id = s.event_id and d.player_id = s.player_id
                and s.event_id not in (select event_id from fanned)
          )
-         select count(*) from fanned",
+         select count(*) as "fanned!" from fanned"#,
+        event_ids,
+        &delivered.events,
+        &delivered.players,
     )
-    .bind(event_ids)
-    .bind(&delivered.events)
-    .bind(&delivered.players)
     .fetch_one(conn)
     .await?;
     Ok(fanned)

@@ -9,7 +9,7 @@ use league_proto::v2::{
 use sqlx::PgConnection;
 
 use crate::error::{ManagerResult, reject};
-use crate::league::queries::{MATCH_COLUMNS, MatchRow, decode};
+use crate::league::queries::{MatchRow, decode, query_matches};
 use crate::league::queue::timestamp_from_millis;
 use crate::league::table::{self, LeagueResults};
 use league_proto::ErrorCode;
@@ -22,11 +22,17 @@ pub const MAX_STANDINGS_ROWS: usize = 20_000;
 pub const DEFAULT_LEAGUE_PAGE: u32 = 20;
 pub const MAX_LEAGUE_PAGE: u32 = 100;
 
-/// A schedule row with what the match came to.
-#[derive(Debug, sqlx::FromRow)]
+/// A schedule row ([`MatchRow`]'s columns) with what the match came to.
+#[derive(Debug)]
 struct PlayedRow {
-    #[sqlx(flatten)]
-    scheduled: MatchRow,
+    league_id: String,
+    round_id: i32,
+    match_id: String,
+    game_type: String,
+    player_a_id: String,
+    player_b_id: String,
+    referee_id: Option<String>,
+    status: String,
     result: Option<Vec<u8>>,
     started_ms: Option<i64>,
     finished_ms: Option<i64>,
@@ -35,30 +41,50 @@ struct PlayedRow {
     fault_code: Option<String>,
 }
 
-/// The schedule columns, the stored result, and when the match started and finished by its referee's
-/// clock (its transcript's first and last entries; the time the result was recorded when there is no
-/// transcript), in epoch milliseconds. Only a match with players at fault has its transcript's JSON
-/// parsed, for the cause.
-const PLAYED_COLUMNS: &str = "m.result,
-    (extract(epoch from m.started_at) * 1000)::bigint as started_ms,
-    (extract(epoch from coalesce(m.ended_at, m.finished_at)) * 1000)::bigint as finished_ms,
-    case when cardinality(m.at_fault_player_ids) > 0 then coalesce((
-        select e.entry->'message'->>'error_code'
-        from jsonb_array_elements(m.transcript_json::jsonb->'entries') with ordinality as e(entry, seq)
-        where e.entry->'message'->>'error_code' <> ''
-          and e.entry->'message'->>'player_id' = any(m.at_fault_player_ids)
-          -- GAME_OVER goes out after the result, best effort: not why the match was lost.
-          and e.entry->'message'->>'message_type' <> 'GAME_OVER'
-        order by e.seq desc limit 1), '') end as fault_code";
+/// A checked query of [`PlayedRow`]s of the matches `m` (of leagues `l`) that `$rest` (the where
+/// clause on, and its arguments) keeps: the schedule columns, the stored result, and when the match
+/// started and finished by its referee's clock (its transcript's first and last entries; the time the
+/// result was recorded when there is no transcript), in epoch milliseconds. Only a match with players
+/// at fault has its transcript's JSON parsed, for the cause.
+macro_rules! query_played {
+    ($($rest:tt)+) => {
+        query_matches!(
+            PlayedRow,
+            r#", m.result,
+                (extract(epoch from m.started_at) * 1000)::bigint as "started_ms?",
+                (extract(epoch from coalesce(m.ended_at, m.finished_at)) * 1000)::bigint as "finished_ms?",
+                case when cardinality(m.at_fault_player_ids) > 0 then coalesce((
+                    select e.entry->'message'->>'error_code'
+                    from jsonb_array_elements(m.transcript_json::jsonb->'entries') with ordinality as e(entry, seq)
+                    where e.entry->'message'->>'error_code' <> ''
+                      and e.entry->'message'->>'player_id' = any(m.at_fault_player_ids)
+                      -- GAME_OVER goes out after the result, best effort: not why the match was lost.
+                      and e.entry->'message'->>'message_type' <> 'GAME_OVER'
+                    order by e.seq desc limit 1), '') end as "fault_code?"
+             from matches m join leagues l on l.league_id = m.league_id "#
+                + $($rest)+
+        )
+    };
+}
 
 impl PlayedRow {
     fn into_match(self) -> ManagerResult<ScheduledMatch> {
+        let scheduled = MatchRow {
+            league_id: self.league_id,
+            round_id: self.round_id,
+            match_id: self.match_id,
+            game_type: self.game_type,
+            player_a_id: self.player_a_id,
+            player_b_id: self.player_b_id,
+            referee_id: self.referee_id,
+            status: self.status,
+        };
         Ok(ScheduledMatch {
             result: self.result.as_deref().map(decode::<MatchResult>).transpose()?,
             started_at: self.started_ms.map(timestamp_from_millis),
             finished_at: self.finished_ms.map(timestamp_from_millis),
             technical_loss_cause: self.fault_code.as_deref().map(cause).unwrap_or_default(),
-            ..self.scheduled.into()
+            ..scheduled.into()
         })
     }
 }
@@ -79,14 +105,17 @@ pub async fn schedule_page(
     };
     // Each round's size from its row (fixed by the schedule): counting every later round's matches made
     // each page of a 500-player league's schedule read 124,750 index entries (46 ms a page).
-    let rounds: Vec<(i32, Option<String>, i64)> = sqlx::query_as(
-        "select r.round_id, r.bye_player_id, r.matches::bigint
-         from rounds r where r.league_id = $1 and r.round_id >= $2 order by r.round_id",
+    let rounds: Vec<(i32, Option<String>, i64)> = sqlx::query!(
+        r#"select r.round_id, r.bye_player_id, r.matches::bigint as "matches!"
+         from rounds r where r.league_id = $1 and r.round_id >= $2 order by r.round_id"#,
+        league_id,
+        first,
     )
-    .bind(league_id)
-    .bind(first)
     .fetch_all(&mut *conn)
-    .await?;
+    .await?
+    .into_iter()
+    .map(|round| (round.round_id, round.bye_player_id, round.matches))
+    .collect();
     let mut taken = 0;
     let mut matches_taken = 0i64;
     for (_, _, count) in &rounds {
@@ -101,13 +130,12 @@ pub async fn schedule_page(
     let Some(last) = rounds.last().map(|(round_id, _, _)| *round_id) else {
         return Ok((vec![], 0));
     };
-    let rows: Vec<PlayedRow> = sqlx::query_as(&format!(
-        "select {MATCH_COLUMNS}, {PLAYED_COLUMNS} from matches m join leagues l on l.league_id = m.league_id
-         where m.league_id = $1 and m.round_id between $2 and $3 order by m.round_id, m.match_number"
-    ))
-    .bind(league_id)
-    .bind(first)
-    .bind(last)
+    let rows = query_played!(
+        "where m.league_id = $1 and m.round_id between $2 and $3 order by m.round_id, m.match_number",
+        league_id,
+        first,
+        last,
+    )
     .fetch_all(&mut *conn)
     .await?;
     let mut matches = rows
@@ -138,13 +166,12 @@ pub async fn player_matches(
     league_id: &str,
     player_id: &str,
 ) -> ManagerResult<Vec<ScheduledMatch>> {
-    let rows: Vec<PlayedRow> = sqlx::query_as(&format!(
-        "select {MATCH_COLUMNS}, {PLAYED_COLUMNS} from matches m join leagues l on l.league_id = m.league_id
-         where m.league_id = $1 and (m.player_a_id = $2 or m.player_b_id = $2)
-         order by m.round_id, m.match_number"
-    ))
-    .bind(league_id)
-    .bind(player_id)
+    let rows = query_played!(
+        "where m.league_id = $1 and (m.player_a_id = $2 or m.player_b_id = $2)
+         order by m.round_id, m.match_number",
+        league_id,
+        player_id,
+    )
     .fetch_all(&mut *conn)
     .await?;
     rows.into_iter().map(PlayedRow::into_match).collect()
@@ -158,12 +185,12 @@ pub async fn standings_by_round(
     first_round_id: u32,
     max_rounds: u32,
 ) -> ManagerResult<(Vec<RoundStandings>, u32)> {
-    let completed: Vec<(i32,)> = sqlx::query_as(
+    let completed = sqlx::query_scalar!(
         "select round_id from rounds where league_id = $1 and status = 'completed' and round_id >= $2
          order by round_id",
+        league_id,
+        first_round_id.max(1) as i32,
     )
-    .bind(league_id)
-    .bind(first_round_id.max(1) as i32)
     .fetch_all(&mut *conn)
     .await?;
     let results = LeagueResults::load(conn, league_id).await?;
@@ -172,22 +199,10 @@ pub async fn standings_by_round(
         0 => fit,
         asked => fit.min(asked as usize),
     };
-    let next_round_id = completed.get(take).map_or(0, |(round_id,)| *round_id as u32);
-    let rounds = completed.iter().take(take).map(|(round_id,)| *round_id as u32);
+    let next_round_id = completed.get(take).map_or(0, |round_id| *round_id as u32);
+    let rounds = completed.iter().take(take).map(|round_id| *round_id as u32);
     Ok((results.after_each(rounds)?, next_round_id))
 }
-
-type LeagueListRow = (
-    String,
-    String,
-    String,
-    i32,
-    i32,
-    i64,
-    i64,
-    Option<i64>,
-    Option<i64>,
-);
 
 /// Leagues newest first, `page_size` from the offset in `page_token`.
 pub async fn list_leagues(
@@ -214,23 +229,30 @@ pub async fn list_leagues(
             })?
     };
     // One more than asked: whether there is a next page.
-    let rows: Vec<LeagueListRow> = sqlx::query_as(
-        "select l.league_id, l.game_type, l.status, l.current_round, l.total_rounds,
-                (select count(*) from league_players lp where lp.league_id = l.league_id),
-                (extract(epoch from l.created_at) * 1000)::bigint,
-                (extract(epoch from l.started_at) * 1000)::bigint,
-                (extract(epoch from l.completed_at) * 1000)::bigint
-         from leagues l order by l.created_at desc, l.league_id limit $1 offset $2",
+    let rows = sqlx::query!(
+        r#"select l.league_id, l.game_type, l.status, l.current_round, l.total_rounds,
+                (select count(*) from league_players lp where lp.league_id = l.league_id) as "players!",
+                (extract(epoch from l.created_at) * 1000)::bigint as "created_ms!",
+                (extract(epoch from l.started_at) * 1000)::bigint as "started_ms?",
+                (extract(epoch from l.completed_at) * 1000)::bigint as "completed_ms?"
+         from leagues l order by l.created_at desc, l.league_id limit $1 offset $2"#,
+        i64::from(size) + 1,
+        offset,
     )
-    .bind(i64::from(size) + 1)
-    .bind(offset)
     .fetch_all(&mut *conn)
     .await?;
     let more = rows.len() > size as usize;
     let mut leagues = Vec::with_capacity(rows.len().min(size as usize));
-    for (league_id, game_type, status, current, total, players, created, started, completed) in
-        rows.into_iter().take(size as usize)
-    {
+    for row in rows.into_iter().take(size as usize) {
+        let (league_id, game_type, status, current, total) = (
+            row.league_id,
+            row.game_type,
+            row.status,
+            row.current_round,
+            row.total_rounds,
+        );
+        let (players, created, started, completed) =
+            (row.players, row.created_ms, row.started_ms, row.completed_ms);
         let status = league_status(&status);
         let champion = if status == LeagueStatus::Completed {
             table::standings(conn, &league_id).await?.into_iter().next()

@@ -18,14 +18,13 @@ use crate::wakeups::Wakeups;
 
 /// The league's status, its row locked until `tx` ends; E006 when there is no such league.
 pub async fn lock_league(tx: &mut PgConnection, league_id: &str) -> ManagerResult<String> {
-    let found: Option<(String,)> =
-        sqlx::query_as("select status from leagues where league_id = $1 for update")
-            .bind(league_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-    found
-        .map(|(status,)| status)
-        .ok_or_else(|| reject(ErrorCode::LeagueNotFound, format!("no league {league_id}")))
+    let found = sqlx::query_scalar!(
+        "select status from leagues where league_id = $1 for update",
+        league_id
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
+    found.ok_or_else(|| reject(ErrorCode::LeagueNotFound, format!("no league {league_id}")))
 }
 
 /// Locks the unfinished matches of `league_id` (of `player_id` only, if given), in the order a batch of
@@ -37,15 +36,16 @@ pub async fn lock_unfinished(
     league_id: &str,
     player_id: Option<&str>,
 ) -> ManagerResult<()> {
-    sqlx::query(
-        "select 1 from matches
+    // No columns: the statement is run for its locks.
+    sqlx::query!(
+        "select from matches
          where league_id = $1 and status in ('scheduled', 'running')
            and ($2::text is null or $2 in (player_a_id, player_b_id))
          order by league_id, match_id
          for update",
+        league_id,
+        player_id,
     )
-    .bind(league_id)
-    .bind(player_id)
     .execute(&mut *tx)
     .await?;
     Ok(())
@@ -66,13 +66,13 @@ pub async fn pause(pool: &PgPool, league_id: &str) -> ManagerResult<PauseLeagueR
     if status != "running" {
         return Err(wrong_state(league_id, &status, "running league can be paused"));
     }
-    let (running,): (i64,) = sqlx::query_as(
-        "with paused as (
+    let running = sqlx::query_scalar!(
+        r#"with paused as (
              update leagues set status = 'paused', paused_at = now() where league_id = $1
          )
-         select count(*) from matches where league_id = $1 and status = 'running'",
+         select count(*) as "running!" from matches where league_id = $1 and status = 'running'"#,
+        league_id
     )
-    .bind(league_id)
     .fetch_one(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -91,10 +91,12 @@ pub async fn resume(pool: &PgPool, wakeups: &Wakeups, league_id: &str) -> Manage
     if status != "paused" {
         return Err(wrong_state(league_id, &status, "paused league can be resumed"));
     }
-    sqlx::query("update leagues set status = 'running', paused_at = null where league_id = $1")
-        .bind(league_id)
-        .execute(&mut *tx)
-        .await?;
+    sqlx::query!(
+        "update leagues set status = 'running', paused_at = null where league_id = $1",
+        league_id
+    )
+    .execute(&mut *tx)
+    .await?;
     Wakeups::matches_ready_on_commit(&mut tx).await?;
     tx.commit().await?;
     wakeups.matches_ready.notify_waiters();
@@ -116,9 +118,8 @@ pub async fn cancel(pool: &PgPool, league_id: &str) -> ManagerResult<CancelLeagu
             format!("league {league_id} is {status}: there is nothing left to cancel"),
         ));
     }
-    let (cancelled, running, played, total_rounds, current_round): (i64, i64, i64, i32, i32) =
-        sqlx::query_as(
-            "with unfinished as (
+    let counts = sqlx::query!(
+        r#"with unfinished as (
              select match_id, status from matches
              where league_id = $1 and status in ('scheduled', 'running')
          ), cancelled as (
@@ -131,14 +132,22 @@ pub async fn cancel(pool: &PgPool, league_id: &str) -> ManagerResult<CancelLeagu
              where league_id = $1
              returning total_rounds, current_round
          )
-         select (select count(*) from cancelled), (select count(*) from cancelled where was = 'running'),
-                (select count(*) from matches where league_id = $1 and status = 'finished'),
-                total_rounds, current_round
-         from league",
-        )
-        .bind(league_id)
-        .fetch_one(&mut *tx)
-        .await?;
+         select (select count(*) from cancelled) as "cancelled!",
+                (select count(*) from cancelled where was = 'running') as "running!",
+                (select count(*) from matches where league_id = $1 and status = 'finished') as "played!",
+                total_rounds as "total_rounds!", current_round as "current_round!"
+         from league"#,
+        league_id
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    let (cancelled, running, played, total_rounds, current_round) = (
+        counts.cancelled,
+        counts.running,
+        counts.played,
+        counts.total_rounds,
+        counts.current_round,
+    );
     if status != "registering" {
         let final_standings = table::standings(&mut tx, league_id).await?;
         let completed = LeagueCompleted {

@@ -10,29 +10,39 @@ use prost::Message;
 use sqlx::PgConnection;
 
 use crate::error::{ManagerResult, reject};
-use crate::league::queue::{TIMING_COLUMNS, TimingRow, match_timing, timestamp_from_millis};
+use crate::league::queue::{TimingRow, match_timing, timestamp_from_millis};
 use crate::league::{history, stall, table};
 
 /// The league `league_id` names, or the newest one when it is empty.
 pub async fn resolve_league(conn: &mut PgConnection, league_id: &str) -> ManagerResult<String> {
-    let found: Option<(String,)> = if league_id.is_empty() {
-        sqlx::query_as("select league_id from leagues order by created_at desc limit 1")
+    let found = if league_id.is_empty() {
+        sqlx::query_scalar!("select league_id from leagues order by created_at desc limit 1")
             .fetch_optional(&mut *conn)
             .await?
     } else {
-        sqlx::query_as("select league_id from leagues where league_id = $1")
-            .bind(league_id)
+        sqlx::query_scalar!("select league_id from leagues where league_id = $1", league_id)
             .fetch_optional(&mut *conn)
             .await?
     };
-    found
-        .map(|(id,)| id)
-        .ok_or_else(|| reject(ErrorCode::LeagueNotFound, format!("no league {league_id:?}")))
+    found.ok_or_else(|| reject(ErrorCode::LeagueNotFound, format!("no league {league_id:?}")))
 }
 
 /// A schedule row as the queries read it.
-#[derive(Debug, sqlx::FromRow)]
+#[derive(Debug)]
 pub(crate) struct MatchRow {
+    pub(crate) league_id: String,
+    pub(crate) round_id: i32,
+    pub(crate) match_id: String,
+    pub(crate) game_type: String,
+    pub(crate) player_a_id: String,
+    pub(crate) player_b_id: String,
+    pub(crate) referee_id: Option<String>,
+    pub(crate) status: String,
+}
+
+/// A match row with its stored result and transcript ([`MatchRow`]'s columns, then these).
+#[derive(Debug)]
+struct MatchDetailRow {
     league_id: String,
     round_id: i32,
     match_id: String,
@@ -41,23 +51,25 @@ pub(crate) struct MatchRow {
     player_b_id: String,
     referee_id: Option<String>,
     status: String,
-}
-
-/// A match row with its stored result and transcript.
-#[derive(Debug, sqlx::FromRow)]
-struct MatchDetailRow {
-    #[sqlx(flatten)]
-    scheduled: MatchRow,
     result: Option<Vec<u8>>,
     transcript: Option<Vec<u8>>,
 }
 
-/// A match `m` of league `l`, as the contracts show it. Its status comes from `match_status` (in the
-/// migrations): a row says `scheduled` until it is leased, and a scheduled match of the current round is
-/// ready.
-pub(crate) const MATCH_COLUMNS: &str =
-    "m.league_id, m.round_id, m.match_id, l.game_type, m.player_a_id, m.player_b_id,
-    m.referee_id, match_status(m, l) as status";
+/// A checked `sqlx::query_as!` into `$row` whose first columns are those of a match `m` of league `l`
+/// as the contracts show it ([`MatchRow`]'s), written once here; `$rest` is the rest of the statement
+/// (a literal, or literals joined by `+`) and its arguments. A match's status comes from
+/// `match_status` (in the migrations): a row says `scheduled` until it is leased, and a scheduled match
+/// of the current round is ready.
+macro_rules! query_matches {
+    ($row:ident, $($rest:tt)+) => {
+        sqlx::query_as!(
+            $row,
+            r#"select m.league_id, m.round_id, m.match_id, l.game_type, m.player_a_id, m.player_b_id,
+                m.referee_id, match_status(m, l) as "status!""# + $($rest)+
+        )
+    };
+}
+pub(crate) use query_matches;
 
 impl From<MatchRow> for ScheduledMatch {
     fn from(row: MatchRow) -> Self {
@@ -92,13 +104,14 @@ pub async fn scheduled_matches(
     league_id: &str,
     round_id: Option<u32>,
 ) -> ManagerResult<Vec<ScheduledMatch>> {
-    let rows: Vec<MatchRow> = sqlx::query_as(&format!(
-        "select {MATCH_COLUMNS} from matches m join leagues l on l.league_id = m.league_id
+    let rows = query_matches!(
+        MatchRow,
+        " from matches m join leagues l on l.league_id = m.league_id
          where m.league_id = $1 and ($2::int is null or m.round_id = $2)
-         order by m.round_id, m.match_number"
-    ))
-    .bind(league_id)
-    .bind(round_id.map(|round| round as i32))
+         order by m.round_id, m.match_number",
+        league_id,
+        round_id.map(|round| round as i32),
+    )
     .fetch_all(&mut *conn)
     .await?;
     Ok(rows.into_iter().map(ScheduledMatch::from).collect())
@@ -106,10 +119,11 @@ pub async fn scheduled_matches(
 
 /// The last round whose matches are all final (0 before any).
 pub async fn last_completed_round(conn: &mut PgConnection, league_id: &str) -> ManagerResult<u32> {
-    let (round_id,): (i32,) = sqlx::query_as(
-        "select coalesce(max(round_id), 0) from rounds where league_id = $1 and status = 'completed'",
+    let round_id = sqlx::query_scalar!(
+        r#"select coalesce(max(round_id), 0) as "round_id!" from rounds
+           where league_id = $1 and status = 'completed'"#,
+        league_id
     )
-    .bind(league_id)
     .fetch_one(&mut *conn)
     .await?;
     Ok(round_id as u32)
@@ -122,13 +136,14 @@ pub async fn next_match(
     player_id: &str,
 ) -> ManagerResult<Option<ScheduledMatch>> {
     ensure_player(conn, league_id, player_id).await?;
-    let row: Option<MatchRow> = sqlx::query_as(&format!(
-        "select {MATCH_COLUMNS} from matches m join leagues l on l.league_id = m.league_id
+    let row = query_matches!(
+        MatchRow,
+        " from matches m join leagues l on l.league_id = m.league_id
          where m.league_id = $1 and m.status <> 'finished' and (m.player_a_id = $2 or m.player_b_id = $2)
-         order by m.round_id, m.match_number limit 1"
-    ))
-    .bind(league_id)
-    .bind(player_id)
+         order by m.round_id, m.match_number limit 1",
+        league_id,
+        player_id,
+    )
     .fetch_optional(&mut *conn)
     .await?;
     Ok(row.map(ScheduledMatch::from))
@@ -144,12 +159,12 @@ pub async fn player_stats(
         .await?
         .into_iter()
         .find(|row| row.player_id == player_id);
-    let results: Vec<(Vec<u8>,)> = sqlx::query_as(
-        "select result from matches where league_id = $1 and status = 'finished'
-           and (player_a_id = $2 or player_b_id = $2) order by round_id, match_number",
+    let results = sqlx::query_scalar!(
+        r#"select result as "result!" from matches where league_id = $1 and status = 'finished'
+           and (player_a_id = $2 or player_b_id = $2) order by round_id, match_number"#,
+        league_id,
+        player_id,
     )
-    .bind(league_id)
-    .bind(player_id)
     .fetch_all(&mut *conn)
     .await?;
     Ok(GetPlayerStatsResponse {
@@ -157,7 +172,7 @@ pub async fn player_stats(
         standing,
         results: results
             .into_iter()
-            .map(|(bytes,)| decode::<MatchResult>(&bytes))
+            .map(|bytes| decode::<MatchResult>(&bytes))
             .collect::<Result<_, _>>()?,
     })
 }
@@ -167,16 +182,24 @@ pub async fn match_detail(
     league_id: &str,
     match_id: &str,
 ) -> ManagerResult<GetMatchResponse> {
-    let row: Option<MatchDetailRow> = sqlx::query_as(&format!(
-        "select {MATCH_COLUMNS}, m.result, m.transcript from matches m
-             join leagues l on l.league_id = m.league_id where m.league_id = $1 and m.match_id = $2"
-    ))
-    .bind(league_id)
-    .bind(match_id)
+    let row = query_matches!(
+        MatchDetailRow,
+        ", m.result, m.transcript from matches m
+             join leagues l on l.league_id = m.league_id where m.league_id = $1 and m.match_id = $2",
+        league_id,
+        match_id,
+    )
     .fetch_optional(&mut *conn)
     .await?;
     let Some(MatchDetailRow {
-        scheduled,
+        league_id: stored_league_id,
+        round_id,
+        match_id,
+        game_type,
+        player_a_id,
+        player_b_id,
+        referee_id,
+        status,
         result,
         transcript,
     }) = row
@@ -186,10 +209,23 @@ pub async fn match_detail(
             format!("no match {match_id} in league {league_id}"),
         ));
     };
-    let timing: TimingRow = sqlx::query_as(&format!(
-        "select {TIMING_COLUMNS} from leagues l where l.league_id = $1"
-    ))
-    .bind(league_id)
+    let scheduled = MatchRow {
+        league_id: stored_league_id,
+        round_id,
+        match_id,
+        game_type,
+        player_a_id,
+        player_b_id,
+        referee_id,
+        status,
+    };
+    let timing = sqlx::query_as!(
+        TimingRow,
+        "select join_timeout_ms, move_timeout_ms, game_over_timeout_ms, max_attempts, retry_delay_ms,
+                lease_duration_ms
+         from leagues where league_id = $1",
+        league_id
+    )
     .fetch_one(&mut *conn)
     .await?;
     Ok(GetMatchResponse {
@@ -200,47 +236,59 @@ pub async fn match_detail(
     })
 }
 
-type LeagueRow = (String, String, i32, i32, Option<i64>, Option<i64>, Option<i64>);
-
 pub async fn league_status(
     conn: &mut PgConnection,
     league_id: &str,
 ) -> ManagerResult<GetLeagueStatusResponse> {
-    let (game_type, status, current_round, total_rounds, started_ms, completed_ms, cancelled_ms): LeagueRow =
-        sqlx::query_as(
-            "select game_type, status, current_round, total_rounds,
-                    (extract(epoch from started_at) * 1000)::bigint,
-                    (extract(epoch from completed_at) * 1000)::bigint,
-                    (extract(epoch from cancelled_at) * 1000)::bigint
-             from leagues where league_id = $1",
-        )
-        .bind(league_id)
-        .fetch_one(&mut *conn)
-        .await?;
-    let (total, finished, players, delivered, pending): (i64, i64, i64, i64, i64) = sqlx::query_as(
+    let league = sqlx::query!(
+        r#"select game_type, status, current_round, total_rounds,
+                (extract(epoch from started_at) * 1000)::bigint as "started_ms?",
+                (extract(epoch from completed_at) * 1000)::bigint as "completed_ms?",
+                (extract(epoch from cancelled_at) * 1000)::bigint as "cancelled_ms?"
+         from leagues where league_id = $1"#,
+        league_id
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    let counts = sqlx::query!(
         // From the rounds (each knows its number of matches) and the current round's matches: the
         // league's progress without counting its matches, which grow with the square of its size. The
         // current round's finished matches are counted among its matches (a filter, not a condition of
         // the scan): with `status = 'finished'` beside the round, a planner that believed no match
         // finished (statistics from the league's start) read the whole `finished` index and scanned
         // the rounds for each entry, 144 ms a question at 200 players.
-        "select (select coalesce(sum(matches), 0) from rounds where league_id = $1),
-                (select coalesce(sum(matches), 0) from rounds where league_id = $1 and status = 'completed')
-                + (select count(*) filter (where m.status = 'finished')
-                   from matches m join rounds r using (league_id, round_id)
-                   where m.league_id = $1 and r.status = 'released'),
-                (select count(*) from league_players where league_id = $1),
-                (select notifications_delivered from leagues where league_id = $1),
+        r#"select (select coalesce(sum(matches), 0) from rounds where league_id = $1)::bigint as "total!",
+                ((select coalesce(sum(matches), 0) from rounds where league_id = $1 and status = 'completed')
+                 + (select count(*) filter (where m.status = 'finished')
+                    from matches m join rounds r using (league_id, round_id)
+                    where m.league_id = $1 and r.status = 'released'))::bigint as "finished!",
+                (select count(*) from league_players where league_id = $1) as "players!",
+                (select notifications_delivered from leagues where league_id = $1) as "delivered!",
                 -- Pending: the deliveries not made yet, and every player's share of the events not
                 -- fanned out yet (crate::league::events::fan_out).
                 (select count(*) from event_deliveries d join league_events e using (event_id)
                  where e.league_id = $1 and d.delivered_at is null and d.gave_up_at is null)
                 + (select count(*) from league_events e join league_players p using (league_id)
-                   where e.league_id = $1 and not e.fanned_out)",
+                   where e.league_id = $1 and not e.fanned_out) as "pending!""#,
+        league_id
     )
-    .bind(league_id)
     .fetch_one(&mut *conn)
     .await?;
+    let (total, finished, players, delivered, pending) = (
+        counts.total,
+        counts.finished,
+        counts.players,
+        counts.delivered,
+        counts.pending,
+    );
+    let (game_type, status, current_round, total_rounds) = (
+        league.game_type,
+        league.status,
+        league.current_round,
+        league.total_rounds,
+    );
+    let (started_ms, completed_ms, cancelled_ms) =
+        (league.started_ms, league.completed_ms, league.cancelled_ms);
     let stall = stall::stall(conn, league_id).await?;
     let status = history::league_status(&status);
     let champion = if status == LeagueStatus::Completed {
@@ -268,12 +316,13 @@ pub async fn league_status(
 }
 
 async fn ensure_player(conn: &mut PgConnection, league_id: &str, player_id: &str) -> ManagerResult<()> {
-    let found: Option<(i32,)> =
-        sqlx::query_as("select 1 from league_players where league_id = $1 and player_id = $2")
-            .bind(league_id)
-            .bind(player_id)
-            .fetch_optional(&mut *conn)
-            .await?;
+    let found = sqlx::query_scalar!(
+        "select 1 from league_players where league_id = $1 and player_id = $2",
+        league_id,
+        player_id,
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
     found.map(|_| ()).ok_or_else(|| {
         reject(
             ErrorCode::PlayerNotRegistered,

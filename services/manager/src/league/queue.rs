@@ -2,7 +2,6 @@
 //! referees never get the same match and never wait on each other), renew leases while they run, and a
 //! match whose lease expired is claimable again. No transaction outlives a statement here.
 
-use std::sync::LazyLock;
 use std::time::Duration;
 
 use league_proto::v2::{
@@ -13,9 +12,9 @@ use sqlx::{PgConnection, PgPool};
 use tokio::time::Instant;
 
 use crate::error::ManagerResult;
-use crate::league::events::{self, Queued};
+use crate::league::events::Queued;
 use crate::league::waiting_claims::WaitingClaim;
-use crate::wakeups::{MATCHES_READY_CHANNEL, Wakeups};
+use crate::wakeups::{EVENTS_PENDING_CHANNEL, MATCHES_READY_CHANNEL, Wakeups};
 
 /// The shortest pause between two looks of a waiting claim that no wake-up ended. A waiting claim looks
 /// again on a wake-up (matches released, a round completed), and when the earliest running lease
@@ -23,10 +22,15 @@ use crate::wakeups::{MATCHES_READY_CHANNEL, Wakeups};
 /// claims cost one query each per claim wait, however many referees wait.
 const RECHECK: Duration = Duration::from_millis(250);
 
-/// A claimed match with its league's timings and, for each seat, where to reach the player and its
-/// record so far (from the totals every result adds to).
-#[derive(sqlx::FromRow)]
+/// A leased match with its league's timings and, for each seat, where to reach the player and its
+/// record so far (from the totals every result adds to): a claim's, or a match a round's release handed
+/// to a waiting claim.
 struct ClaimedRow {
+    /// The referee holding the lease.
+    referee_id: String,
+    /// The waiting claim a release handed it to: its place (from 1) in the claims given; 0 for a match
+    /// a claim took itself.
+    claim: i64,
     league_id: String,
     match_id: String,
     round_id: i32,
@@ -51,6 +55,33 @@ struct ClaimedRow {
     b_wins: i32,
     b_draws: i32,
     b_losses: i32,
+}
+
+/// A checked `sqlx::query_as!` of [`ClaimedRow`]s, whose statement is `$head` (up to and with the
+/// select list's first columns), then who sits in each leased match `c` — each player's name, where to
+/// reach it and its record so far — then `$from` (the from clause, naming the leased matches `c`), the
+/// joins those columns read, and `$tail`; with `$argument`s. The claim and the release read the seats
+/// alike: written once here.
+macro_rules! query_seated {
+    ($head:literal, $from:literal, $tail:literal $(, $argument:expr)* $(,)?) => {
+        sqlx::query_as!(
+            ClaimedRow,
+            $head
+                + r#", a.agent_id as "a_id!", a.display_name as "a_name!", a.service_endpoint as "a_endpoint!",
+                    coalesce(sa.wins, 0) as "a_wins!", coalesce(sa.draws, 0) as "a_draws!",
+                    coalesce(sa.losses, 0) as "a_losses!",
+                    b.agent_id as "b_id!", b.display_name as "b_name!", b.service_endpoint as "b_endpoint!",
+                    coalesce(sb.wins, 0) as "b_wins!", coalesce(sb.draws, 0) as "b_draws!",
+                    coalesce(sb.losses, 0) as "b_losses!" "#
+                + $from
+                + " join agents a on a.agent_id = c.player_a_id
+                    join agents b on b.agent_id = c.player_b_id
+                    left join standings sa on sa.league_id = c.league_id and sa.player_id = c.player_a_id
+                    left join standings sb on sb.league_id = c.league_id and sb.player_id = c.player_b_id "
+                + $tail
+            $(, $argument)*
+        )
+    };
 }
 
 /// Claims up to `max` matches for `referee_id`, waiting up to `wait` for one to become ready. Never more
@@ -105,32 +136,22 @@ pub async fn claim(
 
 /// How long until the earliest running lease expires (an index lookup); `None` when nothing runs.
 async fn next_lease_expiry(pool: &PgPool) -> ManagerResult<Option<Duration>> {
-    let (millis,): (Option<i64>,) = sqlx::query_as(
-        "select (extract(epoch from min(lease_expires_at) - now()) * 1000)::bigint
-         from matches where status = 'running'",
+    let millis = sqlx::query_scalar!(
+        r#"select (extract(epoch from min(lease_expires_at) - now()) * 1000)::bigint as "millis?"
+         from matches where status = 'running'"#
     )
     .fetch_one(pool)
     .await?;
     Ok(millis.map(|millis| Duration::from_millis(u64::try_from(millis).unwrap_or(0))))
 }
 
-/// The columns of [`ClaimedRow`] that say who sits in a leased match `c`: each player's name, where to
-/// reach it and its record so far. With [`SEATED_JOINS`]; the claim and the release read them alike.
-const SEATED_COLUMNS: &str = "a.agent_id as a_id, a.display_name as a_name, a.service_endpoint as a_endpoint,
-    coalesce(sa.wins, 0) as a_wins, coalesce(sa.draws, 0) as a_draws, coalesce(sa.losses, 0) as a_losses,
-    b.agent_id as b_id, b.display_name as b_name, b.service_endpoint as b_endpoint,
-    coalesce(sb.wins, 0) as b_wins, coalesce(sb.draws, 0) as b_draws, coalesce(sb.losses, 0) as b_losses";
-
-const SEATED_JOINS: &str = "join agents a on a.agent_id = c.player_a_id
-    join agents b on b.agent_id = c.player_b_id
-    left join standings sa on sa.league_id = c.league_id and sa.player_id = c.player_a_id
-    left join standings sb on sb.league_id = c.league_id and sb.player_id = c.player_b_id";
-
-/// A claim, in one statement: a claim is on the critical path between two rounds.
-static CLAIM: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "with free as (
-             select greatest(0, coalesce(a.max_concurrent_matches, $2) - (
+/// Claims once, without waiting: in one statement, as a claim is on the critical path between two
+/// rounds.
+async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<Vec<MatchAssignment>> {
+    crate::metrics::CLAIM_LOOKS.inc();
+    let rows = query_seated!(
+        r#"with free as (
+             select greatest(0, coalesce(a.max_concurrent_matches, $2::bigint) - (
                  select count(*) from matches r
                  where r.referee_id = $1 and r.status = 'running' and r.lease_expires_at >= now()
              )) as slots
@@ -146,7 +167,7 @@ static CLAIM: LazyLock<String> = LazyLock::new(|| {
                and (m.status = 'scheduled' or (m.status = 'running' and m.lease_expires_at < now()))
                and l.game_type = any(select unnest(game_types) from agents where agent_id = $1)
              order by m.round_id, m.match_number
-             limit least($2, (select slots from free))
+             limit least($2::bigint, (select slots from free))
              for update of m skip locked
          ), claimed as (
              update matches m
@@ -156,29 +177,24 @@ static CLAIM: LazyLock<String> = LazyLock::new(|| {
              from candidates c, leagues l
              where m.league_id = c.league_id and m.match_id = c.match_id and l.league_id = m.league_id
              returning m.league_id, m.match_id, m.round_id, m.match_number, m.player_a_id, m.player_b_id,
-                 m.lease_id::text, (extract(epoch from m.lease_expires_at) * 1000)::bigint as expires_ms,
+                 m.referee_id, m.lease_id::text, (extract(epoch from m.lease_expires_at) * 1000)::bigint as expires_ms,
                  l.game_type, l.join_timeout_ms, l.move_timeout_ms, l.game_over_timeout_ms,
                  l.max_attempts, l.retry_delay_ms, l.lease_duration_ms
          )
-         select c.league_id, c.match_id, c.round_id, c.lease_id, c.expires_ms, c.game_type,
-                c.join_timeout_ms, c.move_timeout_ms, c.game_over_timeout_ms, c.max_attempts,
-                c.retry_delay_ms, c.lease_duration_ms,
-                {SEATED_COLUMNS}
-         from claimed c
-         {SEATED_JOINS}
-         order by c.round_id, c.match_number"
+         select c.referee_id as "referee_id!", 0::bigint as "claim!", c.league_id as "league_id!",
+                c.match_id as "match_id!", c.round_id as "round_id!", c.lease_id as "lease_id!",
+                c.expires_ms as "expires_ms!", c.game_type as "game_type!",
+                c.join_timeout_ms as "join_timeout_ms!", c.move_timeout_ms as "move_timeout_ms!",
+                c.game_over_timeout_ms as "game_over_timeout_ms!", c.max_attempts as "max_attempts!",
+                c.retry_delay_ms as "retry_delay_ms!", c.lease_duration_ms as "lease_duration_ms!""#,
+        " from claimed c",
+        " order by c.round_id, c.match_number",
+        referee_id,
+        i64::from(max),
     )
-});
-
-/// Claims once, without waiting ([`CLAIM`]).
-async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<Vec<MatchAssignment>> {
-    crate::metrics::CLAIM_LOOKS.inc();
-    let rows: Vec<ClaimedRow> = sqlx::query_as(&CLAIM)
-        .bind(referee_id)
-        .bind(i64::from(max))
-        .fetch_all(pool)
-        .await?;
-    Ok(rows.into_iter().map(|row| assignment(referee_id, row)).collect())
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(assignment).collect())
 }
 
 /// The most matches a round's release hands to one waiting claim. The claim's answer waits for the
@@ -189,29 +205,47 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
 /// 200-player gaps down by 1.1–1.5 ms.
 const HANDED_PER_CLAIM: i32 = 16;
 
-/// A match a round's release handed to a waiting claim.
-#[derive(sqlx::FromRow)]
-struct HandedRow {
-    referee_id: String,
-    /// The claim it was handed to: its place (from 1) in the claims given.
-    claim: i64,
-    #[sqlx(flatten)]
-    claimed: ClaimedRow,
-}
-
-/// The release of a round ([`release_round`]), with the events it queues (`$7`–`$10`). It returns only
-/// the handed matches; the NOTIFY that wakes the claims of every manager is in the league's update
-/// (`returning`), which runs whatever the statement returns.
-static RELEASE: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "with {queued}, released as (
+/// Releases `round_id` of `league_id` inside the completing transaction `tx` (the round's row and the
+/// league's current round, in one statement), and wakes every manager's waiting claims once `tx`
+/// commits. Its first matches go straight to the waiting `claims` of this manager, in the order given,
+/// each up to its `max` ([`HANDED_PER_CLAIM`] at most) and its referee's free slots (counted as a claim
+/// counts them), and only if the referee runs the league's game. The rest stay as they are: scheduled,
+/// which in the current round is ready for any claim, so only the handed rows are written (ADR 0028). A
+/// handed match is leased exactly as a claimed one: one update of its row instead of two, and no claim
+/// statement or commit between the release and the round's first matches. `events` (the completed
+/// round's and the new round's announcement) are queued by the same statement. Returns the matches
+/// handed to each claim, in the order of the claims given.
+pub async fn release_round(
+    tx: &mut PgConnection,
+    league_id: &str,
+    round_id: u32,
+    claims: &[WaitingClaim],
+    events: &Queued,
+) -> ManagerResult<Vec<Vec<MatchAssignment>>> {
+    let referees: Vec<&str> = claims.iter().map(|claim| claim.referee_id.as_str()).collect();
+    let maxima: Vec<i32> = claims
+        .iter()
+        .map(|claim| i32::try_from(claim.max).unwrap_or(i32::MAX))
+        .collect();
+    let (kinds, rounds, payloads) = events.columns();
+    // One statement, which returns only the handed matches. Its `queued` part queues `events`
+    // ($7-$10), as events::enqueue does (keep the two alike); the NOTIFY that wakes the claims of every
+    // manager is in the league's update (`returning`), which runs whatever the statement returns.
+    let rows = query_seated!(
+        r#"with queued as (
+             insert into league_events (league_id, kind, round_id, payload)
+             select $1, e.kind, e.round_id, e.payload
+             from unnest($7::text[], $8::int[], $9::bytea[]) with ordinality as e(kind, round_id, payload, n)
+             order by e.n
+             returning pg_notify($10, '')
+         ), released as (
              update rounds set status = 'released', released_at = clock_timestamp()
              where league_id = $1 and round_id = $2
          ), current as (
              update leagues set current_round = $2 where league_id = $1
              returning pg_notify($5, '')
          ), waiting as (
-             select w.referee_id, w.n, least(w.max, $6, greatest(0, coalesce(a.max_concurrent_matches, w.max) - (
+             select w.referee_id, w.n, least(w.max, $6::int, greatest(0, coalesce(a.max_concurrent_matches, w.max) - (
                  select count(*) from matches r
                  where r.referee_id = w.referee_id and r.status = 'running' and r.lease_expires_at >= now()
              ))) as slots
@@ -245,48 +279,26 @@ static RELEASE: LazyLock<String> = LazyLock::new(|| {
              returning m.league_id, m.match_id, m.round_id, m.match_number, m.player_a_id, m.player_b_id,
                  m.referee_id, m.lease_id, m.lease_expires_at, a.n as claim
          )
-         select c.referee_id, c.claim, c.league_id, c.match_id, c.round_id, c.lease_id::text,
-                (extract(epoch from c.lease_expires_at) * 1000)::bigint as expires_ms,
-                l.game_type, {TIMING_COLUMNS},
-                {SEATED_COLUMNS}
-         from handed c
-         join leagues l on l.league_id = c.league_id
-         {SEATED_JOINS}
-         order by c.match_number",
-        queued = events::queued_cte(7)
+         select c.referee_id as "referee_id!", c.claim as "claim!", c.league_id as "league_id!",
+                c.match_id as "match_id!", c.round_id as "round_id!", c.lease_id::text as "lease_id!",
+                (extract(epoch from c.lease_expires_at) * 1000)::bigint as "expires_ms!",
+                l.game_type, l.join_timeout_ms, l.move_timeout_ms, l.game_over_timeout_ms, l.max_attempts,
+                l.retry_delay_ms, l.lease_duration_ms"#,
+        " from handed c join leagues l on l.league_id = c.league_id",
+        " order by c.match_number",
+        league_id,
+        round_id as i32,
+        &referees as &[&str],
+        &maxima,
+        MATCHES_READY_CHANNEL,
+        HANDED_PER_CLAIM,
+        kinds as &[&str],
+        rounds,
+        payloads,
+        EVENTS_PENDING_CHANNEL,
     )
-});
-
-/// Releases `round_id` of `league_id` inside the completing transaction `tx` (the round's row and the
-/// league's current round, in one statement), and wakes every manager's waiting claims once `tx`
-/// commits. Its first matches go straight to the waiting `claims` of this manager, in the order given,
-/// each up to its `max` ([`HANDED_PER_CLAIM`] at most) and its referee's free slots (counted as a claim
-/// counts them), and only if the referee runs the league's game. The rest stay as they are: scheduled,
-/// which in the current round is ready for any claim, so only the handed rows are written (ADR 0028). A
-/// handed match is leased exactly as a claimed one: one update of its row instead of two, and no claim
-/// statement or commit between the release and the round's first matches. `events` (the completed
-/// round's and the new round's announcement) are queued by the same statement. Returns the matches
-/// handed to each claim, in the order of the claims given.
-pub async fn release_round(
-    tx: &mut PgConnection,
-    league_id: &str,
-    round_id: u32,
-    claims: &[WaitingClaim],
-    events: &Queued,
-) -> ManagerResult<Vec<Vec<MatchAssignment>>> {
-    let referees: Vec<&str> = claims.iter().map(|claim| claim.referee_id.as_str()).collect();
-    let maxima: Vec<i32> = claims
-        .iter()
-        .map(|claim| i32::try_from(claim.max).unwrap_or(i32::MAX))
-        .collect();
-    let release = sqlx::query_as(&RELEASE)
-        .bind(league_id)
-        .bind(round_id as i32)
-        .bind(&referees)
-        .bind(&maxima)
-        .bind(MATCHES_READY_CHANNEL)
-        .bind(HANDED_PER_CLAIM);
-    let rows: Vec<HandedRow> = events.bind(release).fetch_all(&mut *tx).await?;
+    .fetch_all(&mut *tx)
+    .await?;
     let mut handed: Vec<Vec<MatchAssignment>> = claims.iter().map(|_| Vec::new()).collect();
     for row in rows {
         let claim = row.claim;
@@ -294,12 +306,13 @@ pub async fn release_round(
             .ok()
             .and_then(|index| handed.get_mut(index))
             .ok_or_else(|| anyhow::anyhow!("a released match was handed to claim {claim}, not one given"))?
-            .push(assignment(&row.referee_id, row.claimed));
+            .push(assignment(row));
     }
     Ok(handed)
 }
 
-fn assignment(referee_id: &str, row: ClaimedRow) -> MatchAssignment {
+fn assignment(row: ClaimedRow) -> MatchAssignment {
+    let referee_id = row.referee_id;
     tracing::debug!(league_id = %row.league_id, match_id = %row.match_id, %referee_id, "match claimed");
     let count = |value: i32| u32::try_from(value).unwrap_or(0);
     let player = |player_id: String, display_name, service_endpoint, (wins, draws, losses)| AssignedPlayer {
@@ -312,14 +325,14 @@ fn assignment(referee_id: &str, row: ClaimedRow) -> MatchAssignment {
             draws: count(draws),
         }),
     };
-    let timing = (
-        row.join_timeout_ms,
-        row.move_timeout_ms,
-        row.game_over_timeout_ms,
-        row.max_attempts,
-        row.retry_delay_ms,
-        row.lease_duration_ms,
-    );
+    let timing = TimingRow {
+        join_timeout_ms: row.join_timeout_ms,
+        move_timeout_ms: row.move_timeout_ms,
+        game_over_timeout_ms: row.game_over_timeout_ms,
+        max_attempts: row.max_attempts,
+        retry_delay_ms: row.retry_delay_ms,
+        lease_duration_ms: row.lease_duration_ms,
+    };
     MatchAssignment {
         r#match: Some(ScheduledMatch {
             league_id: row.league_id,
@@ -329,7 +342,7 @@ fn assignment(referee_id: &str, row: ClaimedRow) -> MatchAssignment {
             player_a_id: row.a_id.clone(),
             player_b_id: row.b_id.clone(),
             status: MatchStatus::Running as i32,
-            referee_id: referee_id.to_owned(),
+            referee_id,
             ..ScheduledMatch::default()
         }),
         player_a: Some(player(
@@ -363,22 +376,26 @@ pub async fn renew(
     let leagues: Vec<&str> = leases.iter().map(|lease| lease.league_id.as_str()).collect();
     let matches: Vec<&str> = leases.iter().map(|lease| lease.match_id.as_str()).collect();
     let ids: Vec<&str> = leases.iter().map(|lease| lease.lease_id.as_str()).collect();
-    let renewed: Vec<(String, String, i64)> = sqlx::query_as(
-        "update matches m set lease_expires_at = now() + l.lease_duration_ms * interval '1 millisecond',
+    let renewed: Vec<(String, String, i64)> = sqlx::query!(
+        r#"update matches m set lease_expires_at = now() + l.lease_duration_ms * interval '1 millisecond',
              called_lease_id = case when $5 then m.lease_id else m.called_lease_id end
          from leagues l, unnest($2::text[], $3::text[], $4::text[]) as r(league_id, match_id, lease_id)
          where m.league_id = r.league_id and m.match_id = r.match_id
            and (m.lease_id::text = r.lease_id or ($5 and r.lease_id = ''))
            and m.referee_id = $1 and m.status = 'running' and l.league_id = m.league_id
-         returning m.league_id, m.match_id, (extract(epoch from m.lease_expires_at) * 1000)::bigint",
+         returning m.league_id, m.match_id,
+             (extract(epoch from m.lease_expires_at) * 1000)::bigint as "expires_ms!""#,
+        referee_id,
+        &leagues as &[&str],
+        &matches as &[&str],
+        &ids as &[&str],
+        players_called,
     )
-    .bind(referee_id)
-    .bind(&leagues)
-    .bind(&matches)
-    .bind(&ids)
-    .bind(players_called)
     .fetch_all(pool)
-    .await?;
+    .await?
+    .into_iter()
+    .map(|renewed| (renewed.league_id, renewed.match_id, renewed.expires_ms))
+    .collect();
     Ok(leases
         .iter()
         .map(|lease| {
@@ -395,20 +412,26 @@ pub async fn renew(
         .collect())
 }
 
-/// A league's timing columns (`join_timeout_ms, move_timeout_ms, game_over_timeout_ms, max_attempts,
-/// retry_delay_ms, lease_duration_ms`, in that order) as the contracts carry them.
-pub const TIMING_COLUMNS: &str = "l.join_timeout_ms, l.move_timeout_ms, l.game_over_timeout_ms, l.max_attempts, l.retry_delay_ms, l.lease_duration_ms";
+/// A league's timings as stored (the columns of `leagues` of the same names).
+#[derive(Debug)]
+pub struct TimingRow {
+    pub join_timeout_ms: i64,
+    pub move_timeout_ms: i64,
+    pub game_over_timeout_ms: i64,
+    pub max_attempts: i32,
+    pub retry_delay_ms: i64,
+    pub lease_duration_ms: i64,
+}
 
-pub type TimingRow = (i64, i64, i64, i32, i64, i64);
-
-pub fn match_timing((join, moves, over, attempts, retry, lease): TimingRow) -> MatchTiming {
+/// A league's timings as the contracts carry them.
+pub fn match_timing(timing: TimingRow) -> MatchTiming {
     MatchTiming {
-        join_timeout: Some(duration_from_millis(join)),
-        move_timeout: Some(duration_from_millis(moves)),
-        game_over_timeout: Some(duration_from_millis(over)),
-        max_attempts: attempts as u32,
-        retry_delay: Some(duration_from_millis(retry)),
-        lease_duration: Some(duration_from_millis(lease)),
+        join_timeout: Some(duration_from_millis(timing.join_timeout_ms)),
+        move_timeout: Some(duration_from_millis(timing.move_timeout_ms)),
+        game_over_timeout: Some(duration_from_millis(timing.game_over_timeout_ms)),
+        max_attempts: timing.max_attempts as u32,
+        retry_delay: Some(duration_from_millis(timing.retry_delay_ms)),
+        lease_duration: Some(duration_from_millis(timing.lease_duration_ms)),
     }
 }
 

@@ -20,14 +20,6 @@ use crate::tokens;
 const MAX_TEXT: usize = 256;
 /// A referee heard from (any call it makes, its registration) within this long is live.
 pub const LIVE_WITHIN: &str = "2 minutes";
-/// How many referees are live: holding a running match, or heard from within [`LIVE_WITHIN`]. The
-/// referee limit counts these only: one that is gone (a container recreated with a new identity, a
-/// replica scaled away) stops counting two minutes after its last call, once its matches are given back;
-/// a revoked one (ADR 0039) at once.
-const LIVE_REFEREES: &str =
-    "select count(*) from agents a where a.kind = 'referee' and a.revoked_at is null and (
-        a.last_seen_at > now() - $1::interval
-        or exists (select 1 from matches m where m.status = 'running' and m.referee_id = a.agent_id))";
 /// How many labels an agent's registration may carry, and how long their keys and values may be.
 pub const MAX_LABELS: usize = 16;
 pub const MAX_LABEL_KEY: usize = 64;
@@ -113,13 +105,21 @@ pub async fn register_referee(
     }
     let mut tx = pool.begin().await?;
     // The counter row's lock (insert_agent) orders registrations; this count is taken under it.
-    sqlx::query("select 1 from agent_counters where kind = 'referee' for update")
+    sqlx::query!("select from agent_counters where kind = 'referee' for update")
         .execute(&mut *tx)
         .await?;
-    let (referees,): (i64,) = sqlx::query_as(LIVE_REFEREES)
-        .bind(LIVE_WITHIN)
-        .fetch_one(&mut *tx)
-        .await?;
+    // How many referees are live: holding a running match, or heard from within [`LIVE_WITHIN`]. The
+    // referee limit counts these only: one that is gone (a container recreated with a new identity, a
+    // replica scaled away) stops counting two minutes after its last call, once its matches are given
+    // back; a revoked one (ADR 0039) at once.
+    let referees = sqlx::query_scalar!(
+        r#"select count(*) as "live!" from agents a where a.kind = 'referee' and a.revoked_at is null and (
+            a.last_seen_at > now() - $1::text::interval
+            or exists (select 1 from matches m where m.status = 'running' and m.referee_id = a.agent_id))"#,
+        LIVE_WITHIN
+    )
+    .fetch_one(&mut *tx)
+    .await?;
     if referees >= i64::from(rules.max_referees) {
         return Err(reject(
             ErrorCode::InvalidLeagueState,
@@ -140,18 +140,18 @@ pub async fn register_referee(
     tx.commit().await?;
     tracing::info!(referee_id = %agent_id, display_name = %meta.display_name, "referee registered");
     // A referee serves every league of its games; REFEREE_REGISTER_RESPONSE names the current one.
-    let league_id: Option<(String,)> = sqlx::query_as(
+    let league_id = sqlx::query_scalar!(
         "select league_id from leagues
          where status in ('registering', 'running', 'paused') and game_type = any($1)
          order by created_at desc limit 1",
+        &meta.game_types
     )
-    .bind(&meta.game_types)
     .fetch_optional(pool)
     .await?;
     Ok(Registered {
         agent_id,
         token,
-        league_id: league_id.map(|(id,)| id),
+        league_id,
     })
 }
 
@@ -189,10 +189,10 @@ async fn insert_agent(
     max_concurrent_matches: Option<u32>,
 ) -> ManagerResult<(String, SecretString)> {
     // The counter row's lock orders concurrent registrations; a refused one rolls its number back.
-    let (number,): (i32,) = sqlx::query_as(
+    let number = sqlx::query_scalar!(
         "update agent_counters set last_number = last_number + 1 where kind = $1 returning last_number",
+        kind.as_str()
     )
-    .bind(kind.as_str())
     .fetch_one(&mut *tx)
     .await?;
     let agent_id = match kind {
@@ -201,25 +201,26 @@ async fn insert_agent(
     };
     let token = tokens::issue()?;
     let (label_keys, label_values): (Vec<&String>, Vec<&String>) = meta.labels.iter().unzip();
-    let inserted = sqlx::query(
+    let token_hash = tokens::hash(&token);
+    let inserted = sqlx::query!(
         "insert into agents (agent_id, kind, agent_number, display_name, version, game_types,
              contact_endpoint, service_endpoint, protocol_version, label_keys, label_values,
              max_concurrent_matches, token_hash)
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+        agent_id,
+        kind.as_str(),
+        number,
+        meta.display_name,
+        meta.version,
+        &meta.game_types,
+        meta.contact_endpoint,
+        meta.service_endpoint,
+        meta.protocol_version,
+        &label_keys as &[&String],
+        &label_values as &[&String],
+        max_concurrent_matches.map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
+        token_hash.as_slice(),
     )
-    .bind(&agent_id)
-    .bind(kind.as_str())
-    .bind(number)
-    .bind(&meta.display_name)
-    .bind(&meta.version)
-    .bind(&meta.game_types)
-    .bind(&meta.contact_endpoint)
-    .bind(&meta.service_endpoint)
-    .bind(&meta.protocol_version)
-    .bind(label_keys)
-    .bind(label_values)
-    .bind(max_concurrent_matches.map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
-    .bind(tokens::hash(&token).as_slice())
     .execute(&mut *tx)
     .await;
     match inserted {

@@ -29,21 +29,24 @@ pub async fn release(
     let ids: Vec<&str> = leases.iter().map(|lease| lease.lease_id.as_str()).collect();
     let mut tx = pool.begin().await?;
     // `claims` keeps counting: the next claim of a released match is its second.
-    let released: Vec<(String, String)> = sqlx::query_as(
+    let released: Vec<(String, String)> = sqlx::query!(
         "update matches m set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
          from unnest($2::text[], $3::text[], $4::text[]) as r(league_id, match_id, lease_id)
          where m.league_id = r.league_id and m.match_id = r.match_id and m.lease_id::text = r.lease_id
            and m.referee_id = $1 and m.status = 'running'
            and not ($5 and m.called_lease_id is not distinct from m.lease_id)
          returning m.league_id, m.match_id",
+        referee_id,
+        &leagues as &[&str],
+        &matches as &[&str],
+        &ids as &[&str],
+        unless_players_called,
     )
-    .bind(referee_id)
-    .bind(&leagues)
-    .bind(&matches)
-    .bind(&ids)
-    .bind(unless_players_called)
     .fetch_all(&mut *tx)
-    .await?;
+    .await?
+    .into_iter()
+    .map(|released| (released.league_id, released.match_id))
+    .collect();
     if !released.is_empty() {
         Wakeups::matches_ready_on_commit(&mut tx).await?;
     }
@@ -67,14 +70,17 @@ pub async fn release(
 /// (league, match). `claims` keeps counting: the next claim of a released match is its second.
 /// Claimers waiting in any manager are woken when the transaction commits.
 pub async fn release_all(tx: &mut PgConnection, referee_id: &str) -> ManagerResult<Vec<(String, String)>> {
-    let released: Vec<(String, String)> = sqlx::query_as(
+    let released: Vec<(String, String)> = sqlx::query!(
         "update matches set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
          where referee_id = $1 and status = 'running'
          returning league_id, match_id",
+        referee_id
     )
-    .bind(referee_id)
     .fetch_all(&mut *tx)
-    .await?;
+    .await?
+    .into_iter()
+    .map(|released| (released.league_id, released.match_id))
+    .collect();
     if !released.is_empty() {
         Wakeups::matches_ready_on_commit(tx).await?;
     }

@@ -182,16 +182,17 @@ async fn record_together<'r>(
     let leagues: Vec<&str> = reports.iter().map(|report| report.league_id.as_str()).collect();
     let match_ids: Vec<&str> = reports.iter().map(|report| report.match_id.as_str()).collect();
     // Locked in one order, so two batches (two managers) cannot deadlock on each other's matches.
-    let rows: Vec<LeasedMatch> = sqlx::query_as(
-        "select m.league_id, m.match_id, m.status, m.referee_id as holder, m.lease_id::text,
+    let rows = sqlx::query_as!(
+        LeasedMatch,
+        r#"select m.league_id, m.match_id, m.status, m.referee_id as holder, m.lease_id::text as "lease_id?",
                 m.result as stored, m.player_a_id as player_a, m.player_b_id as player_b, m.round_id
          from matches m
          where (m.league_id, m.match_id) in (select * from unnest($1::text[], $2::text[]))
          order by m.league_id, m.match_id
-         for update of m",
+         for update of m"#,
+        &leagues as &[&str],
+        &match_ids as &[&str],
     )
-    .bind(&leagues)
-    .bind(&match_ids)
     .fetch_all(&mut *tx)
     .await?;
     let mut matches: HashMap<MatchKey, LeasedMatch> = rows
@@ -389,7 +390,7 @@ impl<'r> Finishing<'r> {
             return Ok(());
         }
         let totals = totals.columns();
-        sqlx::query(
+        sqlx::query!(
             "with finished as (
              update matches m
              set status = 'finished', result_status = d.result_status, winner_player_id = d.winner,
@@ -416,28 +417,29 @@ impl<'r> Finishing<'r> {
                   as d(league_id, player_id, played, wins, draws, losses, technical_losses, points)
              where s.league_id = d.league_id and s.player_id = d.player_id
              )
-             select 1",
+             -- No columns: the statement is run for what its parts write.
+             select",
+            &self.league_ids as &[&str],
+            &self.match_ids as &[&str],
+            &self.statuses as &[&str],
+            &self.winners as &[Option<&str>],
+            &self.results as &[&[u8]],
+            &self.transcripts as &[&[u8]],
+            &self.results_json as &[&str],
+            &self.transcripts_json as &[&str],
+            &self.at_fault_rows,
+            &self.at_fault_players as &[&str],
+            &totals.league_ids,
+            &totals.player_ids,
+            &totals.played,
+            &totals.wins,
+            &totals.draws,
+            &totals.losses,
+            &totals.technical_losses,
+            &totals.points,
+            &self.started_us as &[Option<i64>],
+            &self.ended_us as &[Option<i64>],
         )
-        .bind(&self.league_ids)
-        .bind(&self.match_ids)
-        .bind(&self.statuses)
-        .bind(&self.winners)
-        .bind(&self.results)
-        .bind(&self.transcripts)
-        .bind(&self.results_json)
-        .bind(&self.transcripts_json)
-        .bind(&self.at_fault_rows)
-        .bind(&self.at_fault_players)
-        .bind(&totals.league_ids)
-        .bind(&totals.player_ids)
-        .bind(&totals.played)
-        .bind(&totals.wins)
-        .bind(&totals.draws)
-        .bind(&totals.losses)
-        .bind(&totals.technical_losses)
-        .bind(&totals.points)
-        .bind(&self.started_us)
-        .bind(&self.ended_us)
         .execute(&mut *tx)
         .await?;
         Ok(())
@@ -513,7 +515,7 @@ fn micros(at: &prost_types::Timestamp) -> i64 {
 }
 
 /// The reported match, locked for the report's transaction.
-#[derive(Debug, sqlx::FromRow)]
+#[derive(Debug)]
 struct LeasedMatch {
     league_id: String,
     match_id: String,

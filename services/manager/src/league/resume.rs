@@ -58,12 +58,12 @@ pub async fn resume_referee(
     )
     .await?;
     let released = crate::league::release::release_all(&mut tx, referee_id).await?;
-    let league_id: Option<(String,)> = sqlx::query_as(
+    let league_id = sqlx::query_scalar!(
         "select league_id from leagues
          where status in ('registering', 'running', 'paused') and game_type = any($1)
          order by created_at desc limit 1",
+        &meta.game_types
     )
-    .bind(&meta.game_types)
     .fetch_optional(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -74,7 +74,7 @@ pub async fn resume_referee(
     Ok(Registered {
         agent_id: referee_id.to_owned(),
         token,
-        league_id: league_id.map(|(id,)| id),
+        league_id,
     })
 }
 
@@ -95,15 +95,18 @@ pub async fn resume_player(
     let mut tx = pool.begin().await?;
     let moved = update_agent(&mut tx, AgentKind::Player, player_id, &meta, None).await?;
     // Its leagues, the ones still going first, newest first.
-    let leagues: Vec<(String, bool)> = sqlx::query_as(
-        "select l.league_id, l.status in ('registering', 'running', 'paused') from league_players lp
+    let leagues: Vec<(String, bool)> = sqlx::query!(
+        r#"select l.league_id, l.status in ('registering', 'running', 'paused') as "going!" from league_players lp
          join leagues l on l.league_id = lp.league_id
          where lp.player_id = $1
-         order by l.status in ('registering', 'running', 'paused') desc, l.created_at desc",
+         order by l.status in ('registering', 'running', 'paused') desc, l.created_at desc"#,
+        player_id
     )
-    .bind(player_id)
     .fetch_all(&mut *tx)
-    .await?;
+    .await?
+    .into_iter()
+    .map(|league| (league.league_id, league.going))
+    .collect();
     let (league_id, started) = if !request.league_id.is_empty() {
         if leagues.iter().any(|(id, _)| *id == request.league_id) {
             (request.league_id, false)
@@ -152,19 +155,19 @@ pub async fn resume_player(
 /// patience (the lease) and gives the match back uncharged — slower, never wrong.
 async fn give_back_matches_of(pool: &PgPool, player_id: &str) -> ManagerResult<()> {
     let mut tx = pool.begin().await?;
-    let given_back: Vec<(String, String)> = sqlx::query_as(
+    let given_back = sqlx::query!(
         "update matches set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
          where status = 'running' and (player_a_id = $1 or player_b_id = $1)
          returning league_id, match_id",
+        player_id
     )
-    .bind(player_id)
     .fetch_all(&mut *tx)
     .await?;
     if !given_back.is_empty() {
         Wakeups::matches_ready_on_commit(&mut tx).await?;
     }
     tx.commit().await?;
-    for (league_id, match_id) in &given_back {
+    for (league_id, match_id) in given_back.iter().map(|given| (&given.league_id, &given.match_id)) {
         tracing::info!(%league_id, %match_id, %player_id, "match of a player at a new endpoint given back");
     }
     Ok(())
@@ -178,14 +181,14 @@ async fn next_league(
     game_types: &[String],
     deployment_max: u32,
 ) -> ManagerResult<Option<enrollment::Enrollment>> {
-    let open: Option<(String,)> = sqlx::query_as(
+    let open = sqlx::query_scalar!(
         "select league_id from leagues where status = 'registering' and game_type = any($1)
          order by created_at desc limit 1",
+        game_types
     )
-    .bind(game_types)
     .fetch_optional(&mut *tx)
     .await?;
-    let Some((league_id,)) = open else {
+    let Some(league_id) = open else {
         return Ok(None);
     };
     let league = enrollment::open_league(tx, &league_id, game_types, deployment_max).await?;
@@ -205,12 +208,13 @@ async fn update_agent(
     meta: &AgentMeta,
     max_concurrent_matches: Option<u32>,
 ) -> ManagerResult<bool> {
-    let stored: Option<(String, String, String)> = sqlx::query_as(
+    let stored = sqlx::query!(
         "select kind, contact_endpoint, service_endpoint from agents where agent_id = $1 for update",
+        agent_id
     )
-    .bind(agent_id)
     .fetch_optional(&mut *tx)
-    .await?;
+    .await?
+    .map(|row| (row.kind, row.contact_endpoint, row.service_endpoint));
     let Some((stored_kind, contact_endpoint, service_endpoint)) = stored else {
         return Err(reject(
             ErrorCode::PermissionDenied,
@@ -226,23 +230,23 @@ async fn update_agent(
     // `meta.contact_endpoint` is in canonical form (Rules::admit), as registration stored it.
     let moved = contact_endpoint != meta.contact_endpoint || service_endpoint != meta.service_endpoint;
     let (label_keys, label_values): (Vec<&String>, Vec<&String>) = meta.labels.iter().unzip();
-    let updated = sqlx::query(
+    let updated = sqlx::query!(
         "update agents set display_name = $2, version = $3, game_types = $4, service_endpoint = $5,
              protocol_version = $6, label_keys = $7, label_values = $8,
              max_concurrent_matches = coalesce($9, max_concurrent_matches), contact_endpoint = $10,
              last_seen_at = now()
          where agent_id = $1",
+        agent_id,
+        meta.display_name,
+        meta.version,
+        &meta.game_types,
+        meta.service_endpoint,
+        meta.protocol_version,
+        &label_keys as &[&String],
+        &label_values as &[&String],
+        max_concurrent_matches.map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
+        meta.contact_endpoint,
     )
-    .bind(agent_id)
-    .bind(&meta.display_name)
-    .bind(&meta.version)
-    .bind(&meta.game_types)
-    .bind(&meta.service_endpoint)
-    .bind(&meta.protocol_version)
-    .bind(label_keys)
-    .bind(label_values)
-    .bind(max_concurrent_matches.map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
-    .bind(&meta.contact_endpoint)
     .execute(&mut *tx)
     .await;
     match updated {

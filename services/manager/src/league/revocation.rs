@@ -23,23 +23,26 @@ pub struct Revoked {
 /// Revokes referee `referee_id` and hands its running matches on (E013 if there is no such referee).
 pub async fn revoke(pool: &PgPool, referee_id: &str) -> ManagerResult<Revoked> {
     let mut tx = pool.begin().await?;
-    let row: Option<(bool,)> = sqlx::query_as(
-        "select revoked_at is not null from agents where agent_id = $1 and kind = 'referee' for update",
+    let row = sqlx::query_scalar!(
+        r#"select revoked_at is not null as "revoked!" from agents
+           where agent_id = $1 and kind = 'referee' for update"#,
+        referee_id
     )
-    .bind(referee_id)
     .fetch_optional(&mut *tx)
     .await?;
-    let Some((already,)) = row else {
+    let Some(already) = row else {
         return Err(reject(
             ErrorCode::RefereeNotRegistered,
             format!("{referee_id} is not a registered referee"),
         ));
     };
     if !already {
-        sqlx::query("update agents set revoked_at = clock_timestamp() where agent_id = $1")
-            .bind(referee_id)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query!(
+            "update agents set revoked_at = clock_timestamp() where agent_id = $1",
+            referee_id
+        )
+        .execute(&mut *tx)
+        .await?;
     }
     let released = crate::league::release::release_all(&mut tx, referee_id).await?;
     tx.commit().await?;
@@ -55,14 +58,15 @@ pub async fn revoke(pool: &PgPool, referee_id: &str) -> ManagerResult<Revoked> {
 
 /// How many matches each referee is running now.
 pub async fn running_matches(pool: &PgPool) -> ManagerResult<HashMap<String, u32>> {
-    let rows: Vec<(String, i64)> = sqlx::query_as(
-        "select referee_id, count(*) from matches where status = 'running' and referee_id is not null
-         group by referee_id",
+    let rows = sqlx::query!(
+        r#"select referee_id as "referee_id!", count(*) as "running!" from matches
+           where status = 'running' and referee_id is not null
+           group by referee_id"#,
     )
     .fetch_all(pool)
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(referee_id, count)| (referee_id, u32::try_from(count).unwrap_or(u32::MAX)))
+        .map(|row| (row.referee_id, u32::try_from(row.running).unwrap_or(u32::MAX)))
         .collect())
 }

@@ -107,8 +107,9 @@ pub async fn complete_in(
 ) -> ManagerResult<Option<Completed>> {
     // The round completed and what follows it needs, in one statement: no row when the round is not
     // final (or another check holds it).
-    let rows: Vec<RoundRow> = sqlx::query_as(
-        "with completed as (
+    let rows = sqlx::query_as!(
+        RoundRow,
+        r#"with completed as (
              update rounds set status = 'completed', completed_at = clock_timestamp()
              where (league_id, round_id) = (
                  select league_id, round_id from rounds
@@ -119,16 +120,17 @@ pub async fn complete_in(
              returning league_id, round_id
          )
          select l.total_rounds, l.game_type,
-                (select coalesce(sum(matches), 0) from rounds where league_id = $1) as total_matches,
-                m.match_id, m.round_id, m.player_a_id, m.player_b_id, m.result_status, m.winner_player_id,
-                m.at_fault_player_ids
+                (select coalesce(sum(matches), 0) from rounds where league_id = $1)::bigint as "total_matches!",
+                m.match_id as "match_id?", m.round_id as "round_id?", m.player_a_id as "player_a_id?",
+                m.player_b_id as "player_b_id?", m.result_status as "result_status?",
+                m.winner_player_id as "winner_player_id?", m.at_fault_player_ids as "at_fault_player_ids?"
          from completed c
          join leagues l on l.league_id = $1
          left join matches m on m.league_id = $1 and m.round_id in ($2, $2 + 1)
-         order by m.round_id, m.match_number",
+         order by m.round_id, m.match_number"#,
+        league_id,
+        round_id as i32,
     )
-    .bind(league_id)
-    .bind(round_id as i32)
     .fetch_all(&mut *tx)
     .await?;
     if rows.is_empty() {
@@ -148,7 +150,7 @@ pub async fn complete_final_rounds(
     tables: &KeptTables,
     waiting: &WaitingClaims,
 ) -> ManagerResult<u32> {
-    let rounds: Vec<(String, i32)> = sqlx::query_as(
+    let rounds = sqlx::query!(
         "select r.league_id, r.round_id from rounds r
          where r.status = 'released'
            and not exists (select 1 from matches m
@@ -157,7 +159,7 @@ pub async fn complete_final_rounds(
     .fetch_all(pool)
     .await?;
     let mut completed = 0;
-    for (league_id, round_id) in rounds {
+    for (league_id, round_id) in rounds.into_iter().map(|round| (round.league_id, round.round_id)) {
         if complete_if_final(pool, tables, waiting, &league_id, round_id as u32).await? {
             tracing::warn!(%league_id, round_id, "a round left final but not completed was completed");
             completed += 1;
@@ -168,7 +170,6 @@ pub async fn complete_final_rounds(
 
 /// The league's size and game, with one row per match of the round completed (all finished) and of
 /// the round after it (one row of nulls when there are none).
-#[derive(sqlx::FromRow)]
 struct RoundRow {
     total_rounds: i32,
     game_type: String,
@@ -288,10 +289,12 @@ async fn follow_round(
             }),
         ));
         events::enqueue(tx, league_id, queued).await?;
-        sqlx::query("update leagues set status = 'completed', completed_at = now() where league_id = $1")
-            .bind(league_id)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query!(
+            "update leagues set status = 'completed', completed_at = now() where league_id = $1",
+            league_id
+        )
+        .execute(&mut *tx)
+        .await?;
         tracing::info!(%league_id, "league completed");
         return Ok(Following::default());
     }

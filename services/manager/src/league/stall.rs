@@ -20,7 +20,6 @@ use crate::league::queue::timestamp_from_millis;
 /// is answered at once when matches are released), shorter than anyone watching would wait.
 pub const NO_REFEREE_AFTER: Duration = Duration::from_secs(10);
 
-#[derive(sqlx::FromRow)]
 struct StallRow {
     status: String,
     paused_ms: Option<i64>,
@@ -35,8 +34,9 @@ struct StallRow {
 
 /// The stall of `league_id`, if it is stalled.
 pub async fn stall(conn: &mut PgConnection, league_id: &str) -> ManagerResult<Option<LeagueStall>> {
-    let row: Option<StallRow> = sqlx::query_as(
-        "with league as (
+    let row = sqlx::query_as!(
+        StallRow,
+        r#"with league as (
              select status, current_round, game_type, paused_at from leagues where league_id = $1
          ), round as (
              select m.status, m.lease_expires_at, m.claimed_at, m.finished_at
@@ -48,20 +48,20 @@ pub async fn stall(conn: &mut PgConnection, league_id: &str) -> ManagerResult<Op
              from rounds r, league l
              where r.league_id = $1 and r.round_id = l.current_round
          )
-         select l.status,
-                (extract(epoch from l.paused_at) * 1000)::bigint as paused_ms,
-                (select count(*) from round where status = 'running' and lease_expires_at < now()) as expired,
+         select l.status as "status!",
+                (extract(epoch from l.paused_at) * 1000)::bigint as "paused_ms?",
+                (select count(*) from round where status = 'running' and lease_expires_at < now()) as "expired!",
                 (select (extract(epoch from min(lease_expires_at)) * 1000)::bigint from round
-                 where status = 'running' and lease_expires_at < now()) as expired_since_ms,
-                (select count(*) from round where status = 'scheduled') as ready,
-                (select count(*) from round where status = 'running' and lease_expires_at >= now()) as live,
-                (select (extract(epoch from at) * 1000)::bigint from progress) as progress_ms,
-                (select (extract(epoch from now() - at) * 1000)::bigint from progress) as idle_ms,
+                 where status = 'running' and lease_expires_at < now()) as "expired_since_ms?",
+                (select count(*) from round where status = 'scheduled') as "ready!",
+                (select count(*) from round where status = 'running' and lease_expires_at >= now()) as "live!",
+                (select (extract(epoch from at) * 1000)::bigint from progress) as "progress_ms?",
+                (select (extract(epoch from now() - at) * 1000)::bigint from progress) as "idle_ms?",
                 (select count(*) from agents where kind = 'referee' and l.game_type = any(game_types))
-                    as referees
-         from league l",
+                    as "referees!"
+         from league l"#,
+        league_id
     )
-    .bind(league_id)
     .fetch_optional(&mut *conn)
     .await?;
     let Some(row) = row else { return Ok(None) };

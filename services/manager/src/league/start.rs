@@ -57,7 +57,7 @@ async fn insert(pool: &PgPool, league: &NewLeague) -> ManagerResult<bool> {
     if let Some(why) = league_domain::league_id::refusal(&league.league_id) {
         return Err(reject(ErrorCode::InvalidMessageFormat, why));
     }
-    if let Err(unknown) = crate::config::known_game(&league.game_type) {
+    if let Err(unknown) = league_domain::GameType::known(&league.game_type) {
         return Err(reject(ErrorCode::UnsupportedGameType, unknown.to_string()));
     }
     if league.cycles == 0 {
@@ -75,24 +75,24 @@ async fn insert(pool: &PgPool, league: &NewLeague) -> ManagerResult<bool> {
     crate::config::validate_timing(&league.timing)
         .map_err(|error| reject(ErrorCode::InvalidMessageFormat, error.to_string()))?;
     let millis = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
-    let inserted = sqlx::query(
+    let inserted = sqlx::query!(
         "insert into leagues (league_id, game_type, status, join_timeout_ms, move_timeout_ms,
              game_over_timeout_ms, max_attempts, retry_delay_ms, lease_duration_ms, auto_start_players, cycles,
              max_players)
          values ($1, $2, 'registering', $3, $4, $5, $6, $7, $8, $9, $10, $11)
          on conflict (league_id) do nothing",
+        league.league_id,
+        league.game_type,
+        millis(league.timing.join_timeout),
+        millis(league.timing.move_timeout),
+        millis(league.timing.game_over_timeout),
+        i32::try_from(league.timing.max_attempts).unwrap_or(i32::MAX),
+        millis(league.timing.retry_delay),
+        millis(league.timing.lease_duration),
+        i32::try_from(league.auto_start_players).unwrap_or(i32::MAX),
+        i32::try_from(league.cycles).unwrap_or(i32::MAX),
+        league.max_players.map(|max| i32::try_from(max).unwrap_or(i32::MAX)),
     )
-    .bind(&league.league_id)
-    .bind(&league.game_type)
-    .bind(millis(league.timing.join_timeout))
-    .bind(millis(league.timing.move_timeout))
-    .bind(millis(league.timing.game_over_timeout))
-    .bind(i32::try_from(league.timing.max_attempts).unwrap_or(i32::MAX))
-    .bind(millis(league.timing.retry_delay))
-    .bind(millis(league.timing.lease_duration))
-    .bind(i32::try_from(league.auto_start_players).unwrap_or(i32::MAX))
-    .bind(i32::try_from(league.cycles).unwrap_or(i32::MAX))
-    .bind(league.max_players.map(|max| i32::try_from(max).unwrap_or(i32::MAX)))
     .execute(pool)
     .await?;
     Ok(inserted.rows_affected() == 1)
@@ -101,11 +101,12 @@ async fn insert(pool: &PgPool, league: &NewLeague) -> ManagerResult<bool> {
 /// Starts `league_id` (operator command).
 pub async fn start(pool: &PgPool, league_id: &str) -> ManagerResult<Started> {
     let mut tx = pool.begin().await?;
-    let found: Option<(String,)> =
-        sqlx::query_as("select league_id from leagues where league_id = $1 for update")
-            .bind(league_id)
-            .fetch_optional(&mut *tx)
-            .await?;
+    let found = sqlx::query_scalar!(
+        "select league_id from leagues where league_id = $1 for update",
+        league_id
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
     if found.is_none() {
         return Err(reject(
             ErrorCode::LeagueNotFound,
@@ -136,7 +137,7 @@ pub async fn start(pool: &PgPool, league_id: &str) -> ManagerResult<Started> {
 /// on it. Sampled, so bounded whatever the tables hold.
 pub async fn analyze_schedule(pool: &PgPool, league_id: &str) {
     let began = std::time::Instant::now();
-    let analyzed = sqlx::query(
+    let analyzed = sqlx::query!(
         "analyze matches (league_id, round_id, match_id, referee_id), rounds (league_id, round_id),
                  standings (league_id, player_id)",
     )
@@ -152,25 +153,26 @@ pub async fn analyze_schedule(pool: &PgPool, league_id: &str) {
 
 /// Starts a league whose row the caller has locked.
 pub async fn start_locked(tx: &mut PgConnection, league_id: &str) -> ManagerResult<Started> {
-    let (status, cycles): (String, i32) =
-        sqlx::query_as("select status, cycles from leagues where league_id = $1")
-            .bind(league_id)
-            .fetch_one(&mut *tx)
-            .await?;
+    let league = sqlx::query!(
+        "select status, cycles from leagues where league_id = $1",
+        league_id
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    let (status, cycles) = (league.status, league.cycles);
     if status != "registering" {
         return Err(reject(
             ErrorCode::InvalidLeagueState,
             format!("league {league_id} is already {status}"),
         ));
     }
-    let players: Vec<(String,)> = sqlx::query_as(
+    let players = sqlx::query_scalar!(
         "select lp.player_id from league_players lp join agents a on a.agent_id = lp.player_id
          where lp.league_id = $1 order by a.agent_number",
+        league_id
     )
-    .bind(league_id)
     .fetch_all(&mut *tx)
     .await?;
-    let players: Vec<String> = players.into_iter().map(|(id,)| id).collect();
     if players.len() < 2 {
         return Err(reject(
             ErrorCode::InvalidLeagueState,
@@ -196,16 +198,16 @@ pub async fn start_locked(tx: &mut PgConnection, league_id: &str) -> ManagerResu
             "scheduled"
         });
     }
-    sqlx::query(
+    sqlx::query!(
         "insert into rounds (league_id, round_id, matches, bye_player_id, status, released_at)
          select $1, r.*, case when r.status = 'released' then clock_timestamp() end
          from unnest($2::int[], $3::int[], $4::text[], $5::text[]) as r(round_id, matches, bye, status)",
+        league_id,
+        &round_ids,
+        &counts,
+        &byes as &[Option<&str>],
+        &statuses as &[&str],
     )
-    .bind(league_id)
-    .bind(&round_ids)
-    .bind(&counts)
-    .bind(&byes)
-    .bind(&statuses)
     .execute(&mut *tx)
     .await?;
     // The matches go in by whole rounds, at least MATCHES_PER_INSERT to a statement.
@@ -227,21 +229,21 @@ pub async fn start_locked(tx: &mut PgConnection, league_id: &str) -> ManagerResu
         total_rounds: schedule.rounds.len() as u32,
         total_matches: schedule.total_matches() as u32,
     };
-    sqlx::query(
+    sqlx::query!(
         "update leagues set status = 'running', started_at = now(), total_rounds = $2, current_round = 1
          where league_id = $1",
+        league_id,
+        started.total_rounds as i32,
     )
-    .bind(league_id)
-    .bind(started.total_rounds as i32)
     .execute(&mut *tx)
     .await?;
     // Every player's totals start at zero; each result adds to its two players' rows.
-    sqlx::query(
+    sqlx::query!(
         "insert into standings (league_id, player_id)
          select league_id, player_id from league_players where league_id = $1
          on conflict do nothing",
+        league_id
     )
-    .bind(league_id)
     .execute(&mut *tx)
     .await?;
     let announcement = events::round_announcement(tx, league_id, 1).await?;
@@ -273,16 +275,16 @@ impl MatchColumns<'_> {
         if self.match_ids.is_empty() {
             return Ok(());
         }
-        sqlx::query(
+        sqlx::query!(
             "insert into matches (league_id, match_id, round_id, match_number, player_a_id, player_b_id, status)
              select $1, *, 'scheduled' from unnest($2::text[], $3::int[], $4::int[], $5::text[], $6::text[])",
+            league_id,
+            &self.match_ids,
+            &self.rounds,
+            &self.numbers,
+            &self.player_a as &[&str],
+            &self.player_b as &[&str],
         )
-        .bind(league_id)
-        .bind(&self.match_ids)
-        .bind(&self.rounds)
-        .bind(&self.numbers)
-        .bind(&self.player_a)
-        .bind(&self.player_b)
         .execute(&mut *tx)
         .await?;
         self.match_ids.clear();

@@ -21,7 +21,7 @@ pub(crate) struct Ranked {
 }
 
 /// A finished match as standings need it.
-#[derive(Debug, sqlx::FromRow)]
+#[derive(Debug)]
 struct ResultRow {
     round_id: i32,
     player_a_id: String,
@@ -47,23 +47,28 @@ pub struct LeagueResults {
 
 impl LeagueResults {
     pub async fn load(conn: &mut PgConnection, league_id: &str) -> ManagerResult<Self> {
-        let players: Vec<(String, i32, String)> = sqlx::query_as(
+        let players: Vec<(String, i32, String)> = sqlx::query!(
             "select a.agent_id, a.agent_number, a.display_name
              from league_players lp join agents a on a.agent_id = lp.player_id
              where lp.league_id = $1 order by a.agent_number",
+            league_id
         )
-        .bind(league_id)
         .fetch_all(&mut *conn)
-        .await?;
-        let rows: Vec<ResultRow> = sqlx::query_as(
-            "select m.round_id, m.player_a_id, pa.agent_number as a_number, m.player_b_id,
-                    pb.agent_number as b_number, m.result_status, m.winner_player_id, m.at_fault_player_ids
+        .await?
+        .into_iter()
+        .map(|player| (player.agent_id, player.agent_number, player.display_name))
+        .collect();
+        let rows = sqlx::query_as!(
+            ResultRow,
+            r#"select m.round_id, m.player_a_id, pa.agent_number as a_number, m.player_b_id,
+                    pb.agent_number as b_number, m.result_status as "result_status!", m.winner_player_id,
+                    m.at_fault_player_ids
              from matches m
              join agents pa on pa.agent_id = m.player_a_id
              join agents pb on pb.agent_id = m.player_b_id
-             where m.league_id = $1 and m.status = 'finished'",
+             where m.league_id = $1 and m.status = 'finished'"#,
+            league_id
         )
-        .bind(league_id)
         .fetch_all(&mut *conn)
         .await?;
         let mut results: Vec<(u32, RecordedResult<Ranked>)> = rows.into_iter().map(recorded).collect();
@@ -123,8 +128,9 @@ impl LeagueResults {
 /// ranked with the results between players level on points — one statement, so the totals and those
 /// results are read from the same snapshot.
 pub async fn standings(conn: &mut PgConnection, league_id: &str) -> ManagerResult<Vec<StandingRow>> {
-    let lines: Vec<TableLine> = sqlx::query_as(
-        "with totals as (
+    let lines = sqlx::query_as!(
+        TableLine,
+        r#"with totals as (
              select a.agent_id, a.agent_number, a.display_name,
                     coalesce(s.played, 0) as played, coalesce(s.wins, 0) as wins,
                     coalesce(s.draws, 0) as draws, coalesce(s.losses, 0) as losses,
@@ -134,10 +140,11 @@ pub async fn standings(conn: &mut PgConnection, league_id: &str) -> ManagerResul
              left join standings s on s.league_id = lp.league_id and s.player_id = lp.player_id
              where lp.league_id = $1
          )
-         select agent_id as player_a_id, agent_number as a_number, display_name, played, wins, draws,
-                losses, technical_losses, points, null::text as player_b_id, null::int as b_number,
-                null::text as result_status, null::text as winner_player_id,
-                null::text[] as at_fault_player_ids
+         select agent_id as "player_a_id!", agent_number as "a_number!", display_name as "display_name?",
+                played as "played?", wins as "wins?", draws as "draws?", losses as "losses?",
+                technical_losses as "technical_losses?", points as "points?",
+                null::text as "player_b_id?", null::int as "b_number?", null::text as "result_status?",
+                null::text as "winner_player_id?", null::text[] as "at_fault_player_ids?"
          from totals
          union all
          select ta.agent_id, ta.agent_number, null, null, null, null, null, null, null,
@@ -152,9 +159,9 @@ pub async fn standings(conn: &mut PgConnection, league_id: &str) -> ManagerResul
              where league_id = $1 and player_a_id = ta.agent_id and player_b_id = tb.agent_id
                and status = 'finished'
              offset 0
-         ) m",
+         ) m"#,
+        league_id
     )
-    .bind(league_id)
     .fetch_all(&mut *conn)
     .await?;
     let mut totals = Vec::new();
@@ -202,7 +209,7 @@ pub async fn standings(conn: &mut PgConnection, league_id: &str) -> ManagerResul
 }
 
 /// One line of [`standings`]' statement: a player's totals, or a result between two level players.
-#[derive(Debug, sqlx::FromRow)]
+#[derive(Debug)]
 struct TableLine {
     player_a_id: String,
     a_number: i32,

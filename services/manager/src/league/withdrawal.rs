@@ -35,7 +35,6 @@ pub struct Withdrawn {
 }
 
 /// An unfinished match of the withdrawing player, locked.
-#[derive(sqlx::FromRow)]
 struct Unfinished {
     match_id: String,
     player_a_id: String,
@@ -53,11 +52,12 @@ pub async fn withdraw(
     let mut tx = pool.begin().await?;
     lock_unfinished(&mut tx, league_id, Some(player_id)).await?;
     let status = lock_league(&mut tx, league_id).await?;
-    let enrolled: Option<(bool,)> = sqlx::query_as(
-        "select withdrawn_at is not null from league_players where league_id = $1 and player_id = $2",
+    let enrolled = sqlx::query_scalar!(
+        r#"select withdrawn_at is not null as "withdrawn!" from league_players
+           where league_id = $1 and player_id = $2"#,
+        league_id,
+        player_id,
     )
-    .bind(league_id)
-    .bind(player_id)
     .fetch_optional(&mut *tx)
     .await?;
     match enrolled {
@@ -67,21 +67,23 @@ pub async fn withdraw(
                 format!("{player_id} is not in league {league_id}"),
             ));
         }
-        Some((true,)) => {
+        Some(true) => {
             return Err(reject(
                 ErrorCode::InvalidLeagueState,
                 format!("{player_id} has already withdrawn from league {league_id}"),
             ));
         }
-        Some((false,)) => {}
+        Some(false) => {}
     }
     match status.as_str() {
         "registering" => {
-            sqlx::query("delete from league_players where league_id = $1 and player_id = $2")
-                .bind(league_id)
-                .bind(player_id)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query!(
+                "delete from league_players where league_id = $1 and player_id = $2",
+                league_id,
+                player_id,
+            )
+            .execute(&mut *tx)
+            .await?;
             tx.commit().await?;
             tracing::info!(%league_id, %player_id, "player withdrawn before the start");
             return Ok(Withdrawn { forfeits: Vec::new() });
@@ -95,10 +97,12 @@ pub async fn withdraw(
         }
     }
     let forfeits = forfeit_unfinished(&mut tx, league_id, player_id).await?;
-    let (current_round,): (i32,) = sqlx::query_as("select current_round from leagues where league_id = $1")
-        .bind(league_id)
-        .fetch_one(&mut *tx)
-        .await?;
+    let current_round = sqlx::query_scalar!(
+        "select current_round from leagues where league_id = $1",
+        league_id
+    )
+    .fetch_one(&mut *tx)
+    .await?;
     tx.commit().await?;
     tracing::info!(%league_id, %player_id, forfeits = forfeits.len(), "player withdrawn");
     // The forfeits may have finished the round being played (and the rounds after it). The withdrawal
@@ -120,20 +124,23 @@ async fn forfeit_unfinished(
     league_id: &str,
     player_id: &str,
 ) -> ManagerResult<Vec<MatchResult>> {
-    sqlx::query("update league_players set withdrawn_at = now() where league_id = $1 and player_id = $2")
-        .bind(league_id)
-        .bind(player_id)
-        .execute(&mut *tx)
-        .await?;
-    let unfinished: Vec<Unfinished> = sqlx::query_as(
+    sqlx::query!(
+        "update league_players set withdrawn_at = now() where league_id = $1 and player_id = $2",
+        league_id,
+        player_id,
+    )
+    .execute(&mut *tx)
+    .await?;
+    let unfinished = sqlx::query_as!(
+        Unfinished,
         "select m.match_id, m.player_a_id, m.player_b_id
          from matches m
          where m.league_id = $1 and $2 in (m.player_a_id, m.player_b_id)
            and m.status in ('scheduled', 'running')
          order by m.round_id, m.match_number",
+        league_id,
+        player_id,
     )
-    .bind(league_id)
-    .bind(player_id)
     .fetch_all(&mut *tx)
     .await?;
     let mut forfeits = Vec::with_capacity(unfinished.len());
@@ -226,11 +233,11 @@ async fn record(
             .map(|(_, row)| i32::try_from(value(row)).unwrap_or(i32::MAX))
             .collect()
     };
-    sqlx::query(
+    sqlx::query!(
         "with finished as (
              update matches
              set status = 'finished', result_status = $3, winner_player_id = $4, at_fault_player_ids = $5,
-                 result = $6, transcript = $7, result_json = $8::jsonb, transcript_json = $9,
+                 result = $6, transcript = $7, result_json = $8::text::jsonb, transcript_json = $9,
                  finished_at = clock_timestamp(), referee_id = null, lease_id = null, lease_expires_at = null
              where league_id = $1 and match_id = $2
          ), added as (
@@ -242,24 +249,25 @@ async fn record(
                   as d(player_id, played, wins, draws, losses, technical_losses, points)
              where s.league_id = $1 and s.player_id = d.player_id
          )
-         select 1",
+         -- No columns: the statement is run for what its parts write.
+         select",
+        league_id,
+        unfinished.match_id,
+        "technical_loss",
+        result.winner_player_id,
+        &result.at_fault_player_ids,
+        result.encode_to_vec(),
+        transcript.encode_to_vec(),
+        result_json,
+        transcript_json,
+        &players as &[&str],
+        &column(|row| row.played),
+        &column(|row| row.wins),
+        &column(|row| row.draws),
+        &column(|row| row.losses),
+        &column(|row| row.technical_losses),
+        &column(|row| row.points),
     )
-    .bind(league_id)
-    .bind(&unfinished.match_id)
-    .bind("technical_loss")
-    .bind(&result.winner_player_id)
-    .bind(&result.at_fault_player_ids)
-    .bind(result.encode_to_vec())
-    .bind(transcript.encode_to_vec())
-    .bind(result_json)
-    .bind(transcript_json)
-    .bind(&players)
-    .bind(column(|row| row.played))
-    .bind(column(|row| row.wins))
-    .bind(column(|row| row.draws))
-    .bind(column(|row| row.losses))
-    .bind(column(|row| row.technical_losses))
-    .bind(column(|row| row.points))
     .execute(&mut *tx)
     .await?;
     Ok(())

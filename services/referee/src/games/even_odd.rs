@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use league_domain::GameType;
 use league_proto::ErrorCode;
 use prost_types::Struct;
 
@@ -74,7 +75,7 @@ pub struct EvenOdd {
 impl GameEngine for EvenOdd {
     type Move = Parity;
 
-    const GAME_TYPE: &'static str = "even_odd";
+    const GAME_TYPE: GameType = GameType::EvenOdd;
 
     fn new(players: [String; 2]) -> EvenOdd {
         EvenOdd {

@@ -3,6 +3,7 @@
 //! Seat A plays X and moves first; the seats alternate. A move is `{"position": n}`, cells numbered 0–8
 //! row by row. Three in a row wins 3–0; a full board without one is a draw, 1–1. No chance is involved.
 
+use league_domain::GameType;
 use league_domain::tic_tac_toe::{CELLS, LINES};
 use league_proto::ErrorCode;
 use prost_types::Struct;
@@ -69,7 +70,7 @@ impl TicTacToe {
 impl GameEngine for TicTacToe {
     type Move = Position;
 
-    const GAME_TYPE: &'static str = "tic_tac_toe";
+    const GAME_TYPE: GameType = GameType::TicTacToe;
 
     fn new(players: [String; 2]) -> TicTacToe {
         TicTacToe {
