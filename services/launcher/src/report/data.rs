@@ -1,8 +1,6 @@
 //! Everything a report shows about one league, read through the manager's queries a page at a time,
 //! and what follows from it: each player's strategy group and each match's outcome for each player.
 
-use std::collections::BTreeMap;
-
 use anyhow::Context;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{
@@ -12,8 +10,6 @@ use league_proto::v2::{
 use league_runtime::credentials::operator_request;
 use league_runtime::grpc::GrpcChannel;
 use secrecy::SecretString;
-
-use crate::operator::ratings::Rated;
 
 /// One league as the report shows it.
 #[derive(Debug, Clone)]
@@ -25,8 +21,6 @@ pub struct LeagueData {
     pub by_round: Vec<RoundStandings>,
     /// Every round and its matches, each with its result (and a technical loss's cause) once finished.
     pub rounds: Vec<ScheduledRound>,
-    /// Each player's Glicko-2 rating across the deployment's completed leagues (`league ratings`).
-    pub ratings: BTreeMap<String, Rated>,
 }
 
 impl LeagueData {
@@ -80,13 +74,11 @@ impl LeagueData {
             first_round_id = page.next_round_id;
         }
         let rounds = schedule(client, token, &league_id).await?;
-        let (_, ratings) = crate::operator::ratings::current(client, token).await?;
         Ok(Self {
             status,
             standings,
             by_round,
             rounds,
-            ratings,
         })
     }
 
