@@ -436,10 +436,19 @@ fn head(title: &str) -> String {
     )
 }
 
-/// Where a player's page is, from the league's folder: `players/<id>.html`, the id written as a
-/// results folder writes a league id (so no id leaves the folder).
+/// Where a player's page is, from the league's folder: `players/<id>.html`. A player id is letters,
+/// digits, `_` and `-` (`P07`); any other id is written as a results folder writes an odd league id
+/// (`~` and hex), so no id leaves the folder.
 pub fn player_file(player_id: &str) -> String {
-    format!("players/{}.html", super::folder_name(player_id))
+    let plain = !player_id.is_empty()
+        && player_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'));
+    if plain {
+        format!("players/{player_id}.html")
+    } else {
+        format!("players/{}.html", super::folder_name(player_id))
+    }
 }
 
 /// A link to the player's page; `root` leads from the linking page to the league's folder.
@@ -565,6 +574,20 @@ td.loss{background:#f8d4d4}td.self{background:#ddd}.board{border-collapse:collap
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn player_pages_stay_in_the_players_folder() {
+        assert_eq!(player_file("P07"), "players/P07.html");
+        assert_eq!(player_file("../x"), "players/~~2e~2e~2fx.html");
+        assert_eq!(player_file(""), "players/~.html");
+    }
+
+    #[test]
+    fn one_is_singular_everything_else_plural() {
+        assert_eq!(counted(1, "loss", "losses"), "1 loss");
+        assert_eq!(counted(0, "loss", "losses"), "0 losses");
+        assert_eq!(counted(2, "match", "matches"), "2 matches");
+    }
 
     #[test]
     fn names_are_escaped() {
