@@ -198,7 +198,7 @@ impl<'a> Pages<'a> {
             page,
             "<h2>Head-to-head</h2>\n<p class=\"note\">Each cell is the row player's wins–draws–losses \
              against the column player over all their meetings ({}), losses including technical ones; \
-             the colour is the share of the meetings' points the row player took. Columns are numbered by \
+             green when the row player took more than half of the meetings' points, yellow for a third to a half, red for less. Columns are numbered by \
              final rank. head_to_head.csv has the same counts, technical losses apart.</p>\n\
              <details{open}><summary>The table ({} by {})</summary><div class=\"scroll\">\
              <table class=\"h2h\" id=\"head-to-head\"><thead><tr><th></th>",
@@ -511,10 +511,11 @@ fn mark_class(mark: Mark) -> &'static str {
 /// A head-to-head cell's colour class: the share of the meetings' points the row player took.
 fn share_class(met: &Meetings) -> &'static str {
     let most = 3 * met.played();
+    // More than half the points: ahead; at least a draw's share (a third): level-ish; less: behind.
     match met.points() {
         _ if most == 0 => "",
-        p if 3 * p >= 2 * most => "win",
-        p if 3 * p > most => "draw",
+        p if 2 * p > most => "win",
+        p if 3 * p >= most => "draw",
         _ => "loss",
     }
 }
@@ -566,7 +567,7 @@ figcaption{font-weight:600;margin-bottom:.4rem}img{max-width:100%;height:auto;bo
 .files{font-size:.85rem;color:#555}details{margin:.3rem 0}summary{cursor:pointer}\
 .luck{background:#fff8e1;border-left:4px solid #f0b428;padding:.5rem .8rem}.name{color:#555;font-weight:normal}\
 .scroll{overflow-x:auto}.h2h td,.h2h th{padding:.15rem .3rem;font-size:.8rem;white-space:nowrap;text-align:center}\
-.h2h tbody th{text-align:left;background:#fafafa}td.win{background:#d3f0da}td.draw{background:#fcefc7}\
+.h2h tbody th{text-align:left;background:#fafafa;position:sticky;left:0}td.win{background:#d3f0da}td.draw{background:#fcefc7}\
 td.loss{background:#f8d4d4}td.self{background:#ddd}.board{border-collapse:collapse;display:inline-table;margin:0 .4rem 0 0;vertical-align:middle}\
 .board td{width:1.3rem;height:1.3rem;border:1px solid #999;text-align:center;font-weight:700;padding:0}\
 .board td.line{background:#d3f0da}.turns{color:#555;font-size:.8rem}.choice{margin-right:.5rem}";
