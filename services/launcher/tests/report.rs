@@ -451,7 +451,7 @@ fn made_up_league(game: &str, players: usize) -> LeagueData {
                 let (pa, pb) = (ids[a].clone(), ids[b].clone());
                 let mut fields = std::collections::BTreeMap::new();
                 let (status, winner, reason) = if game == "even_odd" {
-                    let choice = |r: u64| if r % 2 == 0 { "even" } else { "odd" };
+                    let choice = |r: u64| if r.is_multiple_of(2) { "even" } else { "odd" };
                     let (ca, cb) = (choice(next()), choice(next()));
                     let drawn = 1 + next() % 10;
                     fields.insert(
@@ -461,7 +461,7 @@ fn made_up_league(game: &str, players: usize) -> LeagueData {
                         })),
                     );
                     fields.insert("drawn_number".to_owned(), value(Kind::NumberValue(drawn as f64)));
-                    let parity = if drawn % 2 == 0 { "even" } else { "odd" };
+                    let parity = if drawn.is_multiple_of(2) { "even" } else { "odd" };
                     if ca == cb {
                         (ResultStatus::Draw, String::new(), format!("both chose {ca}"))
                     } else if ca == parity {
