@@ -297,10 +297,15 @@ fn check(report: &Value, game: &str, champion: &str, players: usize) {
         );
         let cells = words("boardCells");
         assert_eq!(cells.len(), 9, "a 3 × 3 board: {cells:?}");
-        assert!(
-            cells.iter().filter(|c| !c.is_empty()).count() >= 5,
-            "a finished game: {cells:?}"
-        );
+        let marked = cells.iter().filter(|c| !c.is_empty()).count();
+        assert!(marked >= 5, "a finished game: {cells:?}");
+        // Every mark numbered by when it was played: 1, 2, 3… once each.
+        let mut numbers: Vec<u64> = shown["moveNumbers"]
+            .as_array()
+            .map(|n| n.iter().filter_map(Value::as_u64).collect())
+            .unwrap_or_default();
+        numbers.sort_unstable();
+        assert_eq!(numbers, (1..=marked as u64).collect::<Vec<_>>(), "{cells:?}");
     }
     // Numbers with their nouns: "1 loss", never "1 losses".
     let detail = shown["championDetail"].as_str().unwrap_or_default();

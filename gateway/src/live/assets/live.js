@@ -295,7 +295,7 @@ async function openTranscript(matchId) {
     $("transcript-summary").textContent = result
       ? `${outcome(match).label}. ${result.reason}`
       : "Not finished yet: the transcript is recorded with the result.";
-    $("transcript-game").replaceChildren(...(result ? game.picture(match, result) : []));
+    $("transcript-game").replaceChildren(...(result ? game.picture(match, result, answer.entries) : []));
     $("transcript-entries").replaceChildren(...answer.entries.map((entry) => entryItem(game, entry)));
   } catch (error) {
     $("transcript-summary").textContent = `Cannot load the transcript: ${error.message}`;
@@ -385,15 +385,26 @@ const GAMES = {
       }
       return "";
     },
-    picture(match, result) {
+    picture(match, result, entries) {
       const board = result.final_board;
       if (!Array.isArray(board)) return [];
       const line = new Set(result.winning_line || []);
       const marks = { X: match.player_a_id, O: match.player_b_id };
+      // Each mark's move number, from the moves the transcript shows landing where the final board has
+      // that player's mark (a refused move never lands).
+      const order = [];
+      let moves = 0;
+      for (const entry of entries) {
+        const position = entry.payload && entry.payload.position;
+        if (entry.message_type !== "GAME_MOVE_RESPONSE" || entry.error_code || !Number.isInteger(position)) continue;
+        const mark = entry.player_id === match.player_a_id ? "X" : "O";
+        if (board[position] === mark && order[position] === undefined) order[position] = ++moves;
+      }
+      const cell = (mark, index) => el("span", { class: `cell${line.has(index) ? " line" : ""}`, title: `cell ${index}` },
+        mark, order[index] ? el("sub", { class: "move" }, String(order[index])) : null);
       return [
         el("div", { class: "ttt" },
-          el("div", { class: "board", role: "img", "aria-label": "final board" },
-            ...board.map((mark, cell) => el("span", { class: `cell${line.has(cell) ? " line" : ""}`, title: `cell ${cell}` }, mark))),
+          el("div", { class: "board", role: "img", "aria-label": "final board" }, ...board.map(cell)),
           el("div", { class: "legend" },
             el("div", {}, `X: ${playerName(marks.X)}`), el("div", {}, `O: ${playerName(marks.O)}`),
             el("div", { class: "muted" }, counted(result.total_turns ?? board.filter(Boolean).length, "move", "moves")))),
