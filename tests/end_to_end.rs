@@ -40,7 +40,10 @@ fn parse_table(stdout: &str) -> Vec<Row> {
 
 #[test]
 fn league_run_plays_a_whole_league_across_processes() {
+    // Its own working folder, so the results folder it writes goes with the test.
+    let workdir = league_testkit::league_run::WorkDir::create();
     let output = Command::new(env!("CARGO_BIN_EXE_league"))
+        .current_dir(&workdir)
         .args([
             "run",
             "--players",
@@ -51,6 +54,8 @@ fn league_run_plays_a_whole_league_across_processes() {
             "--gateway-addr",
             "127.0.0.1:0",
         ])
+        .arg("--cluster-dir")
+        .arg(league_testkit::database::cluster_dir())
         .env("RUST_LOG", "warn")
         .output()
         .expect("the league binary runs");

@@ -358,3 +358,121 @@ async fn live_page_in_chromium_draws_a_tic_tac_toe_board() {
     let (report, champion) = watch_a_league("tic_tac_toe", "tic_tac_toe", 4, "random,adaptive").await;
     check(&report, "tic_tac_toe", &champion, 4);
 }
+
+/// `league run --keep-page`: once the league is over its page stays up, showing the champion with live
+/// updates still connected, until Ctrl-C ends the run as a finished one.
+#[tokio::test]
+async fn live_page_in_chromium_outlives_a_league_run_with_keep_page() {
+    require_browser();
+    let _serial = SERIAL.lock().await;
+    let out_dir = PathBuf::from(OUTPUT_DIR).join("keep_page");
+    std::fs::create_dir_all(&out_dir).expect("the screenshot directory");
+    let league_id = format!("live-kept-{}", std::process::id());
+    let results = Path::new("results").join(&league_id);
+    let _ = std::fs::remove_dir_all(&results);
+    let mut run = Command::new(env!("CARGO_BIN_EXE_league"))
+        .args([
+            "run",
+            "--players",
+            "4",
+            "--think-time",
+            "50ms",
+            "--keep-page",
+            "--gateway-addr",
+            "127.0.0.1:0",
+            "--league",
+            &league_id,
+        ])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("league run starts");
+    let mut lines = BufReader::new(run.stdout.take().expect("stdout")).lines();
+    let (page, champion) = tokio::time::timeout(BROWSER_WITHIN, async {
+        let (mut page, mut champion) = (None, None);
+        while let Some(line) = lines.next_line().await.expect("the run's output") {
+            if let Some(rest) = line.strip_prefix("live page: ") {
+                page = rest.split_whitespace().next().map(str::to_owned);
+            } else if let Some(rest) = line.strip_prefix("Champion: ") {
+                // `P03 (bot-random) with 4 points`, as the page writes it: `P03 · bot-random`.
+                let (id, rest) = rest.split_once(" (").expect("the champion's id and name");
+                let name = rest.split_once(") with").expect("the champion's name").0;
+                champion = Some(format!("{id} · {name}"));
+            } else if line.ends_with("stays up until Ctrl-C (--keep-page)") {
+                break;
+            }
+        }
+        (
+            page.expect("the run names its page"),
+            champion.expect("the run names its champion"),
+        )
+    })
+    .await
+    .expect("the league ended in time");
+
+    let output = tokio::time::timeout(
+        BROWSER_WITHIN,
+        Command::new("node")
+            .arg(Path::new(BROWSER_DIR).join("kept_page.mjs"))
+            .args([page.trim_end_matches('/'), &out_dir.to_string_lossy()])
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the browser script finished in time")
+    .expect("node runs the browser script");
+    assert!(
+        output.status.success(),
+        "the page did not show the ended league (screenshots in {})",
+        out_dir.display()
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).expect("the script's report");
+    let shown = &report["shown"];
+    assert_eq!(report["errors"], serde_json::json!([]), "browser errors");
+    assert_eq!(shown["leagueId"], league_id.as_str());
+    assert_eq!(shown["champion"], champion.as_str(), "the run's champion");
+    assert_eq!(shown["status"], "COMPLETED");
+    assert_eq!(shown["roundCounter"], "All 3 rounds played");
+    assert_eq!(shown["connectionLive"], true, "live updates still connected");
+    // Thinking is no behaviour: the bots are named by their strategies alone.
+    let players: Vec<&str> = shown["players"]
+        .as_array()
+        .expect("the table's players")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(players.len(), 4, "{players:?}");
+    for strategy in ["random", "adaptive", "alternating", "always_even"] {
+        let name = format!("bot-{strategy}");
+        assert!(
+            players.iter().any(|player| player.ends_with(&name)),
+            "{name} in {players:?}"
+        );
+    }
+
+    // Ctrl-C ends it as a finished run: everything stops, exit 0.
+    let pid = run.id().expect("the run is still up");
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let exited = tokio::time::timeout(READY_WITHIN, async {
+        let mut rest = vec![];
+        while let Some(line) = lines.next_line().await.expect("the run's output") {
+            rest.push(line);
+        }
+        (run.wait().await.expect("its status"), rest)
+    })
+    .await
+    .expect("the run stops");
+    assert!(exited.0.success(), "{exited:?}");
+    assert!(
+        exited.1.iter().any(|line| line.starts_with("6 matches in ")),
+        "{exited:?}"
+    );
+    std::fs::remove_dir_all(&results).expect("the run wrote its results");
+}

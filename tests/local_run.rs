@@ -1,6 +1,7 @@
 //! `league run` at its edges, through the real binary: wrong options refused at once with what is wrong,
 //! children that die with the launcher whatever kills it, an interrupted run that names its database,
-//! and a finished run that cleans up after itself unless told to keep.
+//! a finished run that cleans up after itself unless told to keep, and results folders that are never
+//! written over.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
@@ -55,6 +56,175 @@ fn wrong_options_are_refused_at_once_saying_what_is_wrong() {
         !llm.contains("database: "),
         "refused before anything started: {llm}"
     );
+    let slow = refused(&["run", "--think-time", "5s", "--move-timeout", "2s"]);
+    assert!(
+        slow.contains("--think-time 5s is not less than --move-timeout 2s"),
+        "{slow}"
+    );
+}
+
+/// `league run` with `DATABASE_URL` set to `url`: refused before anything starts; its stderr.
+fn refused_with_database(url: &str) -> String {
+    let output = league(&["run", "--gateway-addr", "127.0.0.1:0"])
+        .env("DATABASE_URL", url)
+        .output()
+        .expect("the league binary runs");
+    let stderr = text(&output.stderr);
+    assert!(!output.status.success(), "{url} was accepted: {stderr}");
+    assert!(nothing_started(&stderr), "{stderr}");
+    stderr
+}
+
+/// Whether a run's stderr shows that it never created its database.
+fn nothing_started(stderr: &str) -> bool {
+    !stderr.lines().any(|line| line.starts_with("database: "))
+}
+
+#[test]
+fn errors_name_the_setting_to_change_and_the_value_seen() {
+    let mysql = refused_with_database("mysql://root:secret@db:3306/league");
+    assert_eq!(
+        mysql.lines().last(),
+        Some("league: DATABASE_URL must be postgres://… (saw mysql://…)"),
+        "{mysql}"
+    );
+    // The manager itself, as compose and Kubernetes run it, says the same.
+    let manager = league(&["manager"])
+        .env("DATABASE_URL", "mysql://root:secret@db:3306/league")
+        .env("LEAGUE_LISTEN_ADDR", "127.0.0.1:0")
+        .env("LEAGUE_ADMIN_ADDR", "127.0.0.1:0")
+        .output()
+        .expect("the league binary runs");
+    let stderr = text(&manager.stderr);
+    assert!(!manager.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("DATABASE_URL must be postgres://… (saw mysql://…)") && !stderr.contains("secret"),
+        "{stderr}"
+    );
+    let nobody_there = refused_with_database("postgres://postgres@127.0.0.1:1/league");
+    assert!(
+        nobody_there.contains("DATABASE_URL: Postgres at 127.0.0.1:1 cannot be reached"),
+        "{nobody_there}"
+    );
+    // A server that answers but refuses the user is not "unreachable", and says so once.
+    let server = std::env::var("DATABASE_URL")
+        .unwrap_or_else(|_| league_manager::postgres::LOCAL_DEFAULT_URL.to_owned());
+    let refused_user = refused_with_database(&as_user(&server, "no_such_role_for_league:wrong"));
+    assert!(
+        refused_user.contains("refused user \"no_such_role_for_league\"")
+            && refused_user.contains("an authentication or role error"),
+        "{refused_user}"
+    );
+    assert!(!refused_user.contains("cannot be reached"), "{refused_user}");
+    assert_eq!(
+        refused_user.matches("no_such_role_for_league").count(),
+        2,
+        "the user, and the server's words for it, once each: {refused_user}"
+    );
+
+    // A taken gateway port: the option and the way out, and no database left behind.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let addr = taken.local_addr().expect("its address").to_string();
+    let busy = refused(&["run", "--gateway-addr", &addr]);
+    assert!(
+        busy.contains(&format!("--gateway-addr {addr} is in use"))
+            && busy.contains("--gateway-addr 127.0.0.1:0 for a free one"),
+        "{busy}"
+    );
+    assert!(nothing_started(&busy), "{busy}");
+
+    // A service that cannot start (the gateway refuses its setting): the empty database goes.
+    let output = league(&["run", "--players", "2", "--gateway-addr", "127.0.0.1:0"])
+        .env("LEAGUE_MAX_CONNECTIONS", "lots")
+        .output()
+        .expect("the league binary runs");
+    let stderr = text(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    let database = named_database(&stderr);
+    assert!(
+        stderr.contains(&format!(
+            "the league did not start (its database {database} is dropped): gateway-1 exited"
+        )),
+        "{stderr}"
+    );
+    assert!(!database_exists(&database), "{database} was left behind");
+}
+
+/// `url` with `user` (and password) instead of its own.
+fn as_user(url: &str, user: &str) -> String {
+    let (scheme, rest) = url.split_once("://").expect("a URL");
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let host = match rest[..authority_end].rfind('@') {
+        Some(at) => &rest[at + 1..],
+        None => rest,
+    };
+    format!("{scheme}://{user}@{host}")
+}
+
+/// Where the test binary's runs write their results (tests run in the package's folder).
+fn results(league: &str) -> std::path::PathBuf {
+    std::path::Path::new("results").join(league)
+}
+
+#[test]
+fn every_run_has_a_results_folder_of_its_own_and_none_is_written_over() {
+    let league = format!("local-run-{}", std::process::id());
+    let _ = std::fs::remove_dir_all(results(&league));
+    let output = league_with(&["run", "--players", "2", "--quiet", "--league", &league]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let index = results(&league).join("index.html");
+    let written = std::fs::read(&index).expect("the results are written");
+    assert!(text(&output.stdout).contains(&format!("Results: results/{league}/index.html")));
+
+    // The same id again: refused before anything starts, naming the option; the folder untouched.
+    let again = league_with(&["run", "--players", "2", "--quiet", "--league", &league]);
+    let stderr = text(&again.stderr);
+    assert!(!again.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "results/{league} already holds the results of a league {league}: choose another id with --league"
+        )),
+        "{stderr}"
+    );
+    assert!(nothing_started(&stderr), "{stderr}");
+    assert_eq!(std::fs::read(&index).expect("still there"), written);
+    std::fs::remove_dir_all(results(&league)).expect("removed");
+
+    // By default: the game and the time, a folder of its own.
+    let output = league_with(&["run", "--players", "2", "--game", "tic_tac_toe"]);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let id = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("Final standings of "))
+        .expect("the league is named")
+        .to_owned();
+    let (game, time) = id.split_at("tic_tac_toe-".len());
+    assert_eq!(game, "tic_tac_toe-");
+    let digits: Vec<&str> = time.split('-').collect();
+    assert!(
+        digits.len() >= 2 && digits[0].len() == 8 && digits[1].len() == 4,
+        "game-YYYYMMDD-HHMM[-n]: {id}"
+    );
+    assert!(results(&id).join("index.html").is_file(), "{stdout}");
+    std::fs::remove_dir_all(results(&id)).expect("removed");
+}
+
+/// Removes the results folder a finished run named (`Results: results/<league>/index.html`): each run
+/// writes a folder of its own, and the tests' would pile up.
+fn remove_results(stdout: &str) {
+    let folder = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("Results: "))
+        .and_then(|index| std::path::Path::new(index).parent())
+        .expect("the run names its results");
+    std::fs::remove_dir_all(folder).expect("the results folder is there");
+}
+
+fn league_with(args: &[&str]) -> Output {
+    let mut all = args.to_vec();
+    all.extend(["--gateway-addr", "127.0.0.1:0"]);
+    league(&all).output().expect("the league binary runs")
 }
 
 #[test]
@@ -90,6 +260,8 @@ struct Waiting {
     launcher: Child,
     services: Vec<u32>,
     database: String,
+    /// The results folder it claimed (`league id: <id> (results in <folder>)`).
+    results: String,
     stderr: mpsc::Receiver<String>,
 }
 
@@ -118,14 +290,19 @@ fn start_waiting_run() -> Waiting {
     });
     let stdout = launcher.stdout.take().expect("stdout");
     std::thread::spawn(move || for _ in BufReader::new(stdout).lines().map_while(Result::ok) {});
+    let mut results = None;
     let database = loop {
         let line = stderr
             .recv_timeout(Duration::from_secs(120))
             .expect("the run names its database");
+        if let Some((_, folder)) = line.split_once(" (results in ") {
+            results = folder.strip_suffix(')').map(str::to_owned);
+        }
         if let Some(name) = line.strip_prefix("database: ") {
             break name.to_owned();
         }
     };
+    let results = results.expect("the run names its league and results folder first");
     // Manager, gateway, two referees, the player host.
     let services = wait_for(|| Some(children_of(launcher.id())).filter(|pids| pids.len() == 5))
         .expect("five services start");
@@ -133,6 +310,7 @@ fn start_waiting_run() -> Waiting {
         launcher,
         services,
         database,
+        results,
         stderr,
     }
 }
@@ -161,6 +339,8 @@ fn sigterm_stops_every_service_and_names_the_database() {
         text(&cleaned.stdout).trim(),
         format!("dropped database {}", run.database)
     );
+    // The results folder it claimed, empty, went with it.
+    assert!(!std::path::Path::new(&run.results).exists(), "{}", run.results);
 }
 
 #[test]
@@ -175,6 +355,8 @@ fn services_die_with_a_killed_launcher() {
         run.services
     );
     let _ = league(&["clean", &run.database]).output();
+    // A killed launcher cannot give its empty results folder up.
+    std::fs::remove_dir(&run.results).expect("the empty folder it claimed");
 }
 
 #[test]
@@ -184,6 +366,7 @@ fn a_finished_run_drops_its_database_unless_kept() {
         .expect("the league binary runs");
     let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
     assert!(output.status.success(), "{stdout}\n{stderr}");
+    remove_results(&stdout);
     let database = named_database(&stderr);
     assert!(
         stderr.contains(&format!("dropped database {database} (--keep keeps it")),
@@ -225,6 +408,7 @@ fn a_finished_run_drops_its_database_unless_kept() {
     .expect("the league binary runs");
     let stderr = text(&kept.stderr);
     assert!(kept.status.success(), "{stderr}");
+    remove_results(&text(&kept.stdout));
     let database = stderr
         .lines()
         .find_map(|line| line.strip_prefix("kept database "))
@@ -239,6 +423,56 @@ fn a_finished_run_drops_its_database_unless_kept() {
     assert!(refused.contains("is not a database of `league run`"), "{refused}");
 }
 
+/// `league clean` alone drops the databases this user's runs kept (noted in the user's state
+/// directory, here a temporary `XDG_STATE_HOME`) and nobody else's, even on a shared server.
+#[test]
+fn bare_clean_drops_what_this_users_runs_kept_and_nothing_else() {
+    let home = std::env::temp_dir().join(format!("league-clean-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    let as_this_user = |args: &[&str]| {
+        let mut command = league(args);
+        command
+            .env("XDG_STATE_HOME", &home)
+            .env_remove("LEAGUE_STATE_FILE");
+        command.output().expect("the league binary runs")
+    };
+    let output = as_this_user(&[
+        "run",
+        "--keep",
+        "--quiet",
+        "--players",
+        "2",
+        "--gateway-addr",
+        "127.0.0.1:0",
+    ]);
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    remove_results(&text(&output.stdout));
+    let mine = stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("kept database "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the kept database is named")
+        .to_owned();
+    // Another user's kept run, on the same server.
+    let theirs = kept_run(&["--players", "2"]);
+
+    let cleaned = as_this_user(&["clean"]);
+    let stdout = text(&cleaned.stdout);
+    assert!(cleaned.status.success(), "{}", text(&cleaned.stderr));
+    assert!(stdout.contains(&format!("dropped database {mine}\n")), "{stdout}");
+    assert!(!stdout.contains(&theirs), "{stdout}");
+    assert!(!database_exists(&mine), "{mine} is still there");
+    assert!(database_exists(&theirs), "{theirs} was dropped");
+    // Nothing left to clean for this user.
+    let again = text(&as_this_user(&["clean"]).stdout);
+    assert!(again.contains("no database kept by your runs"), "{again}");
+
+    let cleaned = league(&["clean", &theirs]).output().expect("league clean runs");
+    assert!(cleaned.status.success(), "{}", text(&cleaned.stderr));
+    std::fs::remove_dir_all(&home).expect("removed");
+}
+
 /// Runs a kept league and returns its database.
 fn kept_run(args: &[&str]) -> String {
     let mut all = vec!["run", "--keep", "--quiet", "--gateway-addr", "127.0.0.1:0"];
@@ -246,6 +480,7 @@ fn kept_run(args: &[&str]) -> String {
     let output = league(&all).output().expect("the league binary runs");
     let stderr = text(&output.stderr);
     assert!(output.status.success(), "{stderr}");
+    remove_results(&text(&output.stdout));
     stderr
         .lines()
         .find_map(|line| line.strip_prefix("kept database "))

@@ -78,6 +78,8 @@ fn an_operator_runs_leagues_on_a_served_system() {
             "127.0.0.1:0",
             "--database",
             &database,
+            "--league",
+            "league_even_odd",
         ],
     )
     .stdout(Stdio::null())
@@ -116,6 +118,17 @@ fn an_operator_runs_leagues_on_a_served_system() {
         ids.contains(&"second") && ids.contains(&"league_even_odd"),
         "{ids:?}"
     );
+    // JSON says the league's words, not the contracts' enum names.
+    let statuses: Vec<&str> = leagues["leagues"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|league| league["status"].as_str())
+        .collect();
+    assert!(
+        statuses.iter().all(|status| *status == "registering"),
+        "{statuses:?}"
+    );
 
     // The two bots joined the first league; start it and wait for its end.
     let started = ok(
@@ -136,12 +149,20 @@ fn an_operator_runs_leagues_on_a_served_system() {
         &["standings", "--league", "league_even_odd", "--output", "csv"],
     );
     let lines: Vec<&str> = standings.lines().collect();
-    assert_eq!(lines[0], "rank,player,name,played,W,D,L,TL,points,rating,±");
+    assert_eq!(
+        lines[0],
+        "rank,player_id,display_name,strategy,played,wins,draws,losses,technical_losses,points,win_rate,\
+         above_next_by,rating,deviation"
+    );
     assert_eq!(lines.len(), 3, "{standings}");
     // The league completed: both players are rated (Glicko-2 starts at 1500; one match moves it).
     assert!(
         lines[1..].iter().all(|line| {
-            let rating: f64 = line.split(',').nth(9).and_then(|r| r.parse().ok()).unwrap_or(0.0);
+            let rating: f64 = line
+                .split(',')
+                .nth(12)
+                .and_then(|r| r.parse().ok())
+                .unwrap_or(0.0);
             rating > 1000.0 && rating < 2000.0
         }),
         "{standings}"
@@ -151,22 +172,195 @@ fn an_operator_runs_leagues_on_a_served_system() {
         schedule.contains("R1M1") && schedule.contains("finished"),
         "{schedule}"
     );
+    // The same columns as the results folder's CSVs, from one home.
+    let results = served.dir.join("results");
+    ok(
+        &state_file,
+        &[
+            "report",
+            "--league",
+            "league_even_odd",
+            "--out",
+            results.to_str().expect("a path"),
+        ],
+    );
+    let first_line = |file: &str| {
+        let text = std::fs::read_to_string(results.join("league_even_odd").join(file)).expect(file);
+        text.lines().next().unwrap_or_default().to_owned()
+    };
+    assert!(lines[0].starts_with(&first_line("standings.csv")), "{standings}");
+    let schedule_csv = ok(
+        &state_file,
+        &["schedule", "--league", "league_even_odd", "--output", "csv"],
+    );
+    assert_eq!(
+        schedule_csv.lines().next(),
+        Some(first_line("matches.csv").as_str())
+    );
+    assert!(schedule_csv.contains(",finished,"), "{schedule_csv}");
+    // A past league's database answers the same questions the same way: one way to ask each.
+    let from_database = ok(
+        &state_file,
+        &[
+            "schedule",
+            "--league",
+            "league_even_odd",
+            "--output",
+            "csv",
+            "--database",
+            &served.database,
+        ],
+    );
+    assert_eq!(from_database, schedule_csv);
+    let by_round = ok(
+        &state_file,
+        &[
+            "standings",
+            "--by-round",
+            "--league",
+            "league_even_odd",
+            "--output",
+            "csv",
+        ],
+    );
+    assert_eq!(
+        by_round.lines().next(),
+        Some(first_line("standings_by_round.csv").as_str())
+    );
+    assert_eq!(by_round.lines().count(), 3, "one round, two players: {by_round}");
+    let rated = ok(&state_file, &["ratings", "--output", "csv"]);
+    assert_eq!(
+        ok(
+            &state_file,
+            &["ratings", "--output", "csv", "--database", &served.database]
+        ),
+        rated,
+        "the ratings read from the database"
+    );
+
     let one: serde_json::Value = serde_json::from_str(&ok(
         &state_file,
         &["match", "R1M1", "--league", "league_even_odd", "--output", "json"],
     ))
     .expect("JSON");
     assert_eq!(one["match"]["match_id"], "R1M1");
+    assert_eq!(one["match"]["status"], "finished");
+    assert!(
+        one["match"]["started_at"].is_string() && one["match"]["finished_at"].is_string(),
+        "{one}"
+    );
     assert!(
         one["transcript"]["entries"]
             .as_array()
             .is_some_and(|entries| !entries.is_empty())
     );
+    let names: Vec<&str> = one["players"]
+        .as_array()
+        .expect("the players")
+        .iter()
+        .filter_map(|player| player["display_name"].as_str())
+        .collect();
+    assert_eq!(names.len(), 2, "{one}");
+    assert!(names.iter().all(|name| name.starts_with("bot-")), "{names:?}");
+    // The whole match as tables: its row, its players with names and choices, its transcript.
+    let shown = ok(&state_file, &["match", "R1M1", "--league", "league_even_odd"]);
+    for expected in [
+        "match",
+        "players",
+        "transcript",
+        "bot-",
+        "CHOOSE_PARITY",
+        "finished",
+    ] {
+        assert!(shown.contains(expected), "no {expected}: {shown}");
+    }
+    let row = ok(
+        &state_file,
+        &[
+            "match",
+            "R1M1",
+            "--league",
+            "league_even_odd",
+            "--output",
+            "csv",
+            "--section",
+            "match",
+        ],
+    );
+    assert_eq!(
+        row,
+        schedule_csv
+            .lines()
+            .take(2)
+            .map(|line| format!("{line}\n"))
+            .collect::<String>(),
+        "the match's row is its schedule row, times and all"
+    );
+    let refused = league(
+        &state_file,
+        &["match", "R1M1", "--league", "league_even_odd", "--output", "csv"],
+    )
+    .output()
+    .expect("runs");
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("CSV holds one table: choose it with --section (match, players, transcript)"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let players = ok(
+        &state_file,
+        &[
+            "match",
+            "R1M1",
+            "--league",
+            "league_even_odd",
+            "--output",
+            "csv",
+            "--section",
+            "players",
+        ],
+    );
+    let rows: Vec<&str> = players.lines().collect();
+    assert_eq!(rows[0], "seat,player_id,display_name,choice,points,at_fault");
+    assert_eq!(rows.len(), 3, "{players}");
+    assert!(
+        rows[1..]
+            .iter()
+            .all(|row| row.contains(",bot-") && (row.contains(",even,") || row.contains(",odd,"))),
+        "{players}"
+    );
+    let matches = ok(
+        &state_file,
+        &[
+            "player",
+            "P01",
+            "--league",
+            "league_even_odd",
+            "--output",
+            "csv",
+            "--section",
+            "matches",
+        ],
+    );
+    assert_eq!(matches.lines().next(), Some(first_line("matches.csv").as_str()));
+    assert_eq!(matches.lines().count(), 2, "one match: {matches}");
+    let refused = league(
+        &state_file,
+        &["player", "P01", "--league", "league_even_odd", "--output", "csv"],
+    )
+    .output()
+    .expect("runs");
+    assert!(!refused.status.success(), "two tables in one CSV stream");
     let player = ok(&state_file, &["player", "P01", "--league", "league_even_odd"]);
     assert!(player.contains("P01") && player.contains("R1M1"), "{player}");
     let ratings = ok(&state_file, &["ratings", "--output", "csv"]);
     let rated: Vec<&str> = ratings.lines().collect();
-    assert_eq!(rated[0], "rank,player,rating,±,matches,leagues", "{ratings}");
+    assert_eq!(
+        rated[0], "rank,player_id,rating,deviation,matches,leagues",
+        "ratings.csv's columns after the rank: {ratings}"
+    );
     assert_eq!(rated.len(), 3, "both players rated: {ratings}");
     assert!(rated[1..].iter().all(|row| row.ends_with(",1,1")), "{ratings}");
 
@@ -416,7 +610,10 @@ async fn an_operator_pauses_withdraws_from_and_cancels_a_league() {
         "{leagues}"
     );
     let standings = ok(&["standings", "--league", "held", "--output", "csv"]).await;
-    assert!(standings.contains("P03,charlie,2,0,0,2,2,0,"), "{standings}");
+    assert!(
+        standings.contains("P03,charlie,external,2,0,0,2,2,0,"),
+        "{standings}"
+    );
     assert!(!standings.contains("P04"), "{standings}");
     let schedule = ok(&["schedule", "--league", "held"]).await;
     assert!(schedule.contains("cancelled"), "{schedule}");
@@ -425,4 +622,156 @@ async fn an_operator_pauses_withdraws_from_and_cancels_a_league() {
         stderr.contains("cancelling the league: no league nope"),
         "{stderr}"
     );
+}
+
+/// `league serve` with the state in the user's state directory (`XDG_STATE_HOME`), as people run it:
+/// the commands find it from another folder; its first league is named by the game and the time and
+/// carried on by the next start, with the timings given to `serve`; and `league clean <database>` drops
+/// its data and the identities it kept, once it has stopped.
+#[test]
+fn a_served_system_is_found_from_any_folder_and_its_data_cleaned_by_name() {
+    let tag = format!(
+        "{}_{}",
+        std::process::id(),
+        Instant::now().elapsed().subsec_nanos()
+    );
+    let home = std::env::temp_dir().join(format!("league-xdg-{tag}"));
+    let (started_in, asked_from) = (home.join("project"), home.join("elsewhere"));
+    for dir in [&started_in, &asked_from] {
+        std::fs::create_dir_all(dir).expect("a folder");
+    }
+    let database = format!("league_cli_xdg_{tag}");
+    let command = |cwd: &Path, args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_league"));
+        command
+            .args(args)
+            .current_dir(cwd)
+            .env("RUST_LOG", "warn")
+            .env("XDG_STATE_HOME", &home)
+            .env_remove("LEAGUE_STATE_FILE")
+            .env_remove("LEAGUE_MANAGER_URL")
+            .env_remove("LEAGUE_OPERATOR_TOKEN")
+            .env_remove("LEAGUE_ID");
+        command
+    };
+    let state_file = home.join("league").join("state.json");
+    let serve = || {
+        let child = command(
+            &started_in,
+            &[
+                "serve",
+                "--referees",
+                "1",
+                "--gateway-addr",
+                "127.0.0.1:0",
+                "--database",
+                &database,
+                "--move-timeout",
+                "7s",
+                "--think-time",
+                "10ms",
+            ],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("league serve starts");
+        let pid = child.id();
+        let served = Served {
+            child,
+            database: database.clone(),
+            dir: home.clone(),
+        };
+        let state = wait_for(|| {
+            let text = std::fs::read_to_string(&state_file).ok()?;
+            let state: serde_json::Value = serde_json::from_str(&text).ok()?;
+            (state["pid"] == pid).then_some(state)
+        })
+        .expect("league serve wrote its state in the user's state directory");
+        (served, state["league_id"].as_str().unwrap_or_default().to_owned())
+    };
+    let stop = |served: &mut Served| {
+        let status = Command::new("kill")
+            .args(["-INT", &served.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let exited = wait_for(|| served.child.try_wait().expect("wait")).expect("league serve stops");
+        assert!(exited.success(), "{exited:?}");
+    };
+
+    let (mut served, first) = serve();
+    let (game, time) = first.split_at("even_odd-".len());
+    assert_eq!(game, "even_odd-", "{first}");
+    assert!(
+        time.len() == 13 && time.chars().filter(|c| *c == '-').count() == 1,
+        "YYYYMMDD-HHMM: {first}"
+    );
+    let output = command(&asked_from, &["leagues", "--output", "csv"])
+        .output()
+        .expect("runs");
+    let leagues = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        leagues
+            .lines()
+            .any(|line| line.starts_with(&format!("{first},even_odd,registering,"))),
+        "{leagues}"
+    );
+    stop(&mut served);
+    let (mut served, again) = serve();
+    assert_eq!(again, first, "a serve started again carries its first league on");
+    stop(&mut served);
+    assert_eq!(
+        timings(&database, &first),
+        (7_000, 5_000),
+        "serve's --move-timeout, and the league's own join timeout"
+    );
+
+    let output = command(&asked_from, &["clean", &database])
+        .output()
+        .expect("runs");
+    let cleaned = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        cleaned.starts_with(&format!("dropped database {database} and the identities")),
+        "{cleaned}"
+    );
+    assert!(!home.join("league").join("serve").join(&database).exists());
+    let output = command(&asked_from, &["clean", "league_somebody_elses"])
+        .output()
+        .expect("runs");
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("is not a database of `league run`"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The move and join timeouts, in milliseconds, of `league` in the database `name`.
+fn timings(name: &str, league: &str) -> (i64, i64) {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    runtime.block_on(async {
+        let url = std::env::var("DATABASE_URL")
+            .unwrap_or_else(|_| league_manager::postgres::LOCAL_DEFAULT_URL.to_owned());
+        let url = league_manager::postgres::with_database(&url, name);
+        let pool = sqlx::PgPool::connect(&url).await.expect("the served database");
+        let timings: (i64, i64) =
+            sqlx::query_as("select move_timeout_ms, join_timeout_ms from leagues where league_id = $1")
+                .bind(league)
+                .fetch_one(&pool)
+                .await
+                .expect("the league's timings");
+        pool.close().await;
+        timings
+    })
 }

@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use league_testkit::LeagueRun;
-use league_testkit::league_run::{checked_table, python};
+use league_testkit::league_run::{WorkDir, checked_table, python};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpSocket;
@@ -34,7 +34,7 @@ const TWO_AND_TWO: [&str; 6] = [
 
 /// Starts `league run --referees 0` with two bots and two external players; returns it, its output and
 /// the gateway's `/mcp`.
-async fn start_league() -> (Child, BufReader<ChildStdout>, String) {
+async fn start_league() -> (Child, BufReader<ChildStdout>, String, WorkDir) {
     start_league_with(&TWO_AND_TWO).await
 }
 
@@ -43,16 +43,17 @@ async fn start_league_run() -> LeagueRun {
     league_run_with(&TWO_AND_TWO).await
 }
 
-/// `league run --referees 0` with `args` (players and move timeout): the process, its output and the
-/// gateway's `/mcp`.
-async fn start_league_with(args: &[&str]) -> (Child, BufReader<ChildStdout>, String) {
+/// `league run --referees 0` with `args` (players and move timeout): the process, its output, the
+/// gateway's `/mcp` and the run's working folder (kept as long as the run).
+async fn start_league_with(args: &[&str]) -> (Child, BufReader<ChildStdout>, String, WorkDir) {
     let LeagueRun {
         process,
         stdout,
         mut gateways,
+        workdir,
         ..
     } = league_run_with(args).await;
-    (process, stdout, gateways.remove(0))
+    (process, stdout, gateways.remove(0), workdir)
 }
 
 async fn league_run_with(args: &[&str]) -> LeagueRun {
@@ -62,7 +63,7 @@ async fn league_run_with(args: &[&str]) -> LeagueRun {
 
 /// A whole league refereed by one strict referee of `style`.
 async fn league_refereed_in(style: &str) {
-    let (mut league, mut stdout, gateway) = start_league().await;
+    let (mut league, mut stdout, gateway, _workdir) = start_league().await;
     let mut referee = python(REFEREE, &[&gateway, "strict", "--style", style]);
     let players = [
         python(AGENT, &[&gateway, "message_type", "alpha"]),
@@ -182,7 +183,7 @@ print(json.dumps(state), flush=True)
 #[tokio::test]
 async fn an_external_referee_s_players_get_the_league_s_move_timeout() {
     // The specification's default is 30 s; this league gives 45 s, through the external referee too.
-    let (mut league, mut stdout, gateway) = start_league_with(&[
+    let (mut league, mut stdout, gateway, _workdir) = start_league_with(&[
         "--players",
         "1",
         "--external-players",

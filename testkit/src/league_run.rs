@@ -2,7 +2,9 @@
 //! with test timings, read until its gateways say where they listen, finished with its final table
 //! checked; and the Python agents of tests/agents beside it.
 
+use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -35,6 +37,36 @@ pub struct LeagueRun {
     /// The database the run named on stderr (`database: <name>`), once it has.
     database: Arc<Mutex<Option<String>>>,
     league: String,
+    /// The run's working folder, where it writes `results/<league_id>/`; keep it as long as the run.
+    pub workdir: WorkDir,
+}
+
+/// A `league run`'s own working folder, removed when dropped, so tests leave no results behind.
+#[derive(Debug)]
+pub struct WorkDir(PathBuf);
+
+impl WorkDir {
+    /// A fresh working folder for one `league run` of this test process.
+    pub fn create() -> Self {
+        static RUNS: AtomicU32 = AtomicU32::new(0);
+        let n = RUNS.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("league-run-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a working folder for league run");
+        Self(dir)
+    }
+}
+
+impl AsRef<std::path::Path> for WorkDir {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 impl LeagueRun {
@@ -42,10 +74,15 @@ impl LeagueRun {
     /// gateways announced themselves — which they do before the league can start, since it waits for
     /// its external players. `league` is the binary (`env!("CARGO_BIN_EXE_league")`).
     pub async fn start(league: &str, args: &[&str], gateways: usize) -> Self {
+        let workdir = WorkDir::create();
         let mut process = Command::new(league)
             .arg("run")
             .args(args)
             .args(TEST_TIMINGS)
+            // The private cluster, if one is needed, is the repository's, as for every other test.
+            .arg("--cluster-dir")
+            .arg(crate::database::cluster_dir())
+            .current_dir(&workdir.0)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -81,6 +118,7 @@ impl LeagueRun {
             gateways: announced,
             database,
             league: league.to_owned(),
+            workdir,
         }
     }
 

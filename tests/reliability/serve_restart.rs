@@ -42,6 +42,8 @@ fn serve(database: &str, dir: &Path, log: &Path) -> Child {
             "127.0.0.1:0",
             "--database",
             database,
+            "--league",
+            LEAGUE,
         ])
         .env("LEAGUE_STATE_FILE", dir.join("state.json"))
         .env("RUST_LOG", "info")

@@ -3,6 +3,9 @@
 
 use std::time::Duration;
 
+use league_domain::Timing;
+use league_proto::v2::MatchTiming;
+
 /// The most matches one local run may schedule: beyond it a run takes days and its schedule alone
 /// fills the database (100 000 players would be 5 billion matches).
 pub const MAX_MATCHES: u64 = 1_000_000;
@@ -20,6 +23,93 @@ pub fn positive_duration(text: &str) -> Result<String, String> {
     }
 }
 
+/// A league id (`league_domain::league_id`'s grammar), refused as the manager would refuse it.
+pub fn league_id(text: &str) -> Result<String, String> {
+    match league_domain::league_id::refusal(text) {
+        None => Ok(text.to_owned()),
+        Some(why) => Err(why),
+    }
+}
+
+/// The match timings `league run` and `league serve` give the league they open. Their defaults are the
+/// league's own ([`Timing::default`]), shown as durations: written once, there.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TimingArgs {
+    /// Time for a player to acknowledge an invitation.
+    #[arg(
+        long,
+        default_value_t = shown(Timing::default().join_timeout),
+        allow_hyphen_values = true,
+        value_parser = positive_duration
+    )]
+    pub join_timeout: String,
+    /// Time for a player to answer a move request.
+    #[arg(
+        long,
+        default_value_t = shown(Timing::default().move_timeout),
+        allow_hyphen_values = true,
+        value_parser = positive_duration
+    )]
+    pub move_timeout: String,
+    /// Pause between attempts after a timeout or connection error.
+    #[arg(
+        long,
+        default_value_t = shown(Timing::default().retry_delay),
+        allow_hyphen_values = true,
+        value_parser = duration
+    )]
+    pub retry_delay: String,
+    /// Attempts before a technical loss.
+    #[arg(long, default_value_t = Timing::default().max_attempts)]
+    pub max_attempts: u32,
+    /// How long every bot thinks before each move (e.g. 300ms: a league at a pace people can watch on
+    /// the live page). The same for every bot, so no strategy gains by it; less than --move-timeout.
+    #[arg(
+        long,
+        default_value_t = shown(Duration::ZERO),
+        allow_hyphen_values = true,
+        value_parser = duration
+    )]
+    pub think_time: String,
+}
+
+impl TimingArgs {
+    /// Refuses a think time that would make every move late.
+    pub fn check(&self) -> anyhow::Result<Duration> {
+        let think = parse(&self.think_time).map_err(anyhow::Error::msg)?;
+        let moves = parse(&self.move_timeout).map_err(anyhow::Error::msg)?;
+        anyhow::ensure!(
+            think < moves,
+            "--think-time {} is not less than --move-timeout {}: every move would be late",
+            self.think_time,
+            self.move_timeout
+        );
+        Ok(think)
+    }
+
+    /// The timings as the contracts carry them (the rest: the manager's defaults).
+    pub fn proto(&self) -> anyhow::Result<MatchTiming> {
+        Ok(MatchTiming {
+            join_timeout: Some(proto_duration(&self.join_timeout)?),
+            move_timeout: Some(proto_duration(&self.move_timeout)?),
+            retry_delay: Some(proto_duration(&self.retry_delay)?),
+            max_attempts: self.max_attempts,
+            ..MatchTiming::default()
+        })
+    }
+}
+
+/// A duration as the options write it (`5s`, `250ms`).
+fn shown(duration: Duration) -> String {
+    humantime_serde::re::humantime::format_duration(duration).to_string()
+}
+
+/// A duration option as the contracts carry it.
+pub fn proto_duration(text: &str) -> anyhow::Result<prost_types::Duration> {
+    let duration = parse(text).map_err(anyhow::Error::msg)?;
+    Ok(prost_types::Duration::try_from(duration)?)
+}
+
 /// A game a referee can run.
 pub fn game(text: &str) -> Result<String, String> {
     league_manager::config::known_game(text)
@@ -34,9 +124,18 @@ pub fn strategies(text: &str) -> Result<String, String> {
         .map_err(|error| error.to_string())
 }
 
-/// Refuses `llm` bots when no chat endpoint is configured (`LEAGUE_LLM_*`), before anything starts.
-pub fn check_llm(strategies: &str) -> anyhow::Result<()> {
+/// Refuses `llm` bots when no chat endpoint is configured (`LEAGUE_LLM_*`), or in a league of a game
+/// other than even_odd (the only game the model is asked about), before anything starts.
+pub fn check_llm(strategies: &str, game: &str) -> anyhow::Result<()> {
     let behaviours = league_player::Behaviour::parse_list(strategies)?;
+    let llm = behaviours.contains(&league_player::Behaviour::Llm);
+    anyhow::ensure!(
+        !llm || game == league_player::strategy::EVEN_ODD,
+        "the llm strategy plays only {}: in {game} its bots would play adaptive's moves every time; \
+         use --game {} or take llm out of --strategies",
+        league_player::strategy::EVEN_ODD,
+        league_player::strategy::EVEN_ODD
+    );
     let specs: Vec<league_player::BotSpec> = behaviours
         .into_iter()
         .map(|behaviour| league_player::BotSpec {
@@ -101,11 +200,66 @@ mod tests {
     }
 
     #[test]
+    fn the_timing_defaults_are_the_leagues_own() {
+        #[derive(Debug, clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            timing: TimingArgs,
+        }
+        let parsed = <Only as clap::Parser>::try_parse_from(["x"]).expect("the defaults parse");
+        let timing = parsed.timing.proto().expect("valid durations");
+        let defaults = Timing::default();
+        assert_eq!(parsed.timing.join_timeout, "5s");
+        assert_eq!(
+            Timing::from_proto(Some(&timing)).join_timeout,
+            defaults.join_timeout
+        );
+        assert_eq!(
+            Timing::from_proto(Some(&timing)).move_timeout,
+            defaults.move_timeout
+        );
+        assert_eq!(
+            Timing::from_proto(Some(&timing)).retry_delay,
+            defaults.retry_delay
+        );
+        assert_eq!(timing.max_attempts, defaults.max_attempts);
+        assert_eq!(parsed.timing.check().expect("no think time"), Duration::ZERO);
+        let slow = <Only as clap::Parser>::try_parse_from(["x", "--think-time", "30s"])
+            .expect("a duration")
+            .timing
+            .check()
+            .expect_err("as long as a move may take");
+        assert_eq!(
+            slow.to_string(),
+            "--think-time 30s is not less than --move-timeout 30s: every move would be late"
+        );
+    }
+
+    #[test]
+    fn league_ids_are_checked_as_they_are_parsed() {
+        assert_eq!(
+            league_id("even_odd-20261129-0212"),
+            Ok("even_odd-20261129-0212".to_owned())
+        );
+        assert!(league_id("../x").is_err_and(|error| error.contains("is not a league id")));
+    }
+
+    #[test]
     fn strategies_are_checked_as_they_are_parsed() {
         assert!(strategies("random, adaptive,late:200").is_ok());
         assert!(
             strategies("random,clever").is_err_and(|error| error.contains("unknown behaviour \"clever\""))
         );
+    }
+
+    #[test]
+    fn llm_bots_are_refused_in_other_games_with_what_to_do() {
+        let refused = check_llm("adaptive,llm", "tic_tac_toe").expect_err("only even_odd");
+        assert!(
+            refused.to_string().contains("plays only even_odd") && refused.to_string().contains("--game"),
+            "{refused}"
+        );
+        assert!(check_llm("adaptive,random", "tic_tac_toe").is_ok());
     }
 
     #[test]

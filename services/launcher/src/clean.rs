@@ -1,21 +1,33 @@
 //! What a local run leaves behind, and `league clean` to remove it. A finished `league run` drops its
 //! database unless `--keep`, and stops the private Postgres cluster if it was the one to start it; an
-//! interrupted or failed run keeps its database (it is the evidence) and names it. `league clean` drops
-//! such databases and stops the private cluster.
+//! interrupted or failed run keeps its database (it is the evidence), names it, and notes it in the
+//! user's state directory (`kept-databases` beside the state file). `league clean` drops the databases
+//! noted there — this user's, never another's on a shared server — and stops the private cluster;
+//! named, it drops those databases, a `league serve` one (`league_serve`) too, with the agents'
+//! identities kept for it.
 
 use std::path::{Path, PathBuf};
 
+use std::io::Write;
+
+use anyhow::Context;
 use clap::Args;
 use league_manager::postgres::{self, Origin, PostgresServer};
+
+use crate::serve::{self, SERVE_DATABASE};
+use crate::state;
 
 /// How `league run` names its databases: `league_run_<16 hex digits>`.
 pub const RUN_DATABASE_PREFIX: &str = "league_run";
 
+/// With no database named and neither option: the databases this user's runs kept, and the cluster.
 #[derive(Debug, Clone, Args)]
 pub struct CleanArgs {
-    /// Databases to drop (only `league_run_<hex>` ones, as `league run` names them).
+    /// Databases to drop: `league_run_<hex>` ones, as `league run` names them, and those of `league
+    /// serve` (`league_serve`, or its `--database`), with the identities it kept for their agents.
     pub databases: Vec<String>,
-    /// Drop every `league_run_<hex>` database that nobody is connected to.
+    /// Drop every `league_run_<hex>` database on the server that nobody is connected to, whoever's run
+    /// kept it.
     #[arg(long)]
     pub all: bool,
     /// Stop the private Postgres cluster under `--cluster-dir`, if one runs.
@@ -26,17 +38,43 @@ pub struct CleanArgs {
     pub cluster_dir: PathBuf,
 }
 
-pub async fn clean(args: CleanArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        !args.databases.is_empty() || args.all || args.stop_cluster,
-        "nothing to clean: name databases, or pass --all or --stop-cluster"
-    );
+impl CleanArgs {
+    /// Whether nothing was named and no option given: then everything runs kept is cleaned.
+    fn everything(&self) -> bool {
+        self.databases.is_empty() && !self.all && !self.stop_cluster
+    }
+}
+
+pub async fn clean(mut args: CleanArgs) -> anyhow::Result<()> {
+    let everything = args.everything();
+    if everything {
+        args.databases = noted();
+        args.stop_cluster = true;
+    }
     let prefix = format!("{RUN_DATABASE_PREFIX}_");
-    if let Some(other) = args.databases.iter().find(|name| !name.starts_with(&prefix)) {
-        anyhow::bail!("{other:?} is not a database of `league run` (those are named {prefix}<hex>)");
+    let served = serve::kept_databases();
+    if let Some(other) = args
+        .databases
+        .iter()
+        .find(|name| !name.starts_with(&prefix) && !served.contains(name) && *name != SERVE_DATABASE)
+    {
+        anyhow::bail!(
+            "{other:?} is not a database of `league run` (those are named {prefix}<hex>) or of `league \
+             serve` ({})",
+            served_list(&served)
+        );
+    }
+    // A `league serve` running on one holds it: stopping that serve comes first.
+    let mut held = vec![];
+    for name in args.databases.iter().filter(|name| !name.starts_with(&prefix)) {
+        let lock = serve::hold(&serve::default_state_dir(name)).with_context(|| {
+            format!("database {name} is kept: stop its `league serve` (Ctrl-C) before dropping its data")
+        })?;
+        held.push(lock);
     }
     if !args.databases.is_empty() || args.all {
         let server = postgres::resolve(&args.cluster_dir).await?;
+        let mut dropped = vec![];
         let mut names = args.databases.clone();
         if args.all {
             names.extend(postgres::databases_with_prefix(&server, RUN_DATABASE_PREFIX).await?);
@@ -45,20 +83,55 @@ pub async fn clean(args: CleanArgs) -> anyhow::Result<()> {
         names.dedup();
         let mut failed = 0;
         for name in &names {
-            match postgres::drop_database(&server, name).await {
-                Ok(()) => println!("dropped database {name}"),
+            let outcome = postgres::drop_database(&server, name).await;
+            if outcome.is_ok() {
+                dropped.push(name.clone());
+            }
+            match outcome {
+                Ok(()) if name.starts_with(&prefix) => println!("dropped database {name}"),
+                Ok(()) => {
+                    // Its agents' identities name players and referees of the data just dropped.
+                    let dir = serve::default_state_dir(name);
+                    match std::fs::remove_dir_all(&dir) {
+                        Ok(()) => println!(
+                            "dropped database {name} and the identities `league serve` kept for it in {}",
+                            dir.display()
+                        ),
+                        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                            println!("dropped database {name}");
+                        }
+                        Err(error) => {
+                            failed += 1;
+                            eprintln!("dropped database {name}, but not {}: {error}", dir.display());
+                        }
+                    }
+                }
                 Err(error) => {
                     failed += 1;
                     eprintln!("kept database {name}: {error:#}");
                 }
             }
         }
+        forget(&dropped);
         if names.is_empty() {
             println!("no database of `league run` to drop");
         }
         anyhow::ensure!(
             failed == 0 || args.all,
             "{failed} database(s) could not be dropped"
+        );
+        drop(held);
+    }
+    if everything && args.databases.is_empty() {
+        println!(
+            "no database kept by your runs (`league clean --all` drops every league run's on the server)"
+        );
+    }
+    if everything && !served.is_empty() {
+        println!(
+            "kept the data of `league serve` ({}): name a database to drop it, e.g. `league clean {}`",
+            served_list(&served),
+            served[0]
         );
     }
     if args.stop_cluster {
@@ -78,19 +151,100 @@ pub async fn clean(args: CleanArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Where the databases this user's runs kept are noted, one name a line: beside the state file.
+fn kept_file() -> PathBuf {
+    state::state_file().with_file_name("kept-databases")
+}
+
+/// Notes `database` as kept by a run of this user's, for a bare `league clean`. A note that cannot be
+/// written is said, not fatal: the run names the database all the same.
+pub fn note_kept(database: &str) {
+    let path = kept_file();
+    let noted = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| {
+            // One short line per append: appends of different runs do not interleave.
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)?;
+            file.write_all(format!("{database}\n").as_bytes())
+        });
+    if let Err(error) = noted {
+        eprintln!(
+            "warning: {database} could not be noted in {} for `league clean`: {error}",
+            path.display()
+        );
+    }
+}
+
+/// The databases noted by [`note_kept`] and not dropped since.
+fn noted() -> Vec<String> {
+    let text = std::fs::read_to_string(kept_file()).unwrap_or_default();
+    let mut names: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Takes `dropped` out of the notes.
+fn forget(dropped: &[String]) {
+    let left: Vec<String> = noted()
+        .into_iter()
+        .filter(|name| !dropped.contains(name))
+        .collect();
+    let path = kept_file();
+    let written = match left.is_empty() {
+        true => std::fs::remove_file(&path).or_else(|error| match error.kind() {
+            std::io::ErrorKind::NotFound => Ok(()),
+            _ => Err(error),
+        }),
+        false => std::fs::write(
+            &path,
+            left.iter().map(|name| format!("{name}\n")).collect::<String>(),
+        ),
+    };
+    if let Err(error) = written {
+        eprintln!("warning: {} was not updated: {error}", path.display());
+    }
+}
+
+/// The databases of `league serve`, as words.
+fn served_list(served: &[String]) -> String {
+    match served {
+        [] => format!("{SERVE_DATABASE} by default"),
+        names => names.join(", "),
+    }
+}
+
+/// A league a run finished, and the database it is in.
+#[derive(Debug)]
+pub struct Finished<'a> {
+    pub database: &'a str,
+    pub league: &'a str,
+}
+
 /// After a finished run: drops its database unless `keep`, and stops a private cluster this run started;
 /// says what it did (unless `quiet`) and what was kept.
 pub async fn after_run(
     server: &PostgresServer,
-    database: &str,
+    finished: &Finished<'_>,
     started_cluster: bool,
     keep: bool,
     quiet: bool,
 ) -> anyhow::Result<()> {
+    let Finished { database, league } = *finished;
     if keep {
+        note_kept(database);
         eprintln!(
-            "kept database {database} (`league report --database {database}` writes its results again; \
-             `league clean {database}` drops it)"
+            "kept database {database} (`league report --database {database} --league {league}` writes its \
+             results again; `league clean {database}` drops it)"
         );
         if let Origin::PrivateCluster(dir) = &server.origin {
             eprintln!(
@@ -116,4 +270,29 @@ pub async fn after_run(
 async fn stop_cluster(dir: &Path) -> anyhow::Result<()> {
     let dir = dir.to_owned();
     tokio::task::spawn_blocking(move || postgres::stop_private_cluster(&dir)).await?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(args: &[&str]) -> CleanArgs {
+        #[derive(Debug, clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            clean: CleanArgs,
+        }
+        let all = std::iter::once("clean").chain(args.iter().copied());
+        <Only as clap::Parser>::try_parse_from(all)
+            .expect("valid arguments")
+            .clean
+    }
+
+    #[test]
+    fn bare_clean_cleans_everything_runs_kept_and_named_clean_only_what_is_named() {
+        assert!(parsed(&[]).everything());
+        assert!(!parsed(&["league_run_00ff00ff00ff00ff"]).everything());
+        assert!(!parsed(&["--stop-cluster"]).everything());
+        assert!(!parsed(&["--all"]).everything());
+    }
 }

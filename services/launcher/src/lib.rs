@@ -5,14 +5,16 @@ pub mod args;
 pub mod bench;
 pub mod children;
 pub mod clean;
+pub mod columns;
 pub mod interrupt;
+pub mod llm_moves;
 pub mod operator;
 pub mod orphans;
 pub mod output;
 pub mod probe;
 pub mod progress;
-pub mod query;
 pub mod report;
+pub mod results_folder;
 pub mod run;
 pub mod serve;
 pub mod services;
@@ -38,7 +40,7 @@ pub enum Command {
     Gateway,
     /// List external agents' protocol-compliance warnings (operator; LEAGUE_MANAGER_URL, LEAGUE_OPERATOR_TOKEN).
     Warnings(warnings::WarningsArgs),
-    /// List the leagues of the running system (operator).
+    /// List the leagues of the running system (operator; a league database's with --database).
     Leagues(operator::leagues::LeaguesArgs),
     /// Create a league on the running system (operator).
     Create(operator::create::CreateArgs),
@@ -54,13 +56,14 @@ pub enum Command {
     Cancel(operator::cancel::CancelArgs),
     /// Take players out of a league: each unfinished match of theirs is a forfeit they lose (operator).
     Withdraw(operator::withdraw::WithdrawArgs),
-    /// A league's standings (operator).
+    /// A league's standings, now or after each round (operator; a past league with --database).
     Standings(operator::standings::StandingsArgs),
-    /// A league's schedule, with each match's outcome (operator).
+    /// A league's schedule, with each match's outcome (operator; a past league with --database).
     Schedule(operator::schedule::ScheduleArgs),
-    /// One match: players, outcome, transcript (operator).
+    /// One match: players with names, choices, draw, result, times, transcript (operator; a past league
+    /// with --database).
     Match(operator::match_view::MatchArgs),
-    /// Each player's Glicko-2 rating (± two deviations) across every completed league (operator).
+    /// Each player's Glicko-2 rating and deviation across every completed league (operator).
     Ratings(operator::ratings::RatingsArgs),
     /// The registered referees, revoked ones too (operator).
     Referees(operator::referees::RefereesArgs),
@@ -77,9 +80,8 @@ pub enum Command {
     Probe(probe::ProbeArgs),
     /// Write a league's results folder (tables, charts, index.html) from its database or manager.
     Report(report::ReportArgs),
-    /// Ask about a league (leagues, standings, schedule, match, player) and print the answer as JSON.
-    Query(query::QueryArgs),
-    /// Drop databases `league run` kept, and stop its private Postgres cluster.
+    /// Drop the databases `league run` kept and stop its private Postgres cluster (no arguments), or the
+    /// databases named (`league serve`'s too).
     Clean(clean::CleanArgs),
     /// Run leagues of instant bots (or fake external agents) and report throughput, latency and memory.
     #[cfg(feature = "bench")]
@@ -104,9 +106,9 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Standings(args) => operator::standings::standings(args).await,
         Command::Schedule(args) => operator::schedule::schedule(args).await,
         Command::Match(args) => operator::match_view::show(args).await,
-        Command::Player(args) => match args.player_id {
+        Command::Player(args) => match args.player_id.clone() {
             None => services::player().await,
-            Some(player_id) => operator::player::show(player_id, args.common).await,
+            Some(player_id) => operator::player::show(player_id, args).await,
         },
         Command::Ratings(args) => operator::ratings::ratings(args).await,
         Command::Referees(args) => operator::referees::referees(args).await,
@@ -115,7 +117,6 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Serve(args) => serve::serve(args).await,
         Command::Run(args) => run::run(args).await,
         Command::Report(args) => report::report(args).await,
-        Command::Query(args) => query::query(args).await,
         Command::Clean(args) => clean::clean(args).await,
         #[cfg(feature = "bench")]
         Command::Bench(args) => bench::bench(args).await,

@@ -3,16 +3,14 @@
 //! as separate processes of this same binary over real gRPC on loopback, follows the league to its end,
 //! prints the standings and the champion, and stops everything.
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use clap::Args;
 use league_manager::postgres;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
-use league_proto::v2::{
-    GetLeagueStatusRequest, GetLeagueStatusResponse, GetStandingsRequest, LeagueStatus, MatchTiming,
-};
+use league_proto::v2::{GetLeagueStatusRequest, GetLeagueStatusResponse, GetStandingsRequest, LeagueStatus};
 use league_runtime::credentials::operator_request;
 use secrecy::{ExposeSecret, SecretString};
 
@@ -22,12 +20,19 @@ use crate::args;
 use crate::clean::{self, RUN_DATABASE_PREFIX};
 use crate::interrupt::Signals;
 use crate::progress::Progress;
+use crate::report::RUN_RESULTS;
+use crate::results_folder;
 use crate::state::State;
 use crate::system::{self, Plan, Running};
 use crate::table;
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
+    /// The league's id, which names its results folder too (default: the game and the time in UTC,
+    /// `even_odd-20261129-0212`, with `-2`, `-3` … when that folder exists). A folder that exists is
+    /// never written over: an id whose folder exists is refused.
+    #[arg(long, value_parser = args::league_id)]
+    pub league: Option<String>,
     /// Bot players in the league.
     #[arg(long, default_value_t = 8)]
     pub players: u32,
@@ -37,10 +42,9 @@ pub struct RunArgs {
     /// Matches each referee runs at once.
     #[arg(long, default_value_t = 8)]
     pub referee_capacity: u32,
-    /// Bot behaviours, assigned to players in turn: random, always_even, always_odd, alternating,
-    /// adaptive (and, for testing faults: silent, late:<ms>, invalid, declines, flaky:<n>).
     #[arg(
         long,
+        help = league_player::behaviour::help(),
         default_value = "random,adaptive,alternating,always_even,always_odd",
         value_parser = args::strategies
     )]
@@ -48,24 +52,14 @@ pub struct RunArgs {
     /// The game: even_odd or tic_tac_toe.
     #[arg(long, default_value = "even_odd", value_parser = args::game)]
     pub game: String,
-    /// Time for a player to acknowledge an invitation.
-    #[arg(long, default_value = "5s", allow_hyphen_values = true, value_parser = args::positive_duration)]
-    pub join_timeout: String,
-    /// Time for a player to answer a move request.
-    #[arg(long, default_value = "30s", allow_hyphen_values = true, value_parser = args::positive_duration)]
-    pub move_timeout: String,
-    /// Pause between attempts after a timeout or connection error.
-    #[arg(long, default_value = "2s", allow_hyphen_values = true, value_parser = args::duration)]
-    pub retry_delay: String,
+    #[command(flatten)]
+    pub timing: args::TimingArgs,
     /// Times every pairing is played; each second cycle swaps the seats (2: a double round robin).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub cycles: u32,
     /// Makes the bots' choices reproducible (the referee's draw stays random).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Attempts before a technical loss.
-    #[arg(long, default_value_t = 3)]
-    pub max_attempts: u32,
     /// Where a private Postgres cluster lives if one must be started.
     #[arg(long, default_value = ".league/postgres")]
     pub cluster_dir: PathBuf,
@@ -82,6 +76,10 @@ pub struct RunArgs {
     /// Where the gateway serves `/mcp` for external agents (`…:0` picks a free port).
     #[arg(long, default_value = "127.0.0.1:8000")]
     pub gateway_addr: String,
+    /// Keep the gateway and its live page up after the league ends, showing the champion, until Ctrl-C
+    /// (the other services stop then too). With --think-time, a league people can watch.
+    #[arg(long)]
+    pub keep_page: bool,
     /// External agents the league waits for (they register through the gateway) besides the bots.
     #[arg(long, default_value_t = 0)]
     pub external_players: u32,
@@ -132,8 +130,26 @@ pub struct RunSummary {
     pub elapsed: Duration,
 }
 
-pub async fn run(args: RunArgs) -> anyhow::Result<()> {
-    let (summary, ()) = run_league(&args, crate::report::after_run).await?;
+pub async fn run(mut args: RunArgs) -> anyhow::Result<()> {
+    check(&args)?;
+    // Before anything starts: a refused id leaves nothing behind.
+    let results = results_folder::claim(
+        Path::new(RUN_RESULTS),
+        args.league.as_deref(),
+        &args.game,
+        SystemTime::now(),
+    )?;
+    args.league = Some(results.league_id.clone());
+    if !args.quiet {
+        eprintln!(
+            "league id: {} (results in {})",
+            results.league_id,
+            results.dir.display()
+        );
+    }
+    let played = run_league(&args, crate::report::after_run).await;
+    results.release_if_empty();
+    let (summary, ()) = played?;
     if !args.quiet {
         let per_second = f64::from(summary.total_matches) / summary.elapsed.as_secs_f64().max(1e-9);
         println!(
@@ -169,8 +185,7 @@ pub async fn run_league_with<G, T>(
     external: impl AsyncFnOnce(&[String]) -> anyhow::Result<G>,
     inspect: impl AsyncFnOnce(&mut Finished, &G) -> anyhow::Result<T>,
 ) -> anyhow::Result<(RunSummary, T)> {
-    args::check_size(args.players + args.external_players, args.cycles)?;
-    args::check_llm(&args.strategies)?;
+    check(args)?;
     let mut signals = Signals::listen()?;
     league_runtime::config::warn_unknown_variables();
     if args.referees == 0 {
@@ -185,24 +200,66 @@ pub async fn run_league_with<G, T>(
         eprintln!("database: {database}");
     }
     let mut running = Running::default();
+    let mut started = false;
     let outcome = tokio::select! {
-        played = play(args, &database_url, &database, &mut running, external, inspect) => Ok(played),
+        played = play(args, &database_url, &database, &mut running, &mut started, external, inspect) =>
+            Ok(played),
         signal = signals.received() => Err(signal),
     };
-    if outcome.is_err() {
+    if let (Ok(Ok((summary, _))), true) = (&outcome, args.keep_page) {
+        println!(
+            "{} is over; its live page stays up until Ctrl-C (--keep-page)",
+            summary.league_id
+        );
+        signals.received().await;
+    }
+    if outcome.is_err() || args.keep_page {
         eprintln!("stopping the league's services…");
     }
     running.stop().await;
     match outcome {
         Ok(Ok(played)) => {
-            clean::after_run(&server, &database, !cluster_was_running, args.keep, args.quiet).await?;
+            let league = &played.0.league_id;
+            let finished = clean::Finished {
+                database: &database,
+                league,
+            };
+            clean::after_run(&server, &finished, !cluster_was_running, args.keep, args.quiet).await?;
             Ok(played)
         }
-        Ok(Err(error)) => Err(error.context(format!(
-            "the league so far is in database {database} (kept; `league clean {database}` drops it)"
-        ))),
-        Err(signal) => Err(Interrupted { signal, database }.into()),
+        // Nothing of the league's is in a database whose services did not all start: it goes.
+        Ok(Err(error)) if !started => match postgres::drop_database(&server, &database).await {
+            Ok(()) => Err(error.context(format!(
+                "the league did not start (its database {database} is dropped)"
+            ))),
+            Err(_) => {
+                clean::note_kept(&database);
+                Err(error.context(format!(
+                    "the league did not start (its empty database {database} is kept; `league clean \
+                     {database}` drops it)"
+                )))
+            }
+        },
+        Ok(Err(error)) => {
+            clean::note_kept(&database);
+            Err(error.context(format!(
+                "the league so far is in database {database} (kept; `league clean {database}` drops it)"
+            )))
+        }
+        Err(signal) => {
+            clean::note_kept(&database);
+            Err(Interrupted { signal, database }.into())
+        }
     }
+}
+
+/// Refuses what cannot run, before anything starts.
+fn check(args: &RunArgs) -> anyhow::Result<()> {
+    args::check_size(args.players + args.external_players, args.cycles)?;
+    args::check_llm(&args.strategies, &args.game)?;
+    args.timing.check()?;
+    system::check_gateway_addr(&args.gateway_addr)?;
+    Ok(())
 }
 
 /// Starts the services into `running` and follows the league to its end.
@@ -211,12 +268,16 @@ async fn play<G, T>(
     database_url: &SecretString,
     database: &str,
     running: &mut Running,
+    started_all: &mut bool,
     external: impl AsyncFnOnce(&[String]) -> anyhow::Result<G>,
     inspect: impl AsyncFnOnce(&mut Finished, &G) -> anyhow::Result<T>,
 ) -> anyhow::Result<(RunSummary, T)> {
     let deadline = args::parse(&args.deadline).map_err(anyhow::Error::msg)?;
     let operator_token = league_manager::tokens::issue()?;
-    let league_id = format!("league_{}", args.game);
+    let league_id = match &args.league {
+        Some(league_id) => league_id.clone(),
+        None => results_folder::default_league_id(&args.game, SystemTime::now()),
+    };
     let plan = Plan {
         database_url: database_url.clone(),
         operator_token: operator_token.clone(),
@@ -225,13 +286,8 @@ async fn play<G, T>(
         auto_start_players: args.players + args.external_players,
         cycles: args.cycles,
         seed: args.seed,
-        timing: MatchTiming {
-            join_timeout: Some(proto_duration(&args.join_timeout)?),
-            move_timeout: Some(proto_duration(&args.move_timeout)?),
-            retry_delay: Some(proto_duration(&args.retry_delay)?),
-            max_attempts: args.max_attempts,
-            ..MatchTiming::default()
-        },
+        timing: args.timing.proto()?,
+        think_time: args.timing.check()?,
         gateways: args.gateways,
         gateway_addr: args.gateway_addr.clone(),
         agent_rate_limit: args.agent_rate_limit,
@@ -252,6 +308,7 @@ async fn play<G, T>(
         println!("referee registration is open: a local trial (`league serve` requires a token)");
     }
     let (started, external) = system::start(&plan, running, external).await?;
+    *started_all = true;
     let _published = State::publish(
         &started.manager_url,
         started.gateway_urls.first().map_or("", String::as_str),
@@ -350,12 +407,6 @@ async fn follow(
         // Progress display for a person, not synchronisation: the league runs on its own.
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-/// A duration option as the contracts carry it.
-fn proto_duration(text: &str) -> anyhow::Result<prost_types::Duration> {
-    let duration = args::parse(text).map_err(anyhow::Error::msg)?;
-    Ok(prost_types::Duration::try_from(duration)?)
 }
 
 /// The league's own time, from its start (all players in) to its last result, as the manager recorded

@@ -1,7 +1,8 @@
 //! `league serve`: the whole system on this machine, staying up — the compose topology without Docker.
 //! Its data is in one database (`league_serve` unless told otherwise) that outlives it, so a second
-//! `league serve` carries on where the first stopped. Where it is goes to the state file for the
-//! operator commands; Ctrl-C or SIGTERM stops every service in order.
+//! `league serve` carries on where the first stopped, with the league the first opened. Where it is goes
+//! to the state file for the operator commands (the user's, ADR 0048, so they find it from any folder);
+//! Ctrl-C or SIGTERM stops every service in order.
 //!
 //! Started again after any end — a Ctrl-C, or a SIGKILL that stopped nothing — it resumes every
 //! unfinished league with the same agents: its referees and bots keep their identities under its state
@@ -14,18 +15,19 @@
 use std::fs::File;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use anyhow::Context;
 use nix::fcntl::{Flock, FlockArg};
 
 use clap::Args;
 use league_manager::postgres;
-use league_proto::v2::MatchTiming;
 use secrecy::SecretString;
 
 use crate::args;
 use crate::interrupt::Signals;
 use crate::orphans::ChildrenFile;
+use crate::results_folder::default_league_id;
 use crate::state::{self, State};
 use crate::system::{self, Plan, Running};
 
@@ -34,9 +36,9 @@ pub struct ServeArgs {
     /// Bot players in a player host (0: none; external agents register through the gateway).
     #[arg(long, default_value_t = 0)]
     pub players: u32,
-    /// Bot behaviours, assigned to the bots in turn.
     #[arg(
         long,
+        help = league_player::behaviour::help(),
         default_value = "random,adaptive,alternating,always_even,always_odd",
         value_parser = args::strategies
     )]
@@ -47,9 +49,11 @@ pub struct ServeArgs {
     /// Matches each referee runs at once.
     #[arg(long, default_value_t = 8)]
     pub referee_capacity: u32,
-    /// The league opened at start-up (unless it exists); more come with `league create`.
-    #[arg(long, default_value = "league_even_odd")]
-    pub league: String,
+    /// The league opened at start-up (unless it exists); more come with `league create`. Default: the
+    /// one the first start on this database opened, named by its game and time
+    /// (`even_odd-20261129-0212`), so that a `serve` started again carries it on.
+    #[arg(long, value_parser = args::league_id)]
+    pub league: Option<String>,
     /// The first league's game.
     #[arg(long, default_value = "even_odd", value_parser = args::game)]
     pub game: String,
@@ -62,17 +66,21 @@ pub struct ServeArgs {
     /// Start the first league once this many players are in (0: with `league start`).
     #[arg(long, default_value_t = 0)]
     pub auto_start: u32,
+    /// The first league's match timings (`league create` takes the same for the others).
+    #[command(flatten)]
+    pub timing: args::TimingArgs,
     /// Where the gateway serves `/mcp` (`…:0` picks a free port).
     #[arg(long, default_value = "127.0.0.1:8000")]
     pub gateway_addr: String,
-    /// The database (kept; created if missing).
-    #[arg(long, default_value = "league_serve")]
+    /// The database (kept; created if missing; `league clean <database>` drops it).
+    #[arg(long, default_value = SERVE_DATABASE)]
     pub database: String,
     /// Where a private Postgres cluster lives if one must be started.
     #[arg(long, default_value = ".league/postgres")]
     pub cluster_dir: PathBuf,
     /// Where the referees and bots keep their identities, so that a `league serve` started again resumes
-    /// them (default: `serve/<database>` beside the state file, `.league/serve/league_serve`).
+    /// them (default: `serve/<database>` beside the state file,
+    /// `~/.local/state/league/serve/league_serve`).
     #[arg(long)]
     pub state_dir: Option<PathBuf>,
 }
@@ -82,7 +90,9 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         args.auto_start != 1,
         "--auto-start must be 0 (start with `league start`) or at least 2"
     );
-    args::check_llm(&args.strategies)?;
+    args::check_llm(&args.strategies, &args.game)?;
+    let think_time = args.timing.check()?;
+    system::check_gateway_addr(&args.gateway_addr)?;
     let mut signals = Signals::listen()?;
     league_runtime::config::warn_unknown_variables();
     let state_dir = match &args.state_dir {
@@ -90,10 +100,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         None => default_state_dir(&args.database),
     };
     std::fs::create_dir_all(&state_dir).with_context(|| format!("creating {}", state_dir.display()))?;
-    let _only_one = lock(&state_dir)?;
+    let _only_one = hold(&state_dir).context("one `league serve` at a time")?;
     let children = ChildrenFile::new(&state_dir);
     children.kill_previous().await?;
     let bridge_addr = kept_bridge_addr(&state_dir)?;
+    let league_id = first_league(&state_dir, args.league.as_deref(), &args.game)?;
     let server = postgres::resolve(&args.cluster_dir).await?;
     let database_url = postgres::ensure_database(&server, &args.database).await?;
     let operator_token = league_manager::tokens::issue()?;
@@ -101,12 +112,13 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let plan = Plan {
         database_url,
         operator_token: operator_token.clone(),
-        league_id: args.league.clone(),
+        league_id: league_id.clone(),
         game: args.game.clone(),
         auto_start_players: args.auto_start,
         cycles: args.cycles,
         seed: args.seed,
-        timing: MatchTiming::default(),
+        timing: args.timing.proto()?,
+        think_time,
         gateways: 1,
         gateway_addr: args.gateway_addr.clone(),
         agent_rate_limit: None,
@@ -129,7 +141,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             &started.manager_url,
             started.gateway_urls.first().map_or("", String::as_str),
             &args.database,
-            &args.league,
+            &league_id,
             &operator_token,
         )?;
         println!("manager: {}", started.manager_url);
@@ -138,6 +150,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             published.state.operator_token_file.display()
         );
         println!("database: {} (kept)", args.database);
+        println!("league id: {league_id}");
         println!(
             "referee registration: only with the referee registration token (`league referee-token` shows it; {})",
             kept_in
@@ -181,23 +194,69 @@ fn referee_registration_token() -> anyhow::Result<(SecretString, String)> {
 /// The file beside the state file that keeps `league serve`'s referee registration token.
 pub const REFEREE_TOKEN_FILE: &str = "referee-token";
 
-/// `serve/<database>` beside the state file.
-fn default_state_dir(database: &str) -> PathBuf {
+/// The database `league serve` keeps its data in unless told otherwise.
+pub const SERVE_DATABASE: &str = "league_serve";
+
+/// Where the state directories of `league serve` are, one per database: `serve/` beside the state file.
+fn serve_dirs() -> PathBuf {
     let state_file = state::state_file();
     let parent = state_file.parent().filter(|dir| !dir.as_os_str().is_empty());
-    parent.unwrap_or(Path::new(".")).join("serve").join(database)
+    parent.unwrap_or(Path::new(".")).join("serve")
 }
 
-/// Holds the state directory for this `serve` alone (released however it ends).
-fn lock(state_dir: &Path) -> anyhow::Result<Flock<File>> {
+/// `serve/<database>` beside the state file.
+pub fn default_state_dir(database: &str) -> PathBuf {
+    serve_dirs().join(database)
+}
+
+/// The databases `league serve` has run on (those with a state directory), by name.
+pub fn kept_databases() -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(serve_dirs()) else {
+        return vec![];
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|entry| entry.path().is_dir())
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Holds the state directory for this process alone (released however it ends): a `serve`, or a
+/// `league clean` dropping its database. A directory that does not exist is nobody's.
+pub fn hold(state_dir: &Path) -> anyhow::Result<Option<Flock<File>>> {
+    if !state_dir.is_dir() {
+        return Ok(None);
+    }
     let path = state_dir.join("serve.lock");
     let file = File::create(&path).with_context(|| format!("opening {}", path.display()))?;
-    Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| {
-        anyhow::anyhow!(
-            "another `league serve` runs with state directory {} ({errno}); one at a time",
-            state_dir.display()
-        )
-    })
+    Flock::lock(file, FlockArg::LockExclusiveNonblock)
+        .map(Some)
+        .map_err(|(_, errno)| {
+            anyhow::anyhow!(
+                "another `league serve` runs with state directory {} ({errno})",
+                state_dir.display()
+            )
+        })
+}
+
+/// The league `serve` opens at start-up: `asked`, else the one the first start on this state directory
+/// chose (kept in `first-league`), else a new id of the game and the time.
+fn first_league(state_dir: &Path, asked: Option<&str>, game: &str) -> anyhow::Result<String> {
+    if let Some(league_id) = asked {
+        return Ok(league_id.to_owned());
+    }
+    let path = state_dir.join("first-league");
+    match std::fs::read_to_string(&path) {
+        Ok(kept) if league_domain::league_id::is_valid(kept.trim()) => return Ok(kept.trim().to_owned()),
+        Ok(_) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error).with_context(|| format!("reading {}", path.display())),
+    }
+    let league_id = default_league_id(game, SystemTime::now());
+    std::fs::write(&path, &league_id).with_context(|| format!("writing {}", path.display()))?;
+    Ok(league_id)
 }
 
 /// The gateway bridge's address of the previous start, if it is still free; otherwise a free one, kept

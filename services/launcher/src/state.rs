@@ -1,7 +1,9 @@
 //! Where a running `league run` or `league serve` is, for the operator commands on the same machine:
-//! a small JSON file (`.league/state.json`, or `LEAGUE_STATE_FILE`) naming the manager, the gateway
-//! and the database, and beside it the operator token in a file only this user can read (mode 0600).
-//! Both go when the run stops.
+//! a small JSON file naming the manager, the gateway and the database, and beside it the operator token
+//! in a file only this user can read (mode 0600). Both go when the run stops. The file is the user's,
+//! not the folder's (ADR 0048): `$XDG_STATE_HOME/league/state.json`, else
+//! `~/.local/state/league/state.json`, so that the commands find a running system from any folder;
+//! `LEAGUE_STATE_FILE` puts it elsewhere (the tests give each system a file of its own).
 //!
 //! Two runs may start in the same directory at once (tests do): each writes its files under a name of
 //! its own and renames them into place, so the state file is always whole and always one run's, and
@@ -16,8 +18,8 @@ use anyhow::Context;
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
-/// Where the state file is unless `LEAGUE_STATE_FILE` says otherwise.
-pub const DEFAULT_STATE_FILE: &str = ".league/state.json";
+/// Where the state file is when there is no home directory to keep it in (a service account).
+pub const HOMELESS_STATE_FILE: &str = ".league/state.json";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct State {
@@ -31,8 +33,26 @@ pub struct State {
     pub pid: u32,
 }
 
+/// The state file: `LEAGUE_STATE_FILE`, else the user's (see the module's documentation).
 pub fn state_file() -> PathBuf {
-    std::env::var_os("LEAGUE_STATE_FILE").map_or_else(|| PathBuf::from(DEFAULT_STATE_FILE), PathBuf::from)
+    let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
+    locate(var("LEAGUE_STATE_FILE"), var("XDG_STATE_HOME"), var("HOME"))
+}
+
+/// [`state_file`] from the variables it reads. Empty variables count as unset, and so does a relative
+/// `XDG_STATE_HOME` (the XDG Base Directory specification says to ignore one).
+fn locate(state_file: Option<PathBuf>, xdg_state_home: Option<PathBuf>, home: Option<PathBuf>) -> PathBuf {
+    let set = |path: Option<PathBuf>| path.filter(|path| !path.as_os_str().is_empty());
+    if let Some(file) = set(state_file) {
+        return file;
+    }
+    let state_home = set(xdg_state_home)
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| set(home).map(|home| home.join(".local").join("state")));
+    match state_home {
+        Some(dir) => dir.join("league").join("state.json"),
+        None => PathBuf::from(HOMELESS_STATE_FILE),
+    }
 }
 
 impl State {
@@ -200,6 +220,29 @@ mod tests {
         let files = std::fs::read_dir(&dir).expect("the directory").count();
         assert_eq!(files, 1, "no writer's own file is left behind");
         std::fs::remove_dir_all(&dir).expect("removed");
+    }
+
+    #[test]
+    fn the_state_file_is_the_users_wherever_a_command_runs() {
+        let path = |text: &str| Some(PathBuf::from(text));
+        assert_eq!(
+            locate(None, None, path("/home/ada")),
+            PathBuf::from("/home/ada/.local/state/league/state.json")
+        );
+        assert_eq!(
+            locate(None, path("/var/state"), path("/home/ada")),
+            PathBuf::from("/var/state/league/state.json")
+        );
+        assert_eq!(
+            locate(path("/tmp/mine.json"), path("/var/state"), path("/home/ada")),
+            PathBuf::from("/tmp/mine.json")
+        );
+        // Empty is unset; a relative XDG_STATE_HOME is ignored, as the specification says.
+        assert_eq!(
+            locate(path(""), path("relative"), path("/home/ada")),
+            PathBuf::from("/home/ada/.local/state/league/state.json")
+        );
+        assert_eq!(locate(None, None, path("")), PathBuf::from(HOMELESS_STATE_FILE));
     }
 
     #[test]

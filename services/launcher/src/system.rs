@@ -50,6 +50,8 @@ pub struct Plan {
     /// Bots in the player host (0: no host).
     pub players: u32,
     pub strategies: String,
+    /// How long every bot thinks before each move (`LEAGUE_THINK_TIME`; zero: not at all).
+    pub think_time: Duration,
     /// Print the gateway's address.
     pub quiet: bool,
     /// Where the referees and the player host keep their identities (`LEAGUE_STATE_DIR`), each under its
@@ -100,6 +102,23 @@ impl Running {
             .chain(&self.gateways)
             .chain(&self.referees)
             .chain(&self.players)
+    }
+}
+
+/// Refuses a gateway address that is taken or unusable before anything starts, naming the option to
+/// change (a free port is found with `:0`). Only a first check: another program may take the port
+/// before the gateway binds it, and then the gateway's own error says so.
+pub fn check_gateway_addr(addr: &str) -> anyhow::Result<()> {
+    match std::net::TcpListener::bind(addr) {
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::AddrInUse => anyhow::bail!(
+            "--gateway-addr {addr} is in use (another `league run` or `league serve`?): pass another \
+             port, or --gateway-addr 127.0.0.1:0 for a free one"
+        ),
+        Err(error) => anyhow::bail!(
+            "--gateway-addr {addr} cannot be used ({error}): pass host:port, e.g. 127.0.0.1:8000, or \
+             127.0.0.1:0 for a free port"
+        ),
     }
 }
 
@@ -303,8 +322,41 @@ async fn start_players(
     if let Some(seed) = plan.seed {
         env.push(("LEAGUE_SEED".to_owned(), seed.to_string()));
     }
+    if !plan.think_time.is_zero() {
+        env.push((
+            "LEAGUE_THINK_TIME".to_owned(),
+            format!("{}ms", plan.think_time.as_millis()),
+        ));
+    }
     let players = children::start("players", "player", &env, READY_WITHIN).await?;
     note(&players)?;
     running.players.push(players);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_taken_gateway_address_is_refused_naming_the_option_and_the_way_out() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        let addr = taken.local_addr().expect("its address").to_string();
+        let refused = check_gateway_addr(&addr).expect_err("the port is taken");
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "--gateway-addr {addr} is in use (another `league run` or `league serve`?): pass \
+                 another port, or --gateway-addr 127.0.0.1:0 for a free one"
+            )
+        );
+        let nonsense = check_gateway_addr("nowhere").expect_err("not an address");
+        assert!(
+            nonsense
+                .to_string()
+                .starts_with("--gateway-addr nowhere cannot be used"),
+            "{nonsense}"
+        );
+        assert!(check_gateway_addr("127.0.0.1:0").is_ok());
+    }
 }

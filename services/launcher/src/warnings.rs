@@ -18,10 +18,10 @@ pub struct WarningsArgs {
 }
 
 pub async fn warnings(args: WarningsArgs) -> anyhow::Result<()> {
-    let mut operator = Operator::connect()?;
+    let operator = Operator::connect()?;
     let request = operator.request(ListComplianceWarningsRequest { agent_id: args.agent });
     let listed = operator
-        .agents
+        .agents()?
         .list_compliance_warnings(request)
         .await
         .map_err(failed("listing compliance warnings"))?

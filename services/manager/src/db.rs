@@ -10,8 +10,10 @@ use sqlx::postgres::PgPoolOptions;
 
 pub static MIGRATOR: Migrator = sqlx::migrate!("../../migrations");
 
-/// Connects, retrying for a while so the manager can start before its database is up (compose).
+/// Connects, retrying for a while so the manager can start before its database is up (compose). A URL
+/// of another database system is refused at once, not retried.
 pub async fn connect(url: &SecretString, max_connections: u32) -> anyhow::Result<PgPool> {
+    crate::postgres::check_scheme("DATABASE_URL", url.expose_secret())?;
     PgPoolOptions::new()
         .max_connections(max_connections)
         .acquire_timeout(Duration::from_secs(30))

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use secrecy::{ExposeSecret, SecretString};
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection};
 
 /// The local default: what docker compose and the project's machines provide.
@@ -38,10 +38,9 @@ pub enum Origin {
 /// Resolves a server; `cluster_dir` is where a private cluster lives if one is needed.
 pub async fn resolve(cluster_dir: &Path) -> anyhow::Result<PostgresServer> {
     if let Ok(url) = std::env::var("DATABASE_URL") {
+        check_scheme("DATABASE_URL", &url)?;
         let url = with_database(&url, "postgres");
-        reachable(&url)
-            .await
-            .context("DATABASE_URL is set but its server cannot be reached")?;
+        reachable(&url).await.context("DATABASE_URL")?;
         return Ok(PostgresServer {
             url: SecretString::from(url),
             origin: Origin::Environment,
@@ -168,14 +167,49 @@ pub fn with_database(url: &str, database: &str) -> String {
     out
 }
 
+/// Refuses a URL of another database system (`mysql://…`) before trying to connect to it: connected
+/// to as Postgres it fails with something unrelated, such as a name lookup. Only the scheme is shown:
+/// the rest may hold a password.
+pub fn check_scheme(setting: &str, url: &str) -> anyhow::Result<()> {
+    match url.split_once("://") {
+        Some(("postgres" | "postgresql", _)) => Ok(()),
+        Some((scheme, _)) => anyhow::bail!("{setting} must be postgres://… (saw {scheme}://…)"),
+        None => anyhow::bail!("{setting} must be postgres://… (saw a value without a scheme)"),
+    }
+}
+
+/// How long a server has to answer a connection.
+const ANSWER_WITHIN: Duration = Duration::from_secs(3);
+
+/// Connects once to `url`. A failure says where it connected (host and port, or socket) and whether
+/// the server is not there or refused the user: what to change differs.
 async fn reachable(url: &str) -> anyhow::Result<()> {
-    let pool = PgPoolOptions::new()
-        .max_connections(1)
-        .acquire_timeout(Duration::from_secs(3))
-        .connect(url)
-        .await?;
-    pool.close().await;
-    Ok(())
+    let options = PgConnectOptions::from_str(url).context("not a Postgres connection URL")?;
+    let server = match options.get_socket() {
+        Some(socket) => format!("the socket in {}", socket.display()),
+        None => format!("{}:{}", options.get_host(), options.get_port()),
+    };
+    let connected = tokio::time::timeout(ANSWER_WITHIN, options.connect())
+        .await
+        .map_err(|_| {
+            anyhow::anyhow!("Postgres at {server} cannot be reached: no answer within {ANSWER_WITHIN:?}")
+        })?;
+    match connected {
+        Ok(connection) => {
+            connection.close().await.ok();
+            Ok(())
+        }
+        // Class 28, invalid authorization: a wrong password, or no such role.
+        Err(sqlx::Error::Database(error)) if error.code().is_some_and(|code| code.starts_with("28")) => {
+            anyhow::bail!(
+                "Postgres at {server} refused user {:?}: {} (an authentication or role error: give a \
+                 user and password the server accepts)",
+                options.get_username(),
+                error.message()
+            )
+        }
+        Err(error) => anyhow::bail!("Postgres at {server} cannot be reached: {error}"),
+    }
 }
 
 /// Starts (initialising it the first time) a cluster that listens only on a Unix socket in `dir`. Keep
@@ -303,6 +337,31 @@ fn run_as_postgres(as_root: bool, command: &mut Command) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_of_another_database_system_is_refused_showing_only_its_scheme() {
+        assert!(check_scheme("DATABASE_URL", "postgres://u:p@h/db").is_ok());
+        assert!(check_scheme("DATABASE_URL", "postgresql://h/db").is_ok());
+        let refused = check_scheme("DATABASE_URL", "mysql://root:secret@db:3306/league")
+            .expect_err("not Postgres")
+            .to_string();
+        assert_eq!(refused, "DATABASE_URL must be postgres://… (saw mysql://…)");
+        let bare = check_scheme("DATABASE_URL", "secret@db").expect_err("no scheme");
+        assert!(!bare.to_string().contains("secret"), "{bare}");
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_server_is_named_by_host_and_port() {
+        // Port 1 on loopback: nothing listens there, and the refusal is immediate.
+        let error = reachable("postgres://postgres@127.0.0.1:1/postgres")
+            .await
+            .expect_err("nothing listens on port 1");
+        let message = format!("{error:#}");
+        assert!(
+            message.starts_with("Postgres at 127.0.0.1:1 cannot be reached: "),
+            "{message}"
+        );
+    }
 
     #[test]
     fn the_database_name_is_read_from_a_url() {

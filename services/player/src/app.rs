@@ -42,6 +42,10 @@ pub struct PlayerConfig {
     pub player_host_name: String,
     /// `LEAGUE_SEED`: makes the bots' choices reproducible (none: the OS RNG).
     pub seed: Option<u64>,
+    /// `LEAGUE_THINK_TIME`: how long every bot thinks before each move (`300ms`: a league people can
+    /// watch); none by default. Not a behaviour: the same for every bot.
+    #[serde(with = "humantime_serde")]
+    pub think_time: Duration,
     /// `LEAGUE_LLM_*`: the chat endpoint of `llm` bots (read flat, beside the rest).
     #[serde(skip)]
     pub llm: LlmConfig,
@@ -59,6 +63,7 @@ impl Default for PlayerConfig {
             state_dir: None,
             player_host_name: "players".to_owned(),
             seed: None,
+            think_time: Duration::ZERO,
             llm: LlmConfig::default(),
         }
     }
@@ -113,12 +118,13 @@ impl PlayerApp {
     pub async fn build(config: PlayerConfig) -> anyhow::Result<Self> {
         let (listener, local_addr) = grpc::bind(config.listen_addr).await?;
         let seed = config.seed;
+        let think_time = config.think_time;
         let llm = LlmClient::from_config(&config.llm)?;
         Ok(Self {
             config,
             listener,
             local_addr,
-            host: Arc::new(PlayerHost::new().seeded(seed).with_llm(llm)),
+            host: Arc::new(PlayerHost::new().seeded(seed).thinking(think_time).with_llm(llm)),
             readiness: Readiness::new(),
         })
     }

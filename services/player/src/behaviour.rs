@@ -19,6 +19,30 @@ pub enum Behaviour {
 /// The configuration name of [`Behaviour::Llm`].
 pub const LLM: &str = "llm";
 
+/// Every behaviour's name: the strategies, `llm`, then the faults — the one list that `--help`, the
+/// errors and the documentation's words come from.
+pub fn names() -> Vec<&'static str> {
+    StrategyKind::ALL
+        .map(StrategyKind::as_str)
+        .into_iter()
+        .chain([LLM])
+        .chain(Fault::NAMES)
+        .collect()
+}
+
+/// What `--strategies` takes, for its `--help`: every name from [`names`], what `llm` needs, and which
+/// names are faults.
+pub fn help() -> String {
+    let strategies = StrategyKind::ALL.map(StrategyKind::as_str).join(", ");
+    let faults = Fault::NAMES.join(", ");
+    format!(
+        "Bot behaviours, assigned to the bots in turn (comma-separated). Strategies: {strategies}; \
+         {LLM} (asks a language model in even_odd matches, playing adaptive when it is slow, down or \
+         answers nonsense, and in other games; needs LEAGUE_LLM_URL and LEAGUE_LLM_MODEL). For testing \
+         the referee's fault handling: {faults}"
+    )
+}
+
 impl Behaviour {
     /// A comma-separated list, e.g. `"random, adaptive,late:200"`; spaces around names are ignored.
     pub fn parse_list(text: &str) -> Result<Vec<Behaviour>, ParseBehaviourError> {
@@ -51,10 +75,7 @@ impl fmt::Display for Behaviour {
 /// A behaviour name that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseBehaviourError {
-    #[error(
-        "unknown behaviour {0:?}: expected random, always_even, always_odd, alternating, adaptive, \
-         llm, silent, late:<millis>, invalid, declines or flaky:<n>"
-    )]
+    #[error("unknown behaviour {0:?}: expected one of {known}", known = names().join(", "))]
     Unknown(String),
     #[error("{0:?} needs a whole number after the colon, e.g. late:500 or flaky:2")]
     BadArgument(String),
@@ -134,6 +155,19 @@ mod tests {
                 "{behaviour}"
             );
         }
+    }
+
+    #[test]
+    fn the_one_list_names_every_behaviour_and_each_name_parses() {
+        let names = names();
+        for name in &names {
+            let example = name.replace("<millis>", "200").replace("<n>", "2");
+            assert!(example.parse::<Behaviour>().is_ok(), "{name}");
+            assert!(help().contains(name), "--help lacks {name}");
+        }
+        assert!(names.contains(&LLM) && names.contains(&"adaptive") && names.contains(&"flaky:<n>"));
+        let refused = "bogus".parse::<Behaviour>().expect_err("unknown");
+        assert!(refused.to_string().ends_with(&names.join(", ")), "{refused}");
     }
 
     #[test]

@@ -11,6 +11,7 @@ use rand::Rng;
 
 use crate::behaviour::Behaviour;
 use crate::fault::Fault;
+use crate::llm_moves::LlmMoves;
 use crate::memory::Memory;
 use crate::strategy::{StrategyKind, parity_move};
 
@@ -45,6 +46,8 @@ pub struct Bot {
     pub display_name: String,
     pub behaviour: Behaviour,
     pub memory: Memory,
+    /// An `llm` bot's moves by who decided them.
+    pub llm_moves: LlmMoves,
     /// Move requests refused so far, for `flaky:<n>`.
     failed_moves: u32,
 }
@@ -55,6 +58,7 @@ impl Bot {
             display_name: display_name.into(),
             behaviour,
             memory: Memory::default(),
+            llm_moves: LlmMoves::default(),
             failed_moves: 0,
         }
     }

@@ -29,6 +29,11 @@ pub enum Fault {
     Flaky(u32),
 }
 
+impl Fault {
+    /// Every fault's configuration name, an argument shown as `<what>`.
+    pub const NAMES: [&'static str; 5] = ["silent", "late:<millis>", "invalid", "declines", "flaky:<n>"];
+}
+
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

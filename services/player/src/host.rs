@@ -24,6 +24,7 @@ use tonic::{Request, Response, Status};
 use crate::behaviour::Behaviour;
 use crate::bot::{Bot, Reply};
 use crate::llm::LlmClient;
+use crate::llm_moves::{self, Decider, LlmMoves};
 use crate::memory::{EventKind, GameErrorRecord, GameRecord};
 use crate::strategy::{EVEN_ODD, parity_move};
 
@@ -52,6 +53,8 @@ pub struct PlayerHost {
     seed: Option<u64>,
     /// The chat endpoint `llm` bots ask; without one they play their fallback.
     llm: Option<Arc<LlmClient>>,
+    /// How long every bot thinks before each move (see [`PlayerHost::thinking`]).
+    think_time: Duration,
 }
 
 /// Held while one registration is in flight (see [`PlayerHost::registration`]).
@@ -88,17 +91,21 @@ impl PlayerHost {
         }
     }
 
+    /// Every bot waits `think_time` before each move, whatever its behaviour: a league slowed to a pace
+    /// people can watch. Unlike the `late` fault it is the same for every bot and no behaviour of its own,
+    /// so it changes no result and names no strategy.
+    pub fn thinking(self, think_time: Duration) -> PlayerHost {
+        PlayerHost { think_time, ..self }
+    }
+
     /// For an `llm` bot in an Even/Odd match, the model's move; `None` when the bot is not one, or the
-    /// model gave no usable answer (then the bot plays its fallback).
+    /// model gave no usable answer (then the bot plays its fallback). Every move of an `llm` bot is
+    /// counted by who decided it ([`crate::llm_moves`]).
     async fn ask_llm(&self, request: &RequestMoveRequest) -> Option<RequestMoveResponse> {
-        let llm = self.llm.as_ref()?;
-        let game_type = request.context.as_ref().map(|context| context.game_type.as_str());
-        if game_type != Some(EVEN_ODD) {
-            return None;
-        }
+        let player_id = request.player_id.as_str();
         let opponent = request.opponent_id.as_str();
         let history = self
-            .with_bot(&request.player_id, |bot| {
+            .with_bot(player_id, |bot| {
                 (bot.behaviour == Behaviour::Llm).then(|| {
                     bot.memory
                         .history()
@@ -109,15 +116,45 @@ impl PlayerHost {
                 })
             })
             .ok()??;
-        match llm.choose(opponent, &history).await {
-            Ok(parity) => Some(RequestMoveResponse {
-                move_payload: Some(parity_move(parity.as_str())),
+        let game_type = request.context.as_ref().map(|context| context.game_type.as_str());
+        let answer = match (&self.llm, game_type == Some(EVEN_ODD)) {
+            (_, false) => Err(Decider::OtherGame),
+            // Refused at start-up (`unavailable_llm`); a host built without one has nobody to ask.
+            (None, true) => Err(Decider::Down),
+            (Some(llm), true) => llm.choose(opponent, &history).await.map_err(|error| {
+                tracing::warn!(%player_id, %error, "llm strategy: playing adaptive instead");
+                Decider::of(&error)
             }),
-            Err(error) => {
-                tracing::warn!(player_id = %request.player_id, %error, "llm strategy: playing adaptive instead");
-                None
-            }
+        };
+        let decider = answer
+            .as_ref()
+            .map_or_else(|decider| *decider, |_| Decider::Model);
+        let first_of_its_kind = self
+            .with_bot(player_id, |bot| {
+                bot.llm_moves.count(decider);
+                bot.llm_moves.of(decider) == 1
+            })
+            .unwrap_or(false);
+        llm_moves::record(player_id, decider);
+        if decider == Decider::OtherGame && first_of_its_kind {
+            tracing::warn!(
+                %player_id,
+                game_type = game_type.unwrap_or_default(),
+                "llm strategy: the model is asked only in even_odd; this bot plays adaptive's moves here"
+            );
         }
+        answer.ok().map(|parity| RequestMoveResponse {
+            move_payload: Some(parity_move(parity.as_str())),
+        })
+    }
+
+    /// Each `llm` bot's moves by who decided them, by player id.
+    pub fn llm_moves(&self) -> BTreeMap<String, LlmMoves> {
+        self.lock()
+            .iter()
+            .filter(|(_, bot)| bot.behaviour == Behaviour::Llm)
+            .map(|(player_id, bot)| (player_id.clone(), bot.llm_moves.clone()))
+            .collect()
     }
 
     /// Marks a registration as in flight until the returned guard is dropped (after `add_bot`).
@@ -243,6 +280,9 @@ impl PlayerService for PlayerHost {
             "move request"
         );
         self.await_bot(&request.player_id).await;
+        if !self.think_time.is_zero() {
+            tokio::time::sleep(self.think_time).await;
+        }
         if let Some(answer) = self.ask_llm(&request).await {
             return Ok(Response::new(answer));
         }
@@ -396,6 +436,43 @@ mod seeded {
             choices.push(format!("{:?}", answer.move_payload));
         }
         choices
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn every_bot_thinks_as_long_as_the_host_says_before_each_move() {
+        let think = Duration::from_millis(300);
+        let host = PlayerHost::new().seeded(Some(1)).thinking(think);
+        host.add_bot("P01", "bot-random", "random".parse().expect("a behaviour"));
+        let request = RequestMoveRequest {
+            player_id: "P01".into(),
+            step: 1,
+            context: Some(MatchContext {
+                game_type: "even_odd".into(),
+                match_id: "R1M1".into(),
+                ..MatchContext::default()
+            }),
+            ..RequestMoveRequest::default()
+        };
+        // The clock is paused and moves only when every task waits: the move took the think time on it.
+        let before = tokio::time::Instant::now();
+        let answer = host
+            .request_move(Request::new(request.clone()))
+            .await
+            .expect("a move")
+            .into_inner();
+        assert_eq!(before.elapsed(), think);
+        assert!(answer.move_payload.is_some());
+        // Thinking changes nothing the bot chooses.
+        let quick = PlayerHost::new().seeded(Some(1));
+        quick.add_bot("P01", "bot-random", "random".parse().expect("a behaviour"));
+        let before = tokio::time::Instant::now();
+        let same = quick
+            .request_move(Request::new(request))
+            .await
+            .expect("a move")
+            .into_inner();
+        assert_eq!(before.elapsed(), Duration::ZERO);
+        assert_eq!(same, answer);
     }
 
     #[tokio::test]

@@ -1,7 +1,8 @@
 //! The `llm` strategy: asks an OpenAI-compatible chat-completions endpoint for even or odd, given the
 //! opponent's past choices. Every failure — no answer within the timeout, an HTTP error, a body that is
 //! not a chat completion, an answer that is not exactly "even" or "odd" — makes the bot play adaptive
-//! instead, so the model can only make the bot better, never make it lose technically.
+//! instead, so the model can only make the bot better, never make it lose technically. Who decided each
+//! move, and why the model's answer was not used, is counted ([`crate::llm_moves`]).
 //!
 //! Configured by `LEAGUE_LLM_URL` (the full `…/v1/chat/completions` URL: `https://` for a hosted model,
 //! its certificate verified against the system's roots and `LEAGUE_EXTRA_ROOTS`; `http://` for a local

@@ -114,7 +114,7 @@ impl fmt::Display for StrategyKind {
 
 /// A name that is not one of [`StrategyKind`]'s.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown strategy {0:?} (expected random, always_even, always_odd, alternating or adaptive)")]
+#[error("unknown strategy {0:?} (expected one of {known})", known = StrategyKind::ALL.map(StrategyKind::as_str).join(", "))]
 pub struct UnknownStrategy(pub String);
 
 impl FromStr for StrategyKind {

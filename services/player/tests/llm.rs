@@ -1,12 +1,12 @@
 //! The `llm` strategy against a fake OpenAI-compatible endpoint on loopback: a valid answer is played;
 //! a slow, erroring or malformed endpoint, or an answer that is not a parity, is refused, and the bot
-//! plays adaptive instead.
+//! plays adaptive instead; every move is counted by who decided it, with the fallback's reason.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use league_player::llm::{LlmClient, LlmConfig, LlmError};
-use league_player::{Behaviour, Parity, PlayerHost};
+use league_player::{Behaviour, Decider, LlmMoves, Parity, PlayerHost};
 use league_proto::v2::player_service_server::PlayerService;
 use league_proto::v2::{MatchContext, RequestMoveRequest};
 use prost_types::value::Kind;
@@ -154,8 +154,8 @@ async fn slow_erroring_malformed_and_unclear_answers_are_refused() {
     assert!(matches!(refused, Err(LlmError::NotAParity(_))), "{refused:?}");
 }
 
-/// The parity an `llm` bot plays over `moves` moves, against a host using `url`.
-async fn played(url: &str, moves: u32) -> Vec<String> {
+/// The parity an `llm` bot plays over `moves` moves, against a host using `url`, and who decided them.
+async fn played(url: &str, moves: u32) -> (Vec<String>, LlmMoves) {
     let host = PlayerHost::new().with_llm(Some(client(url, Duration::from_millis(500))));
     host.add_bot("P01", "bot-llm", Behaviour::Llm);
     let mut choices = vec![];
@@ -186,17 +186,25 @@ async fn played(url: &str, moves: u32) -> Vec<String> {
             .expect("a parity choice");
         choices.push(choice);
     }
-    choices
+    let counted = host.llm_moves().remove("P01").unwrap_or_default();
+    (choices, counted)
 }
 
 #[tokio::test]
 async fn an_llm_bot_plays_the_models_answer_or_adaptive_when_it_fails() {
     let answering = endpoint(Mode::Answers("odd")).await;
-    assert_eq!(played(&answering.url, 12).await, vec!["odd"; 12]);
+    let (choices, counted) = played(&answering.url, 12).await;
+    assert_eq!(choices, vec!["odd"; 12]);
     assert_eq!(answering.received.lock().expect("lock").len(), 12);
-    for mode in [Mode::Fails, Mode::Malformed, Mode::Slow] {
+    assert_eq!((counted.of(Decider::Model), counted.fallbacks()), (12, 0));
+    for (mode, reason) in [
+        (Mode::Fails, Decider::Down),
+        (Mode::Malformed, Decider::Nonsense),
+        (Mode::Answers("I would say even, probably"), Decider::Nonsense),
+        (Mode::Slow, Decider::Slow),
+    ] {
         let broken = endpoint(mode).await;
-        let choices = played(&broken.url, 6).await;
+        let (choices, counted) = played(&broken.url, 6).await;
         assert!(
             choices.iter().all(|choice| choice == "even" || choice == "odd"),
             "{mode:?}: {choices:?}"
@@ -206,7 +214,48 @@ async fn an_llm_bot_plays_the_models_answer_or_adaptive_when_it_fails() {
             6,
             "{mode:?}: asked every time"
         );
+        assert_eq!(
+            (
+                counted.of(reason),
+                counted.of(Decider::Model),
+                counted.fallbacks()
+            ),
+            (6, 0, 6),
+            "{mode:?}: {counted:?}"
+        );
     }
+}
+
+#[tokio::test]
+async fn in_another_game_the_model_is_not_asked_and_that_is_counted() {
+    let answering = endpoint(Mode::Answers("odd")).await;
+    let host = PlayerHost::new().with_llm(Some(client(&answering.url, Duration::from_secs(10))));
+    host.add_bot("P01", "bot-llm", Behaviour::Llm);
+    host.add_bot("P02", "bot-adaptive", "adaptive".parse().expect("a behaviour"));
+    for player_id in ["P01", "P02"] {
+        let request = RequestMoveRequest {
+            player_id: player_id.into(),
+            opponent_id: "P03".into(),
+            step: 1,
+            context: Some(MatchContext {
+                game_type: "tic_tac_toe".into(),
+                match_id: "R1M1".into(),
+                ..MatchContext::default()
+            }),
+            ..RequestMoveRequest::default()
+        };
+        host.request_move(tonic::Request::new(request))
+            .await
+            .expect("a move all the same");
+    }
+    assert!(answering.received.lock().expect("lock").is_empty());
+    let counted = host.llm_moves();
+    assert_eq!(
+        counted.keys().collect::<Vec<_>>(),
+        ["P01"],
+        "only llm bots are counted"
+    );
+    assert_eq!(counted["P01"].of(Decider::OtherGame), 1);
 }
 
 #[test]

@@ -7,21 +7,19 @@ use league_runtime::credentials::operator_request;
 use league_runtime::grpc::GrpcChannel;
 use secrecy::SecretString;
 
-use super::{Common, Operator, failed, time};
+use super::{Reading, failed, time};
 use crate::output::{self, Rows, cell};
 
 #[derive(Debug, Clone, Args)]
 pub struct LeaguesArgs {
     #[command(flatten)]
-    pub common: Common,
+    pub reading: Reading,
 }
 
 pub async fn leagues(args: LeaguesArgs) -> anyhow::Result<()> {
-    let mut operator = Operator::connect()?;
+    let mut operator = args.reading.connect().await?;
     let all = fetch(&mut operator.manager, &operator.token).await?;
-    let mut rows = Rows::new(&[
-        "league", "game", "status", "round", "rounds", "players", "champion", "created",
-    ]);
+    let mut rows = Rows::new(&crate::columns::LEAGUES);
     for league in &all.leagues {
         rows.push(vec![
             league.league_id.clone(),
@@ -38,7 +36,7 @@ pub async fn leagues(args: LeaguesArgs) -> anyhow::Result<()> {
             time(league.created_at.as_ref()),
         ]);
     }
-    output::print(args.common.output, &rows, || {
+    output::print(args.reading.common.output, &rows, || {
         output::json("league.v2.ListLeaguesResponse", &all)
     })
 }

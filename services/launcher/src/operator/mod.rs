@@ -2,7 +2,9 @@
 //! pause | resume | cancel | withdraw | standings | schedule | match | player | ratings | warnings |
 //! referees | revoke-referee | referee-token`). Where the system is comes from `LEAGUE_MANAGER_URL` and
 //! `LEAGUE_OPERATOR_TOKEN` (or the `LEAGUE_CONFIG` file), else from the state file of a `league run`
-//! or `league serve` on this machine.
+//! or `league serve` on this machine. The reading commands (`leagues | standings | schedule | match |
+//! player | ratings`) read a past league's database too (`--database`): they are the one way to ask each of
+//! these questions, whether the league is running or long over.
 
 pub mod cancel;
 pub mod create;
@@ -18,6 +20,8 @@ pub mod standings;
 pub mod start;
 pub mod withdraw;
 
+use std::path::PathBuf;
+
 use clap::Args;
 use league_proto::v2::ListLeaguesRequest;
 use league_proto::v2::agents_service_client::AgentsServiceClient;
@@ -28,6 +32,7 @@ use secrecy::SecretString;
 use serde::Deserialize;
 
 use crate::output::Format;
+use crate::report::source::{self, Connected, Source};
 use crate::state::{State, state_file};
 
 /// What every operator command takes.
@@ -39,6 +44,52 @@ pub struct Common {
     /// The league (default: LEAGUE_ID, else the running system's league, else the newest).
     #[arg(long)]
     pub league: Option<String>,
+}
+
+/// What every reading command takes: [`Common`], and where to read the league.
+#[derive(Debug, Clone, Args)]
+pub struct Reading {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub from: ReadFrom,
+}
+
+impl Reading {
+    pub async fn connect(&self) -> anyhow::Result<Operator> {
+        self.from.connect().await
+    }
+}
+
+/// Where a reading command reads: the running system, or a league database.
+#[derive(Debug, Clone, Args)]
+pub struct ReadFrom {
+    /// Read a league database instead of the running system: a connection URL, or the name of a
+    /// database on the local server (a run kept with `league run --keep`, or `league serve`'s).
+    #[arg(long)]
+    pub database: Option<String>,
+    /// Where a private Postgres cluster lives, if `league run` started one (read with --database).
+    #[arg(long, default_value = ".league/postgres")]
+    pub cluster_dir: PathBuf,
+}
+
+impl ReadFrom {
+    /// The running system's manager, or, with `--database`, the manager's queries served in this
+    /// process over that database (read-only: see [`crate::report::source`]).
+    pub async fn connect(&self) -> anyhow::Result<Operator> {
+        let Some(database) = &self.database else {
+            return Operator::connect();
+        };
+        let url = source::database_url(database, &self.cluster_dir).await?;
+        let connected = source::connect(Source::Database(url), &self.cluster_dir).await?;
+        Ok(Operator {
+            manager: connected.client.clone(),
+            agents: None,
+            token: connected.token.clone(),
+            default_league: None,
+            _database: Some(connected),
+        })
+    }
 }
 
 /// The settings an operator command reads (`LEAGUE_MANAGER_URL`, `LEAGUE_OPERATOR_TOKEN`, `LEAGUE_ID`).
@@ -55,9 +106,12 @@ struct Settings {
 #[derive(Debug)]
 pub struct Operator {
     pub manager: ManagerServiceClient<GrpcChannel>,
-    pub agents: AgentsServiceClient<GrpcChannel>,
+    /// None when reading a database: it answers the league's queries, not the agents'.
+    agents: Option<AgentsServiceClient<GrpcChannel>>,
     pub token: SecretString,
     default_league: Option<String>,
+    /// The query service over a database (`--database`), kept up while the command runs.
+    _database: Option<Connected>,
 }
 
 impl Operator {
@@ -82,9 +136,17 @@ impl Operator {
         let channel = league_runtime::grpc::channel(&manager_url)?;
         Ok(Self {
             manager: ManagerServiceClient::new(channel.clone()),
-            agents: AgentsServiceClient::new(channel),
+            agents: Some(AgentsServiceClient::new(channel)),
             token,
             default_league: settings.league_id.or(state.map(|state| state.league_id)),
+            _database: None,
+        })
+    }
+
+    /// The agents' service of the running system.
+    pub fn agents(&self) -> anyhow::Result<AgentsServiceClient<GrpcChannel>> {
+        self.agents.clone().ok_or_else(|| {
+            anyhow::anyhow!("a league database answers no questions about agents: ask the running system")
         })
     }
 

@@ -1,44 +1,46 @@
-//! `league player <id>`: a player's row in the table and its matches.
+//! `league player <id>`: a player's row in the table and its matches — two tables, so CSV prints the
+//! one `--section` names.
 
 use clap::Args;
 use league_proto::v2::GetPlayerStatsRequest;
 
-use super::{Common, Operator, failed};
-use crate::output::{self, Format};
+use super::{Reading, failed};
+use crate::columns;
+use crate::output::{self, Rows};
 
 #[derive(Debug, Clone, Args)]
 pub struct PlayerArgs {
     /// The player, e.g. P01 (without it: `league player` runs the bot host).
     pub player_id: Option<String>,
+    /// Only this table: standing (the player's row of the league table) or matches. CSV needs one.
+    #[arg(long)]
+    pub section: Option<String>,
     #[command(flatten)]
-    pub common: Common,
+    pub reading: Reading,
 }
 
 /// Shows `player_id`'s row and matches.
-pub async fn show(player_id: String, common: Common) -> anyhow::Result<()> {
-    let mut operator = Operator::connect()?;
-    let league_id = operator.league(common.league).await?;
+pub async fn show(player_id: String, args: PlayerArgs) -> anyhow::Result<()> {
+    let mut operator = args.reading.connect().await?;
+    let league_id = operator.league(args.reading.common.league).await?;
     let stats = operator
         .manager
         .get_player_stats(operator.request(GetPlayerStatsRequest { league_id, player_id }))
         .await
         .map_err(failed("reading the player"))?
         .into_inner();
-    let json = || output::json("league.v2.GetPlayerStatsResponse", &stats);
-    if common.output == Format::Json {
-        return output::print(Format::Json, &output::Rows::default(), json);
+    let mut standing = Rows::new(&columns::STANDINGS);
+    if let Some(row) = &stats.standing {
+        standing.push(columns::standing(row));
     }
-    let standing = super::standings::rows(stats.standing.as_slice());
-    let mut matches = output::Rows::new(&[
-        "round", "match", "player_a", "player_b", "status", "winner", "reason", "finished",
-    ]);
+    let mut matches = Rows::new(&columns::MATCHES);
     for scheduled in &stats.matches {
-        matches.push(super::schedule::match_row(scheduled));
+        matches.push(columns::a_match(scheduled));
     }
-    // Table and CSV: the row, then the matches.
-    output::print(common.output, &standing, json)?;
-    if common.output == Format::Table {
-        println!();
-    }
-    output::print(common.output, &matches, json)
+    output::print_sections(
+        args.reading.common.output,
+        args.section.as_deref(),
+        &[("standing", standing), ("matches", matches)],
+        || output::json("league.v2.GetPlayerStatsResponse", &stats),
+    )
 }

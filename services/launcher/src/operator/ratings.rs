@@ -15,7 +15,7 @@ use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_runtime::grpc::GrpcChannel;
 use secrecy::SecretString;
 
-use super::{Operator, leagues};
+use super::leagues;
 use crate::output::{self, Format, Rows, cell};
 
 #[derive(Debug, Clone, Args)]
@@ -23,6 +23,8 @@ pub struct RatingsArgs {
     /// How to print: table, json or csv.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub output: Format,
+    #[command(flatten)]
+    pub from: super::ReadFrom,
 }
 
 /// A player's standing across leagues.
@@ -34,20 +36,18 @@ pub struct Rated {
 }
 
 pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
-    let mut operator = Operator::connect()?;
+    let mut operator = args.from.connect().await?;
     let (completed, rated) = current(&mut operator.manager, &operator.token).await?;
     let mut ranked: Vec<(&String, &Rated)> = rated.iter().collect();
     ranked.sort_by(|a, b| b.1.rating.rating.total_cmp(&a.1.rating.rating).then(a.0.cmp(b.0)));
-    let mut rows = Rows::new(&["rank", "player", "rating", "±", "matches", "leagues"]);
+    // ratings.csv's columns, after the rank.
+    let mut columns = vec!["rank"];
+    columns.extend(crate::columns::RATINGS);
+    let mut rows = Rows::new(&columns);
     for (rank, (player, rated)) in ranked.iter().enumerate() {
-        rows.push(vec![
-            cell(rank + 1),
-            (*player).clone(),
-            rated.shown().0,
-            rated.shown().1,
-            cell(rated.matches),
-            cell(rated.leagues),
-        ]);
+        let mut row = vec![cell(rank + 1)];
+        row.extend(crate::columns::rating(player, rated));
+        rows.push(row);
     }
     output::print(args.output, &rows, || {
         Ok(json!({

@@ -26,8 +26,7 @@ pub struct RevokeRefereeArgs {
 pub async fn referees(args: RefereesArgs) -> anyhow::Result<()> {
     let operator = Operator::connect()?;
     let listed = operator
-        .agents
-        .clone()
+        .agents()?
         .list_agents(operator.request(ListAgentsRequest {
             kind: AgentKind::Referee as i32,
             label: String::new(),
@@ -64,8 +63,7 @@ pub async fn referees(args: RefereesArgs) -> anyhow::Result<()> {
 pub async fn revoke(args: RevokeRefereeArgs) -> anyhow::Result<()> {
     let operator = Operator::connect()?;
     let revoked = operator
-        .agents
-        .clone()
+        .agents()?
         .revoke_referee(operator.request(RevokeRefereeRequest {
             referee_id: args.referee_id.clone(),
         }))
@@ -92,8 +90,7 @@ pub async fn revoke(args: RevokeRefereeArgs) -> anyhow::Result<()> {
 pub async fn token() -> anyhow::Result<()> {
     let operator = Operator::connect()?;
     let admission = operator
-        .agents
-        .clone()
+        .agents()?
         .get_referee_registration_token(operator.request(GetRefereeRegistrationTokenRequest {}))
         .await
         .map_err(failed("reading the referee registration token"))?

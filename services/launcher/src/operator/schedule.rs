@@ -1,59 +1,34 @@
-//! `league schedule`: every match of a league, round by round, with its outcome once played.
+//! `league schedule`: every match of a league, round by round, with its outcome once played — the
+//! columns of the results folder's `matches.csv`.
 
 use clap::Args;
-use league_proto::v2::{GetScheduleResponse, MatchStatus, ScheduledMatch};
+use league_proto::v2::GetScheduleResponse;
 
-use super::{Common, Operator, time};
-use crate::output::{self, Rows, cell};
+use super::Reading;
+use crate::columns;
+use crate::output::{self, Rows};
 
 #[derive(Debug, Clone, Args)]
 pub struct ScheduleArgs {
     #[command(flatten)]
-    pub common: Common,
+    pub reading: Reading,
 }
 
 pub async fn schedule(args: ScheduleArgs) -> anyhow::Result<()> {
-    let mut operator = Operator::connect()?;
-    let league_id = operator.league(args.common.league).await?;
+    let mut operator = args.reading.connect().await?;
+    let league_id = operator.league(args.reading.common.league).await?;
     let all = GetScheduleResponse {
         rounds: crate::report::data::schedule(&mut operator.manager, &operator.token, &league_id).await?,
         league_id,
         ..GetScheduleResponse::default()
     };
-    let mut rows = Rows::new(&[
-        "round", "match", "player_a", "player_b", "status", "winner", "reason", "finished",
-    ]);
+    let mut rows = Rows::new(&columns::MATCHES);
     for round in &all.rounds {
         for scheduled in &round.matches {
-            rows.push(match_row(scheduled));
+            rows.push(columns::a_match(scheduled));
         }
     }
-    output::print(args.common.output, &rows, || {
+    output::print(args.reading.common.output, &rows, || {
         output::json("league.v2.GetScheduleResponse", &all)
     })
-}
-
-/// One match as a row: who, where it is, and how it ended.
-pub fn match_row(scheduled: &ScheduledMatch) -> Vec<String> {
-    let status = MatchStatus::try_from(scheduled.status)
-        .map(|status| {
-            status
-                .as_str_name()
-                .trim_start_matches("MATCH_STATUS_")
-                .to_lowercase()
-        })
-        .unwrap_or_default();
-    let result = scheduled.result.as_ref();
-    vec![
-        cell(scheduled.round_id),
-        scheduled.match_id.clone(),
-        scheduled.player_a_id.clone(),
-        scheduled.player_b_id.clone(),
-        status,
-        result
-            .map(|result| result.winner_player_id.clone())
-            .unwrap_or_default(),
-        result.map(|result| result.reason.clone()).unwrap_or_default(),
-        time(scheduled.finished_at.as_ref()),
-    ]
 }

@@ -1,6 +1,8 @@
 //! Everything a report shows about one league, read through the manager's queries a page at a time,
 //! and what follows from it: each player's strategy group and each match's outcome for each player.
 
+use std::collections::BTreeMap;
+
 use anyhow::Context;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{
@@ -21,6 +23,9 @@ pub struct LeagueData {
     pub by_round: Vec<RoundStandings>,
     /// Every round and its matches, each with its result (and a technical loss's cause) once finished.
     pub rounds: Vec<ScheduledRound>,
+    /// Each `llm` bot's moves by who decided them, when the player host was asked before it stopped
+    /// (`league run`); empty otherwise (`crate::llm_moves`).
+    pub llm_moves: BTreeMap<String, league_player::LlmMoves>,
 }
 
 impl LeagueData {
@@ -79,6 +84,7 @@ impl LeagueData {
             standings,
             by_round,
             rounds,
+            llm_moves: BTreeMap::new(),
         })
     }
 

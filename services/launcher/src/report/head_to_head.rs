@@ -190,6 +190,7 @@ mod tests {
                 matches,
                 ..Default::default()
             }],
+            llm_moves: Default::default(),
         }
     }
 

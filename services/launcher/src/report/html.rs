@@ -46,6 +46,9 @@ impl<'a> Pages<'a> {
         let mut page = head(&format!("League {league}: results"));
         let _ = writeln!(page, "<h1>League {league}</h1>");
         self.summary(&mut page);
+        if let Some(note) = crate::llm_moves::note(&data.llm_moves) {
+            page.push_str(&note);
+        }
         self.standings(&mut page);
         self.ratings(&mut page);
         self.head_to_head(&mut page);

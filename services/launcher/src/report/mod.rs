@@ -54,19 +54,32 @@ pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
 /// Where `league run` writes its results.
 pub const RUN_RESULTS: &str = "results";
 
-/// `league run`'s last step, while its manager still answers: the league's results folder, and one line
-/// saying where it is and how to write it again. A report that cannot be written is said, not fatal:
-/// the league itself finished.
+/// `league run`'s last step, while its manager and player host still answer: how the `llm` bots
+/// decided their moves (a line, when there are any), the league's results folder, and one line saying
+/// where it is. A report that cannot be written is said, not fatal: the league itself finished.
 pub async fn after_run(finished: &mut crate::run::Finished) -> anyhow::Result<()> {
     let out = Path::new(RUN_RESULTS);
-    match write_from(
-        &mut finished.client,
-        &finished.operator_token,
-        &finished.league_id,
-        out,
-    )
-    .await
-    {
+    let llm_moves = match crate::llm_moves::read(&finished.admin_urls).await {
+        Ok(moves) => moves,
+        Err(error) => {
+            eprintln!("league: the llm bots' moves were not counted: {error:#}");
+            Default::default()
+        }
+    };
+    if let Some(line) = crate::llm_moves::summary_line(&llm_moves) {
+        println!("{line}");
+    }
+    let written = async {
+        let mut data = LeagueData::load(
+            &mut finished.client,
+            &finished.operator_token,
+            &finished.league_id,
+        )
+        .await?;
+        data.llm_moves = llm_moves;
+        write(&data, out)
+    };
+    match written.await {
         // Writing them again later needs the run's database: `league run --keep` says how.
         Ok(dir) => println!("Results: {}", dir.join("index.html").display()),
         Err(error) => eprintln!("league: the results folder was not written: {error:#}"),
@@ -103,6 +116,17 @@ pub fn write(data: &LeagueData, out: &Path) -> anyhow::Result<PathBuf> {
     file("matches.csv", tables::matches_csv(data).as_bytes())?;
     file("head_to_head.csv", tables::head_to_head_csv(data).as_bytes())?;
     file("ratings.csv", tables::ratings_csv(data).as_bytes())?;
+    if !data.llm_moves.is_empty() {
+        let names = data
+            .standings
+            .iter()
+            .map(|row| (row.player_id.clone(), row.display_name.clone()))
+            .collect();
+        file(
+            "llm_moves.csv",
+            crate::llm_moves::csv(&data.llm_moves, &names)?.as_bytes(),
+        )?;
+    }
     let charts = charts::all(data);
     for chart in &charts {
         chart.write(&dir)?;

@@ -1,14 +1,14 @@
 //! Where a report reads its league from: the manager's gRPC queries, always. Either a running manager
-//! (`--manager`, else the `league serve` or `league run` running on this machine, by its state file), or — for a past league whose services have stopped — the manager's query service run
-//! inside this process over the league's database (`--database`, else `DATABASE_URL`, else the newest
-//! database `league run` left on the local server). The in-process service serves queries only: no
+//! (`--manager`, else the `league serve` or `league run` this user runs, by its state file), or — for
+//! a past league whose services have stopped — the manager's query service run inside this process over
+//! the league's database (`--database`, else `DATABASE_URL`). Never a database nobody named: the
+//! newest `league_run_*` on a shared server may be anyone's. The in-process service serves queries only: no
 //! event delivery, no match queue, nothing that changes the league (the migrations are applied,
 //! as any manager start does, so an older database gains the JSON columns and views).
 
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::Context;
 use league_domain::Timing;
 use league_manager::auth::Authenticator;
 use league_manager::config::RegistrationConfig;
@@ -23,18 +23,16 @@ use league_runtime::Shutdown;
 use league_runtime::grpc::{self, GrpcChannel};
 use secrecy::{ExposeSecret, SecretString};
 
-/// The prefix of the databases `league run` creates (one per run).
-pub const RUN_DATABASE_PREFIX: &str = "league_run";
-
-/// Where a command that reads a league (`league report`, `league query`) finds it.
+/// Where a command that reads a league (`league report`; the operator's reading commands with
+/// `--database`) finds it.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SourceArgs {
     /// Read a running manager at this gRPC URL (with LEAGUE_OPERATOR_TOKEN) instead of a database.
     #[arg(long, env = "LEAGUE_MANAGER_URL")]
     pub manager: Option<String>,
     /// The league database: a URL or a database name on the local server (default: DATABASE_URL, else
-    /// the system running on this machine (`league serve`), else the newest database of a completed
-    /// `league run`).
+    /// the system this user runs, `league serve` or `league run`; `league run --keep` names its
+    /// database).
     #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
     pub database: Option<String>,
     /// Where a private Postgres cluster lives, if `league run` started one.
@@ -54,16 +52,20 @@ impl SourceArgs {
                     .map_err(|_| anyhow::anyhow!("--manager needs LEAGUE_OPERATOR_TOKEN"))?,
             },
             (None, Some(database)) => Source::Database(database_url(&database, &self.cluster_dir).await?),
-            // A `league serve` (or a `league run` still going) on this machine, else the newest past run.
+            // The `league serve` (or a `league run` still going) of this user; nothing else is a guess.
             (None, None) => match crate::state::State::read()? {
                 Some(running) => Source::Manager {
                     token: running.operator_token()?,
                     url: running.manager_url,
                 },
-                None => Source::NewestRun,
+                None => anyhow::bail!(
+                    "no league to read: nothing runs (no {}); pass --database <name or URL> (the \
+                     database `league run --keep` kept) or --manager <URL>",
+                    crate::state::state_file().display()
+                ),
             },
         };
-        connect(source, &self.cluster_dir).await
+        connect(source).await
     }
 }
 
@@ -74,8 +76,6 @@ pub enum Source {
     Manager { url: String, token: SecretString },
     /// A league database (a connection URL).
     Database(SecretString),
-    /// The newest database `league run` created on the server Postgres is found on.
-    NewestRun,
 }
 
 /// A manager to ask, and what keeps it up when it runs in this process.
@@ -98,7 +98,7 @@ impl Drop for StopOnDrop {
     }
 }
 
-pub async fn connect(source: Source, cluster_dir: &Path) -> anyhow::Result<Connected> {
+pub async fn connect(source: Source) -> anyhow::Result<Connected> {
     let database_url = match source {
         Source::Manager { url, token } => {
             return Ok(Connected {
@@ -109,7 +109,6 @@ pub async fn connect(source: Source, cluster_dir: &Path) -> anyhow::Result<Conne
             });
         }
         Source::Database(url) => url,
-        Source::NewestRun => newest_run_database(cluster_dir).await?,
     };
     let database = database_name(database_url.expose_secret());
     let pool = db::connect(&database_url, 4).await?;
@@ -141,65 +140,10 @@ pub async fn connect(source: Source, cluster_dir: &Path) -> anyhow::Result<Conne
     })
 }
 
-/// How many of the newest `league_run_*` databases are looked into for a league.
-const RUN_DATABASES_SEARCHED: i64 = 50;
-
-/// The most recently created `league_run_*` database holding a completed league.
-async fn newest_run_database(cluster_dir: &Path) -> anyhow::Result<SecretString> {
-    let server = postgres::resolve(cluster_dir).await?;
-    let found = find_run_database(&server, "", None).await?.ok_or_else(|| {
-        anyhow::anyhow!(
-            "no database of a completed `league run` found: run `league run` first, or pass --database or --manager"
-        )
-    })?;
-    Ok(SecretString::from(postgres::with_database(
-        server.url.expose_secret(),
-        &found,
-    )))
-}
-
-/// The name of the `league run` database holding `league_id` (any league when empty) completed at
-/// `completed_at_ms` (any completed league when None): the newest such database, among the newest few.
-pub async fn find_run_database(
-    server: &postgres::PostgresServer,
-    league_id: &str,
-    completed_at_ms: Option<i64>,
-) -> anyhow::Result<Option<String>> {
-    let pool = db::connect(&server.url, 1).await?;
-    // Database oids grow as databases are created: the largest is the newest.
-    let names: Vec<(String,)> =
-        sqlx::query_as("select datname from pg_database where datname like $1 order by oid desc limit $2")
-            .bind(format!("{RUN_DATABASE_PREFIX}\\_%"))
-            .bind(RUN_DATABASES_SEARCHED)
-            .fetch_all(&pool)
-            .await
-            .context("listing databases")?;
-    pool.close().await;
-    for (name,) in names {
-        let url = SecretString::from(postgres::with_database(server.url.expose_secret(), &name));
-        let Ok(pool) = db::connect(&url, 1).await else {
-            continue;
-        };
-        // A database still being set up, or of another program, has no such table: not this one.
-        let found: Result<Option<(i64,)>, _> = sqlx::query_as(
-            "select 1::bigint from leagues where status = 'completed' and ($1 = '' or league_id = $1)
-               and ($2::bigint is null or (extract(epoch from completed_at) * 1000)::bigint = $2) limit 1",
-        )
-        .bind(league_id)
-        .bind(completed_at_ms)
-        .fetch_optional(&pool)
-        .await;
-        pool.close().await;
-        if matches!(found, Ok(Some(_))) {
-            return Ok(Some(name));
-        }
-    }
-    Ok(None)
-}
-
 /// `--database`: a connection URL, or the name of a database on the server Postgres is found on.
 pub async fn database_url(given: &str, cluster_dir: &Path) -> anyhow::Result<SecretString> {
     if given.contains("://") {
+        postgres::check_scheme("--database (or DATABASE_URL)", given)?;
         return Ok(SecretString::from(given.to_owned()));
     }
     anyhow::ensure!(

@@ -7,9 +7,10 @@ use league_proto::v2::{ResultStatus, ScheduledMatch, TieBreak};
 use prost_types::value::Kind;
 use serde_json::{Value, json};
 
-use super::data::{LeagueData, duration_ms, strategy_of};
+use super::data::{LeagueData, strategy_of};
 use super::head_to_head::HeadToHead;
 use super::ratings;
+use crate::columns;
 
 /// `standings.json`: the league and its final table, each row with its strategy group and the rule
 /// that ranks it above the next row.
@@ -42,32 +43,9 @@ pub fn standings_json(data: &LeagueData) -> Value {
 
 /// `standings.csv`: the final table.
 pub fn standings_csv(data: &LeagueData) -> String {
-    let mut out = String::from(
-        "rank,player_id,display_name,strategy,played,wins,draws,losses,technical_losses,points,win_rate,above_next_by\n",
-    );
+    let mut out = header(&columns::STANDINGS);
     for row in &data.standings {
-        let win_rate = if row.played == 0 {
-            0.0
-        } else {
-            f64::from(row.wins) / f64::from(row.played)
-        };
-        line(
-            &mut out,
-            &[
-                row.rank.to_string(),
-                row.player_id.clone(),
-                row.display_name.clone(),
-                strategy_of(&row.display_name),
-                row.played.to_string(),
-                row.wins.to_string(),
-                row.draws.to_string(),
-                row.losses.to_string(),
-                row.technical_losses.to_string(),
-                row.points.to_string(),
-                format!("{win_rate:.3}"),
-                tie_break_name(row.above_next_by).unwrap_or_default().to_owned(),
-            ],
-        );
+        line(&mut out, &columns::standing(row));
     }
     out
 }
@@ -76,9 +54,7 @@ pub fn standings_csv(data: &LeagueData) -> String {
 /// of the table, and against the next player the difference, its 95 % interval and the likelihood of
 /// superiority (empty on the last line).
 pub fn ratings_csv(data: &LeagueData) -> String {
-    let mut out = String::from(
-        "rank,player_id,display_name,matches,points_per_match,deviation,difference_to_next,difference_low,difference_high,los_over_next\n",
-    );
+    let mut out = header(&columns::LEAGUE_RATINGS);
     for (row, rated) in data.standings.iter().zip(ratings::ratings(data)) {
         let next = |value: fn(&ratings::Comparison) -> f64| {
             rated
@@ -108,9 +84,7 @@ pub fn ratings_csv(data: &LeagueData) -> String {
 /// `head_to_head.csv`: one line per player per opponent it met, counting every meeting (players and
 /// their opponents in the table's order; the same columns as `standings.csv` where they mean the same).
 pub fn head_to_head_csv(data: &LeagueData) -> String {
-    let mut out = String::from(
-        "player_id,display_name,opponent_id,opponent_display_name,played,wins,draws,losses,technical_losses,points\n",
-    );
+    let mut out = header(&columns::HEAD_TO_HEAD);
     for (player, opponent, met) in HeadToHead::new(data).pairs() {
         line(
             &mut out,
@@ -133,25 +107,10 @@ pub fn head_to_head_csv(data: &LeagueData) -> String {
 
 /// `standings_by_round.csv`: one line per player per completed round (long format).
 pub fn standings_by_round_csv(data: &LeagueData) -> String {
-    let mut out =
-        String::from("round,rank,player_id,display_name,played,wins,draws,losses,technical_losses,points\n");
+    let mut out = header(&columns::STANDINGS_BY_ROUND);
     for round in &data.by_round {
         for row in &round.standings {
-            line(
-                &mut out,
-                &[
-                    round.round_id.to_string(),
-                    row.rank.to_string(),
-                    row.player_id.clone(),
-                    row.display_name.clone(),
-                    row.played.to_string(),
-                    row.wins.to_string(),
-                    row.draws.to_string(),
-                    row.losses.to_string(),
-                    row.technical_losses.to_string(),
-                    row.points.to_string(),
-                ],
-            );
+            line(&mut out, &columns::standing_after_round(round.round_id, row));
         }
     }
     out
@@ -159,37 +118,9 @@ pub fn standings_by_round_csv(data: &LeagueData) -> String {
 
 /// `matches.csv`: one line per match, in play order.
 pub fn matches_csv(data: &LeagueData) -> String {
-    let mut out = String::from(
-        "round,match,player_a,player_b,choices_or_moves,number,outcome,winner,points_a,points_b,reason,technical_loss_cause,duration_ms\n",
-    );
+    let mut out = header(&columns::MATCHES);
     for scheduled in data.matches() {
-        let result = scheduled.result.as_ref();
-        let points = |player: &str| {
-            result
-                .and_then(|r| r.scores.iter().find(|s| s.player_id == player))
-                .map(|s| s.points.to_string())
-                .unwrap_or_default()
-        };
-        line(
-            &mut out,
-            &[
-                scheduled.round_id.to_string(),
-                scheduled.match_id.clone(),
-                scheduled.player_a_id.clone(),
-                scheduled.player_b_id.clone(),
-                choices_or_moves(scheduled),
-                drawn_number(scheduled),
-                outcome_name(scheduled).to_owned(),
-                result.map(|r| r.winner_player_id.clone()).unwrap_or_default(),
-                points(&scheduled.player_a_id),
-                points(&scheduled.player_b_id),
-                result.map(|r| r.reason.clone()).unwrap_or_default(),
-                scheduled.technical_loss_cause.clone(),
-                duration_ms(scheduled)
-                    .map(|ms| ms.to_string())
-                    .unwrap_or_default(),
-            ],
-        );
+        line(&mut out, &columns::a_match(scheduled));
     }
     out
 }
@@ -271,6 +202,16 @@ fn text(value: &prost_types::Value) -> String {
         Some(Kind::BoolValue(flag)) => flag.to_string(),
         _ => String::new(),
     }
+}
+
+/// A CSV file's first line: the column names.
+fn header(columns: &[&str]) -> String {
+    let mut out = String::new();
+    line(
+        &mut out,
+        &columns.iter().map(|name| (*name).to_owned()).collect::<Vec<_>>(),
+    );
+    out
 }
 
 /// One CSV line: fields quoted when they hold a comma, a quote or a line break.

@@ -197,6 +197,7 @@ mod tests {
                 .collect(),
             by_round: vec![],
             rounds: vec![],
+            llm_moves: Default::default(),
         }
     }
 

@@ -1,0 +1,159 @@
+//! The results folder a `league run` writes, `results/<league_id>/`, claimed before the league starts:
+//! every run gets a folder of its own and no run writes over another's. The league's id names the
+//! folder, so choosing the folder is choosing the id: by default the game and the time
+//! (`even_odd-20261129-0212`, UTC), with `-2`, `-3` … when a run of the same minute has that folder;
+//! an id chosen with `--league` whose folder exists is refused before anything starts.
+//!
+//! A folder is claimed by creating it (`mkdir`, which fails when it exists), so two runs started at
+//! once in the same place never claim the same one.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::Context;
+
+use crate::report::folder_name;
+
+/// The most runs of one minute that get a default id of their own.
+const SAME_MINUTE: u32 = 1_000;
+
+/// A results folder this run has claimed, and the league id that names it.
+#[derive(Debug)]
+pub struct Claimed {
+    pub league_id: String,
+    pub dir: PathBuf,
+}
+
+impl Claimed {
+    /// Gives the folder up if nothing was written to it (a run that failed or was stopped).
+    pub fn release_if_empty(&self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Claims `<out>/<league id>/`: `asked`'s folder, refused when it exists, else the first free one of
+/// the default ids of `game` at `now`.
+pub fn claim(out: &Path, asked: Option<&str>, game: &str, now: SystemTime) -> anyhow::Result<Claimed> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    if let Some(league_id) = asked {
+        let dir = out.join(folder_name(league_id));
+        return match try_claim(&dir)? {
+            true => Ok(Claimed {
+                league_id: league_id.to_owned(),
+                dir,
+            }),
+            false => anyhow::bail!(
+                "{} already holds the results of a league {league_id}: choose another id with \
+                 --league (or leave --league out for a new one), or move that folder away",
+                dir.display()
+            ),
+        };
+    }
+    let base = default_league_id(game, now);
+    for n in 1..=SAME_MINUTE {
+        let league_id = match n {
+            1 => base.clone(),
+            n => format!("{base}-{n}"),
+        };
+        let dir = out.join(folder_name(&league_id));
+        if try_claim(&dir)? {
+            return Ok(Claimed { league_id, dir });
+        }
+    }
+    anyhow::bail!(
+        "{} runs of {game} this minute already have results folders in {}: choose an id with --league",
+        SAME_MINUTE,
+        out.display()
+    )
+}
+
+/// Creates `dir`; false when it exists.
+fn try_claim(dir: &Path) -> anyhow::Result<bool> {
+    match std::fs::create_dir(dir) {
+        Ok(()) => Ok(true),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(error) => Err(error).with_context(|| format!("creating {}", dir.display())),
+    }
+}
+
+/// `<game>-<YYYYMMDD>-<HHMM>` in UTC: readable, sorted by time, and a league id
+/// (`league_domain::league_id`).
+pub fn default_league_id(game: &str, now: SystemTime) -> String {
+    // `2026-11-29T02:12:33Z`: the digits of the date, and of the hour and minute.
+    let stamp = humantime_serde::re::humantime::format_rfc3339_seconds(now).to_string();
+    let digits = |range: std::ops::Range<usize>| -> String {
+        stamp
+            .get(range)
+            .unwrap_or_default()
+            .chars()
+            .filter(char::is_ascii_digit)
+            .collect()
+    };
+    format!("{game}-{}-{}", digits(0..10), digits(11..16))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// 2026-11-29 02:12:33 UTC.
+    fn at_0212() -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_918_353)
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("league-results-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn the_default_id_is_the_game_and_the_minute_in_utc() {
+        let id = default_league_id("even_odd", at_0212());
+        assert_eq!(id, "even_odd-20261129-0212");
+        assert!(league_domain::league_id::is_valid(&id));
+        assert!(league_domain::league_id::is_valid(&default_league_id(
+            "tic_tac_toe",
+            at_0212()
+        )));
+    }
+
+    #[test]
+    fn runs_of_the_same_minute_get_folders_of_their_own() {
+        let out = scratch("same-minute");
+        let first = claim(&out, None, "even_odd", at_0212()).expect("claimed");
+        let second = claim(&out, None, "even_odd", at_0212()).expect("claimed");
+        let third = claim(&out, None, "even_odd", at_0212()).expect("claimed");
+        assert_eq!(first.league_id, "even_odd-20261129-0212");
+        assert_eq!(second.league_id, "even_odd-20261129-0212-2");
+        assert_eq!(third.league_id, "even_odd-20261129-0212-3");
+        assert!(first.dir.is_dir() && second.dir.is_dir() && third.dir.is_dir());
+        std::fs::remove_dir_all(&out).expect("removed");
+    }
+
+    #[test]
+    fn a_chosen_id_whose_folder_exists_is_refused_naming_the_option() {
+        let out = scratch("chosen");
+        let claimed = claim(&out, Some("final"), "even_odd", at_0212()).expect("claimed");
+        assert_eq!(claimed.dir, out.join("final"));
+        std::fs::write(claimed.dir.join("index.html"), "results").expect("written");
+        let refused = claim(&out, Some("final"), "even_odd", at_0212()).expect_err("the folder exists");
+        assert!(
+            refused.to_string().contains("choose another id with --league"),
+            "{refused}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(claimed.dir.join("index.html")).expect("kept"),
+            "results"
+        );
+        // A folder something was written to is kept; an empty one goes.
+        claimed.release_if_empty();
+        assert!(claimed.dir.is_dir());
+        let unused = claim(&out, Some("unused"), "even_odd", at_0212()).expect("claimed");
+        unused.release_if_empty();
+        assert!(!unused.dir.exists());
+        std::fs::remove_dir_all(&out).expect("removed");
+    }
+}
