@@ -584,6 +584,7 @@ fn made_up_league(game: &str, players: usize) -> LeagueData {
         standings,
         by_round,
         rounds,
+        llm_moves: Default::default(),
     }
 }
 

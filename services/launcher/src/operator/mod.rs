@@ -81,7 +81,7 @@ impl ReadFrom {
             return Operator::connect();
         };
         let url = source::database_url(database, &self.cluster_dir).await?;
-        let connected = source::connect(Source::Database(url), &self.cluster_dir).await?;
+        let connected = source::connect(Source::Database(url)).await?;
         Ok(Operator {
             manager: connected.client.clone(),
             agents: None,
