@@ -117,6 +117,10 @@ pub enum Dialect {
     ToolsCall,
     /// The older revision: canonical names, but `parity_choose` for the parity call.
     Legacy,
+    /// A real MCP server (streamable HTTP): each message a `tools/call` of the tool that handles it, in
+    /// an MCP session (crate::bridge::mcp_agent; ADR 0046). Learned from the agent's answer (or
+    /// configured), never from how it registered.
+    Mcp,
 }
 
 impl Dialect {
@@ -131,10 +135,11 @@ impl Dialect {
             Dialect::McpMessage => "mcp_message",
             Dialect::ToolsCall => "tools_call",
             Dialect::Legacy => "legacy",
+            Dialect::Mcp => "mcp",
         }
     }
 
-    const ALL: [Dialect; 9] = [
+    const ALL: [Dialect; 10] = [
         Dialect::Canonical,
         Dialect::MessageType,
         Dialect::LowerMessageType,
@@ -144,6 +149,7 @@ impl Dialect {
         Dialect::McpMessage,
         Dialect::ToolsCall,
         Dialect::Legacy,
+        Dialect::Mcp,
     ];
 
     pub fn parse(text: &str) -> Option<Dialect> {
@@ -165,7 +171,9 @@ impl Dialect {
             ),
             Dialect::HandleMessage => ("handle_message".into(), Params::Under("message".into(), message)),
             Dialect::McpMessage => ("mcp_message".into(), Params::Message(message)),
-            Dialect::ToolsCall => (
+            // An MCP server's calls go through its session (crate::bridge::mcp_agent), which names the
+            // tool from the server's own list; as one JSON-RPC call, this is the tool call.
+            Dialect::ToolsCall | Dialect::Mcp => (
                 "tools/call".into(),
                 Params::Tool {
                     name: canonical_method(kind),

@@ -51,6 +51,8 @@ pub struct ExternalAgent {
     /// The dialect that worked for each message type when it was not the agent's own, so a fallback
     /// costs the agent's -32601s once, not on every message.
     pub methods: Mutex<HashMap<MessageType, Dialect>>,
+    /// The MCP session with the agent, when it is an MCP server (the `mcp` dialect; ADR 0046).
+    pub mcp: crate::bridge::mcp_agent::McpSession,
     /// Whether the greeting that learns its sender form is under way (crate::inbound::greeting): the
     /// league's other calls to it wait for it, so none goes out in a form the agent is about to refuse.
     greeting: tokio::sync::watch::Sender<bool>,
@@ -72,6 +74,7 @@ impl ExternalAgent {
             dialect: Mutex::new(dialect),
             sender_form: Mutex::new(form),
             methods: Mutex::default(),
+            mcp: Default::default(),
             greeting: tokio::sync::watch::Sender::new(false),
         }
     }
@@ -328,16 +331,28 @@ impl ManagerLink {
     /// that looks the agent up from now on uses it (in the background: the call in hand goes on).
     pub fn learned_sender_form(&self, agent: &ExternalAgent, form: SenderForm) {
         agent.set_sender_form(form);
+        self.store_label(agent, SENDER_FORM_LABEL, form.as_str(), "sender form");
+    }
+
+    /// Sets the dialect learned for `agent` from its answers (an MCP server, ADR 0046), and stores it with
+    /// its registration as [`ManagerLink::learned_sender_form`] stores a sender form.
+    pub fn learned_dialect(&self, agent: &ExternalAgent, dialect: Dialect) {
+        agent.set_dialect(dialect);
+        self.store_label(agent, DIALECT_LABEL, dialect.as_str(), "dialect");
+    }
+
+    /// Stores `key = value` with `agent`'s registration, in the background.
+    fn store_label(&self, agent: &ExternalAgent, key: &str, value: &str, what: &'static str) {
         let request = self.as_operator(SetAgentLabelRequest {
             agent_id: agent.agent_id.clone(),
-            key: SENDER_FORM_LABEL.to_owned(),
-            value: form.as_str().to_owned(),
+            key: key.to_owned(),
+            value: value.to_owned(),
         });
         let mut agents = self.agents.clone();
         let agent_id = agent.agent_id.clone();
         tokio::spawn(async move {
             if let Err(status) = agents.set_agent_label(request).await {
-                tracing::warn!(%agent_id, %status, "cannot store the agent's sender form; other replicas learn it themselves");
+                tracing::warn!(%agent_id, %status, "cannot store the agent's {what}; other replicas learn it themselves");
             }
         });
     }

@@ -28,18 +28,24 @@ use crate::jsonrpc::{self, RpcError};
 use crate::league_error::{LeagueError, LeagueResult};
 
 /// The largest answer read from an agent.
-const MAX_ANSWER_BYTES: usize = 1 << 20;
+pub(crate) const MAX_ANSWER_BYTES: usize = 1 << 20;
 
 /// What an agent answered.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
     Result(Value),
     Error(RpcError),
+    /// The agent is an MCP server, which takes calls only as MCP tool calls
+    /// ([`super::mcp_agent::is_mcp_server`]).
+    McpServer,
 }
+
+/// The HTTP client every call to an agent goes through, in any dialect.
+pub(crate) type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 #[derive(Debug, Clone)]
 pub struct AgentClient {
-    http: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    http: HttpClient,
     next_id: std::sync::Arc<AtomicU64>,
 }
 
@@ -56,6 +62,11 @@ impl AgentClient {
             http,
             next_id: std::sync::Arc::new(AtomicU64::new(1)),
         })
+    }
+
+    /// The HTTP client, for the MCP client transport (super::mcp_agent).
+    pub(crate) fn http(&self) -> &HttpClient {
+        &self.http
     }
 
     /// Calls `method` on the agent at `endpoint` and waits at most `limit` for the answer. Deviations in
@@ -101,7 +112,7 @@ impl AgentClient {
             .instrument(span.clone())
             .await;
         match &answer {
-            Ok(Answer::Result(_)) => {}
+            Ok(Answer::Result(_) | Answer::McpServer) => {}
             Ok(Answer::Error(error)) => {
                 span.record("rpc.jsonrpc.error_code", error.code);
                 span.record("otel.status_code", "ERROR");
@@ -197,6 +208,9 @@ fn present<'de, D: serde::Deserializer<'de>>(value: D) -> Result<Option<&'de Raw
 
 /// Reads an agent's HTTP answer.
 pub fn read_answer(status: http::StatusCode, body: &[u8], checker: &mut Checker) -> LeagueResult<Answer> {
+    if super::mcp_agent::is_mcp_server(status) {
+        return Ok(Answer::McpServer);
+    }
     // Nearly every answer is a plain response with a result: its result is read, and nothing else is
     // built. Anything else (an error, a bare result, `"error": null`, a repeated member) is read below.
     if let Ok(Members {
@@ -342,5 +356,25 @@ mod tests {
         assert_eq!(failed.map_err(|e| e.code), Err(ErrorCode::ConnectionError));
         let empty = read_answer(http::StatusCode::NO_CONTENT, b"", &mut checker);
         assert_eq!(empty, Ok(Answer::Result(Value::Null)));
+    }
+
+    #[test]
+    fn an_mcp_server_s_refusal_of_a_plain_call_says_what_the_agent_is() {
+        // The Python SDK's streamable HTTP server, to a POST accepting only JSON.
+        let (answer, warnings) = read(
+            406,
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600,
+                "message": "Not Acceptable: Client must accept both application/json and text/event-stream"}}),
+            Mode::Strict,
+        );
+        assert_eq!((answer, warnings), (Ok(Answer::McpServer), 0));
+        // rmcp's, in plain text.
+        let mut checker = Checker::new(Mode::Strict);
+        let plain = read_answer(
+            http::StatusCode::NOT_ACCEPTABLE,
+            b"Not Acceptable: Client must accept both application/json and text/event-stream",
+            &mut checker,
+        );
+        assert_eq!(plain, Ok(Answer::McpServer));
     }
 }

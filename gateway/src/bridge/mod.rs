@@ -5,6 +5,7 @@ pub mod answer;
 pub mod client;
 pub mod event_slots;
 mod match_calls;
+pub mod mcp_agent;
 pub mod outbound;
 pub mod overhead;
 pub mod player;

@@ -203,14 +203,21 @@ impl PlayerBridge {
             let addressed = Addressed::new(message, form, agent.outbound_token.as_str());
             let (method, params) = dialect.frame(kind, &addressed);
             let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let answer = self
-                .client
-                .call(&agent.contact_endpoint, &method, params, remaining, &mut checker)
-                .await;
+            let answer = if dialect == Dialect::Mcp {
+                agent
+                    .mcp
+                    .call(&self.client, &agent.contact_endpoint, kind, &addressed, remaining)
+                    .await
+            } else {
+                self.client
+                    .call(&agent.contact_endpoint, &method, params, remaining, &mut checker)
+                    .await
+            };
             match answer {
                 Ok(Answer::Result(result)) => {
                     agent.set_dialect_for(kind, dialect);
-                    if dialect != first {
+                    // An MCP server is not answering in another dialect: it is what the agent is.
+                    if dialect != first && dialect != Dialect::Mcp {
                         checker
                             .deviation(
                                 kinds::METHOD_DIALECT,
@@ -231,6 +238,24 @@ impl PlayerBridge {
                         self.manager_link.learned_sender_form(agent, form);
                     }
                     break Ok(result);
+                }
+                // An MCP server takes nothing but MCP (ADR 0046): every message goes to it as a tool call
+                // from now on, this one too, with no other dialect after it.
+                Ok(Answer::McpServer) if !dialects.contains(&Dialect::Mcp) => {
+                    tracing::info!(agent_id = %agent.agent_id, "the agent is an MCP server");
+                    self.manager_link.learned_dialect(agent, Dialect::Mcp);
+                    dialects.truncate(next + 1);
+                    dialects.push(Dialect::Mcp);
+                    next += 1;
+                }
+                Ok(Answer::McpServer) => {
+                    break Err(Failure::League(LeagueError::new(
+                        ErrorCode::InvalidMessageFormat,
+                        "the agent refuses both plain JSON-RPC and MCP tool calls",
+                    )));
+                }
+                Ok(Answer::Error(error)) if error.code == METHOD_NOT_FOUND && dialect == Dialect::Mcp => {
+                    break Err(Failure::NotImplemented);
                 }
                 Ok(Answer::Error(error)) if error.code == METHOD_NOT_FOUND => next += 1,
                 Ok(Answer::Error(error)) if !sender_retried && refused_over_sender(&error) => {

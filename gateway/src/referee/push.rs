@@ -141,6 +141,8 @@ impl Referees {
                 }
                 Ok(result)
             }
+            // An MCP server takes no plain `assign_match` (its tools were offered START_MATCH above).
+            Ok(Answer::McpServer) => Err(Failure::NotImplemented),
             Ok(Answer::Error(error)) if error.code == METHOD_NOT_FOUND => {
                 lock(&self.assign_match).remove(&agent.agent_id);
                 Err(Failure::NotImplemented)

@@ -12,6 +12,7 @@ mod fixtures;
 mod leagues;
 mod live;
 mod mcp;
+mod mcp_agents;
 mod one_enforcement_point;
 mod outbound;
 mod protocol_edges;

@@ -1,0 +1,214 @@
+//! Agents that are MCP servers (the `mcp` dialect, ADR 0046): the gateway calls them as an MCP client,
+//! over the streamable HTTP transport at their contact endpoint, each league message being one
+//! `tools/call` of the tool that handles it ([`tools`]).
+//!
+//! One session per agent ([`McpSession`], kept on the agent): opened by the first call (`initialize`,
+//! then `tools/list` read once into the agent's tools), reused by every later call over the bridge's
+//! kept-alive connections, and initialized again by rmcp when the server says it no longer knows it
+//! (`404` to a call in the session). A session whose transport closed is opened again by the next call.
+//! Each call is bounded by the deadline any dialect's call has, and what goes wrong is the same
+//! [`LeagueError`] (E001 no answer in time, E009 unreachable), so timeouts and technical losses are
+//! exactly those of the other dialects.
+//!
+//! How the gateway learns that an agent is an MCP server: from its answer. The streamable HTTP transport
+//! refuses a plain JSON-RPC POST (one that does not accept `text/event-stream`) with `406 Not Acceptable`
+//! ([`is_mcp_server`]); the first call that meets that refusal — the registration's greeting, usually —
+//! is sent again as an MCP tool call, and the agent is called in the `mcp` dialect from then on. The
+//! operator may also name the dialect in configuration (`dialects`).
+
+mod http;
+pub mod tools;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use league_domain::MessageType;
+use league_proto::ErrorCode;
+use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceError, ServiceExt};
+use serde::Serialize;
+use tracing::Instrument;
+
+use super::client::{AgentClient, Answer};
+use crate::jsonrpc::{METHOD_NOT_FOUND, RpcError};
+use crate::league_error::{LeagueError, LeagueResult};
+use tools::Tools;
+
+/// Whether an HTTP answer is the streamable HTTP transport refusing a plain JSON-RPC POST: `406 Not
+/// Acceptable` (the official SDKs' and rmcp's answer to a client that does not accept
+/// `text/event-stream`). No JSON-RPC endpoint answers a POST that accepts JSON with 406.
+pub fn is_mcp_server(status: ::http::StatusCode) -> bool {
+    status == ::http::StatusCode::NOT_ACCEPTABLE
+}
+
+/// An open session with an agent's MCP server, and the tools it lists.
+struct Open {
+    service: RunningService<RoleClient, ()>,
+    tools: Tools,
+}
+
+/// The MCP session with one agent, opened by the first call that needs it.
+#[derive(Default)]
+pub struct McpSession(tokio::sync::Mutex<Option<Arc<Open>>>);
+
+impl std::fmt::Debug for McpSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let open = self.0.try_lock().map(|open| open.is_some()).ok();
+        f.debug_struct("McpSession").field("open", &open).finish()
+    }
+}
+
+impl McpSession {
+    /// The open session, or a new one (initialized, its tools listed). Calls that find it being opened
+    /// wait for it (each within its own deadline).
+    async fn open(&self, client: &AgentClient, endpoint: &str) -> LeagueResult<Arc<Open>> {
+        let mut slot = self.0.lock().await;
+        if let Some(open) = slot.as_ref().filter(|open| !open.service.is_transport_closed()) {
+            return Ok(open.clone());
+        }
+        let open = {
+            let transport = StreamableHttpClientTransport::with_client(
+                http::HyperMcp {
+                    http: client.http().clone(),
+                },
+                StreamableHttpClientTransportConfig::with_uri(endpoint),
+            );
+            let service = ().serve(transport).await.map_err(|error| {
+                LeagueError::new(
+                    ErrorCode::ConnectionError,
+                    format!("cannot open an MCP session with {endpoint}: {error}"),
+                )
+            })?;
+            let listed = service
+                .peer()
+                .list_all_tools()
+                .await
+                .map_err(|error| failed(endpoint, "tools/list", error))?;
+            Arc::new(Open {
+                tools: Tools::new(&listed),
+                service,
+            })
+        };
+        *slot = Some(open.clone());
+        Ok(open)
+    }
+
+    /// Forgets the session (its transport failed): the next call opens another.
+    async fn close(&self) {
+        self.0.lock().await.take();
+    }
+
+    /// Sends `message` (a league message of type `kind`, as the agent takes it) to the tool that handles
+    /// it, within `limit`. An agent with no tool for it answers "method not found", as any dialect's
+    /// agent that lacks the method.
+    pub async fn call<M: Serialize>(
+        &self,
+        client: &AgentClient,
+        endpoint: &str,
+        kind: MessageType,
+        message: &M,
+        limit: Duration,
+    ) -> LeagueResult<Answer> {
+        let sent = tokio::time::Instant::now();
+        let open = tokio::time::timeout(limit, self.open(client, endpoint))
+            .await
+            .map_err(|_| {
+                LeagueError::new(
+                    ErrorCode::Timeout,
+                    format!("{endpoint} did not open an MCP session within {limit:?}"),
+                )
+            })??;
+        let Some(tool) = open.tools.get(kind) else {
+            return Ok(Answer::Error(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!("the agent's MCP server has no tool for {}", kind.as_str()),
+            )));
+        };
+        // Written as the other dialects write it (shared JSON spliced in), then read as the arguments.
+        let message = serde_json::from_slice(&crate::shared_json::to_vec(message)).map_err(|error| {
+            LeagueError::new(
+                ErrorCode::InvalidMessageFormat,
+                format!("writing {}: {error}", kind.as_str()),
+            )
+        })?;
+        let mut params =
+            CallToolRequestParams::new(tool.name.clone()).with_arguments(tool.arguments(message));
+        let span = tracing::info_span!(
+            "agent_call",
+            otel.name = tool.name.as_str(),
+            otel.kind = "client",
+            rpc.system = "mcp",
+            rpc.method = "tools/call",
+            url.full = endpoint,
+        );
+        // The call's trace context goes where MCP carries it, the request's `_meta` (the official SDKs
+        // read `traceparent` there), as the JSON-RPC dialects' goes in the HTTP header.
+        let mut carrier = ::http::HeaderMap::new();
+        league_runtime::telemetry::inject_span(&span, &mut carrier);
+        params.meta = trace_meta(&carrier);
+        let remaining = limit.saturating_sub(sent.elapsed());
+        let called = tokio::time::timeout(remaining, open.service.peer().call_tool(params))
+            .instrument(span)
+            .await;
+        super::overhead::agent_time(sent.elapsed());
+        match called {
+            Ok(Ok(result)) => Ok(tools::answer(result)),
+            Ok(Err(ServiceError::McpError(error))) => Ok(Answer::Error(RpcError {
+                code: i64::from(error.code.0),
+                message: error.message.into_owned(),
+                data: error.data,
+            })),
+            Ok(Err(error)) => {
+                if open.service.is_transport_closed() {
+                    self.close().await;
+                }
+                Err(failed(endpoint, &tool.name, error))
+            }
+            Err(_) => Err(LeagueError::new(
+                ErrorCode::Timeout,
+                format!("{endpoint} did not answer {} within {limit:?}", tool.name),
+            )),
+        }
+    }
+}
+
+/// The trace context `headers` carry (`traceparent`, `tracestate`) as an MCP request's `_meta`.
+fn trace_meta(headers: &::http::HeaderMap) -> Option<RequestMetaObject> {
+    let meta: serde_json::Map<String, serde_json::Value> = headers
+        .iter()
+        .filter_map(|(name, value)| Some((name.as_str().to_owned(), value.to_str().ok()?.into())))
+        .collect();
+    (!meta.is_empty()).then_some(RequestMetaObject(MetaObject(meta)))
+}
+
+/// A call in the session that got no answer.
+fn failed(endpoint: &str, what: &str, error: ServiceError) -> LeagueError {
+    let code = match error {
+        ServiceError::Timeout { .. } => ErrorCode::Timeout,
+        ServiceError::UnexpectedResponse => ErrorCode::InvalidMessageFormat,
+        _ => ErrorCode::ConnectionError,
+    };
+    LeagueError::new(code, format!("{endpoint} did not answer {what}: {error}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_trace_context_goes_in_the_call_s_meta() {
+        let mut headers = ::http::HeaderMap::new();
+        assert_eq!(trace_meta(&headers), None);
+        let traceparent = "00-5b8efff798038103d269b633813fc60c-eee19b7ec3c1b174-01";
+        headers.insert("traceparent", ::http::HeaderValue::from_static(traceparent));
+        let meta = trace_meta(&headers).expect("a _meta");
+        let mut params = CallToolRequestParams::new("choose_parity");
+        params.meta = Some(meta);
+        let written = serde_json::to_value(params).expect("params");
+        assert_eq!(written["_meta"], json!({"traceparent": traceparent}), "{written}");
+    }
+}
