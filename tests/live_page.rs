@@ -89,7 +89,7 @@ async fn champion(manager: &Service, league_id: &str) -> String {
 
 /// Runs a league of `players` bots (behaviours `strategies`) with the page open from the start; returns
 /// what the browser reported and the champion the manager declared.
-async fn watch_a_league(test: &str, players: u32, strategies: &str) -> (Value, String) {
+async fn watch_a_league(test: &str, game: &str, players: u32, strategies: &str) -> (Value, String) {
     require_browser();
     let _serial = SERIAL.lock().await;
     let out_dir = PathBuf::from(OUTPUT_DIR).join(test);
@@ -109,7 +109,7 @@ async fn watch_a_league(test: &str, players: u32, strategies: &str) -> (Value, S
     env.extend([
         var("DATABASE_URL", database.url().expose_secret()),
         var("LEAGUE_OPERATOR_TOKEN", OPERATOR_TOKEN),
-        var("LEAGUE_GAME_TYPE", "even_odd"),
+        var("LEAGUE_GAME_TYPE", game),
         var("LEAGUE_AUTO_START_PLAYERS", players.to_string()),
         var("LEAGUE_MOVE_TIMEOUT", "5s"),
     ]);
@@ -180,8 +180,8 @@ async fn watch_a_league(test: &str, players: u32, strategies: &str) -> (Value, S
 }
 
 /// What every run checks: no browser error, the page's headers, the champion, the table, the chart, the
-/// transcript, and the JSON API's answers and refusals.
-fn check(report: &Value, champion: &str, players: usize) {
+/// transcript drawn in the game's own words, and the JSON API's answers and refusals.
+fn check(report: &Value, game: &str, champion: &str, players: usize) {
     let shown = &report["shown"];
     assert_eq!(report["errors"], serde_json::json!([]), "browser errors");
     let csp = report["headers"]["content-security-policy"]
@@ -251,15 +251,68 @@ fn check(report: &Value, champion: &str, players: usize) {
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    for expected in [
-        "GAME_INVITATION",
-        "CHOOSE_PARITY_CALL",
-        "CHOOSE_PARITY_RESPONSE",
-        "GAME_OVER",
-    ] {
+    let (moves, states): (&[&str], &[&str]) = match game {
+        "even_odd" => (
+            &["CHOOSE_PARITY_CALL", "CHOOSE_PARITY_RESPONSE"],
+            &["collecting both choices", "drawing the number"],
+        ),
+        _ => (&["GAME_MOVE_CALL", "GAME_MOVE_RESPONSE"], &["taking turns"]),
+    };
+    for expected in ["GAME_INVITATION", "GAME_OVER"].iter().chain(moves) {
         assert!(
             types.iter().any(|t| t.ends_with(expected)),
             "{expected} in {types:?}"
+        );
+    }
+    // The game's own words: its states, and its moves in words rather than JSON.
+    let words = |key: &str| -> Vec<&str> {
+        shown[key]
+            .as_array()
+            .map(|items| items.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    };
+    let (shown_states, move_words) = (words("transcriptStates"), words("transcriptWords"));
+    for expected in states {
+        assert!(shown_states.contains(expected), "{expected} in {shown_states:?}");
+    }
+    assert!(
+        !shown_states.iter().any(|s| s.contains('_')),
+        "no raw state names: {shown_states:?}"
+    );
+    if game == "even_odd" {
+        assert!(
+            move_words.iter().any(|w| *w == "chose even" || *w == "chose odd"),
+            "{move_words:?}"
+        );
+        let cards = words("evenOddCards");
+        assert_eq!(cards.len(), 3, "both choices and the number: {cards:?}");
+    } else {
+        assert!(
+            !shown_states.contains(&"collecting both choices"),
+            "{shown_states:?}"
+        );
+        assert!(
+            move_words.iter().any(|w| w.starts_with("played cell ")),
+            "{move_words:?}"
+        );
+        let cells = words("boardCells");
+        assert_eq!(cells.len(), 9, "a 3 × 3 board: {cells:?}");
+        let marked = cells.iter().filter(|c| !c.is_empty()).count();
+        assert!(marked >= 5, "a finished game: {cells:?}");
+        // Every mark numbered by when it was played: 1, 2, 3… once each.
+        let mut numbers: Vec<u64> = shown["moveNumbers"]
+            .as_array()
+            .map(|n| n.iter().filter_map(Value::as_u64).collect())
+            .unwrap_or_default();
+        numbers.sort_unstable();
+        assert_eq!(numbers, (1..=marked as u64).collect::<Vec<_>>(), "{cells:?}");
+    }
+    // Numbers with their nouns: "1 loss", never "1 losses".
+    let detail = shown["championDetail"].as_str().unwrap_or_default();
+    for wrong in ["1 points", "1 wins", "1 draws", "1 losses"] {
+        assert!(
+            !detail.split(['·', ',']).any(|part| part.trim() == wrong),
+            "{detail}"
         );
     }
 
@@ -285,17 +338,25 @@ async fn live_page_in_chromium_follows_a_league_to_its_champion() {
     // Bots that take their time, so the league runs long enough to be watched round by round.
     let (report, champion) = watch_a_league(
         "six_players",
+        "even_odd",
         6,
         "late:300,random,late:300,adaptive,late:300,always_even",
     )
     .await;
-    check(&report, &champion, 6);
+    check(&report, "even_odd", &champion, 6);
 }
 
 #[tokio::test]
 async fn live_page_in_chromium_fits_fifty_players() {
-    let (report, champion) = watch_a_league("fifty_players", 50, "random,adaptive,alternating").await;
-    check(&report, &champion, 50);
+    let (report, champion) =
+        watch_a_league("fifty_players", "even_odd", 50, "random,adaptive,alternating").await;
+    check(&report, "even_odd", &champion, 50);
+}
+
+#[tokio::test]
+async fn live_page_in_chromium_draws_a_tic_tac_toe_board() {
+    let (report, champion) = watch_a_league("tic_tac_toe", "tic_tac_toe", 4, "random,adaptive").await;
+    check(&report, "tic_tac_toe", &champion, 4);
 }
 
 /// `league run --keep-page`: once the league is over its page stays up, showing the champion with live

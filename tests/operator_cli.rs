@@ -365,7 +365,7 @@ fn an_operator_runs_leagues_on_a_served_system() {
     assert!(rated[1..].iter().all(|row| row.ends_with(",1,1")), "{ratings}");
 
     // The same two players, under the same ids, play the second league (tic_tac_toe, which the bots
-    // also play): the operator enrolls them and starts it; their ratings then cover both leagues.
+    // also play): the operator enrolls them and starts it; each game's ratings cover its own league.
     let enrolled = ok(
         &state_file,
         &["enroll", "P01", "P02", "--league", "second", "--output", "csv"],
@@ -396,13 +396,16 @@ fn an_operator_runs_leagues_on_a_served_system() {
             .then_some(())
     });
     assert!(completed.is_some(), "the second league did not complete");
-    let ratings = ok(&state_file, &["ratings", "--output", "csv"]);
-    let rated: Vec<&str> = ratings.lines().collect();
-    assert_eq!(rated.len(), 3, "the same two players: {ratings}");
-    assert!(
-        rated[1..].iter().all(|row| row.ends_with(",2,2")),
-        "two matches in two leagues each: {ratings}"
-    );
+    // Games never mix: even_odd's ratings still rest on its one league, tic_tac_toe's on its own.
+    for game in ["even_odd", "tic_tac_toe"] {
+        let ratings = ok(&state_file, &["ratings", "--game", game, "--output", "csv"]);
+        let rated: Vec<&str> = ratings.lines().collect();
+        assert_eq!(rated.len(), 3, "the same two players in {game}: {ratings}");
+        assert!(
+            rated[1..].iter().all(|row| row.ends_with(",1,1")),
+            "one match in one {game} league each: {ratings}"
+        );
+    }
     let warnings = ok(&state_file, &["warnings"]);
     assert_eq!(warnings.trim(), "no compliance warnings");
 

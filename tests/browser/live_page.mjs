@@ -104,6 +104,13 @@ const shown = await page.evaluate(() => {
     chartPoints: document.querySelector("#chart polyline").getAttribute("points").split(" ").length,
     transcriptTitle: text("#transcript-title"),
     transcriptTypes: [...document.querySelectorAll("#transcript-entries .entry .type")].map((e) => e.textContent),
+    transcriptStates: [...document.querySelectorAll("#transcript-entries .state-change .type")].map((e) => e.textContent),
+    transcriptWords: [...document.querySelectorAll("#transcript-entries .entry .words")].map((e) => e.textContent),
+    boardCells: [...document.querySelectorAll("#transcript-game .ttt .cell")].map((e) => e.firstChild?.textContent ?? ""),
+    moveNumbers: [...document.querySelectorAll("#transcript-game .ttt .cell .move")].map((e) => Number(e.textContent)),
+    winningCells: document.querySelectorAll("#transcript-game .ttt .cell.line").length,
+    evenOddCards: [...document.querySelectorAll("#transcript-game .even-odd .card .big")].map((e) => e.textContent),
+    championDetail: text("#champion-detail"),
     leagueId: text("#league-name"),
     history: window.liveHistory,
   };

@@ -60,9 +60,39 @@ pub const MATCHES: [&str; 16] = [
     "finished_at",
 ];
 
-/// A player's rating (`ratings.csv`, `league ratings` after its rank; `rating` and `deviation` are the
-/// last two columns of `league standings`).
+/// A player's Glicko-2 rating across the deployment's leagues (`league ratings` after its rank; `rating`
+/// and `deviation` are the last two columns of `league standings`). The results folder's `ratings.csv`
+/// is the league's own rating instead: [`LEAGUE_RATINGS`].
 pub const RATINGS: [&str; 5] = ["player_id", "rating", "deviation", "matches", "leagues"];
+
+/// A player's rating in one league (`ratings.csv`, docs/adr/0049): points per match and its deviation,
+/// and against the next player the difference, its 95 % interval and the likelihood of superiority.
+pub const LEAGUE_RATINGS: [&str; 10] = [
+    "rank",
+    "player_id",
+    "display_name",
+    "matches",
+    "points_per_match",
+    "deviation",
+    "difference_to_next",
+    "difference_low",
+    "difference_high",
+    "los_over_next",
+];
+
+/// A player's meetings with one opponent (`head_to_head.csv`).
+pub const HEAD_TO_HEAD: [&str; 10] = [
+    "player_id",
+    "display_name",
+    "opponent_id",
+    "opponent_display_name",
+    "played",
+    "wins",
+    "draws",
+    "losses",
+    "technical_losses",
+    "points",
+];
 
 /// An `llm` bot's moves by who decided them (`llm_moves.csv`): the model, or the fallback for each
 /// reason (league_player::Decider, in its order).

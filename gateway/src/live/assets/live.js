@@ -57,6 +57,11 @@ function playerName(id) {
   return name ? `${id} ${name}` : id;
 }
 
+/// `n` and its noun, singular for exactly one: "1 loss", "0 losses".
+function counted(n, one, many) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 function notice(text) {
   $("notice").hidden = !text;
   $("notice").textContent = text || "";
@@ -122,7 +127,8 @@ function showStatus(status) {
   if (champion) {
     $("champion-name").textContent = `${champion.player_id} · ${champion.display_name}`;
     $("champion-detail").textContent =
-      `${champion.points} points · ${champion.wins} wins, ${champion.draws} draws, ${champion.losses} losses`;
+      `${counted(champion.points, "point", "points")} · ${counted(champion.wins, "win", "wins")}, ` +
+      `${counted(champion.draws, "draw", "draws")}, ${counted(champion.losses, "loss", "losses")}`;
   }
 }
 
@@ -170,7 +176,7 @@ function showStandings(rows, before) {
     const ended = state.snapshot && state.snapshot.status.status;
     const opening = ended === "COMPLETED" ? "Won by " : ended === "CANCELLED" ? "Ahead when cancelled: " : "Leading: ";
     line.append(opening, el("b", {}, playerName(leader.player_id)),
-      ` with ${leader.points} points${lead}`);
+      ` with ${counted(leader.points, "point", "points")}${lead}`);
   }
 }
 
@@ -276,40 +282,148 @@ async function openTranscript(matchId) {
   const dialog = $("transcript");
   $("transcript-title").textContent = `Match ${matchId}`;
   $("transcript-summary").textContent = "Loading…";
+  $("transcript-game").replaceChildren();
   $("transcript-entries").replaceChildren();
   if (!dialog.open) dialog.showModal();
   try {
     const answer = await getJson(api(`/matches/${encodeURIComponent(matchId)}`));
     const match = answer.match;
     const result = match && match.result;
+    const game = gameOf(state.snapshot && state.snapshot.status.game_type);
     $("transcript-title").textContent =
       `Match ${matchId} · ${playerName(match.player_a_id)} vs ${playerName(match.player_b_id)}`;
     $("transcript-summary").textContent = result
       ? `${outcome(match).label}. ${result.reason}`
       : "Not finished yet: the transcript is recorded with the result.";
-    $("transcript-entries").replaceChildren(...answer.entries.map(entryItem));
+    $("transcript-game").replaceChildren(...(result ? game.picture(match, result, answer.entries) : []));
+    $("transcript-entries").replaceChildren(...answer.entries.map((entry) => entryItem(game, entry)));
   } catch (error) {
     $("transcript-summary").textContent = `Cannot load the transcript: ${error.message}`;
   }
 }
 
-function entryItem(entry) {
+function entryItem(game, entry) {
   const at = entry.at ? entry.at.slice(11, 23) : ""; // hh:mm:ss.mmm
   if (entry.kind === "state") {
-    return el("li", { class: "entry state-change" },
+    const [words, reason] = game.state(entry.to, entry.reason || "");
+    return el("li", { class: "entry state-change", "data-state": entry.to },
       el("span", { class: "at" }, at), el("span", { class: "dir" }, "•"),
-      el("span", { class: "type" }, entry.to.toLowerCase().replace(/_/g, " ")),
-      el("span", {}, entry.reason || ""));
+      el("span", { class: "type" }, words),
+      el("span", {}, reason));
   }
   const toPlayer = entry.direction === "to_player";
   const attempt = entry.attempt > 1 ? ` (attempt ${entry.attempt})` : "";
+  const payload = entry.payload || {};
+  const words = entry.error_code ? "" : game.message(entry.message_type, payload) || MESSAGE_WORDS[entry.message_type] || "";
   return el("li", { class: "entry" },
     el("span", { class: "at" }, at),
     el("span", { class: "dir", title: toPlayer ? "referee → player" : "player → referee" }, toPlayer ? "→" : "←"),
     el("span", { class: "type" }, `${entry.player_id} ${entry.message_type}${attempt}`),
     el("span", {},
       entry.error_code ? el("span", { class: "error" }, entry.error_code) : null,
-      el("code", {}, entry.payload ? JSON.stringify(entry.payload) : "")));
+      words ? el("span", { class: "words" }, words) : null,
+      entry.payload ? el("details", { class: "payload" },
+        el("summary", {}, "payload"), el("code", {}, JSON.stringify(entry.payload))) : null));
+}
+
+// ---- each game's words and picture: one home per game ---------------------------------------------------
+//
+// The referee's match states are named after even_odd (COLLECTING_CHOICES, DRAWING_NUMBER); each game
+// says here what they mean in it, what its moves say, and how a finished match is drawn. A game not
+// listed keeps the states' own names and shows its moves as they came.
+
+/// Messages every game exchanges, in words.
+const MESSAGE_WORDS = {
+  GAME_INVITATION: "invited to the match",
+  GAME_JOIN_ACK: "joined",
+  GAME_OVER: "told the result",
+  GAME_ERROR: "told what went wrong",
+};
+
+const CELL_NAMES = ["top left", "top", "top right", "left", "centre", "right", "bottom left", "bottom", "bottom right"];
+
+const GAMES = {
+  even_odd: {
+    states: {
+      WAITING_FOR_PLAYERS: "waiting for both players",
+      COLLECTING_CHOICES: "collecting both choices",
+      DRAWING_NUMBER: "drawing the number",
+      EVALUATING: "comparing the parities",
+    },
+    message(type, payload) {
+      if (type === "CHOOSE_PARITY_CALL") return "asked: even or odd?";
+      if (type === "CHOOSE_PARITY_RESPONSE" && payload.parity_choice) return `chose ${payload.parity_choice}`;
+      return "";
+    },
+    picture(match, result) {
+      const choices = result.choices || {};
+      const drawn = result.drawn_number;
+      const card = (id) => el("div", { class: `card${id === result.winner_player_id ? " won" : ""}` },
+        el("div", { class: "who" }, playerName(id)),
+        el("div", { class: "big" }, choices[id] || "—"));
+      const number = el("div", { class: "card drawn" },
+        el("div", { class: "who" }, "the referee drew"),
+        el("div", { class: "big" }, drawn === undefined ? "—" : `${drawn} · ${drawn % 2 === 0 ? "even" : "odd"}`));
+      return [el("div", { class: "even-odd" }, card(match.player_a_id), card(match.player_b_id), number)];
+    },
+  },
+  tic_tac_toe: {
+    states: {
+      WAITING_FOR_PLAYERS: "waiting for both players",
+      COLLECTING_CHOICES: "taking turns",
+      // The referee passes through its number-drawing states; tic_tac_toe draws none.
+      DRAWING_NUMBER: ["every move is in", ""],
+      EVALUATING: ["reading the board", ""],
+    },
+    message(type, payload) {
+      if (type === "GAME_MOVE_CALL") {
+        const context = payload.step_context || {};
+        return context.turn ? `asked for move ${context.turn} (plays ${context.your_mark})` : "asked for a move";
+      }
+      if (type === "GAME_MOVE_RESPONSE" && Number.isInteger(payload.position)) {
+        return `played cell ${payload.position} (${CELL_NAMES[payload.position] || "off the board"})`;
+      }
+      return "";
+    },
+    picture(match, result, entries) {
+      const board = result.final_board;
+      if (!Array.isArray(board)) return [];
+      const line = new Set(result.winning_line || []);
+      const marks = { X: match.player_a_id, O: match.player_b_id };
+      // Each mark's move number, from the moves the transcript shows landing where the final board has
+      // that player's mark (a refused move never lands).
+      const order = [];
+      let moves = 0;
+      for (const entry of entries) {
+        const position = entry.payload && entry.payload.position;
+        if (entry.message_type !== "GAME_MOVE_RESPONSE" || entry.error_code || !Number.isInteger(position)) continue;
+        const mark = entry.player_id === match.player_a_id ? "X" : "O";
+        if (board[position] === mark && order[position] === undefined) order[position] = ++moves;
+      }
+      const cell = (mark, index) => el("span", { class: `cell${line.has(index) ? " line" : ""}`, title: `cell ${index}` },
+        mark, order[index] ? el("sub", { class: "move" }, String(order[index])) : null);
+      return [
+        el("div", { class: "ttt" },
+          el("div", { class: "board", role: "img", "aria-label": "final board" }, ...board.map(cell)),
+          el("div", { class: "legend" },
+            el("div", {}, `X: ${playerName(marks.X)}`), el("div", {}, `O: ${playerName(marks.O)}`),
+            el("div", { class: "muted" }, counted(result.total_turns ?? board.filter(Boolean).length, "move", "moves")))),
+      ];
+    },
+  },
+};
+
+/// The game's words and picture; a game without its entry gets the states' names and no picture.
+function gameOf(gameType) {
+  const game = GAMES[gameType] || { states: {}, message: () => "", picture: () => [] };
+  return {
+    ...game,
+    state(to, reason) {
+      const words = game.states[to];
+      if (Array.isArray(words)) return words;
+      return [words || to.toLowerCase().replace(/_/g, " "), reason];
+    },
+  };
 }
 
 // ---- the progression chart ----------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 //! `league ratings`: each player's Glicko-2 rating with its uncertainty, across every completed league
-//! of the deployment. Each league is one rating period (every result against the opponents' ratings
+//! of one game in the deployment (games never mix: a player's even_odd results say nothing of its
+//! tic_tac_toe). Each league is one rating period (every result against the opponents' ratings
 //! from before the league), oldest league first; a technical loss counts as a loss, a double forfeit
 //! not at all. Computed from the recorded results on each call, so it needs no state of its own.
 
@@ -23,6 +24,9 @@ pub struct RatingsArgs {
     /// How to print: table, json or csv.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub output: Format,
+    /// The game whose leagues are rated (each game is rated on its own).
+    #[arg(long, default_value = "even_odd")]
+    pub game: String,
     #[command(flatten)]
     pub from: super::ReadFrom,
 }
@@ -37,7 +41,7 @@ pub struct Rated {
 
 pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
     let mut operator = args.from.connect().await?;
-    let (completed, rated) = current(&mut operator.manager, &operator.token).await?;
+    let (completed, rated) = current(&mut operator.manager, &operator.token, &args.game).await?;
     let mut ranked: Vec<(&String, &Rated)> = rated.iter().collect();
     ranked.sort_by(|a, b| b.1.rating.rating.total_cmp(&a.1.rating.rating).then(a.0.cmp(b.0)));
     // ratings.csv's columns, after the rank.
@@ -51,6 +55,7 @@ pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
     }
     output::print(args.output, &rows, || {
         Ok(json!({
+            "game_type": args.game,
             "leagues": completed.iter().map(|league| league.league_id.clone()).collect::<Vec<_>>(),
             "ratings": ranked.iter().map(|(player, rated)| json!({
                 "player_id": player,
@@ -64,18 +69,13 @@ pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
     })
 }
 
-/// The completed leagues, oldest first, and every player's rating after them.
+/// The completed leagues of `game_type`, oldest first, and every player's rating after them.
 pub async fn current(
     manager: &mut ManagerServiceClient<GrpcChannel>,
     token: &SecretString,
+    game_type: &str,
 ) -> anyhow::Result<(Vec<LeagueSummary>, BTreeMap<String, Rated>)> {
-    let mut completed: Vec<_> = leagues::fetch(manager, token)
-        .await?
-        .leagues
-        .into_iter()
-        .filter(|league| league.status == LeagueStatus::Completed as i32)
-        .collect();
-    completed.sort_by_key(|league| league.completed_at.map(|at| (at.seconds, at.nanos)));
+    let completed = completed_of(leagues::fetch(manager, token).await?.leagues, game_type);
     let mut periods = vec![];
     for league in &completed {
         let played = crate::report::data::schedule(manager, token, &league.league_id).await?;
@@ -83,6 +83,16 @@ pub async fn current(
     }
     let rated = rate(&periods);
     Ok((completed, rated))
+}
+
+/// The completed leagues of `game_type` among `leagues`, oldest first: one game's rating periods.
+fn completed_of(leagues: Vec<LeagueSummary>, game_type: &str) -> Vec<LeagueSummary> {
+    let mut completed: Vec<_> = leagues
+        .into_iter()
+        .filter(|league| league.status == LeagueStatus::Completed as i32 && league.game_type == game_type)
+        .collect();
+    completed.sort_by_key(|league| league.completed_at.map(|at| (at.seconds, at.nanos)));
+    completed
 }
 
 impl Rated {
@@ -190,6 +200,35 @@ mod tests {
         assert!(twice["P01"].rating.rating > p1.rating.rating);
         assert!(twice["P01"].rating.deviation < p1.rating.deviation);
         assert_eq!((twice["P01"].matches, twice["P01"].leagues), (4, 2));
+    }
+
+    #[test]
+    fn each_game_is_rated_from_its_own_leagues_oldest_first() {
+        let league = |id: &str, game: &str, status: LeagueStatus, completed_at: i64| LeagueSummary {
+            league_id: id.into(),
+            game_type: game.into(),
+            status: status as i32,
+            completed_at: Some(prost_types::Timestamp {
+                seconds: completed_at,
+                nanos: 0,
+            }),
+            ..LeagueSummary::default()
+        };
+        let leagues = vec![
+            league("late_even_odd", "even_odd", LeagueStatus::Completed, 30),
+            league("tic_tac_toe", "tic_tac_toe", LeagueStatus::Completed, 20),
+            league("early_even_odd", "even_odd", LeagueStatus::Completed, 10),
+            league("running_even_odd", "even_odd", LeagueStatus::Running, 0),
+        ];
+        let ids = |game: &str| -> Vec<String> {
+            completed_of(leagues.clone(), game)
+                .into_iter()
+                .map(|league| league.league_id)
+                .collect()
+        };
+        assert_eq!(ids("even_odd"), ["early_even_odd", "late_even_odd"]);
+        assert_eq!(ids("tic_tac_toe"), ["tic_tac_toe"]);
+        assert!(ids("chess").is_empty());
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! `--by-round`, the table after each completed round (`standings_by_round.csv`'s columns).
 
 use clap::Args;
-use league_proto::v2::{GetStandingsByRoundRequest, GetStandingsByRoundResponse, GetStandingsRequest};
+use league_proto::v2::{
+    GetLeagueStatusRequest, GetStandingsByRoundRequest, GetStandingsByRoundResponse, GetStandingsRequest,
+};
 
 use super::{Operator, Reading, failed, ratings};
 use crate::columns;
@@ -30,7 +32,17 @@ pub async fn standings(args: StandingsArgs) -> anyhow::Result<()> {
         .await
         .map_err(failed("reading the standings"))?
         .into_inner();
-    let (_, rated) = ratings::current(&mut operator.manager, &operator.token).await?;
+    // Ratings of the league's own game: games are rated apart.
+    let game_type = operator
+        .manager
+        .get_league_status(operator.request(GetLeagueStatusRequest {
+            league_id: standings.league_id.clone(),
+        }))
+        .await
+        .map_err(failed("reading the league's game"))?
+        .into_inner()
+        .game_type;
+    let (_, rated) = ratings::current(&mut operator.manager, &operator.token, &game_type).await?;
     let mut table = Rows::new(&columns::STANDINGS);
     for row in &standings.standings {
         table.push(columns::standing(row));

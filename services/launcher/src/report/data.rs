@@ -13,8 +13,6 @@ use league_runtime::credentials::operator_request;
 use league_runtime::grpc::GrpcChannel;
 use secrecy::SecretString;
 
-use crate::operator::ratings::Rated;
-
 /// One league as the report shows it.
 #[derive(Debug, Clone)]
 pub struct LeagueData {
@@ -25,8 +23,6 @@ pub struct LeagueData {
     pub by_round: Vec<RoundStandings>,
     /// Every round and its matches, each with its result (and a technical loss's cause) once finished.
     pub rounds: Vec<ScheduledRound>,
-    /// Each player's Glicko-2 rating across the deployment's completed leagues (`league ratings`).
-    pub ratings: BTreeMap<String, Rated>,
     /// Each `llm` bot's moves by who decided them, when the player host was asked before it stopped
     /// (`league run`); empty otherwise (`crate::llm_moves`).
     pub llm_moves: BTreeMap<String, league_player::LlmMoves>,
@@ -83,13 +79,11 @@ impl LeagueData {
             first_round_id = page.next_round_id;
         }
         let rounds = schedule(client, token, &league_id).await?;
-        let (_, ratings) = crate::operator::ratings::current(client, token).await?;
         Ok(Self {
             status,
             standings,
             by_round,
             rounds,
-            ratings,
             llm_moves: BTreeMap::new(),
         })
     }

@@ -1,12 +1,16 @@
 //! `league report`: a league's results as a folder people can open — `results/<league_id>/` with the
 //! final table (`standings.json`, `standings.csv`), the table after each round
-//! (`standings_by_round.csv`), every match (`matches.csv`), charts as SVG and PNG, and `index.html`
-//! showing all of it. `league run` writes it at its end; `league report` writes it again, any time, for
+//! (`standings_by_round.csv`), every match (`matches.csv`), every pair's meetings (`head_to_head.csv`),
+//! the ratings (`ratings.csv`), charts as SVG and PNG, `index.html` showing all of it and a page per
+//! player (`players/<id>.html`). `league run` writes it at its end; `league report` writes it again, any time, for
 //! any league, from its database. Everything is read through the manager's queries (see [`source`]).
 
 pub mod charts;
 pub mod data;
+pub mod games;
+pub mod head_to_head;
 pub mod html;
+pub mod ratings;
 pub mod source;
 pub mod tables;
 
@@ -110,6 +114,7 @@ pub fn write(data: &LeagueData, out: &Path) -> anyhow::Result<PathBuf> {
         tables::standings_by_round_csv(data).as_bytes(),
     )?;
     file("matches.csv", tables::matches_csv(data).as_bytes())?;
+    file("head_to_head.csv", tables::head_to_head_csv(data).as_bytes())?;
     file("ratings.csv", tables::ratings_csv(data).as_bytes())?;
     if !data.llm_moves.is_empty() {
         let names = data
@@ -126,7 +131,13 @@ pub fn write(data: &LeagueData, out: &Path) -> anyhow::Result<PathBuf> {
     for chart in &charts {
         chart.write(&dir)?;
     }
-    file("index.html", html::index(data, &charts).as_bytes())?;
+    let pages = html::Pages::new(data);
+    file("index.html", pages.index(&charts).as_bytes())?;
+    let players = dir.join("players");
+    std::fs::create_dir_all(&players).with_context(|| format!("creating {}", players.display()))?;
+    for (index, name) in pages.player_files() {
+        file(&name, pages.player(index).as_bytes())?;
+    }
     Ok(dir)
 }
 

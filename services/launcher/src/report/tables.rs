@@ -1,5 +1,5 @@
-//! The report's data files: `standings.json`, `standings.csv`, `standings_by_round.csv` and
-//! `matches.csv` — plain CSV (RFC 4180 quoting) and JSON anyone's tools can read.
+//! The report's data files: `standings.json`, `standings.csv`, `standings_by_round.csv`,
+//! `matches.csv`, `head_to_head.csv` and `ratings.csv` — plain CSV (RFC 4180 quoting) and JSON anyone's tools can read.
 
 use std::fmt::Write;
 
@@ -8,6 +8,8 @@ use prost_types::value::Kind;
 use serde_json::{Value, json};
 
 use super::data::{LeagueData, strategy_of};
+use super::head_to_head::HeadToHead;
+use super::ratings;
 use crate::columns;
 
 /// `standings.json`: the league and its final table, each row with its strategy group and the rule
@@ -48,14 +50,57 @@ pub fn standings_csv(data: &LeagueData) -> String {
     out
 }
 
-/// `ratings.csv`: the league's players' Glicko-2 ratings across the deployment's completed leagues, in
-/// the order of the table (a player of no completed league yet has no line).
+/// `ratings.csv`: each player's points per match with its own deviation (docs/adr/0049), in the order
+/// of the table, and against the next player the difference, its 95 % interval and the likelihood of
+/// superiority (empty on the last line).
 pub fn ratings_csv(data: &LeagueData) -> String {
-    let mut out = header(&columns::RATINGS);
-    for row in &data.standings {
-        if let Some(rated) = data.ratings.get(&row.player_id) {
-            line(&mut out, &columns::rating(&row.player_id, rated));
-        }
+    let mut out = header(&columns::LEAGUE_RATINGS);
+    for (row, rated) in data.standings.iter().zip(ratings::ratings(data)) {
+        let next = |value: fn(&ratings::Comparison) -> f64| {
+            rated
+                .above_next
+                .as_ref()
+                .map_or(String::new(), |comparison| format!("{:.3}", value(comparison)))
+        };
+        line(
+            &mut out,
+            &[
+                row.rank.to_string(),
+                rated.player_id.clone(),
+                rated.display_name.clone(),
+                rated.rating.matches.to_string(),
+                format!("{:.3}", rated.rating.points_per_match),
+                format!("{:.3}", rated.rating.deviation),
+                next(|c| c.difference),
+                next(|c| c.low),
+                next(|c| c.high),
+                next(|c| c.los),
+            ],
+        );
+    }
+    out
+}
+
+/// `head_to_head.csv`: one line per player per opponent it met, counting every meeting (players and
+/// their opponents in the table's order; the same columns as `standings.csv` where they mean the same).
+pub fn head_to_head_csv(data: &LeagueData) -> String {
+    let mut out = header(&columns::HEAD_TO_HEAD);
+    for (player, opponent, met) in HeadToHead::new(data).pairs() {
+        line(
+            &mut out,
+            &[
+                player.player_id.clone(),
+                player.display_name.clone(),
+                opponent.player_id.clone(),
+                opponent.display_name.clone(),
+                met.played().to_string(),
+                met.wins().to_string(),
+                met.draws().to_string(),
+                met.losses().to_string(),
+                met.technical_losses().to_string(),
+                met.points().to_string(),
+            ],
+        );
     }
     out
 }
