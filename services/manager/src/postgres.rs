@@ -169,11 +169,13 @@ pub fn with_database(url: &str, database: &str) -> String {
 }
 
 async fn reachable(url: &str) -> anyhow::Result<()> {
+    let options = crate::db::connect_options(url)?;
     let pool = PgPoolOptions::new()
         .max_connections(1)
         .acquire_timeout(Duration::from_secs(3))
-        .connect(url)
-        .await?;
+        .connect_with(options.clone())
+        .await
+        .map_err(|error| crate::db::explained(error, &options))?;
     pool.close().await;
     Ok(())
 }
@@ -245,7 +247,8 @@ pub fn stop_private_cluster(dir: &Path) -> anyhow::Result<()> {
     .context("pg_ctl stop")
 }
 
-fn find_binary(name: &str) -> Option<PathBuf> {
+/// PostgreSQL's program `name` (`initdb`, `pg_ctl`): on PATH, or where Debian installs the server's.
+pub fn find_binary(name: &str) -> Option<PathBuf> {
     let mut candidates: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|path| std::env::split_paths(&path).map(|dir| dir.join(name)).collect())
         .unwrap_or_default();
