@@ -14,8 +14,12 @@ use secrecy::{ExposeSecret, SecretString};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection};
 
-/// The local default: what docker compose and the project's machines provide.
-pub const LOCAL_DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+/// The local default: what docker compose and the project's machines provide. Without TLS: it is this
+/// machine's loopback, where TLS protects nothing, and `prefer` (libpq's default, an `sslmode`-less
+/// URL's meaning) would encrypt every statement to a local server with ssl = on: a 50-player bench took
+/// 6.1–6.6 s with it against 5.4–5.6 s without in one series of three pairs (debug build; within noise
+/// in a second series of two, docs/adr/0043-one-tls-stack.md). A `DATABASE_URL` keeps its own sslmode.
+pub const LOCAL_DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable";
 
 /// A reachable Postgres server and how it was found.
 #[derive(Debug, Clone)]
