@@ -778,3 +778,92 @@ fn timings(name: &str, league: &str) -> (i64, i64) {
         timings
     })
 }
+
+/// An agent on https whose certificate the league does not trust registers (registration never
+/// reaches it) and then loses its match technically: the result's reason, `league warnings` and the
+/// warning's example all say the certificate is not trusted and name LEAGUE_EXTRA_ROOTS.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_https_agent_whose_certificate_is_not_trusted_is_told_so() {
+    let tag = format!(
+        "{}_{}",
+        std::process::id(),
+        Instant::now().elapsed().subsec_nanos()
+    );
+    let dir = std::env::temp_dir().join(format!("league-cli-tls-{tag}"));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let state_file = dir.join("state.json");
+    let database = format!("league_cli_tls_{tag}");
+    let child = league(
+        &state_file,
+        &[
+            "serve",
+            "--players",
+            "1",
+            "--gateway-addr",
+            "127.0.0.1:0",
+            "--database",
+            &database,
+            "--league",
+            "league_even_odd",
+        ],
+    )
+    .env_remove("LEAGUE_EXTRA_ROOTS")
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("league serve starts");
+    let _served = Served { child, database, dir };
+    assert!(
+        wait_for(|| state_file.exists().then_some(())).is_some(),
+        "league serve wrote no state file"
+    );
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state_file).expect("state")).expect("JSON");
+    let gateway = state["gateway_url"].as_str().expect("a gateway URL");
+
+    let agents = league_testkit::FakeAgents::start_tls(league_testkit::Behaviour::Clean).await;
+    let me = agents
+        .register(gateway, "alpha", "register_player", &[])
+        .await
+        .expect("an https agent registers without being reached");
+    let started = ok(
+        &state_file,
+        &["start", "--league", "league_even_odd", "--output", "csv"],
+    );
+    assert_eq!(started, "league,rounds,matches\nleague_even_odd,1,1\n");
+    let completed = wait_for(|| {
+        let csv = ok(&state_file, &["leagues", "--output", "csv"]);
+        csv.lines()
+            .any(|line| line.starts_with("league_even_odd,even_odd,completed,"))
+            .then_some(())
+    });
+    assert!(completed.is_some(), "the league did not complete");
+    assert!(agents.received().is_empty(), "{:?}", agents.received());
+
+    let played: serde_json::Value = serde_json::from_str(&ok(
+        &state_file,
+        &["match", "R1M1", "--league", "league_even_odd", "--output", "json"],
+    ))
+    .expect("JSON");
+    let result = &played["result"];
+    assert_eq!(result["status"], "RESULT_STATUS_TECHNICAL_LOSS", "{played}");
+    assert_eq!(
+        result["at_fault_player_ids"],
+        serde_json::json!([me.id]),
+        "{played}"
+    );
+    let reason = result["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("certificate is not trusted") && reason.contains("LEAGUE_EXTRA_ROOTS"),
+        "{played}"
+    );
+
+    let warnings = ok(&state_file, &["warnings", "--output", "csv"]);
+    let row = warnings
+        .lines()
+        .find(|line| line.starts_with(&format!("{},untrusted_certificate,", me.id)))
+        .unwrap_or_else(|| panic!("{warnings}"));
+    assert!(row.contains("LEAGUE_EXTRA_ROOTS"), "{warnings}");
+    let table = ok(&state_file, &["warnings"]);
+    assert!(table.contains("untrusted_certificate"), "{table}");
+}

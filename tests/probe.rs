@@ -1,6 +1,7 @@
 //! `league probe` against real agents on real HTTP: tests/agents/league_agent.py in its styles registers
 //! with a stand-in league (it only answers the registration), then the probe plays every message a
-//! player receives with it and reports the dialect, what it took, and what it got wrong.
+//! player receives with it and reports the dialect, what it took, and what it got wrong. An https agent
+//! is verified as the gateway verifies it: one whose certificate the league does not trust is told so.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -76,15 +77,24 @@ async fn registered(script: &str, args: &[&str]) -> (Child, String) {
 }
 
 async fn probe(url: &str) -> (bool, Value) {
-    let output = Command::new(env!("CARGO_BIN_EXE_league"))
-        .args(["probe", url, "--json", "--timeout", "3s"])
-        .env("RUST_LOG", "error")
-        .output()
-        .await
-        .expect("league probe runs");
+    let output = probe_command(url, &["--json"], None).await;
     let report = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|_| panic!("a JSON report: {}", String::from_utf8_lossy(&output.stdout)));
     (output.status.success(), report)
+}
+
+/// `league probe <url> <args>`, trusting `extra_roots` (LEAGUE_EXTRA_ROOTS) beside the system's roots.
+async fn probe_command(url: &str, args: &[&str], extra_roots: Option<&str>) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_league"));
+    command
+        .args(["probe", url, "--timeout", "3s"])
+        .args(args)
+        .env("RUST_LOG", "error")
+        .env_remove("LEAGUE_EXTRA_ROOTS");
+    if let Some(roots) = extra_roots {
+        command.env("LEAGUE_EXTRA_ROOTS", roots);
+    }
+    command.output().await.expect("league probe runs")
 }
 
 fn message<'a>(report: &'a Value, message_type: &str) -> &'a Value {
@@ -177,6 +187,49 @@ async fn an_agent_that_is_not_there_is_reported_and_the_probe_fails() {
     assert!(!success, "{report}");
     assert_eq!(report["dialect"], Value::Null, "{report}");
     assert_eq!(message(&report, "GAME_INVITATION")["accepted"], false, "{report}");
+}
+
+#[tokio::test]
+async fn an_https_agent_is_probed_over_tls_and_a_certificate_the_league_does_not_trust_is_named() {
+    let agents = league_testkit::FakeAgents::start_tls(league_testkit::Behaviour::Clean).await;
+    let url = agents.endpoint("alpha");
+    assert!(url.starts_with("https://"), "{url}");
+
+    // Its CA is not trusted: nothing reaches it, and the report says why and what to set.
+    let (success, report) = probe(&url).await;
+    assert!(!success, "{report}");
+    assert_eq!(report["dialect"], Value::Null, "{report}");
+    let invitation = message(&report, "GAME_INVITATION");
+    let error = invitation["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("certificate is not trusted") && error.contains("LEAGUE_EXTRA_ROOTS"),
+        "{report}"
+    );
+    assert!(kinds(invitation).contains(&"untrusted_certificate"), "{report}");
+    assert!(agents.received().is_empty(), "{:?}", agents.received());
+    // The same in the table an agent's author reads.
+    let table = probe_command(&url, &[], None).await;
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        table.contains("untrusted_certificate") && table.contains("LEAGUE_EXTRA_ROOTS"),
+        "{table}"
+    );
+
+    // Its CA given as an extra root: the invitation reaches it over TLS.
+    let trusted = probe_command(&url, &["--json"], Some(league_testkit::tls::CA)).await;
+    let report: Value = serde_json::from_slice(&trusted.stdout).expect("a JSON report");
+    assert!(
+        !report.to_string().contains("certificate"),
+        "no TLS complaint: {report}"
+    );
+    assert!(
+        agents
+            .methods("alpha")
+            .iter()
+            .any(|method| method.to_ascii_lowercase().contains("invitation")),
+        "{:?}",
+        agents.received()
+    );
 }
 
 #[tokio::test]

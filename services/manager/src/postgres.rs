@@ -14,8 +14,12 @@ use secrecy::{ExposeSecret, SecretString};
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection};
 
-/// The local default: what docker compose and the project's machines provide.
-pub const LOCAL_DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+/// The local default: what docker compose and the project's machines provide. Without TLS: it is this
+/// machine's loopback, where TLS protects nothing, and `prefer` (libpq's default, an `sslmode`-less
+/// URL's meaning) would encrypt every statement to a local server with ssl = on: a 50-player bench took
+/// 6.1–6.6 s with it against 5.4–5.6 s without in one series of three pairs (debug build; within noise
+/// in a second series of two, docs/adr/0043-one-tls-stack.md). A `DATABASE_URL` keeps its own sslmode.
+pub const LOCAL_DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable";
 
 /// A reachable Postgres server and how it was found.
 #[derive(Debug, Clone)]
@@ -187,7 +191,7 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(3);
 /// Connects once to `url`. A failure says where it connected (host and port, or socket) and whether
 /// the server is not there or refused the user: what to change differs.
 async fn reachable(url: &str) -> anyhow::Result<()> {
-    let options = PgConnectOptions::from_str(url).context("not a Postgres connection URL")?;
+    let options = crate::db::connect_options(url)?;
     let server = match options.get_socket() {
         Some(socket) => format!("the socket in {}", socket.display()),
         None => format!("{}:{}", options.get_host(), options.get_port()),
@@ -211,7 +215,11 @@ async fn reachable(url: &str) -> anyhow::Result<()> {
                 error.message()
             )
         }
-        Err(error) => anyhow::bail!("Postgres at {server} cannot be reached: {error}"),
+        // TLS (or its absence) named with the `sslmode` to change, as `db::connect` says it.
+        Err(error) => anyhow::bail!(
+            "Postgres at {server} cannot be reached: {:#}",
+            crate::db::explained(error, &options)
+        ),
     }
 }
 
@@ -282,7 +290,8 @@ pub fn stop_private_cluster(dir: &Path) -> anyhow::Result<()> {
     .context("pg_ctl stop")
 }
 
-fn find_binary(name: &str) -> Option<PathBuf> {
+/// PostgreSQL's program `name` (`initdb`, `pg_ctl`): on PATH, or where Debian installs the server's.
+pub fn find_binary(name: &str) -> Option<PathBuf> {
     let mut candidates: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|path| std::env::split_paths(&path).map(|dir| dir.join(name)).collect())
         .unwrap_or_default();

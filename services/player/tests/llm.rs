@@ -1,6 +1,8 @@
 //! The `llm` strategy against a fake OpenAI-compatible endpoint on loopback: a valid answer is played;
 //! a slow, erroring or malformed endpoint, or an answer that is not a parity, is refused, and the bot
-//! plays adaptive instead; every move is counted by who decided it, with the fallback's reason.
+//! plays adaptive instead; every move is counted by who decided it, with the fallback's reason. A hosted
+//! model on https is asked over TLS, its key with it; one whose certificate is not trusted is never sent
+//! the key.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -9,6 +11,7 @@ use league_player::llm::{LlmClient, LlmConfig, LlmError};
 use league_player::{Behaviour, Decider, LlmMoves, Parity, PlayerHost};
 use league_proto::v2::player_service_server::PlayerService;
 use league_proto::v2::{MatchContext, RequestMoveRequest};
+use league_runtime::tls::TlsConfig;
 use prost_types::value::Kind;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -127,6 +130,62 @@ async fn a_valid_answer_is_taken_and_the_request_carries_the_history() {
     assert!(
         request.contains("Your opponent P02 chose, oldest first: even, odd."),
         "{request}"
+    );
+}
+
+/// A chat endpoint on https, presenting the test certificate (testkit/tls): its URL, and the
+/// `Authorization` header of each request it received.
+async fn tls_endpoint() -> (String, Arc<Mutex<Vec<String>>>, league_runtime::Shutdown) {
+    let received = Arc::new(Mutex::new(vec![]));
+    let seen = received.clone();
+    let router = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |headers: http::HeaderMap| async move {
+            let authorization = headers
+                .get(http::header::AUTHORIZATION)
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or_default()
+                .to_owned();
+            seen.lock().expect("lock").push(authorization);
+            axum::Json(
+                serde_json::json!({"choices": [{"message": {"role": "assistant", "content": "even"}}]}),
+            )
+        }),
+    );
+    let (addr, shutdown) = league_testkit::tls::serve_tls_on_loopback(router).await;
+    (format!("https://{addr}/v1/chat/completions"), received, shutdown)
+}
+
+#[tokio::test]
+async fn a_hosted_model_on_https_is_asked_over_tls_and_one_not_trusted_never_gets_the_key() {
+    let (url, received, _shutdown) = tls_endpoint().await;
+    let trusting = LlmClient::from_config(&LlmConfig {
+        llm_url: Some(url.clone()),
+        llm_model: Some("test-model".to_owned()),
+        llm_api_key: Some("k-123".to_owned().into()),
+        llm_timeout: Duration::from_secs(10),
+        tls: TlsConfig {
+            extra_roots: Some(league_testkit::tls::CA.into()),
+        },
+    })
+    .expect("a usable configuration")
+    .expect("a client");
+    assert_eq!(trusting.choose("P02", &[]).await.ok(), Some(Parity::Even));
+    assert_eq!(*received.lock().expect("lock"), ["Bearer k-123"]);
+
+    // The system's roots alone do not hold the test CA: the handshake fails before any request.
+    let refused = client(&url, Duration::from_secs(10)).choose("P02", &[]).await;
+    match refused {
+        Err(LlmError::Request(said)) => assert!(
+            said.contains("certificate is not trusted") && said.contains("LEAGUE_EXTRA_ROOTS"),
+            "{said}"
+        ),
+        other => panic!("refused for its certificate, not {other:?}"),
+    }
+    assert_eq!(
+        received.lock().expect("lock").len(),
+        1,
+        "the key went nowhere else"
     );
 }
 

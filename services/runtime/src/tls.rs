@@ -83,16 +83,22 @@ pub fn https_connector(tls: ClientConfig, mut http: HttpConnector) -> HttpsConne
 /// What an error's chain says about TLS, in words an operator acts on: a certificate that is not trusted
 /// (and how to trust a private CA), or another TLS failure; `None` when TLS is not what failed.
 pub fn failure(error: &(dyn std::error::Error + 'static)) -> Option<TlsFailure> {
+    rustls_error(error).map(|tls| match tls {
+        rustls::Error::InvalidCertificate(_) => TlsFailure::UntrustedCertificate(format!(
+            "its TLS certificate is not trusted ({tls}); a certificate from a private CA is trusted \
+             by adding that CA to LEAGUE_EXTRA_ROOTS"
+        )),
+        other => TlsFailure::Other(format!("TLS failed: {other}")),
+    })
+}
+
+/// The TLS layer's own error somewhere in an error's chain: `None` when TLS is not what failed. For
+/// callers whose remedy is not `LEAGUE_EXTRA_ROOTS` (Postgres names its CA in `DATABASE_URL`).
+pub fn rustls_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
     let mut next = Some(error);
     while let Some(error) = next {
         if let Some(tls) = error.downcast_ref::<rustls::Error>() {
-            return Some(match tls {
-                rustls::Error::InvalidCertificate(_) => TlsFailure::UntrustedCertificate(format!(
-                    "its TLS certificate is not trusted ({tls}); a certificate from a private CA \
-                     is trusted by adding that CA to LEAGUE_EXTRA_ROOTS"
-                )),
-                other => TlsFailure::Other(format!("TLS failed: {other}")),
-            });
+            return Some(tls);
         }
         // An I/O error hides the error it carries from `source()` (it answers with that error's
         // source): go into it instead. The TLS layer's errors come as I/O errors inside I/O errors.

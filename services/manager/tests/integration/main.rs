@@ -9,6 +9,7 @@ mod history;
 mod manager_api;
 mod operator_actions;
 mod pool;
+mod postgres_tls;
 mod readiness;
 mod referee_admission;
 mod report_batch;
