@@ -846,7 +846,7 @@ async fn an_https_agent_whose_certificate_is_not_trusted_is_told_so() {
     ))
     .expect("JSON");
     let result = &played["result"];
-    assert_eq!(result["status"], "RESULT_STATUS_TECHNICAL_LOSS", "{played}");
+    assert_eq!(result["status"], "technical_loss", "{played}");
     assert_eq!(
         result["at_fault_player_ids"],
         serde_json::json!([me.id]),
