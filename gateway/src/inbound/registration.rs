@@ -11,15 +11,16 @@
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
 use league_proto::{ErrorCode, ProtocolVersion};
 use league_runtime::Credentials;
+use league_v2::compliance::{Checker, kinds};
+use league_v2::dialect::Dialect;
+use league_v2::envelope::{self, Sender, text};
+use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::sender::SenderForm;
 use serde_json::{Map, Value, json};
 
 use super::{Handled, Inbound, greeting};
-use crate::compliance::{Checker, kinds};
-use crate::dialect::Dialect;
-use crate::league_error::{LeagueError, LeagueResult};
+use crate::league_status::to_league_error;
 use crate::manager_link::{DIALECT_LABEL, EXTERNAL_LABEL, ExternalAgent};
-use crate::wire::envelope::{self, Sender, text};
-use crate::wire::sender::SenderForm;
 
 const MAX_TEXT: usize = 256;
 
@@ -234,7 +235,7 @@ fn claimed_identity(envelope: &envelope::Envelope, kind: Kind) -> Option<Credent
         _ => return None,
     };
     let token = envelope.auth_token.as_deref().filter(|token| !token.is_empty())?;
-    if crate::wire::outbound_token::is_outbound(token) {
+    if league_v2::outbound_token::is_outbound(token) {
         return None;
     }
     Some(Credentials::new(id.as_str(), token))
@@ -275,7 +276,7 @@ fn accepted(
     fields.insert("league_id".into(), league_id);
     fields.insert("reason".into(), Value::Null);
     Handled {
-        result: crate::wire::message(
+        result: league_v2::envelope::message(
             message_type,
             &form.manager(),
             conversation_id.unwrap_or_default(),
@@ -293,7 +294,7 @@ fn rejected(
     conversation_id: Option<&str>,
     status: &tonic::Status,
 ) -> LeagueResult<Handled> {
-    let error = LeagueError::from_status(status);
+    let error = to_league_error(status.clone());
     if matches!(
         error.code,
         ErrorCode::ConnectionError | ErrorCode::Timeout | ErrorCode::InternalError
@@ -304,7 +305,7 @@ fn rejected(
         ErrorCode::DuplicateRegistration => format!("{}: {RESUME_HINT}", error.description),
         _ => error.description,
     };
-    Ok(Handled::anonymous(crate::wire::message(
+    Ok(Handled::anonymous(league_v2::envelope::message(
         message_type,
         "league_manager",
         conversation_id.unwrap_or_default(),

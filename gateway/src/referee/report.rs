@@ -6,13 +6,14 @@
 use league_proto::ErrorCode;
 use league_proto::v2::{AgentKind, ReportMatchResultRequest};
 use league_runtime::credentials::Credentials;
+use league_v2::compliance::Checker;
+use league_v2::envelope::required_id;
+use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::{convert, envelope, result};
 use serde_json::{Map, Value, json};
 
-use crate::compliance::Checker;
 use crate::inbound::{Handled, HttpContext, Inbound};
-use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::envelope::required_id;
-use crate::wire::{self, convert, result};
+use crate::league_status::to_league_error;
 
 pub async fn report(
     inbound: &Inbound,
@@ -52,13 +53,14 @@ pub async fn report(
         .manager
         .clone()
         .report_match_result(request)
-        .await?
+        .await
+        .map_err(to_league_error)?
         .into_inner();
     inbound.referees.match_reported(league_id, match_id);
     // The referee (and anyone asking this replica next) sees the new result at once.
     inbound.manager_link.forget_standings();
     Ok(Handled {
-        result: wire::message(
+        result: envelope::message(
             "MATCH_RESULT_REPORT_ACK",
             "league_manager",
             envelope.conversation_id.as_deref().unwrap_or_default(),

@@ -1,14 +1,40 @@
 //! The envelope every league.v2 message carries (`protocol`, `message_type`, `sender`, `timestamp`,
-//! `conversation_id`, `auth_token`), checked the same way for every message an agent sends us.
+//! `conversation_id`, `auth_token`): written on every message the league sends ([`message`]) and
+//! checked the same way for every message an agent sends us ([`check`]).
 
 use league_proto::ErrorCode;
 use serde_json::{Map, Value};
 
 use crate::compliance::{Checker, kinds};
 use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::timestamp::{self, Reading};
+use crate::timestamp::{self, Reading};
 
 pub const PROTOCOL: &str = "league.v2";
+
+/// A message from the league (`sender` = `league_manager` or `referee:<id>`), with its envelope filled
+/// in; `fields` are the message's own. The bridge writes the sender in the receiving agent's form
+/// ([`crate::sender::SenderForm`]) and adds its `auth_token` ([`crate::outbound_token`]) when it sends
+/// it ([`crate::addressed::Addressed`]).
+pub fn message(message_type: &str, sender: &str, conversation_id: &str, fields: Value) -> Value {
+    let mut object = Map::new();
+    object.insert("protocol".into(), PROTOCOL.into());
+    object.insert("message_type".into(), message_type.into());
+    object.insert("sender".into(), sender.into());
+    object.insert("timestamp".into(), timestamp::now().into());
+    // No thread to echo is `null`, not an empty id.
+    object.insert(
+        "conversation_id".into(),
+        if conversation_id.is_empty() {
+            Value::Null
+        } else {
+            conversation_id.into()
+        },
+    );
+    if let Value::Object(fields) = fields {
+        object.extend(fields);
+    }
+    Value::Object(object)
+}
 
 /// Who a message says it is from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -118,7 +118,7 @@ pub enum Dialect {
     /// The older revision: canonical names, but `parity_choose` for the parity call.
     Legacy,
     /// A real MCP server (streamable HTTP): each message a `tools/call` of the tool that handles it, in
-    /// an MCP session (crate::bridge::mcp_agent; ADR 0046). Learned from the agent's answer (or
+    /// an MCP session (the gateway's MCP client; ADR 0046). Learned from the agent's answer (or
     /// configured), never from how it registered.
     Mcp,
 }
@@ -171,7 +171,7 @@ impl Dialect {
             ),
             Dialect::HandleMessage => ("handle_message".into(), Params::Under("message".into(), message)),
             Dialect::McpMessage => ("mcp_message".into(), Params::Message(message)),
-            // An MCP server's calls go through its session (crate::bridge::mcp_agent), which names the
+            // An MCP server's calls go through its session (the gateway's MCP client), which names the
             // tool from the server's own list; as one JSON-RPC call, this is the tool call.
             Dialect::ToolsCall | Dialect::Mcp => (
                 "tools/call".into(),

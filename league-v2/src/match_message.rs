@@ -1,5 +1,5 @@
 //! The messages a referee sends a player in every match (GAME_INVITATION, the move call, GAME_OVER), with
-//! their fields typed. They are written exactly as [`super::message`] and [`super::addressed`] write a
+//! their fields typed. They are written exactly as [`crate::envelope::message`] and [`crate::addressed`] write a
 //! JSON value (a test compares the two), without building a map for each call: at 40 external players
 //! the gateway built, wrote and dropped about 14,000 such maps.
 
@@ -7,9 +7,9 @@ use std::borrow::Cow;
 
 use serde::{Serialize, Serializer};
 
-use super::addressed::Outbound;
-use super::sender::SenderForm;
-use super::{envelope, timestamp};
+use crate::addressed::Outbound;
+use crate::sender::SenderForm;
+use crate::{envelope, timestamp};
 
 /// A referee's message to a player: the envelope (`sender` as the league writes it, `referee:<id>`),
 /// and `fields`, the message's own, a struct none of whose names is the envelope's.
@@ -62,7 +62,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::wire::addressed::Addressed;
+    use crate::addressed::Addressed;
 
     #[derive(Serialize)]
     struct Fields<'a> {
@@ -100,7 +100,7 @@ mod tests {
                 deadline: None,
                 context: Nested { wins: 3 },
             };
-            let as_json = crate::wire::message(
+            let as_json = crate::envelope::message(
                 "GAME_INVITATION",
                 sender,
                 conversation_id,

@@ -2,10 +2,10 @@
 //! no one form satisfies all: one family accepts only the bare `league_manager` (its validator wants
 //! `player` or `referee` before any colon), another validates `^(player|referee|league_manager):[A-Z0-9]+$`
 //! and accepts only `league_manager:LM01`. So the form is part of each agent's dialect: bare until the
-//! agent shows it wants the other, then remembered on the agent ([`crate::manager_link::ExternalAgent`]).
+//! agent shows it wants the other, then remembered on the agent (the gateway's `ExternalAgent`).
 //!
 //! How an agent shows it: it refuses over the sender the greeting sent before its registration is
-//! answered (`inbound::greeting`), or any later call ([`refused_over_sender`]; the caller retries once
+//! answered (the gateway's greeting), or any later call ([`refused_over_sender`]; the caller retries once
 //! in the [`SenderForm::other`] form and keeps the one that worked); or the operator names its form
 //! (`LEAGUE_SENDER_FORMS`). Outbound calls write the sender with [`SenderForm::apply`].
 
