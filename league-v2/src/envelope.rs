@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::compliance::{Checker, kinds};
 use crate::league_error::{LeagueError, LeagueResult};
+use crate::sender;
 use crate::timestamp::{self, Reading};
 
 pub const PROTOCOL: &str = "league.v2";
@@ -46,17 +47,18 @@ pub enum Sender {
 
 impl Sender {
     pub fn parse(text: &str) -> Option<Sender> {
-        if text == "league_manager" || text.starts_with("league_manager:") {
-            return Some(Sender::Manager);
-        }
-        let (role, id) = text.split_once(':')?;
-        let id = id.trim();
+        let (role, id) = match text.split_once(':') {
+            None if text == sender::MANAGER => return Some(Sender::Manager),
+            Some((sender::MANAGER, _)) => return Some(Sender::Manager),
+            None => return None,
+            Some((role, id)) => (role, id.trim()),
+        };
         if id.is_empty() || id.len() > 128 {
             return None;
         }
         match role {
-            "referee" => Some(Sender::Referee(id.to_owned())),
-            "player" => Some(Sender::Player(id.to_owned())),
+            sender::REFEREE => Some(Sender::Referee(id.to_owned())),
+            sender::PLAYER => Some(Sender::Player(id.to_owned())),
             _ => None,
         }
     }

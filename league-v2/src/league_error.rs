@@ -2,11 +2,13 @@
 //! LEAGUE_ERROR message. Parameter problems (E002–E004, E018, E019, E021) use JSON-RPC's "invalid params";
 //! the rest use the application range as `-32000 - n` for `En`, so a client can read the code from either.
 
+use league_domain::MessageType;
 use league_proto::ErrorCode;
 use serde_json::{Value, json};
 
+use crate::envelope::PROTOCOL;
 use crate::jsonrpc::{INTERNAL_ERROR, INVALID_PARAMS, RpcError};
-use crate::timestamp;
+use crate::{sender, timestamp};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeagueError {
@@ -49,9 +51,9 @@ impl LeagueError {
     /// The LEAGUE_ERROR message (league.v2 message type 15).
     pub fn league_error_message(&self, conversation_id: Option<&str>) -> Value {
         json!({
-            "protocol": "league.v2",
-            "message_type": "LEAGUE_ERROR",
-            "sender": "league_manager",
+            "protocol": PROTOCOL,
+            "message_type": MessageType::LeagueError.as_str(),
+            "sender": sender::MANAGER,
             "timestamp": timestamp::now(),
             "conversation_id": conversation_id,
             "error_code": self.code.code(),

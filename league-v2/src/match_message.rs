@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 
+use league_domain::MessageType;
 use serde::{Serialize, Serializer};
 
 use crate::addressed::Outbound;
@@ -15,7 +16,7 @@ use crate::{envelope, timestamp};
 /// and `fields`, the message's own, a struct none of whose names is the envelope's.
 #[derive(Debug, Clone)]
 pub struct MatchMessage<'a, F> {
-    pub message_type: &'static str,
+    pub message_type: MessageType,
     pub sender: String,
     pub conversation_id: &'a str,
     pub fields: F,
@@ -44,7 +45,7 @@ impl<F: Serialize> Outbound for MatchMessage<'_, F> {
     ) -> Result<S::Ok, S::Error> {
         Written {
             protocol: envelope::PROTOCOL,
-            message_type: self.message_type,
+            message_type: self.message_type.as_str(),
             sender: form
                 .written(&self.sender)
                 .map_or(Cow::Borrowed(self.sender.as_str()), Cow::Owned),
@@ -101,13 +102,13 @@ mod tests {
                 context: Nested { wins: 3 },
             };
             let as_json = crate::envelope::message(
-                "GAME_INVITATION",
+                MessageType::GameInvitation.as_str(),
                 sender,
                 conversation_id,
                 json!({"match_id": "R1M2", "round_id": 1, "deadline": null, "context": {"wins": 3}}),
             );
             let typed = MatchMessage {
-                message_type: "GAME_INVITATION",
+                message_type: MessageType::GameInvitation,
                 sender: sender.to_owned(),
                 conversation_id,
                 fields,

@@ -13,10 +13,38 @@ use serde_json::Value;
 
 use crate::jsonrpc::RpcError;
 
+// The names below are literals once each; `concat!` (which takes only literals) builds the typed form.
+macro_rules! manager {
+    () => {
+        "league_manager"
+    };
+}
+macro_rules! manager_id {
+    () => {
+        "LM01"
+    };
+}
+
+/// The league manager as a sender, in the bare form: what the league writes on the messages it builds.
+pub const MANAGER: &str = manager!();
 /// The manager's id in the `type:id` form.
-pub const MANAGER_ID: &str = "LM01";
-const MANAGER: &str = "league_manager";
-const REFEREE: &str = "referee";
+pub const MANAGER_ID: &str = manager_id!();
+/// The league manager in the typed form (`type:ID`, as every sender of that family is written).
+pub const TYPED_MANAGER: &str = concat!(manager!(), ":", manager_id!());
+/// A referee's role, before its id: `referee:<ID>`.
+pub const REFEREE: &str = "referee";
+/// A player's role, before its id: `player:<ID>`.
+pub const PLAYER: &str = "player";
+
+/// A referee as a sender: `referee:<id>`.
+pub fn referee(id: &str) -> String {
+    format!("{REFEREE}:{id}")
+}
+
+/// A player as a sender: `player:<id>`.
+pub fn player(id: &str) -> String {
+    format!("{PLAYER}:{id}")
+}
 
 /// How the league writes its senders for one agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
@@ -51,10 +79,10 @@ impl SenderForm {
     }
 
     /// The league manager, in this form.
-    pub fn manager(self) -> String {
+    pub fn manager(self) -> &'static str {
         match self {
-            SenderForm::Bare => MANAGER.to_owned(),
-            SenderForm::Typed => format!("{MANAGER}:{MANAGER_ID}"),
+            SenderForm::Bare => MANAGER,
+            SenderForm::Typed => TYPED_MANAGER,
         }
     }
 
@@ -63,10 +91,10 @@ impl SenderForm {
     /// another form's sender it gives this form's.
     pub fn written(self, sender: &str) -> Option<String> {
         match sender.split_once(':') {
-            None if sender == MANAGER => Some(self.manager()),
-            Some((MANAGER, _)) => Some(self.manager()),
+            None if sender == MANAGER => Some(self.manager().to_owned()),
+            Some((MANAGER, _)) => Some(self.manager().to_owned()),
             // A referee always has an id in both families; only its case is normalised.
-            Some((REFEREE, id)) if !id.is_empty() => Some(format!("{REFEREE}:{}", id.to_ascii_uppercase())),
+            Some((REFEREE, id)) if !id.is_empty() => Some(referee(&id.to_ascii_uppercase())),
             _ => None,
         }
     }
@@ -118,6 +146,7 @@ mod tests {
         assert_eq!(sent(SenderForm::Typed, "player:P01"), "player:P01");
         assert_eq!(SenderForm::Bare.other(), SenderForm::Typed);
         assert_eq!(SenderForm::parse("typed"), Some(SenderForm::Typed));
+        assert_eq!(TYPED_MANAGER, format!("{MANAGER}:{MANAGER_ID}"));
     }
 
     #[test]

@@ -15,6 +15,7 @@ use league_proto::{ErrorCode, error_code};
 use league_v2::compliance::{Checker, Mode, kinds};
 use league_v2::jsonrpc;
 use league_v2::league_error::LeagueError;
+use league_v2::sender;
 use league_v2::{MatchMessage, convert, envelope, timestamp};
 use serde_json::{Map, Value, json};
 use tonic::{Request, Response, Status};
@@ -72,7 +73,7 @@ impl PlayerBridge {
     /// The referee's message `kind` to a player in the match `context`, with its own `fields`.
     fn to_player<F>(kind: MessageType, context: &MatchContext, fields: F) -> MatchMessage<'_, F> {
         MatchMessage {
-            message_type: kind.as_str(),
+            message_type: kind,
             sender: Self::referee_sender(context),
             conversation_id: &context.conversation_id,
             fields,
@@ -81,9 +82,9 @@ impl PlayerBridge {
 
     fn referee_sender(context: &MatchContext) -> String {
         if context.referee_id.is_empty() {
-            "referee".to_owned()
+            sender::REFEREE.to_owned()
         } else {
-            format!("referee:{}", context.referee_id)
+            sender::referee(&context.referee_id)
         }
     }
 }
@@ -487,7 +488,7 @@ fn event_message(
             ]),
         ),
     };
-    let mut message = envelope::message(kind.as_str(), "league_manager", &event.event_id, fields);
+    let mut message = envelope::message(kind.as_str(), sender::MANAGER, &event.event_id, fields);
     message["league_id"] = event.league_id.as_str().into();
     Ok((kind, message))
 }

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use league_domain::MessageType;
 use league_v2::jsonrpc;
+use league_v2::sender;
 use league_v2::{convert, envelope};
 use serde_json::Value;
 
@@ -72,7 +73,7 @@ async fn standings_update(inbound: &Inbound, league_id: &str, agent_id: &str) ->
     };
     envelope::message(
         MessageType::LeagueStandingsUpdate.as_str(),
-        "league_manager",
+        sender::MANAGER,
         &format!("greeting-{agent_id}"),
         jsonrpc::object([
             ("league_id", league_id.into()),

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use league_domain::MessageType;
 use league_proto::ErrorCode;
 use league_proto::v2::{
     CancelLeagueRequest, CreateLeagueRequest, EnrollPlayerRequest, ListComplianceWarningsRequest,
@@ -13,6 +14,7 @@ use league_proto::v2::{
 use league_v2::dialect::Lifecycle;
 use league_v2::envelope::{required_id, text};
 use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::sender;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -76,8 +78,8 @@ pub async fn start_league(
         .map_err(to_league_error)?
         .into_inner();
     Ok(league_v2::envelope::message(
-        "LEAGUE_START_RESPONSE",
-        "league_manager",
+        MessageType::LeagueStartResponse.as_str(),
+        sender::MANAGER,
         conversation_id(message),
         json!({
             "status": "STARTED",
@@ -165,8 +167,8 @@ pub async fn create_league(
         .map_err(to_league_error)?
         .into_inner();
     Ok(league_v2::envelope::message(
-        "LEAGUE_CREATE_RESPONSE",
-        "league_manager",
+        MessageType::LeagueCreateResponse.as_str(),
+        sender::MANAGER,
         conversation_id(message),
         json!({
             "status": "CREATED",
@@ -198,8 +200,8 @@ pub async fn enroll_player(
         .map_err(to_league_error)?
         .into_inner();
     Ok(league_v2::envelope::message(
-        "LEAGUE_ENROLL_RESPONSE",
-        "league_manager",
+        MessageType::LeagueEnrollResponse.as_str(),
+        sender::MANAGER,
         conversation_id(message),
         json!({
             "status": if enrolled.enrolled { "ENROLLED" } else { "ALREADY_ENROLLED" },
@@ -275,8 +277,8 @@ pub async fn change_league(
     };
     answer["success"] = Value::Bool(true);
     Ok(league_v2::envelope::message(
-        "LEAGUE_OPERATOR_RESPONSE",
-        "league_manager",
+        MessageType::LeagueOperatorResponse.as_str(),
+        sender::MANAGER,
         conversation_id(message),
         answer,
     ))

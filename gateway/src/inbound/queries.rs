@@ -4,6 +4,7 @@
 //! Every query is authenticated, by an agent's token or the operator's. Standings, the hot query, come
 //! from a cache at most 100 ms old (crate::standings_cache); the others go to the manager each time.
 
+use league_domain::MessageType;
 use league_proto::ErrorCode;
 use league_proto::v2::*;
 use league_runtime::Credentials;
@@ -12,6 +13,7 @@ use league_v2::convert;
 use league_v2::envelope::text;
 use league_v2::jsonrpc;
 use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::sender;
 use serde_json::{Map, Value, json};
 
 use super::{Handled, HttpContext, Inbound};
@@ -174,8 +176,8 @@ async fn run(
     };
     Ok(Handled {
         result: league_v2::envelope::message(
-            "LEAGUE_QUERY_RESPONSE",
-            "league_manager",
+            MessageType::LeagueQueryResponse.as_str(),
+            sender::MANAGER,
             conversation_id.as_deref().unwrap_or_default(),
             jsonrpc::object([
                 ("query_type", query_type.into()),

@@ -8,6 +8,7 @@
 //! ADR 0013); anything else registers as usual, and a taken contact endpoint is refused (E014, with
 //! that hint).
 
+use league_domain::MessageType;
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
 use league_proto::{ErrorCode, ProtocolVersion};
 use league_runtime::Credentials;
@@ -15,7 +16,7 @@ use league_v2::compliance::{Checker, kinds};
 use league_v2::dialect::Dialect;
 use league_v2::envelope::{self, Sender, text};
 use league_v2::league_error::{LeagueError, LeagueResult};
-use league_v2::sender::SenderForm;
+use league_v2::sender::{self, SenderForm};
 use serde_json::{Map, Value, json};
 
 use super::{Handled, Inbound, greeting};
@@ -95,7 +96,11 @@ pub async fn player(
                 conversation_id.as_deref(),
             ))
         }
-        Err(status) => rejected("LEAGUE_REGISTER_RESPONSE", conversation_id.as_deref(), &status),
+        Err(status) => rejected(
+            MessageType::LeagueRegisterResponse,
+            conversation_id.as_deref(),
+            status,
+        ),
     }
 }
 
@@ -194,7 +199,11 @@ pub async fn referee(
                 conversation_id.as_deref(),
             ))
         }
-        Err(status) => rejected("REFEREE_REGISTER_RESPONSE", conversation_id.as_deref(), &status),
+        Err(status) => rejected(
+            MessageType::RefereeRegisterResponse,
+            conversation_id.as_deref(),
+            status,
+        ),
     }
 }
 
@@ -252,12 +261,12 @@ fn accepted(
 ) -> Handled {
     let (message_type, id_field, league_id) = match kind {
         Kind::Player => (
-            "LEAGUE_REGISTER_RESPONSE",
+            MessageType::LeagueRegisterResponse,
             "player_id",
             Value::from(registered.league_id),
         ),
         Kind::Referee => (
-            "REFEREE_REGISTER_RESPONSE",
+            MessageType::RefereeRegisterResponse,
             "referee_id",
             // A referee serves every league of its games; it may register before any exists.
             (!registered.league_id.is_empty())
@@ -277,8 +286,8 @@ fn accepted(
     fields.insert("reason".into(), Value::Null);
     Handled {
         result: league_v2::envelope::message(
-            message_type,
-            &form.manager(),
+            message_type.as_str(),
+            form.manager(),
             conversation_id.unwrap_or_default(),
             Value::Object(fields),
         ),
@@ -290,11 +299,11 @@ fn accepted(
 /// specification's REJECTED response, with the code and reason; nothing was registered. A taken
 /// endpoint's reason says how its agent comes back.
 fn rejected(
-    message_type: &str,
+    message_type: MessageType,
     conversation_id: Option<&str>,
-    status: &tonic::Status,
+    status: tonic::Status,
 ) -> LeagueResult<Handled> {
-    let error = to_league_error(status.clone());
+    let error = to_league_error(status);
     if matches!(
         error.code,
         ErrorCode::ConnectionError | ErrorCode::Timeout | ErrorCode::InternalError
@@ -306,8 +315,8 @@ fn rejected(
         _ => error.description,
     };
     Ok(Handled::anonymous(league_v2::envelope::message(
-        message_type,
-        "league_manager",
+        message_type.as_str(),
+        sender::MANAGER,
         conversation_id.unwrap_or_default(),
         json!({
             "status": "REJECTED",

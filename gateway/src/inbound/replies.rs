@@ -9,6 +9,7 @@ use league_proto::v2::{MatchStatus, RelayReplyRequest, RelayedReply};
 use league_v2::compliance::Checker;
 use league_v2::envelope::required_id;
 use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::sender;
 use serde_json::{Map, Value, json};
 
 use super::{Handled, HttpContext, Inbound};
@@ -62,7 +63,7 @@ pub async fn deliver(
     Ok(Handled {
         result: league_v2::envelope::message(
             &format!("{}_RECEIVED", kind.as_str()),
-            "league_manager",
+            sender::MANAGER,
             envelope.conversation_id.as_deref().unwrap_or_default(),
             json!({"status": "received", "match_id": match_id}),
         ),

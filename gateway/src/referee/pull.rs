@@ -13,6 +13,7 @@
 
 use std::net::IpAddr;
 
+use league_domain::MessageType;
 use league_domain::Timing;
 use league_proto::ErrorCode;
 use league_proto::v2::{
@@ -22,6 +23,7 @@ use league_proto::v2::{
 use league_v2::compliance::{Checker, kinds};
 use league_v2::envelope::{Sender, text};
 use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::sender;
 use serde_json::{Map, Value, json};
 
 use super::source;
@@ -178,8 +180,8 @@ pub async fn registrations(
         .collect();
     let conversation_id = text(message, "conversation_id").unwrap_or_default();
     let mut result = league_v2::envelope::message(
-        "LEAGUE_QUERY_RESPONSE",
-        "league_manager",
+        MessageType::LeagueQueryResponse.as_str(),
+        sender::MANAGER,
         conversation_id,
         json!({
             "query_type": "GET_REGISTRATIONS",

@@ -12,7 +12,7 @@ use league_proto::v2::{AssignedPlayer, ScheduledMatch};
 use league_v2::addressed::Addressed;
 use league_v2::compliance::Checker;
 use league_v2::jsonrpc::METHOD_NOT_FOUND;
-use league_v2::sender::refused_over_sender;
+use league_v2::sender::{self, refused_over_sender};
 use league_v2::{envelope, timestamp};
 use serde_json::{Map, Value, json};
 
@@ -47,7 +47,7 @@ impl Referees {
         };
         let message = envelope::message(
             MessageType::StartMatch.as_str(),
-            "league_manager",
+            sender::MANAGER,
             &format!("conv-{}-{match_id}", assignment.league_id()),
             Value::Object(self.match_fields(
                 referee_id,

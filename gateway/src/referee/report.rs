@@ -3,12 +3,14 @@
 //! lease; the manager accepts it from the referee holding the match's lease, records it once, and a
 //! repeated report is a no-op that answers with the result on record.
 
+use league_domain::MessageType;
 use league_proto::ErrorCode;
 use league_proto::v2::{AgentKind, ReportMatchResultRequest};
 use league_runtime::credentials::Credentials;
 use league_v2::compliance::Checker;
 use league_v2::envelope::required_id;
 use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::sender;
 use league_v2::{convert, envelope, result};
 use serde_json::{Map, Value, json};
 
@@ -61,8 +63,8 @@ pub async fn report(
     inbound.manager_link.forget_standings();
     Ok(Handled {
         result: envelope::message(
-            "MATCH_RESULT_REPORT_ACK",
-            "league_manager",
+            MessageType::MatchResultReportAck.as_str(),
+            sender::MANAGER,
             envelope.conversation_id.as_deref().unwrap_or_default(),
             json!({
                 "league_id": league_id,

@@ -21,6 +21,7 @@ use league_runtime::grpc::GrpcChannel;
 use league_v2::compliance::{Checker, kinds};
 use league_v2::envelope::{required_id, text};
 use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::sender;
 use league_v2::{convert, envelope, result, timestamp};
 use serde_json::{Map, Value, json};
 
@@ -133,7 +134,7 @@ impl PlayerCall {
         Handled {
             result: envelope::message(
                 message_type.as_str(),
-                &format!("player:{}", self.player_id),
+                &sender::player(&self.player_id),
                 &self.context.conversation_id,
                 fields,
             ),

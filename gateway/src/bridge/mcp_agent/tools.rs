@@ -49,7 +49,7 @@ impl Tools {
             .filter_map(|kind| {
                 let lower = kind.as_str().to_ascii_lowercase();
                 let tool = [
-                    canonical_method(kind).to_owned(),
+                    canonical_method(kind)?.to_owned(),
                     lower.clone(),
                     format!("receive_{lower}"),
                 ]
