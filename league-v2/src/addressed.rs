@@ -4,7 +4,7 @@
 //! call tried in several dialects or sender forms never copies its message.
 //!
 //! A message is a JSON value ([`crate::envelope::message`]) or, for the calls of every match, a
-//! [`crate::MatchMessage`] whose fields are typed: written the same way without building a map.
+//! [`crate::match_message::MatchMessage`] whose fields are typed: written the same way without building a map.
 
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};

@@ -26,7 +26,7 @@ impl LeagueError {
         }
     }
 
-    pub fn rpc_code(&self) -> i64 {
+    pub(crate) fn rpc_code(&self) -> i64 {
         match self.code {
             ErrorCode::InvalidMessageFormat
             | ErrorCode::MissingRequiredField

@@ -19,5 +19,3 @@ pub mod result;
 pub mod sender;
 pub mod shared_json;
 pub mod timestamp;
-
-pub use match_message::MatchMessage;

@@ -13,24 +13,18 @@ use serde_json::Value;
 
 use crate::jsonrpc::RpcError;
 
-// The names below are literals once each; `concat!` (which takes only literals) builds the typed form.
+// The manager's name is a literal once; `concat!` (which takes only literals) builds the typed form.
 macro_rules! manager {
     () => {
         "league_manager"
     };
 }
-macro_rules! manager_id {
-    () => {
-        "LM01"
-    };
-}
 
 /// The league manager as a sender, in the bare form: what the league writes on the messages it builds.
 pub const MANAGER: &str = manager!();
-/// The manager's id in the `type:id` form.
-pub const MANAGER_ID: &str = manager_id!();
-/// The league manager in the typed form (`type:ID`, as every sender of that family is written).
-pub const TYPED_MANAGER: &str = concat!(manager!(), ":", manager_id!());
+/// The league manager in the typed form (`type:ID`, as every sender of that family is written; the
+/// manager's id is LM01).
+pub(crate) const TYPED_MANAGER: &str = concat!(manager!(), ":LM01");
 /// A referee's role, before its id: `referee:<ID>`.
 pub const REFEREE: &str = "referee";
 /// A player's role, before its id: `player:<ID>`.
@@ -89,7 +83,7 @@ impl SenderForm {
     /// A `sender` written by whoever built a message (`league_manager`, `league_manager:<id>` or
     /// `referee[:<id>]`) in this form; `None` for any other sender, which is left alone. Written over
     /// another form's sender it gives this form's.
-    pub fn written(self, sender: &str) -> Option<String> {
+    pub(crate) fn written(self, sender: &str) -> Option<String> {
         match sender.split_once(':') {
             None if sender == MANAGER => Some(self.manager().to_owned()),
             Some((MANAGER, _)) => Some(self.manager().to_owned()),
@@ -146,7 +140,6 @@ mod tests {
         assert_eq!(sent(SenderForm::Typed, "player:P01"), "player:P01");
         assert_eq!(SenderForm::Bare.other(), SenderForm::Typed);
         assert_eq!(SenderForm::parse("typed"), Some(SenderForm::Typed));
-        assert_eq!(TYPED_MANAGER, format!("{MANAGER}:{MANAGER_ID}"));
     }
 
     #[test]

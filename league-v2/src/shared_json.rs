@@ -66,7 +66,7 @@ impl SharedJson {
 
     /// JSON text to be written back exactly as it came (a numeric id whose digits `value`, a float,
     /// would round).
-    pub fn verbatim(value: Value, text: &str) -> Self {
+    pub(crate) fn verbatim(value: Value, text: &str) -> Self {
         Self {
             value: Arc::new(value),
             text: text.into(),
@@ -91,10 +91,6 @@ impl SharedJson {
             .ok()
             .flatten()
             .unwrap_or_else(|| Value::clone(&self.value))
-    }
-
-    pub fn get(&self) -> &Value {
-        &self.value
     }
 }
 
@@ -153,13 +149,13 @@ pub fn to_vec<T: serde::Serialize + ?Sized>(message: &T) -> Vec<u8> {
 
 /// The shared JSON of the last few distinct inputs.
 #[derive(Debug)]
-pub struct Recent<K> {
+pub(crate) struct Recent<K> {
     entries: Mutex<VecDeque<(K, SharedJson)>>,
     capacity: usize,
 }
 
 impl<K> Recent<K> {
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         Self {
             entries: Mutex::new(VecDeque::with_capacity(capacity)),
             capacity,
@@ -168,7 +164,7 @@ impl<K> Recent<K> {
 
     /// The shared JSON of the input `is` recognises: remembered, or built from `key()` (and remembered
     /// under it).
-    pub fn get(
+    pub(crate) fn get(
         &self,
         is: impl Fn(&K) -> bool,
         key: impl FnOnce() -> K,
@@ -241,8 +237,8 @@ mod tests {
         })
         .await;
         let read: Value = serde_json::from_slice(&written).expect("valid JSON");
-        assert_eq!(read["result"]["data"], *shared.get());
-        assert_eq!(read["result"]["again"], *shared.get());
+        assert_eq!(read["result"]["data"], shared.value());
+        assert_eq!(read["result"]["again"], shared.value());
         assert_eq!(read["id"], 1);
     }
 
@@ -250,7 +246,7 @@ mod tests {
     async fn outside_a_scope_it_is_the_value_itself() {
         let shared = standings();
         let response = json!({"data": shared.value()});
-        assert_eq!(response["data"], *shared.get());
+        assert_eq!(response["data"], shared.value());
         assert_eq!(to_vec(&response), serde_json::to_vec(&response).expect("json"));
     }
 
@@ -266,7 +262,7 @@ mod tests {
         let first = get(1);
         let again = get(1);
         assert!(Arc::ptr_eq(&first.text, &again.text));
-        assert_eq!(*again.get(), json!({"n": 1}));
+        assert_eq!(again.value(), json!({"n": 1}));
         get(2);
         get(3); // 1 is forgotten
         get(1);
@@ -312,7 +308,7 @@ mod tests {
         assert_eq!(inner, json!({"inner": {"nested": true}}));
         // The marker made before the awaits still stands for its own text, not for one listed after.
         let outer: Value = serde_json::from_slice(&outer).expect("valid JSON");
-        assert_eq!(outer["before"], *standings().get());
+        assert_eq!(outer["before"], standings().value());
         assert_eq!(outer["after"], json!({"second": 2}));
         // Nothing of a scope is left on this thread.
         assert!(SPLICES.with_borrow(Option::is_none));
@@ -334,6 +330,6 @@ mod tests {
         .await;
         let read: Value = serde_json::from_slice(&written).expect("valid JSON");
         assert_eq!(read["forged"], json!(forged));
-        assert_eq!(read["data"], *shared.get());
+        assert_eq!(read["data"], shared.value());
     }
 }

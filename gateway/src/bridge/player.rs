@@ -15,8 +15,9 @@ use league_proto::{ErrorCode, error_code};
 use league_v2::compliance::{Checker, Mode, kinds};
 use league_v2::jsonrpc;
 use league_v2::league_error::LeagueError;
+use league_v2::match_message::MatchMessage;
 use league_v2::sender;
-use league_v2::{MatchMessage, convert, envelope, timestamp};
+use league_v2::{convert, envelope, timestamp};
 use serde_json::{Map, Value, json};
 use tonic::{Request, Response, Status};
 
