@@ -268,11 +268,10 @@ impl ManagerLink {
                 Ok(Arc::new(Standings::new(response)))
             }
         };
-        Ok(self
-            .standings
+        self.standings
             .get(league_id, fetch)
             .await
-            .map_err(to_league_error)?)
+            .map_err(to_league_error)
     }
 
     /// Forgets the cached standings, after a change this gateway made (a registration adds a row).
