@@ -18,7 +18,6 @@ use tonic_health::pb::health_client::HealthClient;
 use crate::bridge::event_slots::EventSlots;
 use crate::bridge::overhead::MeasuredBridge;
 use crate::bridge::{FallbackTimeouts, PlayerBridge, Replies, client::AgentClient};
-use crate::compliance::{FLUSH_INTERVAL, WarningBuffer};
 use crate::config::GatewayConfig;
 use crate::connections::{self, ConnectionLimits};
 use crate::http::{self, HttpState};
@@ -27,6 +26,7 @@ use crate::limits::{Rates, RequestLimits};
 use crate::manager_link::ManagerLink;
 use crate::mcp::McpService;
 use crate::referee::Referees;
+use crate::warning_buffer::{FLUSH_INTERVAL, WarningBuffer};
 
 #[derive(Debug)]
 pub struct GatewayApp {

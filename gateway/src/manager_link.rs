@@ -17,14 +17,15 @@ use league_proto::v2::{
 };
 use league_runtime::credentials::{on_behalf_of_request, operator_request};
 use league_runtime::grpc::GrpcChannel;
+use league_v2::dialect::Dialect;
+use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::outbound_token;
+use league_v2::sender::SenderForm;
 use secrecy::SecretString;
 use sha2::{Digest, Sha256};
 
-use crate::dialect::Dialect;
-use crate::league_error::{LeagueError, LeagueResult};
+use crate::league_status::to_league_error;
 use crate::standings_cache::{Standings, StandingsCache};
-use crate::wire::outbound_token;
-use crate::wire::sender::SenderForm;
 
 /// How long a verified credential is trusted without asking the manager again: how soon this gateway
 /// notices that the operator revoked a referee (ADR 0039; the manager refuses its reports at once).
@@ -46,7 +47,7 @@ pub struct ExternalAgent {
     pub outbound_token: outbound_token::OutboundToken,
     /// Learned at registration; switched when the agent turns out to answer another dialect.
     pub dialect: Mutex<Dialect>,
-    /// How the league's senders are written for this agent (learned, see [`crate::wire::sender`]).
+    /// How the league's senders are written for this agent (learned, see [`league_v2::sender`]).
     pub sender_form: Mutex<SenderForm>,
     /// The dialect that worked for each message type when it was not the agent's own, so a fallback
     /// costs the agent's -32601s once, not on every message.
@@ -235,7 +236,13 @@ impl ManagerLink {
     /// caller's leave ([`crate::limits`]).
     pub async fn look_up_credential(&self, token: &str) -> LeagueResult<(String, AgentKind)> {
         let request = operator_request(&SecretString::from(token.to_owned()), AuthenticateRequest {});
-        let response = self.agents.clone().authenticate(request).await?.into_inner();
+        let response = self
+            .agents
+            .clone()
+            .authenticate(request)
+            .await
+            .map_err(to_league_error)?
+            .into_inner();
         let kind = AgentKind::try_from(response.kind).unwrap_or(AgentKind::Unspecified);
         let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         if let Ok(mut verified) = self.verified.write() {
@@ -261,7 +268,10 @@ impl ManagerLink {
                 Ok(Arc::new(Standings::new(response)))
             }
         };
-        Ok(self.standings.get(league_id, fetch).await?)
+        self.standings
+            .get(league_id, fetch)
+            .await
+            .map_err(to_league_error)
     }
 
     /// Forgets the cached standings, after a change this gateway made (a registration adds a row).
@@ -277,7 +287,8 @@ impl ManagerLink {
                 league_id: league_id.to_owned(),
                 match_id: match_id.to_owned(),
             }))
-            .await?
+            .await
+            .map_err(to_league_error)?
             .into_inner()
             .r#match
             .ok_or_else(|| LeagueError::new(ErrorCode::MatchNotFound, format!("no match {match_id}")))
@@ -398,7 +409,8 @@ impl ManagerLink {
             .get_agent(self.as_operator(GetAgentRequest {
                 agent_id: agent_id.to_owned(),
             }))
-            .await?
+            .await
+            .map_err(to_league_error)?
             .into_inner()
             .agent
             .ok_or_else(|| {

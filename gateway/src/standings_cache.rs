@@ -27,8 +27,8 @@ use league_proto::v2::GetStandingsResponse;
 use serde_json::json;
 use tokio::time::Instant;
 
-use crate::shared_json::SharedJson;
-use crate::wire::convert;
+use league_v2::convert;
+use league_v2::shared_json::SharedJson;
 
 /// A league's standings as fetched: the manager's answer and the league.v2 JSON of it (the
 /// LEAGUE_QUERY_RESPONSE's `data`), built and serialized once per fetch rather than once per query.

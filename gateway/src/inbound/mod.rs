@@ -13,18 +13,19 @@ use std::sync::Arc;
 use league_domain::MessageType;
 use league_proto::ErrorCode;
 use league_proto::v2::AgentKind;
+use league_v2::compliance::{Checker, Mode};
+use league_v2::dialect::{self, Action};
+use league_v2::envelope::{self, Envelope};
+use league_v2::jsonrpc::{self, Call, RpcError};
+use league_v2::league_error::{LeagueError, LeagueResult};
 use serde_json::{Map, Value, json};
 
 use crate::bridge::{PlayerBridge, Replies};
-use crate::compliance::{Checker, Mode, WarningBuffer};
 use crate::config::GatewayConfig;
-use crate::dialect::{self, Action};
-use crate::jsonrpc::{self, Call, RpcError};
-use crate::league_error::{LeagueError, LeagueResult};
 use crate::limits::{CallKind, RequestLimits};
 use crate::manager_link::ManagerLink;
 use crate::referee::{self, Referees};
-use crate::wire::envelope::{self, Envelope};
+use crate::warning_buffer::WarningBuffer;
 
 /// Everything the inbound side needs, shared by every request.
 #[derive(Debug, Clone)]
@@ -180,7 +181,7 @@ impl Inbound {
             Action::Ping => Ok(Handled::anonymous(json!({
                 "status": "ok",
                 "protocol": envelope::PROTOCOL,
-                "timestamp": crate::wire::timestamp::now(),
+                "timestamp": league_v2::timestamp::now(),
             }))),
             Action::StartLeague => operator::start_league(self, message, http)
                 .await
@@ -268,7 +269,7 @@ impl Inbound {
         token: &str,
         http: &HttpContext,
     ) -> LeagueResult<(String, AgentKind)> {
-        if crate::wire::outbound_token::is_outbound(token) {
+        if league_v2::outbound_token::is_outbound(token) {
             // What the league sends an agent proves the league, never the agent.
             self.limits.failed_authentication(http.peer);
             return Err(LeagueError::new(

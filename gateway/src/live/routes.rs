@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use super::watch::{Refused, Viewer};
 use super::{Live, assets, bounded, view};
 use crate::connections::Peer;
+use crate::league_status::to_status;
 use crate::standings_cache::Standings;
 
 /// The largest JSON answer (a 1000-player league's table is about 150 KB).
@@ -90,13 +91,7 @@ fn upstream(status: tonic::Status) -> Refusal {
 
 /// The league's standings (shared through the gateway's cache), bounded in time.
 async fn standings(live: &Live, league_id: &str) -> Result<Arc<Standings>, Refusal> {
-    ask(async {
-        live.manager_link
-            .standings(league_id)
-            .await
-            .map_err(tonic::Status::from)
-    })
-    .await
+    ask(async { live.manager_link.standings(league_id).await.map_err(to_status) }).await
 }
 
 /// Bounds a call to the manager in time.

@@ -14,12 +14,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use league_proto::v2::{GetLeagueStatusResponse, LeagueStatus};
+use league_v2::convert;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::metrics::{POLLS, SNAPSHOTS, Seat};
 use super::{Live, bounded, view};
-use crate::wire::convert;
+use crate::league_status::to_status;
 
 /// How often a watched league's status is asked for.
 pub const WATCH_INTERVAL: Duration = Duration::from_millis(500);
@@ -173,11 +174,7 @@ impl Live {
     /// being played with each match's outcome so far, and the points after the last completed round.
     pub async fn snapshot(&self, status: GetLeagueStatusResponse) -> Result<Value, tonic::Status> {
         let league_id = status.league_id.clone();
-        let standings = self
-            .manager_link
-            .standings(&league_id)
-            .await
-            .map_err(tonic::Status::from)?;
+        let standings = self.manager_link.standings(&league_id).await.map_err(to_status)?;
         let completed = standings.response.round_id;
         let rows = &standings.response.standings;
         let round = if status.current_round_id == 0 {

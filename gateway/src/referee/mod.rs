@@ -26,10 +26,11 @@ use league_proto::v2::player_service_client::PlayerServiceClient;
 use league_proto::v2::{GetAgentRequest, GetMatchRequest, MatchAssignment, MatchStatus};
 use league_runtime::ShutdownSignal;
 use league_runtime::grpc::{self, GrpcChannel};
+use league_v2::league_error::{LeagueError, LeagueResult};
 use tokio::sync::Notify;
 
 use crate::bridge::PlayerBridge;
-use crate::league_error::{LeagueError, LeagueResult};
+use crate::league_status::to_league_error;
 use crate::manager_link::ManagerLink;
 
 /// How long a match's facts (players, referee) are kept without asking the manager again.
@@ -134,7 +135,8 @@ impl Referees {
                 league_id: league_id.to_owned(),
                 match_id: match_id.to_owned(),
             }))
-            .await?
+            .await
+            .map_err(to_league_error)?
             .into_inner();
         let scheduled = detail
             .r#match
@@ -201,7 +203,8 @@ impl Referees {
             .get_agent(self.manager_link.as_operator(GetAgentRequest {
                 agent_id: player_id.to_owned(),
             }))
-            .await?
+            .await
+            .map_err(to_league_error)?
             .into_inner()
             .agent
             .ok_or_else(|| {

@@ -13,20 +13,23 @@
 
 use std::net::IpAddr;
 
+use league_domain::MessageType;
 use league_domain::Timing;
 use league_proto::ErrorCode;
 use league_proto::v2::{
     Agent, AgentKind, AssignedPlayer, ClaimMatchesRequest, GetAgentRequest, GetScheduleRequest,
     ListAgentsRequest, MatchStatus, ScheduledMatch,
 };
+use league_v2::compliance::{Checker, kinds};
+use league_v2::envelope::{Sender, text};
+use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::sender;
 use serde_json::{Map, Value, json};
 
 use super::source;
-use crate::compliance::{Checker, kinds};
 use crate::inbound::{Handled, HttpContext, Inbound};
-use crate::league_error::{LeagueError, LeagueResult};
+use crate::league_status::to_league_error;
 use crate::manager_link::EXTERNAL_LABEL;
-use crate::wire::envelope::{Sender, text};
 
 /// The most matches one pull asks for; the manager hands out no more than the referee's free slots.
 const PULL_BATCH: u32 = 64;
@@ -93,7 +96,8 @@ pub async fn assigned_matches(
         .manager
         .clone()
         .claim_matches(request)
-        .await?
+        .await
+        .map_err(to_league_error)?
         .into_inner()
         .assignments;
     for assignment in claimed.into_iter().filter_map(super::parse) {
@@ -139,7 +143,8 @@ pub async fn registrations(
         async move { agents.list_agents(request).await }
     };
     let players: Vec<Value> = list(AgentKind::Player)
-        .await?
+        .await
+        .map_err(to_league_error)?
         .into_inner()
         .agents
         .into_iter()
@@ -157,7 +162,8 @@ pub async fn registrations(
         })
         .collect();
     let referees: Vec<Value> = list(AgentKind::Referee)
-        .await?
+        .await
+        .map_err(to_league_error)?
         .into_inner()
         .agents
         .into_iter()
@@ -173,9 +179,9 @@ pub async fn registrations(
         })
         .collect();
     let conversation_id = text(message, "conversation_id").unwrap_or_default();
-    let mut result = crate::wire::message(
-        "LEAGUE_QUERY_RESPONSE",
-        "league_manager",
+    let mut result = league_v2::envelope::message(
+        MessageType::LeagueQueryResponse.as_str(),
+        sender::MANAGER,
         conversation_id,
         json!({
             "query_type": "GET_REGISTRATIONS",
@@ -280,7 +286,8 @@ async fn identify(
                     label: EXTERNAL_LABEL.to_owned(),
                     include_revoked: false,
                 }))
-                .await?
+                .await
+                .map_err(to_league_error)?
                 .into_inner()
                 .agents
         }
@@ -344,7 +351,8 @@ async fn held_by(inbound: &Inbound, referee_id: &str) -> LeagueResult<Vec<HeldMa
                 first_round_id,
                 max_matches: 0,
             }))
-            .await?
+            .await
+            .map_err(to_league_error)?
             .into_inner();
         rounds.extend(page.rounds);
         if page.next_round_id == 0 || page.next_round_id <= first_round_id {

@@ -9,17 +9,17 @@ use std::time::{Duration, SystemTime};
 
 use league_domain::{Assignment, MessageType, Timing};
 use league_proto::v2::{AssignedPlayer, ScheduledMatch};
+use league_v2::addressed::Addressed;
+use league_v2::compliance::Checker;
+use league_v2::jsonrpc::METHOD_NOT_FOUND;
+use league_v2::sender::{self, refused_over_sender};
+use league_v2::{envelope, timestamp};
 use serde_json::{Map, Value, json};
 
 use super::{Referees, lock};
 use crate::bridge::client::Answer;
 use crate::bridge::outbound::without_endpoint;
 use crate::bridge::player::Failure;
-use crate::compliance::Checker;
-use crate::jsonrpc::METHOD_NOT_FOUND;
-use crate::wire::addressed::Addressed;
-use crate::wire::sender::refused_over_sender;
-use crate::wire::{self, timestamp};
 
 /// The name some referees know START_MATCH by, beside the dialects' names.
 pub const ASSIGN_MATCH: &str = "assign_match";
@@ -45,9 +45,9 @@ impl Referees {
                 return Pushed::NotTaken;
             }
         };
-        let message = wire::message(
+        let message = envelope::message(
             MessageType::StartMatch.as_str(),
-            "league_manager",
+            sender::MANAGER,
             &format!("conv-{}-{match_id}", assignment.league_id()),
             Value::Object(self.match_fields(
                 referee_id,

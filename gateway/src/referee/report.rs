@@ -3,16 +3,19 @@
 //! lease; the manager accepts it from the referee holding the match's lease, records it once, and a
 //! repeated report is a no-op that answers with the result on record.
 
+use league_domain::MessageType;
 use league_proto::ErrorCode;
 use league_proto::v2::{AgentKind, ReportMatchResultRequest};
 use league_runtime::credentials::Credentials;
+use league_v2::compliance::Checker;
+use league_v2::envelope::required_id;
+use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::sender;
+use league_v2::{convert, envelope, result};
 use serde_json::{Map, Value, json};
 
-use crate::compliance::Checker;
 use crate::inbound::{Handled, HttpContext, Inbound};
-use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::envelope::required_id;
-use crate::wire::{self, convert, result};
+use crate::league_status::to_league_error;
 
 pub async fn report(
     inbound: &Inbound,
@@ -52,15 +55,16 @@ pub async fn report(
         .manager
         .clone()
         .report_match_result(request)
-        .await?
+        .await
+        .map_err(to_league_error)?
         .into_inner();
     inbound.referees.match_reported(league_id, match_id);
     // The referee (and anyone asking this replica next) sees the new result at once.
     inbound.manager_link.forget_standings();
     Ok(Handled {
-        result: wire::message(
-            "MATCH_RESULT_REPORT_ACK",
-            "league_manager",
+        result: envelope::message(
+            MessageType::MatchResultReportAck.as_str(),
+            sender::MANAGER,
             envelope.conversation_id.as_deref().unwrap_or_default(),
             json!({
                 "league_id": league_id,
