@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use league_manager_link::ManagerLink;
 use league_proto::v2::RecordComplianceWarningsRequest;
 use league_proto::v2::player_service_server::PlayerServiceServer;
 use league_runtime::admin::Readiness;
@@ -16,6 +17,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
 use crate::bridge::event_slots::EventSlots;
+use crate::bridge::external_agents::ExternalAgents;
 use crate::bridge::overhead::MeasuredBridge;
 use crate::bridge::{FallbackTimeouts, PlayerBridge, Replies, client::AgentClient};
 use crate::compliance::{FLUSH_INTERVAL, WarningBuffer};
@@ -24,7 +26,6 @@ use crate::connections::{self, ConnectionLimits};
 use crate::http::{self, HttpState};
 use crate::inbound::Inbound;
 use crate::limits::{Rates, RequestLimits};
-use crate::manager_link::ManagerLink;
 use crate::mcp::McpService;
 use crate::referee::Referees;
 
@@ -91,7 +92,7 @@ impl GatewayApp {
             .clone()
             .unwrap_or_else(|| grpc::local_url(self.grpc_addr));
         let bridge = PlayerBridge {
-            manager_link: manager_link.clone(),
+            agents: ExternalAgents::new(manager_link.clone()),
             client: self.client,
             replies: replies.clone(),
             warnings: warnings.clone(),
@@ -123,6 +124,7 @@ impl GatewayApp {
             warnings: warnings.clone(),
             replies: replies.clone(),
             referees: referees.clone(),
+            standings: Arc::default(),
             bridge: bridge.clone(),
             bridge_url,
             public_url: public_url.clone(),

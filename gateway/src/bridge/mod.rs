@@ -4,6 +4,7 @@
 pub mod answer;
 pub mod client;
 pub mod event_slots;
+pub mod external_agents;
 mod match_calls;
 pub mod mcp_agent;
 pub mod outbound;

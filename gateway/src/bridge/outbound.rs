@@ -22,11 +22,11 @@ use tonic::Status;
 
 use super::PlayerBridge;
 use super::client::Answer;
+use super::external_agents::ExternalAgent;
 use crate::compliance::{Checker, Deviation, kinds};
 use crate::dialect::Dialect;
 use crate::jsonrpc::{METHOD_NOT_FOUND, RpcError};
 use crate::league_error::LeagueError;
-use crate::manager_link::ExternalAgent;
 use crate::wire::addressed::{Addressed, Outbound};
 use crate::wire::sender::refused_over_sender;
 
@@ -235,7 +235,7 @@ impl PlayerBridge {
                     }
                     if form != agent.sender_form() {
                         tracing::info!(agent_id = %agent.agent_id, form = form.as_str(), "agent takes the league's senders in the other form");
-                        self.manager_link.learned_sender_form(agent, form);
+                        self.agents.learned_sender_form(agent, form);
                     }
                     break Ok(result);
                 }
@@ -243,7 +243,7 @@ impl PlayerBridge {
                 // from now on, this one too, with no other dialect after it.
                 Ok(Answer::McpServer) if !dialects.contains(&Dialect::Mcp) => {
                     tracing::info!(agent_id = %agent.agent_id, "the agent is an MCP server");
-                    self.manager_link.learned_dialect(agent, Dialect::Mcp);
+                    self.agents.learned_dialect(agent, Dialect::Mcp);
                     dialects.truncate(next + 1);
                     dialects.push(Dialect::Mcp);
                     next += 1;

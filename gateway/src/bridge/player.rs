@@ -18,12 +18,12 @@ use tonic::{Request, Response, Status};
 use super::answer::{as_object, check_reply, read_accept, read_choice};
 use super::client::AgentClient;
 use super::event_slots::EventSlots;
+use super::external_agents::{ExternalAgent, ExternalAgents};
 use super::match_calls::{self, InMatch};
 use super::replies::{Replies, reply_key};
 use crate::compliance::{Checker, Mode, WarningBuffer, kinds};
 use crate::jsonrpc;
 use crate::league_error::LeagueError;
-use crate::manager_link::{ExternalAgent, ManagerLink};
 use crate::wire::{self, MatchMessage, convert, timestamp};
 
 pub(crate) use super::outbound::Failure;
@@ -38,7 +38,8 @@ pub struct FallbackTimeouts {
 
 #[derive(Debug, Clone)]
 pub struct PlayerBridge {
-    pub manager_link: ManagerLink,
+    /// The agents it calls, and what it learned of each.
+    pub agents: ExternalAgents,
     pub client: AgentClient,
     pub replies: Arc<Replies>,
     pub warnings: Arc<WarningBuffer>,
@@ -55,7 +56,7 @@ impl PlayerBridge {
     /// other failure is the league's own (the manager is away or failing): an outage, which a referee
     /// does not charge to the player.
     async fn agent(&self, player_id: &str) -> Result<Arc<ExternalAgent>, Status> {
-        self.manager_link
+        self.agents
             .external_agent(player_id)
             .await
             .map_err(|error| match error.code {

@@ -6,11 +6,13 @@ mod operator;
 pub mod queries;
 mod registration;
 mod replies;
+mod standings;
 
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use league_domain::MessageType;
+use league_manager_link::{ManagerLink, StandingsCache};
 use league_proto::ErrorCode;
 use league_proto::v2::AgentKind;
 use serde_json::{Map, Value, json};
@@ -22,7 +24,6 @@ use crate::dialect::{self, Action};
 use crate::jsonrpc::{self, Call, RpcError};
 use crate::league_error::{LeagueError, LeagueResult};
 use crate::limits::{CallKind, RequestLimits};
-use crate::manager_link::ManagerLink;
 use crate::referee::{self, Referees};
 use crate::wire::envelope::{self, Envelope};
 
@@ -34,6 +35,8 @@ pub struct Inbound {
     pub warnings: Arc<WarningBuffer>,
     pub replies: Arc<Replies>,
     pub referees: Arc<Referees>,
+    /// The standings queries are answered from ([`standings`]).
+    pub standings: Arc<StandingsCache<Arc<standings::Standings>>>,
     /// The request limits every call is admitted by (crate::limits).
     pub limits: Arc<RequestLimits>,
     /// How the gateway calls agents (a registration's greeting goes through it).
@@ -280,7 +283,12 @@ impl Inbound {
             Some(known) => known,
             None => {
                 let ticket = self.limits.authentication(http.peer).await?;
-                match self.manager_link.look_up_credential(token).await {
+                match self
+                    .manager_link
+                    .look_up_credential(token)
+                    .await
+                    .map_err(LeagueError::from)
+                {
                     Ok(found) => found,
                     Err(error) => {
                         if error.code == ErrorCode::AuthTokenInvalid {

@@ -2,7 +2,7 @@
 //! GET_LEAGUE_STATUS, GET_STANDINGS_BY_ROUND and GET_LEAGUES), and the debug shorthands
 //! (`get_standings`…) that ask the same with fewer words.
 //! Every query is authenticated, by an agent's token or the operator's. Standings, the hot query, come
-//! from a cache at most 100 ms old (crate::standings_cache); the others go to the manager each time.
+//! from a cache at most 100 ms old (crate::inbound::standings); the others go to the manager each time.
 
 use league_proto::ErrorCode;
 use league_proto::v2::*;
@@ -231,9 +231,9 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
     match query_type {
         "GET_STANDINGS" => {
             // The asker is authenticated (above) and standings are the same for everyone the league
-            // lets ask: from the gateway's short-lived cache (crate::standings_cache), not one manager call and
+            // lets ask: from the gateway's short-lived cache (crate::inbound::standings), not one manager call and
             // standings computation per query.
-            Ok(inbound.manager_link.standings(&league_id).await?.data.value())
+            Ok(inbound.standings(&league_id).await?.data.value())
         }
         "GET_SCHEDULE" => {
             let request = GetScheduleRequest {

@@ -9,15 +9,15 @@
 //! that hint).
 
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
-use league_proto::{ErrorCode, ProtocolVersion};
+use league_proto::{EXTERNAL_LABEL, ErrorCode, ProtocolVersion};
 use league_runtime::Credentials;
 use serde_json::{Map, Value, json};
 
 use super::{Handled, Inbound, greeting};
+use crate::bridge::external_agents::{DIALECT_LABEL, ExternalAgent};
 use crate::compliance::{Checker, kinds};
 use crate::dialect::Dialect;
 use crate::league_error::{LeagueError, LeagueResult};
-use crate::manager_link::{DIALECT_LABEL, EXTERNAL_LABEL, ExternalAgent};
 use crate::wire::envelope::{self, Sender, text};
 use crate::wire::sender::SenderForm;
 
@@ -47,7 +47,7 @@ pub async fn player(
     let conversation_id = envelope.conversation_id.clone();
     let mut manager = inbound.manager_link.manager.clone();
     // Until its answer is written: a league event for it waits for its greeting (ManagerLink::registering).
-    let _under_way = inbound.manager_link.registering(&contact_endpoint);
+    let _under_way = inbound.bridge.agents.registering(&contact_endpoint);
     let resumed = match claimed_identity(&envelope, Kind::Player) {
         Some(credentials) => manager
             .register_player(credentials.request(request.clone()))
@@ -63,19 +63,20 @@ pub async fn player(
         Ok(response) => {
             let response = response.into_inner();
             let agent = match configured_form {
-                Some(form) => {
-                    inbound
-                        .manager_link
-                        .remember(response.player_id.clone(), contact_endpoint, dialect, form)
-                }
-                None => inbound.manager_link.remember_to_greet(
+                Some(form) => inbound.bridge.agents.remember(
+                    response.player_id.clone(),
+                    contact_endpoint,
+                    dialect,
+                    form,
+                ),
+                None => inbound.bridge.agents.remember_to_greet(
                     response.player_id.clone(),
                     contact_endpoint,
                     dialect,
                 ),
             };
             // The standings have a row more: whoever asks this gateway next sees it.
-            inbound.manager_link.forget_standings();
+            inbound.forget_standings();
             tracing::info!(player_id = %response.player_id, dialect = dialect.as_str(), "external player registered");
             match configured_form {
                 Some(form) => stored(inbound, &agent, form),
@@ -169,7 +170,7 @@ pub async fn referee(
             let response = response.into_inner();
             // A referee is not greeted (no message of the protocol is harmless to every referee): it
             // gets the configured form or the default, and a refused START_MATCH teaches the other.
-            let agent = inbound.manager_link.remember(
+            let agent = inbound.bridge.agents.remember(
                 response.referee_id.clone(),
                 contact_endpoint,
                 dialect,
@@ -220,7 +221,7 @@ fn configured_form(inbound: &Inbound, meta: &Map<String, Value>) -> Option<Sende
 /// A configured form, stored with the registration like a learned one, so every replica uses it.
 fn stored(inbound: &Inbound, agent: &ExternalAgent, form: SenderForm) {
     if form != SenderForm::default() {
-        inbound.manager_link.learned_sender_form(agent, form);
+        inbound.bridge.agents.learned_sender_form(agent, form);
     }
 }
 
@@ -270,7 +271,7 @@ fn accepted(
     fields.insert("auth_token".into(), registered.auth_token.into());
     fields.insert(
         "league_auth_token".into(),
-        inbound.manager_link.outbound_token(&registered.agent_id).into(),
+        inbound.bridge.agents.outbound_token(&registered.agent_id).into(),
     );
     fields.insert("league_id".into(), league_id);
     fields.insert("reason".into(), Value::Null);

@@ -40,11 +40,11 @@ pub static POLLS: LazyLock<Counter> = LazyLock::new(|| {
 /// A viewer's place among this gateway's viewers: counted while it lives.
 #[derive(Debug)]
 pub struct Seat {
-    pub share: crate::fair_share::Share,
+    pub share: league_runtime::fair_share::Share,
 }
 
 impl Seat {
-    pub fn new(share: crate::fair_share::Share) -> Self {
+    pub fn new(share: league_runtime::fair_share::Share) -> Self {
         VIEWERS.inc();
         Self { share }
     }

@@ -24,14 +24,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use league_manager_link::{ManagerLink, StandingsCache};
+use league_proto::v2::GetStandingsResponse;
 use league_runtime::ShutdownSignal;
-
-use crate::fair_share::FairShare;
-use crate::manager_link::ManagerLink;
-use crate::standings_cache::StandingsCache;
+use league_runtime::fair_share::FairShare;
 
 /// Event streams one gateway serves at once (each holds a connection; more viewers want more
-/// replicas), shared fairly among addresses (crate::fair_share): with all taken, the address holding
+/// replicas), shared fairly among addresses (league_runtime::fair_share): with all taken, the address holding
 /// the most gives up its oldest stream to a newcomer.
 pub const MAX_VIEWERS: usize = 256;
 /// Event streams one address may hold.
@@ -59,6 +58,9 @@ pub struct Live {
     rounds: rounds::CompletedRounds,
     watched: watch::Watched,
     viewers: FairShare,
+    /// The leagues' standings, shared for at most
+    /// [`STANDINGS_MAX_AGE`](league_manager_link::STANDINGS_MAX_AGE).
+    standings: StandingsCache<Arc<GetStandingsResponse>>,
     /// Snapshots answered to `GET /api/leagues/<id>`, shared for [`watch::WATCH_INTERVAL`].
     snapshots: StandingsCache<Arc<serde_json::Value>>,
     shutdown: ShutdownSignal,
@@ -75,9 +77,21 @@ impl Live {
             rounds: rounds::CompletedRounds::default(),
             watched: watch::Watched::default(),
             viewers: FairShare::new(MAX_VIEWERS, MAX_VIEWERS_PER_ADDRESS),
+            standings: StandingsCache::default(),
             snapshots: StandingsCache::new(watch::WATCH_INTERVAL),
             shutdown,
         })
+    }
+}
+
+impl Live {
+    /// The standings of `league_id`, shared among the page's requests and watchers.
+    pub async fn standings(&self, league_id: &str) -> Result<Arc<GetStandingsResponse>, tonic::Status> {
+        let fetch = || {
+            let (link, league_id) = (self.manager_link.clone(), league_id.to_owned());
+            async move { Ok(Arc::new(link.standings(&league_id).await?)) }
+        };
+        self.standings.get(league_id, fetch).await
     }
 }
 

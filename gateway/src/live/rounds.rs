@@ -7,10 +7,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use league_manager_link::ManagerLink;
 use league_proto::v2::{GetStandingsByRoundRequest, ScheduledRound};
 
 use super::view;
-use crate::manager_link::ManagerLink;
 
 /// The points of every player after one round, by player id.
 pub type Points = Arc<HashMap<String, u32>>;

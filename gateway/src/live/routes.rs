@@ -4,6 +4,7 @@
 //! asked; every answer is bounded in size and carries the page's security headers.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,13 +15,11 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::{Stream, StreamExt};
-use league_proto::v2::MatchStatus;
+use league_proto::v2::{GetStandingsResponse, MatchStatus};
 use serde_json::{Value, json};
 
 use super::watch::{Refused, Viewer};
 use super::{Live, assets, bounded, view};
-use crate::connections::Peer;
-use crate::standings_cache::Standings;
 
 /// The largest JSON answer (a 1000-player league's table is about 150 KB).
 const MAX_JSON_BYTES: usize = 8 << 20;
@@ -89,14 +88,8 @@ fn upstream(status: tonic::Status) -> Refusal {
 }
 
 /// The league's standings (shared through the gateway's cache), bounded in time.
-async fn standings(live: &Live, league_id: &str) -> Result<Arc<Standings>, Refusal> {
-    ask(async {
-        live.manager_link
-            .standings(league_id)
-            .await
-            .map_err(tonic::Status::from)
-    })
-    .await
+async fn standings(live: &Live, league_id: &str) -> Result<Arc<GetStandingsResponse>, Refusal> {
+    ask(live.standings(league_id)).await
 }
 
 /// Bounds a call to the manager in time.
@@ -179,7 +172,7 @@ async fn snapshot(State(live): State<Arc<Live>>, Path(id): Path<String>) -> Answ
 /// watcher of the league in this gateway.
 async fn events(
     State(live): State<Arc<Live>>,
-    ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Path(id): Path<String>,
 ) -> Answer {
     let id = league_id(&id)?;
@@ -235,8 +228,8 @@ fn updates(viewer: Viewer) -> impl Stream<Item = Result<Event, Infallible>> {
 async fn progression(State(live): State<Arc<Live>>, Path(id): Path<String>, headers: HeaderMap) -> Answer {
     let id = league_id(&id)?;
     let standings = standings(&live, id).await?;
-    let completed = standings.response.round_id;
-    let etag = format!("\"{}-{completed}-{}\"", id, standings.response.standings.len());
+    let completed = standings.round_id;
+    let etag = format!("\"{}-{completed}-{}\"", id, standings.standings.len());
     if headers
         .get(header::IF_NONE_MATCH)
         .is_some_and(|tag| tag.as_bytes() == etag.as_bytes())
@@ -244,10 +237,7 @@ async fn progression(State(live): State<Arc<Live>>, Path(id): Path<String>, head
         return Ok(StatusCode::NOT_MODIFIED.into_response());
     }
     let points = ask(live.rounds.points(&live.manager_link, id, completed)).await?;
-    let mut answer = json_answer(
-        &view::progression_json(&standings.response.standings, &points),
-        REVALIDATE,
-    )?;
+    let mut answer = json_answer(&view::progression_json(&standings.standings, &points), REVALIDATE)?;
     if let Ok(etag) = HeaderValue::from_str(&etag) {
         answer.headers_mut().insert(header::ETAG, etag);
     }
@@ -263,7 +253,7 @@ async fn round(State(live): State<Arc<Live>>, Path((id, round_id)): Path<(String
         .filter(|round| *round >= 1)
         .ok_or_else(|| error(StatusCode::BAD_REQUEST, "a round is a number from 1"))?;
     let standings = standings(&live, id).await?;
-    let completed = round_id <= standings.response.round_id;
+    let completed = round_id <= standings.round_id;
     let found = if completed {
         ask(live.rounds.matches(&live.manager_link, id, round_id))
             .await?

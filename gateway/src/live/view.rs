@@ -5,6 +5,7 @@
 
 use std::time::SystemTime;
 
+use league_manager_link::ManagerLink;
 use league_proto::v2::{
     GetLeagueStatusRequest, GetLeagueStatusResponse, GetMatchRequest, GetMatchResponse, GetScheduleRequest,
     LeagueStall, LeagueSummary, ListLeaguesRequest, MatchResult, ScheduledMatch, ScheduledRound, StallReason,
@@ -14,7 +15,6 @@ use serde_json::{Map, Value, json};
 
 use super::rounds::Points;
 use crate::inbound::queries::league_status;
-use crate::manager_link::ManagerLink;
 use crate::wire::{convert, timestamp};
 
 fn time(at: Option<prost_types::Timestamp>) -> Value {

@@ -173,13 +173,9 @@ impl Live {
     /// being played with each match's outcome so far, and the points after the last completed round.
     pub async fn snapshot(&self, status: GetLeagueStatusResponse) -> Result<Value, tonic::Status> {
         let league_id = status.league_id.clone();
-        let standings = self
-            .manager_link
-            .standings(&league_id)
-            .await
-            .map_err(tonic::Status::from)?;
-        let completed = standings.response.round_id;
-        let rows = &standings.response.standings;
+        let standings = self.standings(&league_id).await?;
+        let completed = standings.round_id;
+        let rows = &standings.standings;
         let round = if status.current_round_id == 0 {
             Value::Null
         } else {

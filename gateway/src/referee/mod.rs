@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use league_domain::{Assignment, Timing};
+use league_manager_link::ManagerLink;
 use league_proto::ErrorCode;
 use league_proto::v2::player_service_client::PlayerServiceClient;
 use league_proto::v2::{GetAgentRequest, GetMatchRequest, MatchAssignment, MatchStatus};
@@ -30,7 +31,6 @@ use tokio::sync::Notify;
 
 use crate::bridge::PlayerBridge;
 use crate::league_error::{LeagueError, LeagueResult};
-use crate::manager_link::ManagerLink;
 
 /// How long a match's facts (players, referee) are kept without asking the manager again.
 const MATCH_TTL: Duration = Duration::from_secs(30);

@@ -14,18 +14,17 @@
 use std::net::IpAddr;
 
 use league_domain::Timing;
-use league_proto::ErrorCode;
 use league_proto::v2::{
     Agent, AgentKind, AssignedPlayer, ClaimMatchesRequest, GetAgentRequest, GetScheduleRequest,
     ListAgentsRequest, MatchStatus, ScheduledMatch,
 };
+use league_proto::{EXTERNAL_LABEL, ErrorCode};
 use serde_json::{Map, Value, json};
 
 use super::source;
 use crate::compliance::{Checker, kinds};
 use crate::inbound::{Handled, HttpContext, Inbound};
 use crate::league_error::{LeagueError, LeagueResult};
-use crate::manager_link::EXTERNAL_LABEL;
 use crate::wire::envelope::{Sender, text};
 
 /// The most matches one pull asks for; the manager hands out no more than the referee's free slots.
@@ -189,7 +188,7 @@ pub async fn registrations(
     result["referees"] = result["data"]["referees"].clone();
     // The manager's sender in the form this referee takes it.
     if let Puller::Referee(referee_id) = &puller
-        && let Ok(agent) = inbound.manager_link.external_agent(referee_id).await
+        && let Ok(agent) = inbound.bridge.agents.external_agent(referee_id).await
     {
         agent.sender_form().apply(&mut result);
     }

@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Referees, lock};
 use crate::bridge::client::Answer;
+use crate::bridge::external_agents::ExternalAgent;
 use crate::bridge::outbound::without_endpoint;
 use crate::bridge::player::Failure;
 use crate::compliance::Checker;
@@ -38,7 +39,7 @@ impl Referees {
     /// START_MATCH, retried as the protocol retries (E001/E009, `max_attempts`, `retry_delay` apart).
     pub(super) async fn push(&self, referee_id: &str, assignment: &Assignment) -> Pushed {
         let match_id = assignment.match_id();
-        let agent = match self.manager_link.external_agent(referee_id).await {
+        let agent = match self.bridge.agents.external_agent(referee_id).await {
             Ok(agent) => agent,
             Err(error) => {
                 tracing::warn!(%referee_id, error = %error.description, "cannot look up the referee");
@@ -86,11 +87,7 @@ impl Referees {
 
     /// One START_MATCH: by the name that worked last for this referee, else its dialect's names (the
     /// bridge tries those), else `assign_match`.
-    async fn call_start_match(
-        &self,
-        agent: &crate::manager_link::ExternalAgent,
-        message: Value,
-    ) -> Result<Value, Failure> {
+    async fn call_start_match(&self, agent: &ExternalAgent, message: Value) -> Result<Value, Failure> {
         let limit = self.bridge.timeouts.other;
         let knows_assign = lock(&self.assign_match).contains(&agent.agent_id);
         if !knows_assign {
@@ -137,7 +134,7 @@ impl Referees {
             Ok(Answer::Result(result)) => {
                 lock(&self.assign_match).insert(agent.agent_id.clone());
                 if form != agent.sender_form() {
-                    self.manager_link.learned_sender_form(agent, form);
+                    self.bridge.agents.learned_sender_form(agent, form);
                 }
                 Ok(result)
             }

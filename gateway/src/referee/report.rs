@@ -56,7 +56,7 @@ pub async fn report(
         .into_inner();
     inbound.referees.match_reported(league_id, match_id);
     // The referee (and anyone asking this replica next) sees the new result at once.
-    inbound.manager_link.forget_standings();
+    inbound.forget_standings();
     Ok(Handled {
         result: wire::message(
             "MATCH_RESULT_REPORT_ACK",

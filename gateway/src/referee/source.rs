@@ -2,20 +2,18 @@
 //! without a token, whose registered contact endpoint must be at the address it calls from
 //! ([`super::pull`]). The address is kept for the request's task by a layer on the public router.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use axum::extract::{ConnectInfo, Request};
 use axum::middleware::Next;
 use axum::response::Response;
-
-use crate::connections::Peer;
 
 tokio::task_local! {
     static SOURCE: IpAddr;
 }
 
 /// The layer: every request on the public port is handled knowing its source address.
-pub async fn remember(ConnectInfo(Peer(peer)): ConnectInfo<Peer>, request: Request, next: Next) -> Response {
+pub async fn remember(ConnectInfo(peer): ConnectInfo<SocketAddr>, request: Request, next: Next) -> Response {
     SOURCE.scope(peer.ip().to_canonical(), next.run(request)).await
 }
 
