@@ -108,7 +108,7 @@ impl GatewayApp {
         };
         let referees = Arc::new(Referees::new(
             manager_link.clone(),
-            bridge.clone(),
+            Arc::new(bridge.clone()),
             public_url.clone(),
         ));
         let limits = Arc::new(RequestLimits::new(Rates {
@@ -153,9 +153,7 @@ impl GatewayApp {
             max_per_address: config.max_connections_per_address,
             header_timeout: config.header_timeout,
         };
-        let router = http::router(state)
-            .layer(axum::middleware::from_fn(crate::referee::source::remember))
-            .merge(crate::live::router(manager_link.clone(), shutdown.clone()));
+        let router = http::router(state).merge(crate::live::router(manager_link.clone(), shutdown.clone()));
         connections::serve(self.http_listener, router, limits, shutdown.clone()).await?;
         grpc_server.await??;
         flusher.await.ok();

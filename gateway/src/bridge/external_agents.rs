@@ -4,6 +4,7 @@
 //! contact endpoint and dialect never change after registering.
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -39,6 +40,8 @@ pub struct ExternalAgent {
     pub methods: Mutex<HashMap<MessageType, Dialect>>,
     /// The MCP session with the agent, when it is an MCP server (the `mcp` dialect; ADR 0046).
     pub mcp: super::mcp_agent::McpSession,
+    /// A referee that answers START_MATCH only as `assign_match` (learned, see [`super::start_match`]).
+    pub assign_match: AtomicBool,
     /// Whether the greeting that learns its sender form is under way (crate::inbound::greeting): the
     /// league's other calls to it wait for it, so none goes out in a form the agent is about to refuse.
     greeting: tokio::sync::watch::Sender<bool>,
@@ -61,6 +64,7 @@ impl ExternalAgent {
             sender_form: Mutex::new(form),
             methods: Mutex::default(),
             mcp: Default::default(),
+            assign_match: AtomicBool::new(false),
             greeting: tokio::sync::watch::Sender::new(false),
         }
     }

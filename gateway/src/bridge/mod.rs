@@ -11,6 +11,7 @@ pub mod outbound;
 pub mod overhead;
 pub mod player;
 pub mod replies;
+mod start_match;
 
 pub use player::{FallbackTimeouts, PlayerBridge};
 pub use replies::Replies;

@@ -26,8 +26,6 @@ use crate::jsonrpc;
 use crate::league_error::LeagueError;
 use crate::wire::{self, MatchMessage, convert, timestamp};
 
-pub(crate) use super::outbound::Failure;
-
 /// Timeouts for the calls that carry no deadline of their own (a GAME_OVER: the league's game-over
 /// timeout, capped by `agent_call_timeout`; anything else: `LEAGUE_AGENT_CALL_TIMEOUT`, 10 s by default).
 #[derive(Debug, Clone, Copy)]

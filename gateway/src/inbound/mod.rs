@@ -4,6 +4,7 @@
 pub(crate) mod greeting;
 mod operator;
 pub mod queries;
+mod referees;
 mod registration;
 mod replies;
 mod standings;
@@ -24,7 +25,7 @@ use crate::dialect::{self, Action};
 use crate::jsonrpc::{self, Call, RpcError};
 use crate::league_error::{LeagueError, LeagueResult};
 use crate::limits::{CallKind, RequestLimits};
-use crate::referee::{self, Referees};
+use crate::referee::Referees;
 use crate::wire::envelope::{self, Envelope};
 
 /// Everything the inbound side needs, shared by every request.
@@ -201,7 +202,7 @@ impl Inbound {
                 .await
                 .map(Handled::anonymous),
             Action::Query(query_type) => queries::shorthand(self, query_type, message, checker, http).await,
-            Action::AssignedMatches => referee::pull::assigned_matches(self, message, checker, http).await,
+            Action::AssignedMatches => self.assigned_matches(message, checker, http).await,
             Action::Message(kind) => match kind {
                 MessageType::LeagueRegisterRequest => {
                     registration::player(self, dialect, message, checker).await
@@ -218,10 +219,8 @@ impl Inbound {
                 | MessageType::ChooseParityCall
                 | MessageType::GameMoveCall
                 | MessageType::GameOver
-                | MessageType::GameError => {
-                    referee::to_player::call(self, kind, message, checker, http).await
-                }
-                MessageType::MatchResultReport => referee::report::report(self, message, checker, http).await,
+                | MessageType::GameError
+                | MessageType::MatchResultReport => self.from_referee(kind, message, checker, http).await,
                 other => Err(LeagueError::new(
                     ErrorCode::InvalidMessageFormat,
                     format!(

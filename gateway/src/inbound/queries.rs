@@ -27,7 +27,7 @@ pub const QUERY_TYPES: &[&str] = &[
     "GET_LEAGUES",
 ];
 
-/// The registered agents, asked by pulling referees (answered in crate::referee::pull).
+/// The registered agents, asked by pulling referees (answered by crate::referee).
 pub const REGISTRATIONS: &str = "GET_REGISTRATIONS";
 
 /// Who asks: an agent (and which), or the operator.
@@ -58,9 +58,9 @@ pub async fn league_query(
             ));
         }
     };
-    // A pulling referee's question (crate::referee::pull).
+    // A pulling referee's question (crate::referee).
     if query_type == REGISTRATIONS {
-        return crate::referee::pull::registrations(inbound, message, checker, http).await;
+        return inbound.registrations(message, checker, http).await;
     }
     let query_type = QUERY_TYPES
         .iter()
@@ -341,7 +341,7 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
                     json!({
                         "league_id": league.league_id,
                         "game_type": league.game_type,
-                        "status": league_status(league.status),
+                        "status": convert::league_status(league.status),
                         "current_round_id": league.current_round_id,
                         "total_rounds": league.total_rounds,
                         "registered_players": league.registered_players,
@@ -365,7 +365,7 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
             Ok(json!({
                 "league_id": r.league_id,
                 "game_type": r.game_type,
-                "status": league_status(r.status),
+                "status": convert::league_status(r.status),
                 "current_round_id": r.current_round_id,
                 "total_rounds": r.total_rounds,
                 "total_matches": r.total_matches,
@@ -374,17 +374,6 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
                 "champion": r.champion.as_ref().map(convert::standing),
             }))
         }
-    }
-}
-
-pub fn league_status(status: i32) -> &'static str {
-    match LeagueStatus::try_from(status).unwrap_or(LeagueStatus::Unspecified) {
-        LeagueStatus::Registering => "REGISTERING",
-        LeagueStatus::Running => "RUNNING",
-        LeagueStatus::Completed => "COMPLETED",
-        LeagueStatus::Paused => "PAUSED",
-        LeagueStatus::Cancelled => "CANCELLED",
-        LeagueStatus::Unspecified => "UNKNOWN",
     }
 }
 

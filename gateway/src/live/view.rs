@@ -14,7 +14,6 @@ use league_proto::v2::{
 use serde_json::{Map, Value, json};
 
 use super::rounds::Points;
-use crate::inbound::queries::league_status;
 use crate::wire::{convert, timestamp};
 
 fn time(at: Option<prost_types::Timestamp>) -> Value {
@@ -56,7 +55,7 @@ pub fn status_json(status: &GetLeagueStatusResponse, rounds_completed: u32) -> V
     json!({
         "league_id": status.league_id,
         "game_type": status.game_type,
-        "status": league_status(status.status),
+        "status": convert::league_status(status.status),
         "current_round": status.current_round_id,
         "total_rounds": status.total_rounds,
         "rounds_completed": rounds_completed,
@@ -151,7 +150,7 @@ pub fn summary_json(summary: &LeagueSummary) -> Value {
     json!({
         "league_id": summary.league_id,
         "game_type": summary.game_type,
-        "status": league_status(summary.status),
+        "status": convert::league_status(summary.status),
         "current_round": summary.current_round_id,
         "total_rounds": summary.total_rounds,
         "registered_players": summary.registered_players,

@@ -12,6 +12,7 @@
 //! elsewhere gets E011 and no match.
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use league_domain::Timing;
 use league_proto::v2::{
@@ -21,188 +22,36 @@ use league_proto::v2::{
 use league_proto::{EXTERNAL_LABEL, ErrorCode};
 use serde_json::{Map, Value, json};
 
-use super::source;
+use super::Referees;
 use crate::compliance::{Checker, kinds};
-use crate::inbound::{Handled, HttpContext, Inbound};
 use crate::league_error::{LeagueError, LeagueResult};
 use crate::wire::envelope::{Sender, text};
 
 /// The most matches one pull asks for; the manager hands out no more than the referee's free slots.
 const PULL_BATCH: u32 = 64;
 
-/// Who is pulling.
-enum Puller {
+/// Who is pulling: known by its token (the gateway authenticates it), or by its address
+/// ([`Referees::tokenless_puller`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Puller {
     Referee(String),
     /// A tokenless pull naming no referee, from the address of one (or more: referees may share a host).
     SomeReferee,
     Operator,
 }
 
-/// `get_assigned_matches {referee_id}`: the matches the referee holds, after claiming what is ready for it.
-pub async fn assigned_matches(
-    inbound: &Inbound,
-    message: &Map<String, Value>,
-    checker: &mut Checker,
-    http: &HttpContext,
-) -> LeagueResult<Handled> {
-    let named = named_referee(message);
-    let referee_id = match identify(inbound, message, checker, http, named.as_deref()).await? {
-        Puller::Referee(referee_id) => referee_id,
-        Puller::SomeReferee => {
-            return Err(LeagueError::new(
-                ErrorCode::MissingRequiredField,
-                "referee_id is required",
-            ));
-        }
-        Puller::Operator => {
-            return Err(LeagueError::new(
-                ErrorCode::PermissionDenied,
-                "only a referee is assigned matches",
-            ));
-        }
-    };
-    let referees = &inbound.referees;
-    referees.pulls(&referee_id);
-    let mut entries: Vec<Value> = Vec::new();
-    for found in held_by(inbound, &referee_id).await? {
-        let players = [
-            seat(&found.scheduled.player_a_id),
-            seat(&found.scheduled.player_b_id),
-        ];
-        entries.push(entry(
-            referees.match_fields(&referee_id, &found.scheduled, &players, found.timing),
-            &found.scheduled,
-        ));
-    }
-    let shutdown = referees.shutdown().ok_or_else(|| {
-        LeagueError::new(
-            ErrorCode::ConnectionError,
-            "the gateway is not serving referees yet",
-        )
-    })?;
-    let request = referees.manager_link.for_referee(
-        &referee_id,
-        ClaimMatchesRequest {
-            max_matches: PULL_BATCH,
-            wait: None,
-        },
-    );
-    let claimed = referees
-        .manager_link
-        .manager
-        .clone()
-        .claim_matches(request)
-        .await?
-        .into_inner()
-        .assignments;
-    for assignment in claimed.into_iter().filter_map(super::parse) {
-        let scheduled = &assignment.scheduled;
-        if !entries
-            .iter()
-            .any(|e| e["match_id"] == scheduled.match_id.as_str())
-        {
-            let fields =
-                referees.match_fields(&referee_id, scheduled, &assignment.players, assignment.timing);
-            entries.push(entry(fields, scheduled));
-        }
-        let held = referees.hold(&referee_id, &assignment);
-        let referees = referees.clone();
-        let shutdown = shutdown.clone();
-        tokio::spawn(async move {
-            referees.keep(held, shutdown).await;
-        });
-    }
-    Ok(Handled {
-        result: json!({"referee_id": referee_id, "matches": entries}),
-        agent_id: Some(referee_id),
-    })
-}
-
-/// `league_query GET_REGISTRATIONS`: the registered players (reached at their paths on this gateway)
-/// and referees, for a referee (or the operator). No token or endpoint of another agent is ever in it.
-pub async fn registrations(
-    inbound: &Inbound,
-    message: &Map<String, Value>,
-    checker: &mut Checker,
-    http: &HttpContext,
-) -> LeagueResult<Handled> {
-    let named = named_referee(message);
-    let puller = identify(inbound, message, checker, http, named.as_deref()).await?;
-    let list = |kind: AgentKind| {
-        let request = inbound.manager_link.as_operator(ListAgentsRequest {
-            kind: kind as i32,
-            label: String::new(),
-            include_revoked: false,
-        });
-        let mut agents = inbound.manager_link.agents.clone();
-        async move { agents.list_agents(request).await }
-    };
-    let players: Vec<Value> = list(AgentKind::Player)
-        .await?
-        .into_inner()
-        .agents
-        .into_iter()
-        .map(|player| {
-            let meta = player.meta.unwrap_or_default();
-            let endpoint = inbound.referees.player_url(&player.agent_id);
-            json!({
-                "player_id": player.agent_id,
-                "display_name": meta.display_name,
-                "endpoint": endpoint,
-                "contact_endpoint": endpoint,
-                "game_types": meta.game_types,
-                "version": meta.version,
-            })
-        })
-        .collect();
-    let referees: Vec<Value> = list(AgentKind::Referee)
-        .await?
-        .into_inner()
-        .agents
-        .into_iter()
-        .map(|referee| {
-            let meta = referee.meta.unwrap_or_default();
-            json!({
-                "referee_id": referee.agent_id,
-                "display_name": meta.display_name,
-                "game_types": meta.game_types,
-                "max_concurrent_matches": referee.max_concurrent_matches,
-                "version": meta.version,
-            })
-        })
-        .collect();
-    let conversation_id = text(message, "conversation_id").unwrap_or_default();
-    let mut result = crate::wire::message(
-        "LEAGUE_QUERY_RESPONSE",
-        "league_manager",
-        conversation_id,
-        json!({
-            "query_type": "GET_REGISTRATIONS",
-            "success": true,
-            "data": {"players": players, "referees": referees},
-            "error": null,
-        }),
-    );
-    // Pulling referees read the lists at the top of the answer.
-    result["players"] = result["data"]["players"].clone();
-    result["referees"] = result["data"]["referees"].clone();
-    // The manager's sender in the form this referee takes it.
-    if let Puller::Referee(referee_id) = &puller
-        && let Ok(agent) = inbound.bridge.agents.external_agent(referee_id).await
-    {
-        agent.sender_form().apply(&mut result);
-    }
-    Ok(Handled {
-        result,
-        agent_id: match puller {
+impl Puller {
+    /// The referee pulling, when it is known (its compliance warnings are counted against it).
+    pub fn referee_id(&self) -> Option<&str> {
+        match self {
             Puller::Referee(referee_id) => Some(referee_id),
             Puller::SomeReferee | Puller::Operator => None,
-        },
-    })
+        }
+    }
 }
 
 /// The referee a pull names: `referee_id`, or the sender's id.
-fn named_referee(message: &Map<String, Value>) -> Option<String> {
+pub fn named_referee(message: &Map<String, Value>) -> Option<String> {
     text(message, "referee_id")
         .filter(|id| !id.is_empty())
         .map(str::to_owned)
@@ -212,95 +61,209 @@ fn named_referee(message: &Map<String, Value>) -> Option<String> {
         })
 }
 
-/// Who pulls: by token when there is one; else (lenient mode) the external referee — the one named, or
-/// any when none is — whose contact endpoint is at the request's source address. A pull that names no
-/// one is known only as some referee: its warnings are counted against nobody.
-async fn identify(
-    inbound: &Inbound,
-    message: &Map<String, Value>,
-    checker: &mut Checker,
-    http: &HttpContext,
-    named: Option<&str>,
-) -> LeagueResult<Puller> {
-    let token = text(message, "auth_token")
-        .filter(|token| !token.is_empty())
-        .or(http.bearer.as_deref());
-    if let Some(token) = token {
-        if inbound.is_operator(token) {
-            return Ok(Puller::Operator);
-        }
-        let (agent, _) = inbound.authenticated(message, checker, http).await?;
-        if agent.kind != AgentKind::Referee {
-            return Err(LeagueError::new(
-                ErrorCode::PermissionDenied,
-                "only referees (and the operator) pull registrations and matches",
+impl Referees {
+    /// `get_assigned_matches {referee_id}`: the matches the referee holds, after claiming what is ready
+    /// for it.
+    pub async fn assigned_matches(self: &Arc<Self>, puller: &Puller) -> LeagueResult<Value> {
+        let referee_id = match puller {
+            Puller::Referee(referee_id) => referee_id.as_str(),
+            Puller::SomeReferee => {
+                return Err(LeagueError::new(
+                    ErrorCode::MissingRequiredField,
+                    "referee_id is required",
+                ));
+            }
+            Puller::Operator => {
+                return Err(LeagueError::new(
+                    ErrorCode::PermissionDenied,
+                    "only a referee is assigned matches",
+                ));
+            }
+        };
+        self.pulls(referee_id);
+        let mut entries: Vec<Value> = Vec::new();
+        for found in self.held_by(referee_id).await? {
+            let players = [
+                seat(&found.scheduled.player_a_id),
+                seat(&found.scheduled.player_b_id),
+            ];
+            entries.push(entry(
+                self.match_fields(referee_id, &found.scheduled, &players, found.timing),
+                &found.scheduled,
             ));
         }
-        if named.is_some_and(|named| named != agent.agent_id) {
-            return Err(LeagueError::new(
-                ErrorCode::PermissionDenied,
-                format!("{} may pull only its own matches", agent.agent_id),
-            ));
-        }
-        return Ok(Puller::Referee(agent.agent_id));
-    }
-    checker.deviation(
-        kinds::MISSING_ENVELOPE_FIELD,
-        "auth_token missing on a pull (the referee is known by its contact endpoint's address)",
-        ErrorCode::AuthTokenMissing,
-    )?;
-    let refused = |why: String| {
-        LeagueError::new(
-            ErrorCode::AuthTokenMissing,
-            format!("auth_token is required: {why}"),
-        )
-    };
-    let source = source::current().ok_or_else(|| refused("the request's address is unknown".to_owned()))?;
-    let candidates: Vec<Agent> = match named {
-        Some(referee_id) => inbound
+        let shutdown = self.shutdown().ok_or_else(|| {
+            LeagueError::new(
+                ErrorCode::ConnectionError,
+                "the gateway is not serving referees yet",
+            )
+        })?;
+        let request = self.manager_link.for_referee(
+            referee_id,
+            ClaimMatchesRequest {
+                max_matches: PULL_BATCH,
+                wait: None,
+            },
+        );
+        let claimed = self
             .manager_link
-            .agents
+            .manager
             .clone()
-            .get_agent(inbound.manager_link.as_operator(GetAgentRequest {
-                agent_id: referee_id.to_owned(),
-            }))
-            .await
-            .ok()
-            .and_then(|response| response.into_inner().agent)
+            .claim_matches(request)
+            .await?
+            .into_inner()
+            .assignments;
+        for assignment in claimed.into_iter().filter_map(super::parse) {
+            let scheduled = &assignment.scheduled;
+            if !entries
+                .iter()
+                .any(|e| e["match_id"] == scheduled.match_id.as_str())
+            {
+                let fields = self.match_fields(referee_id, scheduled, &assignment.players, assignment.timing);
+                entries.push(entry(fields, scheduled));
+            }
+            let held = self.hold(referee_id, &assignment);
+            let referees = self.clone();
+            let shutdown = shutdown.clone();
+            tokio::spawn(async move {
+                referees.keep(held, shutdown).await;
+            });
+        }
+        Ok(json!({"referee_id": referee_id, "matches": entries}))
+    }
+
+    /// `league_query GET_REGISTRATIONS`: the registered players (reached at their paths on this gateway)
+    /// and referees, for a referee (or the operator). No token or endpoint of another agent is ever in
+    /// it.
+    pub async fn registrations(&self, puller: &Puller, conversation_id: &str) -> LeagueResult<Value> {
+        let list = |kind: AgentKind| {
+            let request = self.manager_link.as_operator(ListAgentsRequest {
+                kind: kind as i32,
+                label: String::new(),
+                include_revoked: false,
+            });
+            let mut agents = self.manager_link.agents.clone();
+            async move { agents.list_agents(request).await }
+        };
+        let players: Vec<Value> = list(AgentKind::Player)
+            .await?
+            .into_inner()
+            .agents
             .into_iter()
-            .collect(),
-        None => {
-            inbound
+            .map(|player| {
+                let meta = player.meta.unwrap_or_default();
+                let endpoint = self.player_url(&player.agent_id);
+                json!({
+                    "player_id": player.agent_id,
+                    "display_name": meta.display_name,
+                    "endpoint": endpoint,
+                    "contact_endpoint": endpoint,
+                    "game_types": meta.game_types,
+                    "version": meta.version,
+                })
+            })
+            .collect();
+        let referees: Vec<Value> = list(AgentKind::Referee)
+            .await?
+            .into_inner()
+            .agents
+            .into_iter()
+            .map(|referee| {
+                let meta = referee.meta.unwrap_or_default();
+                json!({
+                    "referee_id": referee.agent_id,
+                    "display_name": meta.display_name,
+                    "game_types": meta.game_types,
+                    "max_concurrent_matches": referee.max_concurrent_matches,
+                    "version": meta.version,
+                })
+            })
+            .collect();
+        let mut result = crate::wire::message(
+            "LEAGUE_QUERY_RESPONSE",
+            "league_manager",
+            conversation_id,
+            json!({
+                "query_type": "GET_REGISTRATIONS",
+                "success": true,
+                "data": {"players": players, "referees": referees},
+                "error": null,
+            }),
+        );
+        // Pulling referees read the lists at the top of the answer.
+        result["players"] = result["data"]["players"].clone();
+        result["referees"] = result["data"]["referees"].clone();
+        // The manager's sender in the form this referee takes it.
+        if let Puller::Referee(referee_id) = puller {
+            self.agents.address(referee_id, &mut result).await;
+        }
+        Ok(result)
+    }
+
+    /// Who pulls without a token (lenient mode only: strict mode refuses the deviation): the external
+    /// referee — the one named, or any when none is — whose contact endpoint is at `source`, the
+    /// request's address. A pull that names no one is known only as some referee: its warnings are
+    /// counted against nobody.
+    pub async fn tokenless_puller(
+        &self,
+        source: IpAddr,
+        named: Option<&str>,
+        checker: &mut Checker,
+    ) -> LeagueResult<Puller> {
+        checker.deviation(
+            kinds::MISSING_ENVELOPE_FIELD,
+            "auth_token missing on a pull (the referee is known by its contact endpoint's address)",
+            ErrorCode::AuthTokenMissing,
+        )?;
+        let source = source.to_canonical();
+        let candidates: Vec<Agent> = match named {
+            Some(referee_id) => self
                 .manager_link
                 .agents
                 .clone()
-                .list_agents(inbound.manager_link.as_operator(ListAgentsRequest {
-                    kind: AgentKind::Referee as i32,
-                    label: EXTERNAL_LABEL.to_owned(),
-                    include_revoked: false,
+                .get_agent(self.manager_link.as_operator(GetAgentRequest {
+                    agent_id: referee_id.to_owned(),
                 }))
-                .await?
-                .into_inner()
-                .agents
+                .await
+                .ok()
+                .and_then(|response| response.into_inner().agent)
+                .into_iter()
+                .collect(),
+            None => {
+                self.manager_link
+                    .agents
+                    .clone()
+                    .list_agents(self.manager_link.as_operator(ListAgentsRequest {
+                        kind: AgentKind::Referee as i32,
+                        label: EXTERNAL_LABEL.to_owned(),
+                        include_revoked: false,
+                    }))
+                    .await?
+                    .into_inner()
+                    .agents
+            }
+        };
+        for referee in candidates {
+            let meta = referee.meta.clone().unwrap_or_default();
+            let external = meta.labels.contains_key(EXTERNAL_LABEL);
+            if referee.kind == AgentKind::Referee as i32
+                && external
+                && addresses(&meta.contact_endpoint).await.contains(&source)
+            {
+                return Ok(match named {
+                    Some(_) => Puller::Referee(referee.agent_id),
+                    None => Puller::SomeReferee,
+                });
+            }
         }
-    };
-    for referee in candidates {
-        let meta = referee.meta.clone().unwrap_or_default();
-        let external = meta.labels.contains_key(EXTERNAL_LABEL);
-        if referee.kind == AgentKind::Referee as i32
-            && external
-            && addresses(&meta.contact_endpoint).await.contains(&source)
-        {
-            return Ok(match named {
-                Some(_) => Puller::Referee(referee.agent_id),
-                None => Puller::SomeReferee,
-            });
-        }
+        Err(LeagueError::new(
+            ErrorCode::AuthTokenMissing,
+            format!(
+                "auth_token is required: {source} is not the address of {}'s contact endpoint",
+                named.unwrap_or("any registered referee")
+            ),
+        ))
     }
-    Err(refused(format!(
-        "{source} is not the address of {}'s contact endpoint",
-        named.unwrap_or("any registered referee")
-    )))
 }
 
 /// The addresses a contact endpoint's host stands for.
@@ -328,43 +291,44 @@ struct HeldMatch {
     timing: Timing,
 }
 
-/// The matches of the current league running under `referee_id`'s lease (claimed by any replica).
-async fn held_by(inbound: &Inbound, referee_id: &str) -> LeagueResult<Vec<HeldMatch>> {
-    // The schedule comes in pages of whole rounds; a referee's running matches may be in any of them.
-    let mut rounds = Vec::new();
-    let mut first_round_id = 0;
-    loop {
-        let page = inbound
-            .manager_link
-            .manager
-            .clone()
-            .get_schedule(inbound.manager_link.as_operator(GetScheduleRequest {
-                league_id: String::new(),
-                first_round_id,
-                max_matches: 0,
-            }))
-            .await?
-            .into_inner();
-        rounds.extend(page.rounds);
-        if page.next_round_id == 0 || page.next_round_id <= first_round_id {
-            break;
+impl Referees {
+    /// The matches of the current league running under `referee_id`'s lease (claimed by any replica).
+    async fn held_by(&self, referee_id: &str) -> LeagueResult<Vec<HeldMatch>> {
+        // The schedule comes in pages of whole rounds; a referee's running matches may be in any of them.
+        let mut rounds = Vec::new();
+        let mut first_round_id = 0;
+        loop {
+            let page = self
+                .manager_link
+                .manager
+                .clone()
+                .get_schedule(self.manager_link.as_operator(GetScheduleRequest {
+                    league_id: String::new(),
+                    first_round_id,
+                    max_matches: 0,
+                }))
+                .await?
+                .into_inner();
+            rounds.extend(page.rounds);
+            if page.next_round_id == 0 || page.next_round_id <= first_round_id {
+                break;
+            }
+            first_round_id = page.next_round_id;
         }
-        first_round_id = page.next_round_id;
-    }
-    let mut held = Vec::new();
-    for scheduled in rounds.into_iter().flat_map(|round| round.matches) {
-        if scheduled.status == MatchStatus::Running as i32 && scheduled.referee_id == referee_id {
-            let found = inbound
-                .referees
-                .refereed_match(&scheduled.league_id, &scheduled.match_id)
-                .await?;
-            held.push(HeldMatch {
-                scheduled,
-                timing: found.timing,
-            });
+        let mut held = Vec::new();
+        for scheduled in rounds.into_iter().flat_map(|round| round.matches) {
+            if scheduled.status == MatchStatus::Running as i32 && scheduled.referee_id == referee_id {
+                let found = self
+                    .refereed_match(&scheduled.league_id, &scheduled.match_id)
+                    .await?;
+                held.push(HeldMatch {
+                    scheduled,
+                    timing: found.timing,
+                });
+            }
         }
+        Ok(held)
     }
-    Ok(held)
 }
 
 fn seat(player_id: &str) -> AssignedPlayer {
@@ -377,7 +341,7 @@ fn seat(player_id: &str) -> AssignedPlayer {
 /// What a listed match's `status` says to a pulling referee: every match listed is the referee's to run
 /// now. Pullers from the field run only the matches their own managers list as `PENDING` and skip any
 /// other status (`ASSIGNED` among them), so `PENDING` it is (docs/protocol.md).
-pub const YOURS_TO_RUN: &str = "PENDING";
+const YOURS_TO_RUN: &str = "PENDING";
 
 /// One entry of the answer: the match's fields as START_MATCH has them (`player_A_id`, `player_B_id`
 /// among them), and the names pulling referees read besides (`round`, `status`).

@@ -4,64 +4,57 @@
 //! repeated report is a no-op that answers with the result on record.
 
 use league_proto::ErrorCode;
-use league_proto::v2::{AgentKind, ReportMatchResultRequest};
+use league_proto::v2::ReportMatchResultRequest;
 use league_runtime::credentials::Credentials;
 use serde_json::{Map, Value, json};
 
+use super::{Referee, Referees};
 use crate::compliance::Checker;
-use crate::inbound::{Handled, HttpContext, Inbound};
 use crate::league_error::{LeagueError, LeagueResult};
 use crate::wire::envelope::required_id;
 use crate::wire::{self, convert, result};
 
-pub async fn report(
-    inbound: &Inbound,
-    message: &Map<String, Value>,
-    checker: &mut Checker,
-    http: &HttpContext,
-) -> LeagueResult<Handled> {
-    let (referee, envelope) = inbound.authenticated(message, checker, http).await?;
-    if referee.kind != AgentKind::Referee {
-        return Err(LeagueError::new(
-            ErrorCode::PermissionDenied,
-            "only a referee reports a match result",
-        ));
-    }
-    let league_id = required_id(message, "league_id")?;
-    let match_id = required_id(message, "match_id")?;
-    let reported = message
-        .get("result")
-        .or_else(|| message.get("game_result"))
-        .and_then(Value::as_object)
-        .ok_or_else(|| LeagueError::new(ErrorCode::MissingRequiredField, "result is required"))?;
-    let found = inbound.referees.refereed_match(league_id, match_id).await?;
-    let players = result::Players {
-        a: &found.player_a,
-        b: &found.player_b,
-    };
-    let read = result::read(match_id, players, reported, checker)?;
-    let request = Credentials::new(&referee.agent_id, &referee.token).request(ReportMatchResultRequest {
-        league_id: league_id.to_owned(),
-        match_id: match_id.to_owned(),
-        lease_id: String::new(),
-        result: Some(read),
-        transcript: None,
-    });
-    let answer = inbound
-        .manager_link
-        .manager
-        .clone()
-        .report_match_result(request)
-        .await?
-        .into_inner();
-    inbound.referees.match_reported(league_id, match_id);
-    // The referee (and anyone asking this replica next) sees the new result at once.
-    inbound.forget_standings();
-    Ok(Handled {
-        result: wire::message(
+impl Referees {
+    /// The referee's MATCH_RESULT_REPORT, taken to the manager: the acknowledgement.
+    pub async fn report(
+        &self,
+        referee: &Referee,
+        message: &Map<String, Value>,
+        checker: &mut Checker,
+    ) -> LeagueResult<Value> {
+        let league_id = required_id(message, "league_id")?;
+        let match_id = required_id(message, "match_id")?;
+        let reported = message
+            .get("result")
+            .or_else(|| message.get("game_result"))
+            .and_then(Value::as_object)
+            .ok_or_else(|| LeagueError::new(ErrorCode::MissingRequiredField, "result is required"))?;
+        let found = self.refereed_match(league_id, match_id).await?;
+        let players = result::Players {
+            a: &found.player_a,
+            b: &found.player_b,
+        };
+        let read = result::read(match_id, players, reported, checker)?;
+        let request =
+            Credentials::new(&referee.referee_id, &referee.token).request(ReportMatchResultRequest {
+                league_id: league_id.to_owned(),
+                match_id: match_id.to_owned(),
+                lease_id: String::new(),
+                result: Some(read),
+                transcript: None,
+            });
+        let answer = self
+            .manager_link
+            .manager
+            .clone()
+            .report_match_result(request)
+            .await?
+            .into_inner();
+        self.match_reported(league_id, match_id);
+        Ok(wire::message(
             "MATCH_RESULT_REPORT_ACK",
             "league_manager",
-            envelope.conversation_id.as_deref().unwrap_or_default(),
+            &referee.conversation_id,
             json!({
                 "league_id": league_id,
                 "match_id": match_id,
@@ -69,7 +62,6 @@ pub async fn report(
                 "duplicate": answer.duplicate,
                 "recorded": answer.recorded.as_ref().map(convert::match_result),
             }),
-        ),
-        agent_id: Some(referee.agent_id),
-    })
+        ))
+    }
 }
