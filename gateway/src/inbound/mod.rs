@@ -220,7 +220,7 @@ impl Inbound {
                 | MessageType::GameMoveCall
                 | MessageType::GameOver
                 | MessageType::GameError
-                | MessageType::MatchResultReport => self.from_referee(kind, message, checker, http).await,
+                | MessageType::MatchResultReport => self.referee_call(kind, message, checker, http).await,
                 other => Err(LeagueError::new(
                     ErrorCode::InvalidMessageFormat,
                     format!(

@@ -15,7 +15,7 @@ use crate::wire::envelope::text;
 
 impl Inbound {
     /// A referee's call `kind` to a player of its match, or its MATCH_RESULT_REPORT.
-    pub(super) async fn from_referee(
+    pub(super) async fn referee_call(
         &self,
         kind: MessageType,
         message: &Map<String, Value>,
