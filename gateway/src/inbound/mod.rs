@@ -27,6 +27,7 @@ use crate::league_error::{LeagueError, LeagueResult};
 use crate::limits::{CallKind, RequestLimits};
 use crate::referee::Referees;
 use crate::wire::envelope::{self, Envelope};
+use referees::Pull;
 
 /// Everything the inbound side needs, shared by every request.
 #[derive(Debug, Clone)]
@@ -202,7 +203,7 @@ impl Inbound {
                 .await
                 .map(Handled::anonymous),
             Action::Query(query_type) => queries::shorthand(self, query_type, message, checker, http).await,
-            Action::AssignedMatches => self.assigned_matches(message, checker, http).await,
+            Action::AssignedMatches => self.pull(Pull::AssignedMatches, message, checker, http).await,
             Action::Message(kind) => match kind {
                 MessageType::LeagueRegisterRequest => {
                     registration::player(self, dialect, message, checker).await

@@ -9,6 +9,7 @@ use league_proto::v2::*;
 use league_runtime::Credentials;
 use serde_json::{Map, Value, json};
 
+use super::referees::Pull;
 use super::{Handled, HttpContext, Inbound};
 use crate::compliance::Checker;
 use crate::jsonrpc;
@@ -60,7 +61,7 @@ pub async fn league_query(
     };
     // A pulling referee's question (crate::referee).
     if query_type == REGISTRATIONS {
-        return inbound.registrations(message, checker, http).await;
+        return inbound.pull(Pull::Registrations, message, checker, http).await;
     }
     let query_type = QUERY_TYPES
         .iter()

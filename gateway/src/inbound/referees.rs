@@ -13,6 +13,13 @@ use crate::league_error::{LeagueError, LeagueResult};
 use crate::referee::{Puller, Referee, named_referee};
 use crate::wire::envelope::text;
 
+/// What a pulling referee asks.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Pull {
+    AssignedMatches,
+    Registrations,
+}
+
 impl Inbound {
     /// A referee's call `kind` to a player of its match, or its MATCH_RESULT_REPORT.
     pub(super) async fn referee_call(
@@ -40,31 +47,25 @@ impl Inbound {
         })
     }
 
-    /// `get_assigned_matches`: the matches the pulling referee holds.
-    pub(super) async fn assigned_matches(
+    /// A pulling referee's question: `get_assigned_matches` (the matches it holds), or `league_query
+    /// GET_REGISTRATIONS` (who plays and referees; the operator may ask too).
+    pub(super) async fn pull(
         &self,
+        question: Pull,
         message: &Map<String, Value>,
         checker: &mut Checker,
         http: &HttpContext,
     ) -> LeagueResult<Handled> {
         let puller = self.puller(message, checker, http).await?;
+        let result = match question {
+            Pull::AssignedMatches => self.referees.assigned_matches(&puller).await?,
+            Pull::Registrations => {
+                let conversation_id = text(message, "conversation_id").unwrap_or_default();
+                self.referees.registrations(&puller, conversation_id).await?
+            }
+        };
         Ok(Handled {
-            result: self.referees.assigned_matches(&puller).await?,
-            agent_id: puller.referee_id().map(str::to_owned),
-        })
-    }
-
-    /// `league_query GET_REGISTRATIONS`: who plays and referees, for a pulling referee (or the operator).
-    pub(super) async fn registrations(
-        &self,
-        message: &Map<String, Value>,
-        checker: &mut Checker,
-        http: &HttpContext,
-    ) -> LeagueResult<Handled> {
-        let puller = self.puller(message, checker, http).await?;
-        let conversation_id = text(message, "conversation_id").unwrap_or_default();
-        Ok(Handled {
-            result: self.referees.registrations(&puller, conversation_id).await?,
+            result,
             agent_id: puller.referee_id().map(str::to_owned),
         })
     }
