@@ -1,9 +1,9 @@
 //! The gateway's link to the manager: its gRPC clients, the operator credential the gateway acts with
 //! (alone, or for an external referee), the credentials the manager verified in the last few seconds, and
-//! [`standings_cache`], the short-lived cache that keeps each league's standings off the manager's hot
-//! path. The gateway, the live page and the external-referee worker all reach the manager through it.
+//! [`StandingsCache`], the short-lived cache that keeps each league's standings off the manager's hot
+//! path (its bound is stated in `standings_cache.rs`). The gateway, the live page and the external-referee worker all reach the manager through it.
 
-pub mod standings_cache;
+mod standings_cache;
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};

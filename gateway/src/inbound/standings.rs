@@ -1,6 +1,6 @@
 //! The standings this gateway answers GET_STANDINGS (and greetings) from: the manager's table with its
 //! league.v2 JSON built and serialized once per fetch, shared for at most
-//! [`STANDINGS_MAX_AGE`](league_manager_link::STANDINGS_MAX_AGE) (league_manager_link::standings_cache
+//! [`STANDINGS_MAX_AGE`](league_manager_link::STANDINGS_MAX_AGE) (league_manager_link::StandingsCache
 //! says what that bound guarantees), so thousands of queries a second cost the manager one query per
 //! league per bound.
 
