@@ -1,5 +1,5 @@
 //! Compiles proto/league/v2/*.proto with protox (pure Rust: no system protoc) and generates the prost
-//! messages and tonic clients/servers. The descriptor set is written next to them for gRPC reflection.
+//! messages and, with the `grpc` feature, the tonic clients/servers. The descriptor set is written next to them for gRPC reflection.
 
 use std::path::PathBuf;
 
@@ -60,7 +60,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         out_dir.join("league_descriptor.bin"),
         prost::Message::encode_to_vec(&descriptors),
     )?;
-    let mut config = tonic_prost_build::configure().emit_rerun_if_changed(false);
+    // The clients and servers only with the `grpc` feature: without it the generated code names no tonic.
+    let grpc = std::env::var_os("CARGO_FEATURE_GRPC").is_some();
+    let mut config = tonic_prost_build::configure()
+        .build_client(grpc)
+        .build_server(grpc)
+        .emit_rerun_if_changed(false);
     for record in RECORDS {
         config = config.type_attribute(record, "#[derive(serde::Serialize)]");
     }

@@ -1,6 +1,7 @@
-//! The league.v2 message types, each named once: its name on the wire is derived from the variant
-//! (`GameJoinAck` is `GAME_JOIN_ACK`), and so is the list of all of them. How agents spell calls
-//! (method names, aliases) is the gateway's dialect knowledge, not this.
+//! The league.v2 message types, each named once — the messages sent as calls and the league's answers
+//! to them: its name on the wire is derived from the variant (`GameJoinAck` is `GAME_JOIN_ACK`), and so
+//! is the list of all of them. How agents spell calls (method names, aliases) is the protocol layer's
+//! dialect knowledge (league_v2::dialect), not this.
 
 use strum::{EnumIter, EnumString, IntoEnumIterator, IntoStaticStr};
 
@@ -32,6 +33,20 @@ pub enum MessageType {
     /// Manager → external referee: run this match (not in the specification's table; peer-a's manager
     /// sends it, and it is how the gateway hands matches to external referees).
     StartMatch,
+    // The league's answers (`is_answer`): each is the result of an agent's call, never a call itself.
+    RefereeRegisterResponse,
+    LeagueRegisterResponse,
+    LeagueQueryResponse,
+    /// A LEAGUE_ERROR message: the `data` of a failed call's JSON-RPC error.
+    LeagueError,
+    /// The answer to a MATCH_RESULT_REPORT (not in the specification's table).
+    MatchResultReportAck,
+    // The answers to the operator's calls (not in the specification's table).
+    LeagueCreateResponse,
+    LeagueEnrollResponse,
+    LeagueStartResponse,
+    /// The answer to pausing, resuming or cancelling a league, or withdrawing a player.
+    LeagueOperatorResponse,
 }
 
 impl MessageType {
@@ -48,6 +63,23 @@ impl MessageType {
     /// Every message type, in the order above.
     pub fn all() -> impl Iterator<Item = MessageType> {
         MessageType::iter()
+    }
+
+    /// Whether this is one of the league's answers: sent only as the result (or error) of an agent's
+    /// call, so no method names it and no agent sends it.
+    pub fn is_answer(self) -> bool {
+        matches!(
+            self,
+            MessageType::RefereeRegisterResponse
+                | MessageType::LeagueRegisterResponse
+                | MessageType::LeagueQueryResponse
+                | MessageType::LeagueError
+                | MessageType::MatchResultReportAck
+                | MessageType::LeagueCreateResponse
+                | MessageType::LeagueEnrollResponse
+                | MessageType::LeagueStartResponse
+                | MessageType::LeagueOperatorResponse
+        )
     }
 }
 
@@ -88,8 +120,21 @@ mod tests {
                 "GAME_MOVE_CALL",
                 "GAME_MOVE_RESPONSE",
                 "START_MATCH",
+                "REFEREE_REGISTER_RESPONSE",
+                "LEAGUE_REGISTER_RESPONSE",
+                "LEAGUE_QUERY_RESPONSE",
+                "LEAGUE_ERROR",
+                "MATCH_RESULT_REPORT_ACK",
+                "LEAGUE_CREATE_RESPONSE",
+                "LEAGUE_ENROLL_RESPONSE",
+                "LEAGUE_START_RESPONSE",
+                "LEAGUE_OPERATOR_RESPONSE",
             ]
         );
+        // The answers are the last nine; everything before them is sent as a call.
+        let answers: Vec<bool> = MessageType::all().map(MessageType::is_answer).collect();
+        assert_eq!(answers.iter().filter(|answer| **answer).count(), 9);
+        assert!(answers.ends_with(&[true; 9]));
     }
 
     #[test]

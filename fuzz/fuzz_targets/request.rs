@@ -1,13 +1,14 @@
-//! The gateway's request path on any bytes: JSON-RPC framing, then for every call the dialect
-//! resolution and the envelope check in both compliance modes, as `/mcp` does before anything
-//! reaches the league. Any panic is a bug; every input must end in a value or an error.
+//! A request's bytes through the league.v2 layer (league-v2) as the gateway's `/mcp` takes them before
+//! anything reaches the league: JSON-RPC framing, then for every call the dialect resolution and the
+//! envelope check in both compliance modes. Any panic is a bug; every input must end in a value or an
+//! error.
 
 #![no_main]
 
-use league_gateway::compliance::{Checker, Mode};
-use league_gateway::dialect;
-use league_gateway::jsonrpc::{self, Body};
-use league_gateway::wire::envelope;
+use league_v2::compliance::{Checker, Mode};
+use league_v2::dialect;
+use league_v2::envelope;
+use league_v2::jsonrpc::{self, Body};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,8 +3,8 @@
 
 #![no_main]
 
-use league_gateway::compliance::{Checker, Mode};
-use league_gateway::wire::result::{self, Players};
+use league_v2::compliance::{Checker, Mode};
+use league_v2::result::{self, Players};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -20,7 +20,6 @@ use crate::bridge::event_slots::EventSlots;
 use crate::bridge::external_agents::ExternalAgents;
 use crate::bridge::overhead::MeasuredBridge;
 use crate::bridge::{FallbackTimeouts, PlayerBridge, Replies, client::AgentClient};
-use crate::compliance::{FLUSH_INTERVAL, WarningBuffer};
 use crate::config::GatewayConfig;
 use crate::connections::{self, ConnectionLimits};
 use crate::http::{self, HttpState};
@@ -28,6 +27,7 @@ use crate::inbound::Inbound;
 use crate::limits::{Rates, RequestLimits};
 use crate::mcp::McpService;
 use crate::referee::Referees;
+use crate::warning_buffer::{FLUSH_INTERVAL, WarningBuffer};
 
 #[derive(Debug)]
 pub struct GatewayApp {

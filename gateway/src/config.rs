@@ -8,9 +8,9 @@ use league_runtime::tls::TlsConfig;
 use secrecy::SecretString;
 use serde::Deserialize;
 
-use crate::compliance::Mode;
-use crate::dialect::Dialect;
-use crate::wire::sender::SenderForm;
+use league_v2::compliance::Mode;
+use league_v2::dialect::Dialect;
+use league_v2::sender::SenderForm;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]

@@ -34,13 +34,12 @@ use hyper_util::service::TowerToHyperService;
 use league_proto::ErrorCode;
 use league_runtime::ShutdownSignal;
 use league_runtime::fair_share::FairShare;
+use league_v2::jsonrpc;
+use league_v2::league_error::LeagueError;
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tower::ServiceExt;
-
-use crate::jsonrpc;
-use crate::league_error::LeagueError;
 
 /// How long shutdown waits for open connections to finish their requests.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);

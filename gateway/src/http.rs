@@ -17,15 +17,15 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures::future::join_all;
 use league_proto::ErrorCode;
+use league_v2::jsonrpc::{self, Body as RpcBody};
+use league_v2::league_error::LeagueError;
+use league_v2::shared_json;
 use serde_json::Value;
 use tracing::Instrument;
 
 use crate::inbound::{HttpContext, Inbound};
-use crate::jsonrpc::{self, Body as RpcBody};
-use crate::league_error::LeagueError;
 use crate::limits::RequestLimits;
 use crate::mcp::McpService;
-use crate::shared_json;
 
 #[derive(Debug, Clone)]
 pub struct HttpState {

@@ -37,7 +37,7 @@ use governor::{DefaultKeyedRateLimiter, Quota};
 use league_proto::ErrorCode;
 use tokio::sync::Notify;
 
-use crate::league_error::LeagueError;
+use league_v2::league_error::LeagueError;
 
 /// Keys kept by one limiter before those whose allowance is full again are forgotten.
 const MAX_KEYS: usize = 10_000;

@@ -39,6 +39,7 @@ macro_rules! error_codes {
             }
 
             /// The gRPC status code a service answers with for this error.
+            #[cfg(feature = "grpc")]
             pub fn grpc_code(self) -> tonic::Code {
                 match self { $(ErrorCode::$variant => tonic::Code::$grpc,)* }
             }
@@ -102,6 +103,7 @@ impl fmt::Display for UnknownErrorCode {
 impl std::error::Error for UnknownErrorCode {}
 
 /// A gRPC status carrying a league.v2 error code in its metadata (see [`ERROR_CODE_METADATA_KEY`]).
+#[cfg(feature = "grpc")]
 pub fn status(code: ErrorCode, message: impl Into<String>) -> tonic::Status {
     let mut status = tonic::Status::new(code.grpc_code(), message);
     status.metadata_mut().insert(
@@ -117,6 +119,7 @@ pub fn status(code: ErrorCode, message: impl Into<String>) -> tonic::Status {
 pub const SERVICE_OUTAGE_METADATA_KEY: &str = "league-service-outage";
 
 /// UNAVAILABLE, marked as an outage of the league's own services (see [`SERVICE_OUTAGE_METADATA_KEY`]).
+#[cfg(feature = "grpc")]
 pub fn service_outage(message: impl Into<String>) -> tonic::Status {
     let mut status = tonic::Status::unavailable(message);
     status.metadata_mut().insert(
@@ -127,11 +130,13 @@ pub fn service_outage(message: impl Into<String>) -> tonic::Status {
 }
 
 /// Whether `status` was marked by [`service_outage`].
+#[cfg(feature = "grpc")]
 pub fn is_service_outage(status: &tonic::Status) -> bool {
     status.metadata().contains_key(SERVICE_OUTAGE_METADATA_KEY)
 }
 
 /// The league.v2 error code a failed call carried, if any.
+#[cfg(feature = "grpc")]
 pub fn code_of(status: &tonic::Status) -> Option<ErrorCode> {
     status
         .metadata()
@@ -186,6 +191,7 @@ mod tests {
         assert_eq!(retryable, ["E001", "E009"]);
     }
 
+    #[cfg(feature = "grpc")]
     #[test]
     fn status_carries_the_code() {
         let status = status(ErrorCode::AuthTokenInvalid, "token does not match");

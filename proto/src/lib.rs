@@ -1,5 +1,7 @@
 //! league.v2 gRPC contracts: the generated messages, clients and servers of proto/league/v2, the
 //! descriptor set for reflection, the error-code table every service shares, and the protocol revision.
+//! The clients, servers and gRPC statuses come with the `grpc` feature (default); without it, the
+//! messages and the error-code table alone, with no tonic in the tree (what league-v2 needs).
 
 pub mod error_code;
 pub mod json;
@@ -15,7 +17,7 @@ pub const EXTERNAL_LABEL: &str = "league.external";
 /// Generated from proto/league/v2/*.proto (package `league.v2`).
 #[allow(clippy::all, missing_debug_implementations)]
 pub mod v2 {
-    tonic::include_proto!("league.v2");
+    include!(concat!(env!("OUT_DIR"), "/league.v2.rs"));
 }
 
 /// The encoded `FileDescriptorSet` of every league.v2 proto, for the gRPC reflection service.

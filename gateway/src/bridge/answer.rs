@@ -5,9 +5,9 @@
 use league_proto::ErrorCode;
 use serde_json::{Map, Value};
 
-use crate::compliance::{Checker, kinds};
-use crate::league_error::LeagueError;
-use crate::wire::envelope;
+use league_v2::compliance::{Checker, kinds};
+use league_v2::envelope;
+use league_v2::league_error::LeagueError;
 
 /// Reads a GAME_JOIN_ACK (the call's result or a separate call): `Some(accept)` when it says.
 pub(super) fn read_accept(
@@ -64,7 +64,7 @@ pub(super) fn check_reply(
     if let Some(Value::String(token)) = reply.get("auth_token")
         && !is_issued_form(token)
     {
-        let detail = if crate::wire::outbound_token::is_outbound(token) {
+        let detail = if league_v2::outbound_token::is_outbound(token) {
             "reply echoes the league's outbound token, not the agent's token".to_owned()
         } else {
             format!(
@@ -111,7 +111,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::compliance::Mode;
+    use league_v2::compliance::Mode;
 
     #[test]
     fn join_acks_in_both_spellings() {

@@ -23,9 +23,9 @@ use serde_json::value::RawValue;
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use crate::compliance::{Checker, kinds};
-use crate::jsonrpc::{self, RpcError};
-use crate::league_error::{LeagueError, LeagueResult};
+use league_v2::compliance::{Checker, kinds};
+use league_v2::jsonrpc::{self, RpcError};
+use league_v2::league_error::{LeagueError, LeagueResult};
 
 /// The largest answer read from an agent.
 pub(crate) const MAX_ANSWER_BYTES: usize = 1 << 20;
@@ -81,7 +81,7 @@ impl AgentClient {
     ) -> LeagueResult<Answer> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         // Shared JSON in the message (a round's table, sent to every player) is written in as it is.
-        let body = crate::shared_json::to_vec(&jsonrpc::request(method, params, id));
+        let body = league_v2::shared_json::to_vec(&jsonrpc::request(method, params, id));
         let mut request = http::Request::post(endpoint)
             .header(http::header::CONTENT_TYPE, "application/json")
             .header(http::header::ACCEPT, "application/json")
@@ -285,7 +285,7 @@ pub fn read_answer(status: http::StatusCode, body: &[u8], checker: &mut Checker)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compliance::Mode;
+    use league_v2::compliance::Mode;
     use serde_json::json;
 
     fn read(status: u16, body: Value, mode: Mode) -> (LeagueResult<Answer>, usize) {

@@ -12,12 +12,13 @@ use league_domain::MessageType;
 use league_manager_link::ManagerLink;
 use league_proto::ErrorCode;
 use league_proto::v2::{GetAgentRequest, SetAgentLabelRequest};
+use league_v2::dialect::Dialect;
+use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::outbound_token;
+use league_v2::sender::SenderForm;
 use secrecy::SecretString;
 
-use crate::dialect::Dialect;
-use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::outbound_token;
-use crate::wire::sender::SenderForm;
+use crate::league_status::to_league_error;
 
 /// The label an external agent's dialect is stored under in its registration.
 pub const DIALECT_LABEL: &str = "league.dialect";
@@ -33,7 +34,7 @@ pub struct ExternalAgent {
     pub outbound_token: outbound_token::OutboundToken,
     /// Learned at registration; switched when the agent turns out to answer another dialect.
     pub dialect: Mutex<Dialect>,
-    /// How the league's senders are written for this agent (learned, see [`crate::wire::sender`]).
+    /// How the league's senders are written for this agent (learned, see [`league_v2::sender`]).
     pub sender_form: Mutex<SenderForm>,
     /// The dialect that worked for each message type when it was not the agent's own, so a fallback
     /// costs the agent's -32601s once, not on every message.
@@ -299,7 +300,8 @@ impl ExternalAgents {
             .get_agent(self.manager_link.as_operator(GetAgentRequest {
                 agent_id: agent_id.to_owned(),
             }))
-            .await?
+            .await
+            .map_err(to_league_error)?
             .into_inner()
             .agent
             .ok_or_else(|| {

@@ -1,5 +1,5 @@
 //! The fields of the calls a referee makes to a player in every match, as the bridge writes them
-//! ([`crate::wire::MatchMessage`]): GAME_INVITATION, the move call and GAME_OVER.
+//! ([`league_v2::match_message::MatchMessage`]): GAME_INVITATION, the move call and GAME_OVER.
 
 use league_proto::v2::{MatchContext, PlayerRecord};
 use serde::Serialize;

@@ -1,6 +1,6 @@
 //! One message from the league to an external agent (player or referee), sent the way that agent takes
-//! it: with its outbound `auth_token` ([`crate::wire::outbound_token`]), the sender in its form
-//! ([`crate::wire::sender`]), and the method its dialect names. What does not work is tried once
+//! it: with its outbound `auth_token` ([`league_v2::outbound_token`]), the sender in its form
+//! ([`league_v2::sender`]), and the method its dialect names. What does not work is tried once
 //! another way, and what works is remembered on the agent:
 //!
 //! - `-32601`: the next dialect (the agent's own, canonical, message type, message type in lower case).
@@ -17,18 +17,19 @@ use std::time::Duration;
 
 use league_domain::MessageType;
 use league_proto::{ErrorCode, error_code};
+use league_v2::addressed::{Addressed, Outbound};
+use league_v2::compliance::{Checker, Deviation, kinds};
+use league_v2::dialect::Dialect;
+use league_v2::jsonrpc::{METHOD_NOT_FOUND, RpcError};
+use league_v2::league_error::LeagueError;
+use league_v2::sender::refused_over_sender;
 use serde_json::Value;
 use tonic::Status;
 
 use super::PlayerBridge;
 use super::client::Answer;
 use super::external_agents::ExternalAgent;
-use crate::compliance::{Checker, Deviation, kinds};
-use crate::dialect::Dialect;
-use crate::jsonrpc::{METHOD_NOT_FOUND, RpcError};
-use crate::league_error::LeagueError;
-use crate::wire::addressed::{Addressed, Outbound};
-use crate::wire::sender::refused_over_sender;
+use crate::league_status::to_status;
 
 /// Why a call to an agent did not produce a result.
 #[derive(Debug)]
@@ -71,7 +72,7 @@ impl Failure {
                     format!("the agent refused {what}: {} {}", error.code, error.message),
                 )
             }
-            Failure::League(error) => error.clone().into(),
+            Failure::League(error) => to_status(error.clone()),
         }
     }
 }
@@ -128,7 +129,7 @@ pub(crate) fn refusal_kind(error: &RpcError) -> &'static str {
         || message.contains("token")
     {
         kinds::REFUSED_AUTH
-    } else if error.code == crate::jsonrpc::INVALID_PARAMS {
+    } else if error.code == league_v2::jsonrpc::INVALID_PARAMS {
         kinds::REFUSED_PARAMS
     } else {
         kinds::REFUSED_NOTIFICATION

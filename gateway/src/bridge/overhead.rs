@@ -243,14 +243,14 @@ impl PlayerService for MeasuredBridge {
         &self,
         request: Request<NotifyLeagueEventRequest>,
     ) -> Result<Response<NotifyLeagueEventResponse>, Status> {
-        crate::shared_json::scope(self.0.notify_league_event(request)).await
+        league_v2::shared_json::scope(self.0.notify_league_event(request)).await
     }
 
     async fn notify_league_events(
         &self,
         request: Request<NotifyLeagueEventsRequest>,
     ) -> Result<Response<NotifyLeagueEventsResponse>, Status> {
-        crate::shared_json::scope(self.0.notify_league_events(request)).await
+        league_v2::shared_json::scope(self.0.notify_league_events(request)).await
     }
 }
 

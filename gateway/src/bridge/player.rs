@@ -12,6 +12,12 @@ use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::player_service_server::PlayerService;
 use league_proto::v2::*;
 use league_proto::{ErrorCode, error_code};
+use league_v2::compliance::{Checker, Mode, kinds};
+use league_v2::jsonrpc;
+use league_v2::league_error::LeagueError;
+use league_v2::match_message::MatchMessage;
+use league_v2::sender;
+use league_v2::{convert, envelope, timestamp};
 use serde_json::{Map, Value, json};
 use tonic::{Request, Response, Status};
 
@@ -21,10 +27,8 @@ use super::event_slots::EventSlots;
 use super::external_agents::{ExternalAgent, ExternalAgents};
 use super::match_calls::{self, InMatch};
 use super::replies::{Replies, reply_key};
-use crate::compliance::{Checker, Mode, WarningBuffer, kinds};
-use crate::jsonrpc;
-use crate::league_error::LeagueError;
-use crate::wire::{self, MatchMessage, convert, timestamp};
+use crate::league_status::to_status;
+use crate::warning_buffer::WarningBuffer;
 
 /// Timeouts for the calls that carry no deadline of their own (a GAME_OVER: the league's game-over
 /// timeout, capped by `agent_call_timeout`; anything else: `LEAGUE_AGENT_CALL_TIMEOUT`, 10 s by default).
@@ -58,7 +62,7 @@ impl PlayerBridge {
             .external_agent(player_id)
             .await
             .map_err(|error| match error.code {
-                ErrorCode::PlayerNotRegistered => error.into(),
+                ErrorCode::PlayerNotRegistered => to_status(error),
                 _ => error_code::service_outage(format!(
                     "the gateway could not look up {player_id}: {}",
                     error.description
@@ -69,7 +73,7 @@ impl PlayerBridge {
     /// The referee's message `kind` to a player in the match `context`, with its own `fields`.
     fn to_player<F>(kind: MessageType, context: &MatchContext, fields: F) -> MatchMessage<'_, F> {
         MatchMessage {
-            message_type: kind.as_str(),
+            message_type: kind,
             sender: Self::referee_sender(context),
             conversation_id: &context.conversation_id,
             fields,
@@ -78,9 +82,9 @@ impl PlayerBridge {
 
     fn referee_sender(context: &MatchContext) -> String {
         if context.referee_id.is_empty() {
-            "referee".to_owned()
+            sender::REFEREE.to_owned()
         } else {
-            format!("referee:{}", context.referee_id)
+            sender::referee(&context.referee_id)
         }
     }
 }
@@ -158,7 +162,7 @@ impl PlayerService for PlayerBridge {
             .map_err(|failure| failure.status(MessageType::GameInvitation.as_str()))?;
         let mut checker = Checker::new(self.mode);
         let mut reply = as_object(result);
-        let mut accept = read_accept(&reply, &mut checker)?;
+        let mut accept = read_accept(&reply, &mut checker).map_err(to_status)?;
         if accept.is_none() {
             // A bare acknowledgement: the GAME_JOIN_ACK may come as a separate call. One that says it
             // joined ("ok") waits for it only briefly and then counts as joining, inside the referee's
@@ -175,7 +179,7 @@ impl PlayerService for PlayerBridge {
             };
             match super::overhead::waiting(waiter.reply(wait)).await {
                 Some(separate) => {
-                    accept = read_accept(&separate, &mut checker)?;
+                    accept = read_accept(&separate, &mut checker).map_err(to_status)?;
                     reply = separate;
                 }
                 None => {
@@ -185,16 +189,18 @@ impl PlayerService for PlayerBridge {
                             "no GAME_JOIN_ACK within the deadline",
                         ));
                     }
-                    checker.deviation(
-                        kinds::FIELD_ALIAS,
-                        "joined without a GAME_JOIN_ACK",
-                        ErrorCode::MissingRequiredField,
-                    )?;
+                    checker
+                        .deviation(
+                            kinds::FIELD_ALIAS,
+                            "joined without a GAME_JOIN_ACK",
+                            ErrorCode::MissingRequiredField,
+                        )
+                        .map_err(to_status)?;
                     accept = Some(true);
                 }
             }
         }
-        check_reply(&reply, &request.player_id, &mut checker)?;
+        check_reply(&reply, &request.player_id, &mut checker).map_err(to_status)?;
         self.warnings.record(&agent.agent_id, checker.into_deviations());
         let accept = accept.unwrap_or(false);
         Ok(Response::new(InviteToMatchResponse {
@@ -260,7 +266,7 @@ impl PlayerService for PlayerBridge {
                 }
             };
         let mut reply = as_object(result);
-        let mut answer = read(&reply, &mut checker)?;
+        let mut answer = read(&reply, &mut checker).map_err(to_status)?;
         if answer.is_none() {
             let left = limit.saturating_sub(started.elapsed());
             let separate = super::overhead::waiting(waiter.reply(left))
@@ -271,10 +277,10 @@ impl PlayerService for PlayerBridge {
                         format!("no {} within the deadline", reply_kind.as_str()),
                     )
                 })?;
-            answer = read(&separate, &mut checker)?;
+            answer = read(&separate, &mut checker).map_err(to_status)?;
             reply = separate;
         }
-        check_reply(&reply, &request.player_id, &mut checker)?;
+        check_reply(&reply, &request.player_id, &mut checker).map_err(to_status)?;
         self.warnings.record(&agent.agent_id, checker.into_deviations());
         let move_payload = match answer {
             Some(choice) if even_odd => {
@@ -321,7 +327,7 @@ impl PlayerService for PlayerBridge {
         let context = required(request.context, "context")?;
         record_call_fields(&context, &request.player_id);
         let agent = self.agent(&request.player_id).await?;
-        let message = wire::message(
+        let message = envelope::message(
             MessageType::GameError.as_str(),
             &Self::referee_sender(&context),
             &context.conversation_id,
@@ -362,7 +368,7 @@ impl PlayerService for PlayerBridge {
     ) -> Result<Response<NotifyLeagueEventsResponse>, Status> {
         // Each event is converted once, for all its recipients (a round's table, for a hundred players,
         // was converted a hundred times), and written for each with its sender and token
-        // (wire::addressed), never copied. Different agents are called side by side, a few at a time
+        // (league_v2::addressed), never copied. Different agents are called side by side, a few at a time
         // (crate::bridge::event_slots: game calls go first); one agent's events stay in order.
         let deliveries = request.into_inner().deliveries;
         let messages: Vec<Option<(MessageType, Value)>> = deliveries
@@ -482,7 +488,7 @@ fn event_message(
             ]),
         ),
     };
-    let mut message = wire::message(kind.as_str(), "league_manager", &event.event_id, fields);
+    let mut message = envelope::message(kind.as_str(), sender::MANAGER, &event.event_id, fields);
     message["league_id"] = event.league_id.as_str().into();
     Ok((kind, message))
 }

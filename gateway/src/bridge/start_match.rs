@@ -8,17 +8,17 @@ use std::sync::atomic::Ordering;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use league_domain::MessageType;
+use league_v2::addressed::Addressed;
+use league_v2::compliance::Checker;
+use league_v2::jsonrpc::METHOD_NOT_FOUND;
+use league_v2::sender::refused_over_sender;
 use serde_json::Value;
 
 use super::PlayerBridge;
 use super::client::Answer;
 use super::external_agents::ExternalAgent;
 use super::outbound::{Failure, without_endpoint};
-use crate::compliance::Checker;
-use crate::jsonrpc::METHOD_NOT_FOUND;
 use crate::referee::{RefereeAgents, Unanswered};
-use crate::wire::addressed::Addressed;
-use crate::wire::sender::refused_over_sender;
 
 /// The name some referees know START_MATCH by, beside the dialects' names.
 const ASSIGN_MATCH: &str = "assign_match";

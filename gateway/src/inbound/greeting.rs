@@ -1,5 +1,5 @@
 //! The greeting: how the gateway learns which form of the manager's `sender` a player takes
-//! (crate::wire::sender) before it answers the player's registration, so that the one answer — the only
+//! (league_v2::sender) before it answers the player's registration, so that the one answer — the only
 //! message that ever carries the player's token — is one the player accepts.
 //!
 //! Right after the manager registered the player, the gateway sends it, at its contact endpoint, a
@@ -18,12 +18,13 @@
 use std::time::Duration;
 
 use league_domain::MessageType;
+use league_v2::jsonrpc;
+use league_v2::sender;
+use league_v2::{convert, envelope};
 use serde_json::Value;
 
 use super::Inbound;
 use crate::bridge::external_agents::ExternalAgent;
-use crate::jsonrpc;
-use crate::wire::{self, convert};
 
 /// The longest a registration's answer waits for the greeting (the standings and the agent's answers).
 pub const GREETING_LIMIT: Duration = Duration::from_secs(2);
@@ -70,9 +71,9 @@ async fn standings_update(inbound: &Inbound, league_id: &str, agent_id: &str) ->
             (0, Value::Array(Vec::new()))
         }
     };
-    wire::message(
+    envelope::message(
         MessageType::LeagueStandingsUpdate.as_str(),
-        "league_manager",
+        sender::MANAGER,
         &format!("greeting-{agent_id}"),
         jsonrpc::object([
             ("league_id", league_id.into()),

@@ -16,17 +16,19 @@ use league_domain::MessageType;
 use league_manager_link::{ManagerLink, StandingsCache};
 use league_proto::ErrorCode;
 use league_proto::v2::AgentKind;
+use league_v2::compliance::{Checker, Mode};
+use league_v2::dialect::{self, Action};
+use league_v2::envelope::{self, Envelope};
+use league_v2::jsonrpc::{self, Call, RpcError};
+use league_v2::league_error::{LeagueError, LeagueResult};
 use serde_json::{Map, Value, json};
 
 use crate::bridge::{PlayerBridge, Replies};
-use crate::compliance::{Checker, Mode, WarningBuffer};
 use crate::config::GatewayConfig;
-use crate::dialect::{self, Action};
-use crate::jsonrpc::{self, Call, RpcError};
-use crate::league_error::{LeagueError, LeagueResult};
+use crate::league_status::to_league_error;
 use crate::limits::{CallKind, RequestLimits};
 use crate::referee::Referees;
-use crate::wire::envelope::{self, Envelope};
+use crate::warning_buffer::WarningBuffer;
 use referees::Pull;
 
 /// Everything the inbound side needs, shared by every request.
@@ -185,7 +187,7 @@ impl Inbound {
             Action::Ping => Ok(Handled::anonymous(json!({
                 "status": "ok",
                 "protocol": envelope::PROTOCOL,
-                "timestamp": crate::wire::timestamp::now(),
+                "timestamp": league_v2::timestamp::now(),
             }))),
             Action::StartLeague => operator::start_league(self, message, http)
                 .await
@@ -271,7 +273,7 @@ impl Inbound {
         token: &str,
         http: &HttpContext,
     ) -> LeagueResult<(String, AgentKind)> {
-        if crate::wire::outbound_token::is_outbound(token) {
+        if league_v2::outbound_token::is_outbound(token) {
             // What the league sends an agent proves the league, never the agent.
             self.limits.failed_authentication(http.peer);
             return Err(LeagueError::new(
@@ -287,7 +289,7 @@ impl Inbound {
                     .manager_link
                     .look_up_credential(token)
                     .await
-                    .map_err(LeagueError::from)
+                    .map_err(to_league_error)
                 {
                     Ok(found) => found,
                     Err(error) => {

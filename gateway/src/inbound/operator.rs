@@ -5,18 +5,21 @@
 
 use std::time::Duration;
 
+use league_domain::MessageType;
 use league_proto::ErrorCode;
 use league_proto::v2::{
     CancelLeagueRequest, CreateLeagueRequest, EnrollPlayerRequest, ListComplianceWarningsRequest,
     MatchTiming, PauseLeagueRequest, ResumeLeagueRequest, StartLeagueRequest, WithdrawPlayerRequest,
 };
+use league_v2::dialect::Lifecycle;
+use league_v2::envelope::{required_id, text};
+use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::sender;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{HttpContext, Inbound};
-use crate::dialect::Lifecycle;
-use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::envelope::{required_id, text};
+use crate::league_status::to_league_error;
 
 /// The operator token, or E011 (none), E020 (an agent's valid token: not allowed), E012 (neither).
 async fn require_operator(
@@ -71,11 +74,12 @@ pub async fn start_league(
         .manager
         .clone()
         .start_league(inbound.manager_link.as_operator(StartLeagueRequest { league_id }))
-        .await?
+        .await
+        .map_err(to_league_error)?
         .into_inner();
-    Ok(crate::wire::message(
-        "LEAGUE_START_RESPONSE",
-        "league_manager",
+    Ok(league_v2::envelope::message(
+        MessageType::LeagueStartResponse.as_str(),
+        sender::MANAGER,
         conversation_id(message),
         json!({
             "status": "STARTED",
@@ -159,11 +163,12 @@ pub async fn create_league(
             cycles: asked.cycles,
             max_players: asked.max_players,
         }))
-        .await?
+        .await
+        .map_err(to_league_error)?
         .into_inner();
-    Ok(crate::wire::message(
-        "LEAGUE_CREATE_RESPONSE",
-        "league_manager",
+    Ok(league_v2::envelope::message(
+        MessageType::LeagueCreateResponse.as_str(),
+        sender::MANAGER,
         conversation_id(message),
         json!({
             "status": "CREATED",
@@ -191,11 +196,12 @@ pub async fn enroll_player(
                 .manager_link
                 .as_operator(EnrollPlayerRequest { league_id, player_id }),
         )
-        .await?
+        .await
+        .map_err(to_league_error)?
         .into_inner();
-    Ok(crate::wire::message(
-        "LEAGUE_ENROLL_RESPONSE",
-        "league_manager",
+    Ok(league_v2::envelope::message(
+        MessageType::LeagueEnrollResponse.as_str(),
+        sender::MANAGER,
         conversation_id(message),
         json!({
             "status": if enrolled.enrolled { "ENROLLED" } else { "ALREADY_ENROLLED" },
@@ -223,21 +229,24 @@ pub async fn change_league(
         Lifecycle::Pause => {
             let paused = manager
                 .pause_league(link.as_operator(PauseLeagueRequest { league_id }))
-                .await?
+                .await
+                .map_err(to_league_error)?
                 .into_inner();
             json!({"status": "PAUSED", "league_id": paused.league_id, "running_matches": paused.running_matches})
         }
         Lifecycle::Resume => {
             let resumed = manager
                 .resume_league(link.as_operator(ResumeLeagueRequest { league_id }))
-                .await?
+                .await
+                .map_err(to_league_error)?
                 .into_inner();
             json!({"status": "RUNNING", "league_id": resumed.league_id})
         }
         Lifecycle::Cancel => {
             let cancelled = manager
                 .cancel_league(link.as_operator(CancelLeagueRequest { league_id }))
-                .await?
+                .await
+                .map_err(to_league_error)?
                 .into_inner();
             json!({
                 "status": "CANCELLED",
@@ -250,7 +259,8 @@ pub async fn change_league(
             let player_id = required_id(message, "player_id")?.to_owned();
             let withdrawn = manager
                 .withdraw_player(link.as_operator(WithdrawPlayerRequest { league_id, player_id }))
-                .await?
+                .await
+                .map_err(to_league_error)?
                 .into_inner();
             let forfeits: Vec<Value> = withdrawn
                 .forfeits
@@ -266,9 +276,9 @@ pub async fn change_league(
         }
     };
     answer["success"] = Value::Bool(true);
-    Ok(crate::wire::message(
-        "LEAGUE_OPERATOR_RESPONSE",
-        "league_manager",
+    Ok(league_v2::envelope::message(
+        MessageType::LeagueOperatorResponse.as_str(),
+        sender::MANAGER,
         conversation_id(message),
         answer,
     ))
@@ -291,7 +301,8 @@ pub async fn compliance_warnings(
                 .manager_link
                 .as_operator(ListComplianceWarningsRequest { agent_id }),
         )
-        .await?
+        .await
+        .map_err(to_league_error)?
         .into_inner()
         .warnings;
     let warnings: Vec<Value> = warnings
@@ -302,8 +313,8 @@ pub async fn compliance_warnings(
                 "kind": w.kind,
                 "count": w.count,
                 "example": w.detail,
-                "first_seen": w.first_seen.map(|t| crate::wire::timestamp::format(std::time::SystemTime::try_from(t).unwrap_or(std::time::UNIX_EPOCH))),
-                "last_seen": w.last_seen.map(|t| crate::wire::timestamp::format(std::time::SystemTime::try_from(t).unwrap_or(std::time::UNIX_EPOCH))),
+                "first_seen": w.first_seen.map(|t| league_v2::timestamp::format(std::time::SystemTime::try_from(t).unwrap_or(std::time::UNIX_EPOCH))),
+                "last_seen": w.last_seen.map(|t| league_v2::timestamp::format(std::time::SystemTime::try_from(t).unwrap_or(std::time::UNIX_EPOCH))),
             })
         })
         .collect();

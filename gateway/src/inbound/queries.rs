@@ -4,18 +4,21 @@
 //! Every query is authenticated, by an agent's token or the operator's. Standings, the hot query, come
 //! from a cache at most 100 ms old (crate::inbound::standings); the others go to the manager each time.
 
+use league_domain::MessageType;
 use league_proto::ErrorCode;
 use league_proto::v2::*;
 use league_runtime::Credentials;
+use league_v2::compliance::Checker;
+use league_v2::convert;
+use league_v2::envelope::text;
+use league_v2::jsonrpc;
+use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::sender;
 use serde_json::{Map, Value, json};
 
 use super::referees::Pull;
 use super::{Handled, HttpContext, Inbound};
-use crate::compliance::Checker;
-use crate::jsonrpc;
-use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::convert;
-use crate::wire::envelope::text;
+use crate::league_status::to_league_error;
 
 pub const QUERY_TYPES: &[&str] = &[
     "GET_STANDINGS",
@@ -112,7 +115,7 @@ async fn run(
         _ => {
             // The debug shorthands (`get_standings {}`…) are not league.v2 messages: an envelope is not
             // expected of them, so a missing one is no compliance warning (a malformed one still fails).
-            let mut shorthand = Checker::new(crate::compliance::Mode::Lenient);
+            let mut shorthand = Checker::new(league_v2::compliance::Mode::Lenient);
             let checker = if full_envelope {
                 &mut *checker
             } else {
@@ -173,9 +176,9 @@ async fn run(
         ),
     };
     Ok(Handled {
-        result: crate::wire::message(
-            "LEAGUE_QUERY_RESPONSE",
-            "league_manager",
+        result: league_v2::envelope::message(
+            MessageType::LeagueQueryResponse.as_str(),
+            sender::MANAGER,
             conversation_id.as_deref().unwrap_or_default(),
             jsonrpc::object([
                 ("query_type", query_type.into()),
@@ -244,7 +247,8 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
             };
             let r = manager
                 .get_schedule(with(asker, inbound, request))
-                .await?
+                .await
+                .map_err(to_league_error)?
                 .into_inner();
             let rounds: Vec<Value> = r
                 .rounds
@@ -267,7 +271,8 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
             let player_id = player_id.ok_or_else(|| missing("player_id"))?;
             let r = manager
                 .get_next_match(with(asker, inbound, GetNextMatchRequest { league_id, player_id }))
-                .await?
+                .await
+                .map_err(to_league_error)?
                 .into_inner();
             Ok(json!({"match": r.r#match.as_ref().map(|m| convert::scheduled_match(m, &inbound.public_url))}))
         }
@@ -279,7 +284,8 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
                     inbound,
                     GetPlayerStatsRequest { league_id, player_id },
                 ))
-                .await?
+                .await
+                .map_err(to_league_error)?
                 .into_inner();
             Ok(json!({
                 "standing": r.standing.as_ref().map(convert::standing),
@@ -291,7 +297,8 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
             let match_id = match_id.ok_or_else(|| missing("match_id"))?;
             let r = manager
                 .get_match(with(asker, inbound, GetMatchRequest { league_id, match_id }))
-                .await?
+                .await
+                .map_err(to_league_error)?
                 .into_inner();
             let transcript = r
                 .transcript
@@ -313,7 +320,8 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
             };
             let r = manager
                 .get_standings_by_round(with(asker, inbound, request))
-                .await?
+                .await
+                .map_err(to_league_error)?
                 .into_inner();
             let rounds: Vec<Value> = r
                 .rounds
@@ -333,7 +341,8 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
             };
             let r = manager
                 .list_leagues(with(asker, inbound, request))
-                .await?
+                .await
+                .map_err(to_league_error)?
                 .into_inner();
             let leagues: Vec<Value> = r
                 .leagues
@@ -361,7 +370,8 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
         _ => {
             let r = manager
                 .get_league_status(with(asker, inbound, GetLeagueStatusRequest { league_id }))
-                .await?
+                .await
+                .map_err(to_league_error)?
                 .into_inner();
             Ok(json!({
                 "league_id": r.league_id,
@@ -403,7 +413,7 @@ fn played_match(m: &ScheduledMatch, referee_endpoint: &str) -> Value {
 }
 
 fn rfc3339(at: prost_types::Timestamp) -> String {
-    std::time::SystemTime::try_from(at).map_or_else(|_| String::new(), crate::wire::timestamp::format)
+    std::time::SystemTime::try_from(at).map_or_else(|_| String::new(), league_v2::timestamp::format)
 }
 
 fn with<T>(asker: &Asker, inbound: &Inbound, message: T) -> tonic::Request<T> {

@@ -5,13 +5,13 @@
 use league_domain::MessageType;
 use league_proto::ErrorCode;
 use league_proto::v2::AgentKind;
+use league_v2::compliance::Checker;
+use league_v2::envelope::text;
+use league_v2::league_error::{LeagueError, LeagueResult};
 use serde_json::{Map, Value};
 
 use super::{Handled, HttpContext, Inbound};
-use crate::compliance::Checker;
-use crate::league_error::{LeagueError, LeagueResult};
 use crate::referee::{Puller, Referee, named_referee};
-use crate::wire::envelope::text;
 
 /// What a pulling referee asks.
 #[derive(Debug, Clone, Copy)]

@@ -8,18 +8,20 @@
 //! ADR 0013); anything else registers as usual, and a taken contact endpoint is refused (E014, with
 //! that hint).
 
+use league_domain::MessageType;
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
 use league_proto::{EXTERNAL_LABEL, ErrorCode, ProtocolVersion};
 use league_runtime::Credentials;
+use league_v2::compliance::{Checker, kinds};
+use league_v2::dialect::Dialect;
+use league_v2::envelope::{self, Sender, text};
+use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::sender::{self, SenderForm};
 use serde_json::{Map, Value, json};
 
 use super::{Handled, Inbound, greeting};
 use crate::bridge::external_agents::{DIALECT_LABEL, ExternalAgent};
-use crate::compliance::{Checker, kinds};
-use crate::dialect::Dialect;
-use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::envelope::{self, Sender, text};
-use crate::wire::sender::SenderForm;
+use crate::league_status::to_league_error;
 
 const MAX_TEXT: usize = 256;
 
@@ -95,7 +97,11 @@ pub async fn player(
                 conversation_id.as_deref(),
             ))
         }
-        Err(status) => rejected("LEAGUE_REGISTER_RESPONSE", conversation_id.as_deref(), &status),
+        Err(status) => rejected(
+            MessageType::LeagueRegisterResponse,
+            conversation_id.as_deref(),
+            status,
+        ),
     }
 }
 
@@ -194,7 +200,11 @@ pub async fn referee(
                 conversation_id.as_deref(),
             ))
         }
-        Err(status) => rejected("REFEREE_REGISTER_RESPONSE", conversation_id.as_deref(), &status),
+        Err(status) => rejected(
+            MessageType::RefereeRegisterResponse,
+            conversation_id.as_deref(),
+            status,
+        ),
     }
 }
 
@@ -235,7 +245,7 @@ fn claimed_identity(envelope: &envelope::Envelope, kind: Kind) -> Option<Credent
         _ => return None,
     };
     let token = envelope.auth_token.as_deref().filter(|token| !token.is_empty())?;
-    if crate::wire::outbound_token::is_outbound(token) {
+    if league_v2::outbound_token::is_outbound(token) {
         return None;
     }
     Some(Credentials::new(id.as_str(), token))
@@ -252,12 +262,12 @@ fn accepted(
 ) -> Handled {
     let (message_type, id_field, league_id) = match kind {
         Kind::Player => (
-            "LEAGUE_REGISTER_RESPONSE",
+            MessageType::LeagueRegisterResponse,
             "player_id",
             Value::from(registered.league_id),
         ),
         Kind::Referee => (
-            "REFEREE_REGISTER_RESPONSE",
+            MessageType::RefereeRegisterResponse,
             "referee_id",
             // A referee serves every league of its games; it may register before any exists.
             (!registered.league_id.is_empty())
@@ -276,9 +286,9 @@ fn accepted(
     fields.insert("league_id".into(), league_id);
     fields.insert("reason".into(), Value::Null);
     Handled {
-        result: crate::wire::message(
-            message_type,
-            &form.manager(),
+        result: league_v2::envelope::message(
+            message_type.as_str(),
+            form.manager(),
             conversation_id.unwrap_or_default(),
             Value::Object(fields),
         ),
@@ -290,11 +300,11 @@ fn accepted(
 /// specification's REJECTED response, with the code and reason; nothing was registered. A taken
 /// endpoint's reason says how its agent comes back.
 fn rejected(
-    message_type: &str,
+    message_type: MessageType,
     conversation_id: Option<&str>,
-    status: &tonic::Status,
+    status: tonic::Status,
 ) -> LeagueResult<Handled> {
-    let error = LeagueError::from_status(status);
+    let error = to_league_error(status);
     if matches!(
         error.code,
         ErrorCode::ConnectionError | ErrorCode::Timeout | ErrorCode::InternalError
@@ -305,9 +315,9 @@ fn rejected(
         ErrorCode::DuplicateRegistration => format!("{}: {RESUME_HINT}", error.description),
         _ => error.description,
     };
-    Ok(Handled::anonymous(crate::wire::message(
-        message_type,
-        "league_manager",
+    Ok(Handled::anonymous(league_v2::envelope::message(
+        message_type.as_str(),
+        sender::MANAGER,
         conversation_id.unwrap_or_default(),
         json!({
             "status": "REJECTED",

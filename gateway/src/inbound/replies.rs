@@ -6,13 +6,15 @@
 use league_domain::MessageType;
 use league_proto::ErrorCode;
 use league_proto::v2::{MatchStatus, RelayReplyRequest, RelayedReply};
+use league_v2::compliance::Checker;
+use league_v2::envelope::required_id;
+use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::sender;
 use serde_json::{Map, Value, json};
 
 use super::{Handled, HttpContext, Inbound};
 use crate::bridge::replies::reply_key;
-use crate::compliance::Checker;
-use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::envelope::required_id;
+use crate::league_status::to_league_error;
 
 pub async fn deliver(
     inbound: &Inbound,
@@ -55,12 +57,13 @@ pub async fn deliver(
                     .manager_link
                     .as_operator(RelayReplyRequest { reply: Some(relayed) }),
             )
-            .await?;
+            .await
+            .map_err(to_league_error)?;
     }
     Ok(Handled {
-        result: crate::wire::message(
+        result: league_v2::envelope::message(
             &format!("{}_RECEIVED", kind.as_str()),
-            "league_manager",
+            sender::MANAGER,
             envelope.conversation_id.as_deref().unwrap_or_default(),
             json!({"status": "received", "match_id": match_id}),
         ),
@@ -70,7 +73,11 @@ pub async fn deliver(
 
 /// The match must exist, be running, and be the sender's.
 async fn check_match(inbound: &Inbound, match_id: &str, agent_id: &str) -> LeagueResult<()> {
-    let scheduled = inbound.manager_link.scheduled_match("", match_id).await?;
+    let scheduled = inbound
+        .manager_link
+        .scheduled_match("", match_id)
+        .await
+        .map_err(to_league_error)?;
     if scheduled.player_a_id != agent_id && scheduled.player_b_id != agent_id {
         return Err(LeagueError::new(
             ErrorCode::PermissionDenied,

@@ -7,12 +7,13 @@
 use std::sync::Arc;
 
 use league_proto::v2::GetStandingsResponse;
+use league_v2::convert;
+use league_v2::league_error::LeagueResult;
+use league_v2::shared_json::SharedJson;
 use serde_json::json;
 
 use super::Inbound;
-use crate::league_error::LeagueResult;
-use crate::shared_json::SharedJson;
-use crate::wire::convert;
+use crate::league_status::to_league_error;
 
 /// A league's standings as fetched: the manager's answer and the league.v2 JSON of it (the
 /// LEAGUE_QUERY_RESPONSE's `data`), built and serialized once per fetch rather than once per query.
@@ -44,7 +45,10 @@ impl Inbound {
             let (link, league_id) = (self.manager_link.clone(), league_id.to_owned());
             async move { Ok(Arc::new(Standings::new(link.standings(&league_id).await?))) }
         };
-        Ok(self.standings.get(league_id, fetch).await?)
+        self.standings
+            .get(league_id, fetch)
+            .await
+            .map_err(to_league_error)
     }
 
     /// Forgets the cached standings, after a change this gateway made (a registration adds a row, a

@@ -11,10 +11,10 @@ use league_proto::v2::{
     LeagueStall, LeagueSummary, ListLeaguesRequest, MatchResult, ScheduledMatch, ScheduledRound, StallReason,
     StandingRow, TranscriptEntry, transcript_entry,
 };
+use league_v2::{convert, timestamp};
 use serde_json::{Map, Value, json};
 
 use super::rounds::Points;
-use crate::wire::{convert, timestamp};
 
 fn time(at: Option<prost_types::Timestamp>) -> Value {
     at.and_then(|at| SystemTime::try_from(at).ok())

@@ -14,12 +14,12 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use league_proto::v2::{GetLeagueStatusResponse, LeagueStatus};
+use league_v2::convert;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::metrics::{POLLS, SNAPSHOTS, Seat};
 use super::{Live, bounded, view};
-use crate::wire::convert;
 
 /// How often a watched league's status is asked for.
 pub const WATCH_INTERVAL: Duration = Duration::from_millis(500);

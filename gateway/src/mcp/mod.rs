@@ -16,6 +16,7 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, header};
 use axum::response::Response;
+use league_v2::jsonrpc::{Call, METHOD_NOT_FOUND};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -27,7 +28,6 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use crate::inbound::{HttpContext, Inbound};
-use crate::jsonrpc::{Call, METHOD_NOT_FOUND};
 
 mod tools;
 
@@ -89,11 +89,11 @@ pub fn invalid_tool_arguments(body: &[u8]) -> Option<Value> {
     if call.get("method")?.as_str()? != "tools/call" || arguments.is_object() || arguments.is_null() {
         return None;
     }
-    let error = crate::jsonrpc::RpcError::new(
-        crate::jsonrpc::INVALID_PARAMS,
+    let error = league_v2::jsonrpc::RpcError::new(
+        league_v2::jsonrpc::INVALID_PARAMS,
         "Invalid params: tools/call `arguments` must be an object",
     );
-    Some(crate::jsonrpc::failure(
+    Some(league_v2::jsonrpc::failure(
         call.get("id").cloned().unwrap_or(Value::Null),
         &error,
     ))
@@ -111,12 +111,12 @@ pub async fn json_rpc_transport_error(response: Response) -> Response {
     let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
     let text = String::from_utf8_lossy(&text);
     let code = if text.to_ascii_lowercase().contains("parse") || text.contains("deserialize") {
-        crate::jsonrpc::PARSE_ERROR
+        league_v2::jsonrpc::PARSE_ERROR
     } else {
-        crate::jsonrpc::INVALID_REQUEST
+        league_v2::jsonrpc::INVALID_REQUEST
     };
     let message = format!("MCP transport: {}", text.trim());
-    let body = crate::jsonrpc::failure(Value::Null, &crate::jsonrpc::RpcError::new(code, message));
+    let body = league_v2::jsonrpc::failure(Value::Null, &league_v2::jsonrpc::RpcError::new(code, message));
     parts.headers.insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("application/json"),
@@ -256,7 +256,7 @@ mod tests {
     use league_proto::ErrorCode;
 
     use super::*;
-    use crate::league_error::LeagueError;
+    use league_v2::league_error::LeagueError;
 
     #[test]
     fn bearer_scheme_is_case_insensitive() {
@@ -270,11 +270,11 @@ mod tests {
     #[test]
     fn errors_become_tool_errors_with_the_league_error() {
         let error = LeagueError::new(ErrorCode::AuthTokenInvalid, "no such token").to_rpc(None);
-        let result = tool_result(crate::jsonrpc::failure(json!(1), &error));
+        let result = tool_result(league_v2::jsonrpc::failure(json!(1), &error));
         assert_eq!(result.is_error, Some(true));
         let content = result.structured_content.expect("structured");
         assert_eq!(content["error_code"], json!("E012"));
-        let ok = tool_result(crate::jsonrpc::success(json!(1), json!({"status": "ok"})));
+        let ok = tool_result(league_v2::jsonrpc::success(json!(1), json!({"status": "ok"})));
         assert_eq!(ok.is_error, Some(false));
         assert_eq!(ok.structured_content, Some(json!({"status": "ok"})));
     }

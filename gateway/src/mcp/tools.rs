@@ -8,7 +8,7 @@ use league_proto::ErrorCode;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use crate::league_error::LeagueError;
+use league_v2::league_error::LeagueError;
 
 /// One tool: its league.v2 method, the message it carries when it carries one, and its schema.
 pub(super) struct Spec {
@@ -30,10 +30,10 @@ impl Spec {
                 arguments.insert("message_type".into(), kind.as_str().into());
                 arguments
                     .entry("protocol")
-                    .or_insert_with(|| crate::wire::envelope::PROTOCOL.into());
+                    .or_insert_with(|| league_v2::envelope::PROTOCOL.into());
             }
             (Some(kind), Some(named)) => {
-                if named.as_str().and_then(crate::dialect::message_type) != Some(kind) {
+                if named.as_str().and_then(league_v2::dialect::message_type) != Some(kind) {
                     return Err(wrong_message_type(self.name, named, Some(kind)));
                 }
             }
@@ -373,7 +373,7 @@ mod tests {
             let message = spec
                 .message(JsonObject::new())
                 .expect("empty arguments are a message");
-            let resolved = crate::dialect::resolve(spec.name, Value::Object(message));
+            let resolved = league_v2::dialect::resolve(spec.name, Value::Object(message));
             assert!(resolved.is_ok(), "{}: {resolved:?}", spec.name);
         }
     }

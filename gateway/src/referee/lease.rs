@@ -15,11 +15,12 @@ use league_domain::{Assignment, Timing};
 use league_proto::ErrorCode;
 use league_proto::v2::{LeaseRef, ReleaseLeasesRequest, RenewLeasesRequest};
 use league_runtime::ShutdownSignal;
+use league_v2::league_error::{LeagueError, LeagueResult};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::{MAX_CACHED, RefereedMatch, Referees, lock};
-use crate::league_error::{LeagueError, LeagueResult};
+use crate::league_status::to_league_error;
 
 /// The least time a referee is given to call a player of a match it took, whatever the league's join
 /// timeout: an agent's own threads may start a match later than a millisecond timing of a test allows.
@@ -120,7 +121,7 @@ impl Referees {
             Ok(response) => response.get_ref().renewals.iter().all(|r| r.renewed),
             Err(status) => {
                 lock(&self.called).remove(&key);
-                return Err(status.into());
+                return Err(to_league_error(status));
             }
         };
         if noted {

@@ -36,7 +36,9 @@ use league_runtime::ShutdownSignal;
 use league_runtime::grpc::{self, GrpcChannel};
 use tokio::sync::Notify;
 
-use crate::league_error::{LeagueError, LeagueResult};
+use league_v2::league_error::{LeagueError, LeagueResult};
+
+use crate::league_status::to_league_error;
 
 /// How long a match's facts (players, referee) are kept without asking the manager again.
 const MATCH_TTL: Duration = Duration::from_secs(30);
@@ -148,7 +150,8 @@ impl Referees {
                 league_id: league_id.to_owned(),
                 match_id: match_id.to_owned(),
             }))
-            .await?
+            .await
+            .map_err(to_league_error)?
             .into_inner();
         let scheduled = detail
             .r#match
@@ -215,7 +218,8 @@ impl Referees {
             .get_agent(self.manager_link.as_operator(GetAgentRequest {
                 agent_id: player_id.to_owned(),
             }))
-            .await?
+            .await
+            .map_err(to_league_error)?
             .into_inner()
             .agent
             .ok_or_else(|| {

@@ -22,10 +22,14 @@ use league_proto::v2::{
 use league_proto::{EXTERNAL_LABEL, ErrorCode};
 use serde_json::{Map, Value, json};
 
+use league_domain::MessageType;
+use league_v2::compliance::{Checker, kinds};
+use league_v2::envelope::{Sender, text};
+use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::sender;
+
 use super::Referees;
-use crate::compliance::{Checker, kinds};
-use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::envelope::{Sender, text};
+use crate::league_status::to_league_error;
 
 /// The most matches one pull asks for; the manager hands out no more than the referee's free slots.
 const PULL_BATCH: u32 = 64;
@@ -110,7 +114,8 @@ impl Referees {
             .manager
             .clone()
             .claim_matches(request)
-            .await?
+            .await
+            .map_err(to_league_error)?
             .into_inner()
             .assignments;
         for assignment in claimed.into_iter().filter_map(super::parse) {
@@ -146,7 +151,8 @@ impl Referees {
             async move { agents.list_agents(request).await }
         };
         let players: Vec<Value> = list(AgentKind::Player)
-            .await?
+            .await
+            .map_err(to_league_error)?
             .into_inner()
             .agents
             .into_iter()
@@ -164,7 +170,8 @@ impl Referees {
             })
             .collect();
         let referees: Vec<Value> = list(AgentKind::Referee)
-            .await?
+            .await
+            .map_err(to_league_error)?
             .into_inner()
             .agents
             .into_iter()
@@ -179,9 +186,9 @@ impl Referees {
                 })
             })
             .collect();
-        let mut result = crate::wire::message(
-            "LEAGUE_QUERY_RESPONSE",
-            "league_manager",
+        let mut result = league_v2::envelope::message(
+            MessageType::LeagueQueryResponse.as_str(),
+            sender::MANAGER,
             conversation_id,
             json!({
                 "query_type": "GET_REGISTRATIONS",
@@ -238,7 +245,8 @@ impl Referees {
                         label: EXTERNAL_LABEL.to_owned(),
                         include_revoked: false,
                     }))
-                    .await?
+                    .await
+                    .map_err(to_league_error)?
                     .into_inner()
                     .agents
             }
@@ -307,7 +315,8 @@ impl Referees {
                     first_round_id,
                     max_matches: 0,
                 }))
-                .await?
+                .await
+                .map_err(to_league_error)?
                 .into_inner();
             rounds.extend(page.rounds);
             if page.next_round_id == 0 || page.next_round_id <= first_round_id {

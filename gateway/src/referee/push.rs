@@ -11,8 +11,9 @@ use league_proto::v2::{AssignedPlayer, ScheduledMatch};
 use serde_json::{Map, Value, json};
 
 use super::Referees;
+use league_v2::{envelope, sender, timestamp};
+
 use super::agents::Unanswered;
-use crate::wire::{self, timestamp};
 
 /// What a referee did with a pushed match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,9 +29,9 @@ impl Referees {
     /// START_MATCH, retried as the protocol retries (E001/E009, `max_attempts`, `retry_delay` apart).
     pub(super) async fn push(&self, referee_id: &str, assignment: &Assignment) -> Pushed {
         let match_id = assignment.match_id();
-        let message = wire::message(
+        let message = envelope::message(
             MessageType::StartMatch.as_str(),
-            "league_manager",
+            sender::MANAGER,
             &format!("conv-{}-{match_id}", assignment.league_id()),
             Value::Object(self.match_fields(
                 referee_id,

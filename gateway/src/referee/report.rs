@@ -8,11 +8,14 @@ use league_proto::v2::ReportMatchResultRequest;
 use league_runtime::credentials::Credentials;
 use serde_json::{Map, Value, json};
 
+use league_domain::MessageType;
+use league_v2::compliance::Checker;
+use league_v2::envelope::required_id;
+use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::{convert, envelope, result, sender};
+
 use super::{Referee, Referees};
-use crate::compliance::Checker;
-use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::envelope::required_id;
-use crate::wire::{self, convert, result};
+use crate::league_status::to_league_error;
 
 impl Referees {
     /// The referee's MATCH_RESULT_REPORT, taken to the manager: the acknowledgement.
@@ -48,12 +51,13 @@ impl Referees {
             .manager
             .clone()
             .report_match_result(request)
-            .await?
+            .await
+            .map_err(to_league_error)?
             .into_inner();
         self.match_reported(league_id, match_id);
-        Ok(wire::message(
-            "MATCH_RESULT_REPORT_ACK",
-            "league_manager",
+        Ok(envelope::message(
+            MessageType::MatchResultReportAck.as_str(),
+            sender::MANAGER,
             &referee.conversation_id,
             json!({
                 "league_id": league_id,

@@ -20,11 +20,13 @@ use league_proto::v2::{
 use league_runtime::grpc::GrpcChannel;
 use serde_json::{Map, Value, json};
 
+use league_v2::compliance::{Checker, kinds};
+use league_v2::envelope::{required_id, text};
+use league_v2::league_error::{LeagueError, LeagueResult};
+use league_v2::{convert, envelope, result, sender, timestamp};
+
 use super::{Referee, RefereedMatch, Referees};
-use crate::compliance::{Checker, kinds};
-use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::envelope::{required_id, text};
-use crate::wire::{self, convert, result, timestamp};
+use crate::league_status::to_league_error;
 use league_domain::MessageType;
 
 /// How long a GAME_ERROR may take (a notification the league's timings do not bound).
@@ -127,9 +129,9 @@ impl PlayerCall {
 
     /// The player's reply as the specification's message, from the player.
     fn reply(&self, message_type: MessageType, fields: Value) -> Value {
-        wire::message(
+        envelope::message(
             message_type.as_str(),
-            &format!("player:{}", self.player_id),
+            &sender::player(&self.player_id),
             &self.context.conversation_id,
             fields,
         )
@@ -165,7 +167,8 @@ impl PlayerCall {
         let answer = self
             .client
             .invite_to_match(within(request, join_timeout))
-            .await?
+            .await
+            .map_err(to_league_error)?
             .into_inner();
         let arrival = answer
             .arrival_timestamp
@@ -196,7 +199,8 @@ impl PlayerCall {
         let answer = self
             .client
             .request_move(within(request, move_timeout))
-            .await?
+            .await
+            .map_err(to_league_error)?
             .into_inner();
         let payload = answer
             .move_payload
@@ -228,7 +232,10 @@ impl PlayerCall {
             result: Some(read),
         };
         let within_time = self.found.timing.game_over_timeout;
-        self.client.notify_game_over(within(request, within_time)).await?;
+        self.client
+            .notify_game_over(within(request, within_time))
+            .await
+            .map_err(to_league_error)?;
         Ok(self.acknowledged(MessageType::GameOver))
     }
 
@@ -251,7 +258,8 @@ impl PlayerCall {
         };
         self.client
             .notify_game_error(within(request, OTHER_WITHIN))
-            .await?;
+            .await
+            .map_err(to_league_error)?;
         Ok(self.acknowledged(MessageType::GameError))
     }
 

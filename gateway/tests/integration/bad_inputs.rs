@@ -6,7 +6,7 @@ use crate::support;
 
 use std::fmt::Write as _;
 
-use league_gateway::compliance::Mode;
+use league_v2::compliance::Mode;
 use serde_json::{Value, json};
 use support::*;
 

@@ -10,13 +10,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, SystemTime};
 
 use league_domain::MessageType;
-use league_gateway::compliance::Mode;
-use league_gateway::dialect::{self, Action, Dialect};
-use league_gateway::wire::convert;
-use league_gateway::wire::timestamp::{self, Reading};
 use league_proto::ErrorCode;
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::*;
+use league_v2::compliance::Mode;
+use league_v2::convert;
+use league_v2::dialect::{self, Action, Dialect};
+use league_v2::timestamp::{self, Reading};
 use serde_json::{Value, json};
 use support::*;
 

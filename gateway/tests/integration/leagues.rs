@@ -7,8 +7,8 @@ use crate::support;
 use serde_json::{Value, json};
 use support::*;
 
-fn mode() -> league_gateway::compliance::Mode {
-    league_gateway::compliance::Mode::Lenient
+fn mode() -> league_v2::compliance::Mode {
+    league_v2::compliance::Mode::Lenient
 }
 
 fn operator(mut params: Value) -> Value {

@@ -12,7 +12,7 @@ use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use league_gateway::compliance::Mode;
+use league_v2::compliance::Mode;
 use serde_json::Value;
 use support::*;
 

@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use league_gateway::compliance::Mode;
 use league_proto::ErrorCode;
 use league_proto::v2::*;
+use league_v2::compliance::Mode;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult, PaginatedRequestParams,
     ServerCapabilities, ServerConfig, Tool,

@@ -11,9 +11,9 @@ use crate::support;
 
 use std::time::{Duration, SystemTime};
 
-use league_gateway::compliance::Mode;
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::*;
+use league_v2::compliance::Mode;
 use serde_json::{Value, json};
 use support::*;
 

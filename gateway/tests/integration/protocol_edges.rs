@@ -17,12 +17,7 @@ fn mcp_headers() -> [(&'static str, &'static str); 2] {
 #[tokio::test(flavor = "multi_thread")]
 async fn ids_are_echoed_exactly() {
     let manager = spawn_manager().await;
-    let gateway = spawn_gateway(
-        &manager,
-        league_gateway::compliance::Mode::Lenient,
-        Limits::default(),
-    )
-    .await;
+    let gateway = spawn_gateway(&manager, league_v2::compliance::Mode::Lenient, Limits::default()).await;
     for id in [
         "123456789012345678901234567890",
         "-123456789012345678901234567890",
@@ -55,12 +50,7 @@ async fn ids_are_echoed_exactly() {
 #[tokio::test(flavor = "multi_thread")]
 async fn tools_call_with_array_arguments_is_invalid_params() {
     let manager = spawn_manager().await;
-    let gateway = spawn_gateway(
-        &manager,
-        league_gateway::compliance::Mode::Lenient,
-        Limits::default(),
-    )
-    .await;
+    let gateway = spawn_gateway(&manager, league_v2::compliance::Mode::Lenient, Limits::default()).await;
     let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "ping", "arguments": [1, 2]}});
     // MCP's transport.
     let reply = gateway.post_with(call.to_string(), &mcp_headers()).await;
@@ -74,12 +64,7 @@ async fn tools_call_with_array_arguments_is_invalid_params() {
 #[tokio::test(flavor = "multi_thread")]
 async fn display_names_with_invisible_formatting_are_refused() {
     let manager = spawn_manager().await;
-    let gateway = spawn_gateway(
-        &manager,
-        league_gateway::compliance::Mode::Lenient,
-        Limits::default(),
-    )
-    .await;
+    let gateway = spawn_gateway(&manager, league_v2::compliance::Mode::Lenient, Limits::default()).await;
     for (n, name) in ["ali\u{202E}ecila", "al\u{200B}ice", "\u{2067}alice"]
         .into_iter()
         .enumerate()

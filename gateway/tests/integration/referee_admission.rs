@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 use support::*;
 
-fn mode() -> league_gateway::compliance::Mode {
-    league_gateway::compliance::Mode::Lenient
+fn mode() -> league_v2::compliance::Mode {
+    league_v2::compliance::Mode::Lenient
 }
 
 /// Whether `response` gave the caller nothing: a JSON-RPC error, a refusal, or no match at all.

@@ -4,7 +4,7 @@
 
 use crate::support;
 
-use league_gateway::compliance::Mode;
+use league_v2::compliance::Mode;
 use serde_json::{Value, json};
 use support::*;
 

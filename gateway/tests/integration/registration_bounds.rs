@@ -94,8 +94,8 @@ async fn endpoints_are_canonical_and_held_to_the_policy() {
     assert_eq!(players, 2);
 }
 
-fn compliance_mode() -> league_gateway::compliance::Mode {
-    league_gateway::compliance::Mode::Lenient
+fn compliance_mode() -> league_v2::compliance::Mode {
+    league_v2::compliance::Mode::Lenient
 }
 
 #[tokio::test(flavor = "multi_thread")]

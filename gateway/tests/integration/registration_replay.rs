@@ -11,7 +11,7 @@ use std::net::{IpAddr, SocketAddr};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use league_gateway::compliance::Mode;
+use league_v2::compliance::Mode;
 use serde_json::{Value, json};
 use support::*;
 use tokio::net::TcpSocket;

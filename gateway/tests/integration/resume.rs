@@ -9,8 +9,8 @@ use crate::support;
 use serde_json::Value;
 use support::*;
 
-fn mode() -> league_gateway::compliance::Mode {
-    league_gateway::compliance::Mode::Lenient
+fn mode() -> league_v2::compliance::Mode {
+    league_v2::compliance::Mode::Lenient
 }
 
 /// `registration` claiming the identity `sender` with `token`.

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::support;
 
-use league_gateway::compliance::Mode;
+use league_v2::compliance::Mode;
 use support::*;
 
 /// A match's `(status, referee, claims)`, and how many matches have a result.

@@ -6,8 +6,8 @@ use crate::support;
 
 use std::time::{Duration, SystemTime};
 
-use league_gateway::compliance::Mode;
 use league_proto::v2::*;
+use league_v2::compliance::Mode;
 use support::*;
 
 fn invitation(player_id: &str) -> InviteToMatchRequest {

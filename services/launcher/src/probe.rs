@@ -15,13 +15,14 @@ use league_gateway::bridge::client::AgentClient;
 use league_gateway::bridge::external_agents::ExternalAgents;
 use league_gateway::bridge::outbound::is_not_implemented;
 use league_gateway::bridge::{FallbackTimeouts, PlayerBridge, Replies};
-use league_gateway::compliance::{Mode, WarningBuffer, kinds};
-use league_gateway::dialect::Dialect;
-use league_gateway::wire::sender::SenderForm;
+use league_gateway::warning_buffer::WarningBuffer;
 use league_manager_link::ManagerLink;
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::player_service_server::PlayerService;
 use league_proto::v2::*;
+use league_v2::compliance::{Mode, kinds};
+use league_v2::dialect::Dialect;
+use league_v2::sender::SenderForm;
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
@@ -152,7 +153,7 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
         let (mut step, answer) = run("CHOOSE_PARITY_CALL", &warnings, asked).await;
         let choice = answer
             .and_then(|answer| answer.move_payload)
-            .map(|payload| league_gateway::wire::convert::from_struct(&payload))
+            .map(|payload| league_v2::convert::from_struct(&payload))
             .map(|payload| payload["parity_choice"].clone());
         if let Some(choice) = choice.filter(|c| *c != json!("even") && *c != json!("odd")) {
             step.refuse(format!("parity_choice {choice}"), RULE_PARITY);
@@ -331,7 +332,7 @@ fn game_over() -> NotifyGameOverRequest {
             ],
             reason: "P01 chose even, number was 8 (even)".to_owned(),
             at_fault_player_ids: Vec::new(),
-            game_metadata: metadata.as_object().map(league_gateway::wire::convert::to_struct),
+            game_metadata: metadata.as_object().map(league_v2::convert::to_struct),
         }),
     }
 }

@@ -2,6 +2,7 @@
 //! parse, a method that is not theirs, any call at all, a message that is not nested the way they nest
 //! theirs.
 
+use league_v2::sender::{MANAGER, PLAYER, REFEREE};
 use serde_json::{Map, Value, json};
 
 use super::Answer;
@@ -21,7 +22,7 @@ fn ok(result: Value, id: Value) -> Answer {
 pub(super) fn typed_senders(params: &Map<String, Value>, id: Value) -> Answer {
     let sender = params.get("sender").and_then(Value::as_str).unwrap_or("");
     let (kind, rest) = sender.split_once(':').unwrap_or((sender, ""));
-    let valid = matches!(kind, "player" | "referee" | "league_manager")
+    let valid = [PLAYER, REFEREE, MANAGER].contains(&kind)
         && !rest.is_empty()
         && rest.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
     if valid {

@@ -24,6 +24,8 @@ use std::time::Duration;
 
 use league_domain::MessageType;
 use league_proto::ErrorCode;
+use league_v2::jsonrpc::{METHOD_NOT_FOUND, RpcError};
+use league_v2::league_error::{LeagueError, LeagueResult};
 use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -33,8 +35,6 @@ use serde::Serialize;
 use tracing::Instrument;
 
 use super::client::{AgentClient, Answer};
-use crate::jsonrpc::{METHOD_NOT_FOUND, RpcError};
-use crate::league_error::{LeagueError, LeagueResult};
 use tools::Tools;
 
 /// Whether an HTTP answer is the streamable HTTP transport refusing a plain JSON-RPC POST: `406 Not
@@ -128,7 +128,7 @@ impl McpSession {
             )));
         };
         // Written as the other dialects write it (shared JSON spliced in), then read as the arguments.
-        let message = serde_json::from_slice(&crate::shared_json::to_vec(message)).map_err(|error| {
+        let message = serde_json::from_slice(&league_v2::shared_json::to_vec(message)).map_err(|error| {
             LeagueError::new(
                 ErrorCode::InvalidMessageFormat,
                 format!("writing {}: {error}", kind.as_str()),

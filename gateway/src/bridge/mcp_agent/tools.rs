@@ -5,12 +5,12 @@
 use std::collections::HashMap;
 
 use league_domain::MessageType;
+use league_v2::dialect::canonical_method;
+use league_v2::jsonrpc::RpcError;
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Map, Value};
 
 use crate::bridge::client::Answer;
-use crate::dialect::canonical_method;
-use crate::jsonrpc::RpcError;
 
 /// The JSON-RPC code a tool's own failure (`isError: true`) is read as: the agent ran the tool and
 /// refused the message (JSON-RPC's "server error" range; the agent's words are the message).
@@ -49,7 +49,7 @@ impl Tools {
             .filter_map(|kind| {
                 let lower = kind.as_str().to_ascii_lowercase();
                 let tool = [
-                    canonical_method(kind).to_owned(),
+                    canonical_method(kind)?.to_owned(),
                     lower.clone(),
                     format!("receive_{lower}"),
                 ]
@@ -191,7 +191,7 @@ mod tests {
             panic!("a refusal")
         };
         assert_eq!(error.code, TOOL_ERROR);
-        assert!(crate::wire::sender::refused_over_sender(&error), "{error:?}");
+        assert!(league_v2::sender::refused_over_sender(&error), "{error:?}");
         let silent = result(json!({"content": [], "isError": true}));
         assert!(matches!(
             answer(silent),

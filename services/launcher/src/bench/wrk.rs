@@ -58,7 +58,7 @@ pub(super) async fn queries(
                 "protocol": "league.v2",
                 "message_type": "LEAGUE_QUERY",
                 "sender": format!("player:{}", agent.id),
-                "timestamp": league_gateway::wire::timestamp::now(),
+                "timestamp": league_v2::timestamp::now(),
                 "conversation_id": "bench-query",
                 "auth_token": agent.token,
                 "query_type": "GET_STANDINGS",

@@ -33,7 +33,7 @@ impl RpcError {
         }
     }
 
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         let mut error = Map::new();
         error.insert("code".into(), self.code.into());
         error.insert("message".into(), self.message.clone().into());

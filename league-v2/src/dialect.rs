@@ -11,9 +11,10 @@ use serde_json::{Map, Value};
 
 use crate::jsonrpc::{INVALID_PARAMS, METHOD_NOT_FOUND, RpcError};
 
-/// The specification's method name for a message (docs/protocol.md, "The 18 messages").
-pub fn canonical_method(kind: MessageType) -> &'static str {
-    match kind {
+/// The specification's method name for a message (docs/protocol.md, the table under "Tools"); none
+/// for the league's answers, which are never calls.
+pub fn canonical_method(kind: MessageType) -> Option<&'static str> {
+    let method = match kind {
         MessageType::RefereeRegisterRequest => "register_referee",
         MessageType::LeagueRegisterRequest => "register_player",
         MessageType::RoundAnnouncement => "notify_round",
@@ -31,13 +32,17 @@ pub fn canonical_method(kind: MessageType) -> &'static str {
         MessageType::GameMoveCall => "request_move",
         MessageType::GameMoveResponse => "game_move_response",
         MessageType::StartMatch => "start_match",
-    }
+        // The league's answers (`MessageType::is_answer`); a test holds that every other type is above.
+        _ => return None,
+    };
+    Some(method)
 }
 
-/// A message type from its name (any case) or an alias real agents use.
+/// A message type an agent may send or be called with, from its name (any case) or an alias real
+/// agents use. The league's answers are not among them: no call is named for one.
 pub fn message_type(name: &str) -> Option<MessageType> {
     if let Some(found) = MessageType::parse(name) {
-        return Some(found);
+        return (!found.is_answer()).then_some(found);
     }
     match name.to_ascii_uppercase().as_str() {
         // The older revision of the specification (`parity_choose`).
@@ -118,7 +123,7 @@ pub enum Dialect {
     /// The older revision: canonical names, but `parity_choose` for the parity call.
     Legacy,
     /// A real MCP server (streamable HTTP): each message a `tools/call` of the tool that handles it, in
-    /// an MCP session (crate::bridge::mcp_agent; ADR 0046). Learned from the agent's answer (or
+    /// an MCP session (the gateway's MCP client; ADR 0046). Learned from the agent's answer (or
     /// configured), never from how it registered.
     Mcp,
 }
@@ -160,8 +165,10 @@ impl Dialect {
     /// The params borrow the message: a message tried in several dialects is framed without a copy.
     pub fn frame<M: Serialize>(self, kind: MessageType, message: &M) -> (Cow<'static, str>, Params<'_, M>) {
         let lower = || Cow::Owned(kind.as_str().to_ascii_lowercase());
+        // The league never calls with one of its answers; were one framed, its type would name it.
+        let canonical = || canonical_method(kind).map_or_else(lower, Cow::Borrowed);
         match self {
-            Dialect::Canonical => (canonical_method(kind).into(), Params::Message(message)),
+            Dialect::Canonical => (canonical(), Params::Message(message)),
             Dialect::MessageType => (kind.as_str().into(), Params::Message(message)),
             Dialect::LowerMessageType => (lower(), Params::Message(message)),
             Dialect::Nested => (lower(), Params::Under(lower(), message)),
@@ -171,19 +178,19 @@ impl Dialect {
             ),
             Dialect::HandleMessage => ("handle_message".into(), Params::Under("message".into(), message)),
             Dialect::McpMessage => ("mcp_message".into(), Params::Message(message)),
-            // An MCP server's calls go through its session (crate::bridge::mcp_agent), which names the
+            // An MCP server's calls go through its session (the gateway's MCP client), which names the
             // tool from the server's own list; as one JSON-RPC call, this is the tool call.
             Dialect::ToolsCall | Dialect::Mcp => (
                 "tools/call".into(),
                 Params::Tool {
-                    name: canonical_method(kind),
+                    name: canonical(),
                     arguments: message,
                 },
             ),
             Dialect::Legacy if kind == MessageType::ChooseParityCall => {
                 ("parity_choose".into(), Params::Message(message))
             }
-            Dialect::Legacy => (canonical_method(kind).into(), Params::Message(message)),
+            Dialect::Legacy => (canonical(), Params::Message(message)),
         }
     }
 }
@@ -194,7 +201,10 @@ impl Dialect {
 pub enum Params<'a, M> {
     Message(&'a M),
     Under(Cow<'static, str>, &'a M),
-    Tool { name: &'static str, arguments: &'a M },
+    Tool {
+        name: Cow<'static, str>,
+        arguments: &'a M,
+    },
 }
 
 impl<M: Serialize> Serialize for Params<'_, M> {
@@ -208,7 +218,7 @@ impl<M: Serialize> Serialize for Params<'_, M> {
             }
             Params::Tool { name, arguments } => {
                 let mut map = serializer.serialize_map(Some(2))?;
-                map.serialize_entry("name", name)?;
+                map.serialize_entry("name", name.as_ref())?;
                 map.serialize_entry("arguments", arguments)?;
                 map.end()
             }
@@ -388,7 +398,7 @@ fn by_method(lower: &str) -> Option<(Action, Dialect)> {
 }
 
 fn message_method(lower: &str) -> Option<(MessageType, Dialect)> {
-    if let Some(kind) = MessageType::all().find(|t| canonical_method(*t) == lower) {
+    if let Some(kind) = MessageType::all().find(|t| canonical_method(*t) == Some(lower)) {
         return Some((kind, Dialect::Canonical));
     }
     let aliases = [
@@ -503,6 +513,36 @@ mod tests {
         assert_eq!(
             resolve("ping", json!([1])).map_err(|e| e.code),
             Err(INVALID_PARAMS)
+        );
+    }
+
+    #[test]
+    fn the_leagues_answers_name_no_call() {
+        for answer in MessageType::all().filter(|kind| kind.is_answer()) {
+            assert_eq!(canonical_method(answer), None, "{}", answer.as_str());
+            assert_eq!(message_type(answer.as_str()), None, "{}", answer.as_str());
+            assert_eq!(
+                resolve(answer.as_str(), json!({})).map_err(|e| e.code),
+                Err(METHOD_NOT_FOUND),
+                "{}",
+                answer.as_str()
+            );
+        }
+        // Every other type has its method, and an answer's name in `params.message_type` decides nothing.
+        assert!(
+            MessageType::all()
+                .filter(|kind| !kind.is_answer())
+                .all(|kind| canonical_method(kind).is_some())
+        );
+        assert_eq!(
+            action(
+                "register_player",
+                json!({"message_type": "LEAGUE_REGISTER_RESPONSE"})
+            ),
+            (
+                Action::Message(MessageType::LeagueRegisterRequest),
+                Dialect::Canonical
+            )
         );
     }
 

@@ -1,21 +1,22 @@
 //! The messages a referee sends a player in every match (GAME_INVITATION, the move call, GAME_OVER), with
-//! their fields typed. They are written exactly as [`super::message`] and [`super::addressed`] write a
+//! their fields typed. They are written exactly as [`crate::envelope::message`] and [`crate::addressed`] write a
 //! JSON value (a test compares the two), without building a map for each call: at 40 external players
 //! the gateway built, wrote and dropped about 14,000 such maps.
 
 use std::borrow::Cow;
 
+use league_domain::MessageType;
 use serde::{Serialize, Serializer};
 
-use super::addressed::Outbound;
-use super::sender::SenderForm;
-use super::{envelope, timestamp};
+use crate::addressed::Outbound;
+use crate::sender::SenderForm;
+use crate::{envelope, timestamp};
 
 /// A referee's message to a player: the envelope (`sender` as the league writes it, `referee:<id>`),
 /// and `fields`, the message's own, a struct none of whose names is the envelope's.
 #[derive(Debug, Clone)]
 pub struct MatchMessage<'a, F> {
-    pub message_type: &'static str,
+    pub message_type: MessageType,
     pub sender: String,
     pub conversation_id: &'a str,
     pub fields: F,
@@ -44,7 +45,7 @@ impl<F: Serialize> Outbound for MatchMessage<'_, F> {
     ) -> Result<S::Ok, S::Error> {
         Written {
             protocol: envelope::PROTOCOL,
-            message_type: self.message_type,
+            message_type: self.message_type.as_str(),
             sender: form
                 .written(&self.sender)
                 .map_or(Cow::Borrowed(self.sender.as_str()), Cow::Owned),
@@ -62,7 +63,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::wire::addressed::Addressed;
+    use crate::addressed::Addressed;
 
     #[derive(Serialize)]
     struct Fields<'a> {
@@ -100,14 +101,14 @@ mod tests {
                 deadline: None,
                 context: Nested { wins: 3 },
             };
-            let as_json = crate::wire::message(
-                "GAME_INVITATION",
+            let as_json = crate::envelope::message(
+                MessageType::GameInvitation.as_str(),
                 sender,
                 conversation_id,
                 json!({"match_id": "R1M2", "round_id": 1, "deadline": null, "context": {"wins": 3}}),
             );
             let typed = MatchMessage {
-                message_type: "GAME_INVITATION",
+                message_type: MessageType::GameInvitation,
                 sender: sender.to_owned(),
                 conversation_id,
                 fields,

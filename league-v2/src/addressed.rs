@@ -3,14 +3,14 @@
 //! message without a copy of it. A league event is built once and sent to every player this way, and a
 //! call tried in several dialects or sender forms never copies its message.
 //!
-//! A message is a JSON value ([`super::message`]) or, for the calls of every match, a
-//! [`super::MatchMessage`] whose fields are typed: written the same way without building a map.
+//! A message is a JSON value ([`crate::envelope::message`]) or, for the calls of every match, a
+//! [`crate::match_message::MatchMessage`] whose fields are typed: written the same way without building a map.
 
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use super::sender::SenderForm;
+use crate::sender::SenderForm;
 
 /// A message the league sends, written for one agent: its sender in the agent's form, with the agent's
 /// outbound token.

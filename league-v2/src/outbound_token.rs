@@ -15,7 +15,7 @@ use secrecy::{ExposeSecret, SecretString};
 use sha2::Sha256;
 
 /// Every outbound token starts with this; an inbound token that does is refused.
-pub const PREFIX: &str = "league_out_";
+pub(crate) const PREFIX: &str = "league_out_";
 const CONTEXT: &[u8] = b"league.v2 outbound token\0";
 
 /// The token the league's messages to one agent carry.

@@ -2,10 +2,10 @@
 //! no one form satisfies all: one family accepts only the bare `league_manager` (its validator wants
 //! `player` or `referee` before any colon), another validates `^(player|referee|league_manager):[A-Z0-9]+$`
 //! and accepts only `league_manager:LM01`. So the form is part of each agent's dialect: bare until the
-//! agent shows it wants the other, then remembered on the agent ([`crate::manager_link::ExternalAgent`]).
+//! agent shows it wants the other, then remembered on the agent (the gateway's `ExternalAgent`).
 //!
 //! How an agent shows it: it refuses over the sender the greeting sent before its registration is
-//! answered (`inbound::greeting`), or any later call ([`refused_over_sender`]; the caller retries once
+//! answered (the gateway's greeting), or any later call ([`refused_over_sender`]; the caller retries once
 //! in the [`SenderForm::other`] form and keeps the one that worked); or the operator names its form
 //! (`LEAGUE_SENDER_FORMS`). Outbound calls write the sender with [`SenderForm::apply`].
 
@@ -13,10 +13,32 @@ use serde_json::Value;
 
 use crate::jsonrpc::RpcError;
 
-/// The manager's id in the `type:id` form.
-pub const MANAGER_ID: &str = "LM01";
-const MANAGER: &str = "league_manager";
-const REFEREE: &str = "referee";
+// The manager's name is a literal once; `concat!` (which takes only literals) builds the typed form.
+macro_rules! manager {
+    () => {
+        "league_manager"
+    };
+}
+
+/// The league manager as a sender, in the bare form: what the league writes on the messages it builds.
+pub const MANAGER: &str = manager!();
+/// The league manager in the typed form (`type:ID`, as every sender of that family is written; the
+/// manager's id is LM01).
+pub(crate) const TYPED_MANAGER: &str = concat!(manager!(), ":LM01");
+/// A referee's role, before its id: `referee:<ID>`.
+pub const REFEREE: &str = "referee";
+/// A player's role, before its id: `player:<ID>`.
+pub const PLAYER: &str = "player";
+
+/// A referee as a sender: `referee:<id>`.
+pub fn referee(id: &str) -> String {
+    format!("{REFEREE}:{id}")
+}
+
+/// A player as a sender: `player:<id>`.
+pub fn player(id: &str) -> String {
+    format!("{PLAYER}:{id}")
+}
 
 /// How the league writes its senders for one agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
@@ -51,22 +73,22 @@ impl SenderForm {
     }
 
     /// The league manager, in this form.
-    pub fn manager(self) -> String {
+    pub fn manager(self) -> &'static str {
         match self {
-            SenderForm::Bare => MANAGER.to_owned(),
-            SenderForm::Typed => format!("{MANAGER}:{MANAGER_ID}"),
+            SenderForm::Bare => MANAGER,
+            SenderForm::Typed => TYPED_MANAGER,
         }
     }
 
     /// A `sender` written by whoever built a message (`league_manager`, `league_manager:<id>` or
     /// `referee[:<id>]`) in this form; `None` for any other sender, which is left alone. Written over
     /// another form's sender it gives this form's.
-    pub fn written(self, sender: &str) -> Option<String> {
+    pub(crate) fn written(self, sender: &str) -> Option<String> {
         match sender.split_once(':') {
-            None if sender == MANAGER => Some(self.manager()),
-            Some((MANAGER, _)) => Some(self.manager()),
+            None if sender == MANAGER => Some(self.manager().to_owned()),
+            Some((MANAGER, _)) => Some(self.manager().to_owned()),
             // A referee always has an id in both families; only its case is normalised.
-            Some((REFEREE, id)) if !id.is_empty() => Some(format!("{REFEREE}:{}", id.to_ascii_uppercase())),
+            Some((REFEREE, id)) if !id.is_empty() => Some(referee(&id.to_ascii_uppercase())),
             _ => None,
         }
     }

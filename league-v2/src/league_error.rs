@@ -2,11 +2,13 @@
 //! LEAGUE_ERROR message. Parameter problems (E002–E004, E018, E019, E021) use JSON-RPC's "invalid params";
 //! the rest use the application range as `-32000 - n` for `En`, so a client can read the code from either.
 
-use league_proto::{ErrorCode, error_code};
+use league_domain::MessageType;
+use league_proto::ErrorCode;
 use serde_json::{Value, json};
 
+use crate::envelope::PROTOCOL;
 use crate::jsonrpc::{INTERNAL_ERROR, INVALID_PARAMS, RpcError};
-use crate::wire::timestamp;
+use crate::{sender, timestamp};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeagueError {
@@ -24,19 +26,7 @@ impl LeagueError {
         }
     }
 
-    /// The league.v2 error a failed gRPC call carried; a call that failed without one (the manager is
-    /// unreachable, say) is a connection error.
-    pub fn from_status(status: &tonic::Status) -> Self {
-        match error_code::code_of(status) {
-            Some(code) => Self::new(code, status.message()),
-            None if status.code() == tonic::Code::DeadlineExceeded => {
-                Self::new(ErrorCode::Timeout, "the league did not answer in time")
-            }
-            None => Self::new(ErrorCode::ConnectionError, "the league is unreachable; retry"),
-        }
-    }
-
-    pub fn rpc_code(&self) -> i64 {
+    pub(crate) fn rpc_code(&self) -> i64 {
         match self.code {
             ErrorCode::InvalidMessageFormat
             | ErrorCode::MissingRequiredField
@@ -61,9 +51,9 @@ impl LeagueError {
     /// The LEAGUE_ERROR message (league.v2 message type 15).
     pub fn league_error_message(&self, conversation_id: Option<&str>) -> Value {
         json!({
-            "protocol": "league.v2",
-            "message_type": "LEAGUE_ERROR",
-            "sender": "league_manager",
+            "protocol": PROTOCOL,
+            "message_type": MessageType::LeagueError.as_str(),
+            "sender": sender::MANAGER,
             "timestamp": timestamp::now(),
             "conversation_id": conversation_id,
             "error_code": self.code.code(),
@@ -81,20 +71,6 @@ impl std::fmt::Display for LeagueError {
 }
 
 impl std::error::Error for LeagueError {}
-
-/// The same error on its way back over gRPC: its code travels in the status's metadata, as every
-/// service sends it.
-impl From<LeagueError> for tonic::Status {
-    fn from(error: LeagueError) -> tonic::Status {
-        error_code::status(error.code, error.description)
-    }
-}
-
-impl From<tonic::Status> for LeagueError {
-    fn from(status: tonic::Status) -> Self {
-        Self::from_status(&status)
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -119,15 +95,5 @@ mod tests {
         assert_eq!(data["message_type"], "LEAGUE_ERROR");
         assert_eq!(data["error_code"], "E012");
         assert_eq!(data["conversation_id"], "c1");
-    }
-
-    #[test]
-    fn statuses_keep_their_code() {
-        let status = error_code::status(ErrorCode::LeagueNotFound, "no league x");
-        assert_eq!(LeagueError::from(status).code, ErrorCode::LeagueNotFound);
-        assert_eq!(
-            LeagueError::from(tonic::Status::unavailable("down")).code,
-            ErrorCode::ConnectionError
-        );
     }
 }

@@ -1,14 +1,41 @@
 //! The envelope every league.v2 message carries (`protocol`, `message_type`, `sender`, `timestamp`,
-//! `conversation_id`, `auth_token`), checked the same way for every message an agent sends us.
+//! `conversation_id`, `auth_token`): written on every message the league sends ([`message`]) and
+//! checked the same way for every message an agent sends us ([`check`]).
 
 use league_proto::ErrorCode;
 use serde_json::{Map, Value};
 
 use crate::compliance::{Checker, kinds};
 use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::timestamp::{self, Reading};
+use crate::sender;
+use crate::timestamp::{self, Reading};
 
 pub const PROTOCOL: &str = "league.v2";
+
+/// A message from the league (`sender` = `league_manager` or `referee:<id>`), with its envelope filled
+/// in; `fields` are the message's own. The bridge writes the sender in the receiving agent's form
+/// ([`crate::sender::SenderForm`]) and adds its `auth_token` ([`crate::outbound_token`]) when it sends
+/// it ([`crate::addressed::Addressed`]).
+pub fn message(message_type: &str, sender: &str, conversation_id: &str, fields: Value) -> Value {
+    let mut object = Map::new();
+    object.insert("protocol".into(), PROTOCOL.into());
+    object.insert("message_type".into(), message_type.into());
+    object.insert("sender".into(), sender.into());
+    object.insert("timestamp".into(), timestamp::now().into());
+    // No thread to echo is `null`, not an empty id.
+    object.insert(
+        "conversation_id".into(),
+        if conversation_id.is_empty() {
+            Value::Null
+        } else {
+            conversation_id.into()
+        },
+    );
+    if let Value::Object(fields) = fields {
+        object.extend(fields);
+    }
+    Value::Object(object)
+}
 
 /// Who a message says it is from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,17 +47,18 @@ pub enum Sender {
 
 impl Sender {
     pub fn parse(text: &str) -> Option<Sender> {
-        if text == "league_manager" || text.starts_with("league_manager:") {
-            return Some(Sender::Manager);
-        }
-        let (role, id) = text.split_once(':')?;
-        let id = id.trim();
+        let (role, id) = match text.split_once(':') {
+            None if text == sender::MANAGER => return Some(Sender::Manager),
+            Some((sender::MANAGER, _)) => return Some(Sender::Manager),
+            None => return None,
+            Some((role, id)) => (role, id.trim()),
+        };
         if id.is_empty() || id.len() > 128 {
             return None;
         }
         match role {
-            "referee" => Some(Sender::Referee(id.to_owned())),
-            "player" => Some(Sender::Player(id.to_owned())),
+            sender::REFEREE => Some(Sender::Referee(id.to_owned())),
+            sender::PLAYER => Some(Sender::Player(id.to_owned())),
             _ => None,
         }
     }

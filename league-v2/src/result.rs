@@ -9,8 +9,8 @@ use league_proto::v2::{MatchResult, PlayerScore, ResultStatus};
 use serde_json::{Map, Value};
 
 use crate::compliance::{Checker, kinds};
+use crate::convert;
 use crate::league_error::{LeagueError, LeagueResult};
-use crate::wire::convert;
 
 /// The players of the match the result is about.
 #[derive(Debug, Clone, Copy)]

@@ -28,7 +28,7 @@ pub fn standing(row: &StandingRow) -> Value {
 
 /// The rule that ranks a row above the next one: "points" when they differ on points, else the
 /// tie-break that separated them (null on the last row).
-pub fn tie_break(rule: i32) -> Value {
+pub(crate) fn tie_break(rule: i32) -> Value {
     match TieBreak::try_from(rule).unwrap_or(TieBreak::Unspecified) {
         TieBreak::Unspecified => Value::Null,
         TieBreak::Points => "points".into(),
@@ -109,7 +109,7 @@ pub fn scheduled_match(m: &ScheduledMatch, referee_endpoint: &str) -> Value {
     })
 }
 
-pub fn result_status(status: i32) -> &'static str {
+pub(crate) fn result_status(status: i32) -> &'static str {
     match ResultStatus::try_from(status).unwrap_or(ResultStatus::Unspecified) {
         ResultStatus::Win => "WIN",
         ResultStatus::Draw => "DRAW",
@@ -163,7 +163,7 @@ pub fn match_result(result: &MatchResult) -> Value {
     value
 }
 
-pub fn from_proto_value(value: &prost_types::Value) -> Value {
+pub(crate) fn from_proto_value(value: &prost_types::Value) -> Value {
     match &value.kind {
         None | Some(Kind::NullValue(_)) => Value::Null,
         Some(Kind::BoolValue(flag)) => Value::Bool(*flag),
@@ -193,7 +193,7 @@ fn number_value(number: f64) -> Value {
     Number::from_f64(number).map_or(Value::Null, Value::Number)
 }
 
-pub fn to_proto_value(value: &Value) -> prost_types::Value {
+pub(crate) fn to_proto_value(value: &Value) -> prost_types::Value {
     let kind = match value {
         Value::Null => Kind::NullValue(prost_types::NullValue::NullValue.into()),
         Value::Bool(flag) => Kind::BoolValue(*flag),

@@ -1,6 +1,6 @@
 //! JSON that many messages carry unchanged, serialized once and written into each message's bytes as it
 //! is, instead of being deep-copied into each message's `Value` and serialized again: a league's
-//! standings answered to every query until the cache refreshes them (crate::standings_cache), and the
+//! standings answered to every query until the gateway's cache refreshes them, and the
 //! standings and round schedule the league sends every external player after each round. At thousands
 //! of queries per second, or fifty players per round, that copy (hundreds of small allocations), its
 //! serialization and its drop were most of the work.
@@ -31,9 +31,11 @@ pub struct SharedJson {
     text: Arc<str>,
 }
 
-tokio::task_local! {
-    /// The texts the markers of the response being built stand for, by index.
-    static SPLICES: RefCell<Vec<Arc<str>>>;
+thread_local! {
+    /// The texts the markers of the response being built stand for, by index: present only while a
+    /// [`scope`]'s future is being polled on this thread, so it follows the future from thread to thread
+    /// as a task-local would, without tying this crate to a runtime.
+    static SPLICES: RefCell<Option<Vec<Arc<str>>>> = const { RefCell::new(None) };
 }
 
 /// Random for each process (std's `RandomState` is seeded from the OS).
@@ -64,7 +66,7 @@ impl SharedJson {
 
     /// JSON text to be written back exactly as it came (a numeric id whose digits `value`, a float,
     /// would round).
-    pub fn verbatim(value: Value, text: &str) -> Self {
+    pub(crate) fn verbatim(value: Value, text: &str) -> Self {
         Self {
             value: Arc::new(value),
             text: text.into(),
@@ -76,6 +78,7 @@ impl SharedJson {
         SPLICES
             .try_with(|splices| {
                 let mut splices = splices.borrow_mut();
+                let splices = splices.as_mut()?;
                 let index = match splices.iter().position(|text| Arc::ptr_eq(text, &self.text)) {
                     Some(index) => index,
                     None => {
@@ -83,19 +86,47 @@ impl SharedJson {
                         splices.len() - 1
                     }
                 };
-                Value::String(format!("\u{1}shared-json:{:016x}:{index}", *NONCE))
+                Some(Value::String(format!("\u{1}shared-json:{:016x}:{index}", *NONCE)))
             })
-            .unwrap_or_else(|_| Value::clone(&self.value))
-    }
-
-    pub fn get(&self) -> &Value {
-        &self.value
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| Value::clone(&self.value))
     }
 }
 
 /// Runs `build` (which builds a response and writes it with [`to_vec`]) with markers enabled.
 pub async fn scope<F: Future>(build: F) -> F::Output {
-    SPLICES.scope(RefCell::new(Vec::new()), build).await
+    let mut build = std::pin::pin!(build);
+    let mut splices = Some(Vec::new());
+    std::future::poll_fn(move |cx| {
+        let _entered = Entered::new(&mut splices);
+        build.as_mut().poll(cx)
+    })
+    .await
+}
+
+/// One poll of a [`scope`]'s future: the scope's texts are the thread's while it lasts, and whatever
+/// was there before (an enclosing scope's, or none) is put back when it ends, a panic included.
+struct Entered<'a> {
+    splices: &'a mut Option<Vec<Arc<str>>>,
+}
+
+impl<'a> Entered<'a> {
+    fn new(splices: &'a mut Option<Vec<Arc<str>>>) -> Self {
+        Self::swap(splices);
+        Self { splices }
+    }
+
+    fn swap(splices: &mut Option<Vec<Arc<str>>>) {
+        // Only when the thread is being torn down is the slot gone; there is nothing to swap then.
+        let _ = SPLICES.try_with(|current| std::mem::swap(&mut *current.borrow_mut(), splices));
+    }
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        Self::swap(self.splices);
+    }
 }
 
 /// Serializes `message`, the markers of the current scope replaced by their texts.
@@ -108,7 +139,8 @@ pub fn to_vec<T: serde::Serialize + ?Sized>(message: &T) -> Vec<u8> {
     SPLICES
         .try_with(|splices| {
             let texts = splices.borrow();
-            (!texts.is_empty()).then(|| splice(&bytes, &texts))
+            let texts = texts.as_deref()?;
+            (!texts.is_empty()).then(|| splice(&bytes, texts))
         })
         .ok()
         .flatten()
@@ -117,13 +149,13 @@ pub fn to_vec<T: serde::Serialize + ?Sized>(message: &T) -> Vec<u8> {
 
 /// The shared JSON of the last few distinct inputs.
 #[derive(Debug)]
-pub struct Recent<K> {
+pub(crate) struct Recent<K> {
     entries: Mutex<VecDeque<(K, SharedJson)>>,
     capacity: usize,
 }
 
 impl<K> Recent<K> {
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         Self {
             entries: Mutex::new(VecDeque::with_capacity(capacity)),
             capacity,
@@ -132,7 +164,7 @@ impl<K> Recent<K> {
 
     /// The shared JSON of the input `is` recognises: remembered, or built from `key()` (and remembered
     /// under it).
-    pub fn get(
+    pub(crate) fn get(
         &self,
         is: impl Fn(&K) -> bool,
         key: impl FnOnce() -> K,
@@ -205,8 +237,8 @@ mod tests {
         })
         .await;
         let read: Value = serde_json::from_slice(&written).expect("valid JSON");
-        assert_eq!(read["result"]["data"], *shared.get());
-        assert_eq!(read["result"]["again"], *shared.get());
+        assert_eq!(read["result"]["data"], shared.value());
+        assert_eq!(read["result"]["again"], shared.value());
         assert_eq!(read["id"], 1);
     }
 
@@ -214,7 +246,7 @@ mod tests {
     async fn outside_a_scope_it_is_the_value_itself() {
         let shared = standings();
         let response = json!({"data": shared.value()});
-        assert_eq!(response["data"], *shared.get());
+        assert_eq!(response["data"], shared.value());
         assert_eq!(to_vec(&response), serde_json::to_vec(&response).expect("json"));
     }
 
@@ -230,7 +262,7 @@ mod tests {
         let first = get(1);
         let again = get(1);
         assert!(Arc::ptr_eq(&first.text, &again.text));
-        assert_eq!(*again.get(), json!({"n": 1}));
+        assert_eq!(again.value(), json!({"n": 1}));
         get(2);
         get(3); // 1 is forgotten
         get(1);
@@ -238,12 +270,48 @@ mod tests {
         // The same text twice in one message is listed once.
         let written = scope(async {
             let message = json!([first.value(), again.value()]);
-            assert_eq!(SPLICES.with(|splices| splices.borrow().len()), 1);
+            assert_eq!(
+                SPLICES.with_borrow(|splices| splices.as_ref().map(Vec::len)),
+                Some(1)
+            );
             to_vec(&message)
         })
         .await;
         let read: Value = serde_json::from_slice(&written).expect("valid JSON");
         assert_eq!(read, json!([{"n": 1}, {"n": 1}]));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_scope_holds_across_awaits_and_scopes_nest() {
+        let (first, second) = (standings(), SharedJson::new(json!({"second": 2})));
+        let nested = SharedJson::new(json!({"nested": true}));
+        let (inner, outer) = tokio::spawn(async move {
+            scope(async {
+                let before = first.value();
+                // Each yield is another poll, possibly on another worker thread.
+                for _ in 0..8 {
+                    tokio::task::yield_now().await;
+                }
+                let inner = scope(async {
+                    tokio::task::yield_now().await;
+                    to_vec(&json!({"inner": nested.value()}))
+                })
+                .await;
+                let outer = to_vec(&json!({"before": before, "after": second.value()}));
+                (inner, outer)
+            })
+            .await
+        })
+        .await
+        .expect("the task finishes");
+        let inner: Value = serde_json::from_slice(&inner).expect("valid JSON");
+        assert_eq!(inner, json!({"inner": {"nested": true}}));
+        // The marker made before the awaits still stands for its own text, not for one listed after.
+        let outer: Value = serde_json::from_slice(&outer).expect("valid JSON");
+        assert_eq!(outer["before"], standings().value());
+        assert_eq!(outer["after"], json!({"second": 2}));
+        // Nothing of a scope is left on this thread.
+        assert!(SPLICES.with_borrow(Option::is_none));
     }
 
     #[tokio::test]
@@ -262,6 +330,6 @@ mod tests {
         .await;
         let read: Value = serde_json::from_slice(&written).expect("valid JSON");
         assert_eq!(read["forged"], json!(forged));
-        assert_eq!(read["data"], *shared.get());
+        assert_eq!(read["data"], shared.value());
     }
 }
