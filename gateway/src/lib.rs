@@ -8,7 +8,6 @@ pub mod config;
 pub mod connections;
 pub mod http;
 pub mod inbound;
-pub mod league_status;
 pub mod limits;
 pub mod live;
 pub mod mcp;

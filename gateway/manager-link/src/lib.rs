@@ -3,6 +3,7 @@
 //! [`StandingsCache`], the short-lived cache that keeps each league's standings off the manager's hot
 //! path (its bound is stated in `standings_cache.rs`). The gateway, the live page and the external-referee worker all reach the manager through it.
 
+pub mod league_status;
 mod standings_cache;
 
 use std::collections::HashMap;

@@ -18,7 +18,7 @@ use league_v2::outbound_token;
 use league_v2::sender::SenderForm;
 use secrecy::SecretString;
 
-use crate::league_status::to_league_error;
+use league_manager_link::league_status::to_league_error;
 
 /// The label an external agent's dialect is stored under in its registration.
 pub const DIALECT_LABEL: &str = "league.dialect";

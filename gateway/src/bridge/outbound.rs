@@ -16,6 +16,7 @@
 use std::time::Duration;
 
 use league_domain::MessageType;
+use league_manager_link::league_status::to_status;
 use league_proto::{ErrorCode, error_code};
 use league_v2::addressed::{Addressed, Outbound};
 use league_v2::compliance::{Checker, Deviation, kinds};
@@ -29,7 +30,6 @@ use tonic::Status;
 use super::PlayerBridge;
 use super::client::Answer;
 use super::external_agents::ExternalAgent;
-use crate::league_status::to_status;
 
 /// Why a call to an agent did not produce a result.
 #[derive(Debug)]

@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use futures::future::join_all;
 use league_domain::{MessageType, move_messages};
+use league_manager_link::league_status::to_status;
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::player_service_server::PlayerService;
 use league_proto::v2::*;
@@ -27,7 +28,6 @@ use super::event_slots::EventSlots;
 use super::external_agents::{ExternalAgent, ExternalAgents};
 use super::match_calls::{self, InMatch};
 use super::replies::{Replies, reply_key};
-use crate::league_status::to_status;
 use crate::warning_buffer::WarningBuffer;
 
 /// Timeouts for the calls that carry no deadline of their own (a GAME_OVER: the league's game-over

@@ -5,6 +5,7 @@
 //! from a cache at most 100 ms old (crate::inbound::standings); the others go to the manager each time.
 
 use league_domain::MessageType;
+use league_manager_link::league_status::to_league_error;
 use league_proto::ErrorCode;
 use league_proto::v2::*;
 use league_runtime::Credentials;
@@ -18,7 +19,6 @@ use serde_json::{Map, Value, json};
 
 use super::referees::Pull;
 use super::{Handled, HttpContext, Inbound};
-use crate::league_status::to_league_error;
 
 pub const QUERY_TYPES: &[&str] = &[
     "GET_STANDINGS",

@@ -9,6 +9,7 @@
 //! that hint).
 
 use league_domain::MessageType;
+use league_manager_link::league_status::to_league_error;
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
 use league_proto::{EXTERNAL_LABEL, ErrorCode, ProtocolVersion};
 use league_runtime::Credentials;
@@ -21,7 +22,6 @@ use serde_json::{Map, Value, json};
 
 use super::{Handled, Inbound, greeting};
 use crate::bridge::external_agents::{DIALECT_LABEL, ExternalAgent};
-use crate::league_status::to_league_error;
 
 const MAX_TEXT: usize = 256;
 

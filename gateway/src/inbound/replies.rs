@@ -4,6 +4,7 @@
 //! match, match not running) is refused and changes nothing.
 
 use league_domain::MessageType;
+use league_manager_link::league_status::to_league_error;
 use league_proto::ErrorCode;
 use league_proto::v2::{MatchStatus, RelayReplyRequest, RelayedReply};
 use league_v2::compliance::Checker;
@@ -14,7 +15,6 @@ use serde_json::{Map, Value, json};
 
 use super::{Handled, HttpContext, Inbound};
 use crate::bridge::replies::reply_key;
-use crate::league_status::to_league_error;
 
 pub async fn deliver(
     inbound: &Inbound,

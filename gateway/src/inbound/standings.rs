@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use league_manager_link::league_status::to_league_error;
 use league_proto::v2::GetStandingsResponse;
 use league_v2::convert;
 use league_v2::league_error::LeagueResult;
@@ -13,7 +14,6 @@ use league_v2::shared_json::SharedJson;
 use serde_json::json;
 
 use super::Inbound;
-use crate::league_status::to_league_error;
 
 /// A league's standings as fetched: the manager's answer and the league.v2 JSON of it (the
 /// LEAGUE_QUERY_RESPONSE's `data`), built and serialized once per fetch rather than once per query.

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use league_domain::{Assignment, Timing};
+use league_manager_link::league_status::to_league_error;
 use league_proto::ErrorCode;
 use league_proto::v2::{LeaseRef, ReleaseLeasesRequest, RenewLeasesRequest};
 use league_runtime::ShutdownSignal;
@@ -20,7 +21,6 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::{MAX_CACHED, RefereedMatch, Referees, lock};
-use crate::league_status::to_league_error;
 
 /// The least time a referee is given to call a player of a match it took, whatever the league's join
 /// timeout: an agent's own threads may start a match later than a millisecond timing of a test allows.

@@ -38,7 +38,7 @@ use tokio::sync::Notify;
 
 use league_v2::league_error::{LeagueError, LeagueResult};
 
-use crate::league_status::to_league_error;
+use league_manager_link::league_status::to_league_error;
 
 /// How long a match's facts (players, referee) are kept without asking the manager again.
 const MATCH_TTL: Duration = Duration::from_secs(30);

@@ -23,13 +23,13 @@ use league_proto::{EXTERNAL_LABEL, ErrorCode};
 use serde_json::{Map, Value, json};
 
 use league_domain::MessageType;
+use league_manager_link::league_status::to_league_error;
 use league_v2::compliance::{Checker, kinds};
 use league_v2::envelope::{Sender, text};
 use league_v2::league_error::{LeagueError, LeagueResult};
 use league_v2::sender;
 
 use super::Referees;
-use crate::league_status::to_league_error;
 
 /// The most matches one pull asks for; the manager hands out no more than the referee's free slots.
 const PULL_BATCH: u32 = 64;

@@ -8,11 +8,10 @@ use std::time::{Duration, SystemTime};
 
 use league_domain::{Assignment, MessageType, Timing};
 use league_proto::v2::{AssignedPlayer, ScheduledMatch};
+use league_v2::{envelope, sender, timestamp};
 use serde_json::{Map, Value, json};
 
 use super::Referees;
-use league_v2::{envelope, sender, timestamp};
-
 use super::agents::Unanswered;
 
 /// What a referee did with a pushed match.

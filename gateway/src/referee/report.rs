@@ -9,13 +9,13 @@ use league_runtime::credentials::Credentials;
 use serde_json::{Map, Value, json};
 
 use league_domain::MessageType;
+use league_manager_link::league_status::to_league_error;
 use league_v2::compliance::Checker;
 use league_v2::envelope::required_id;
 use league_v2::league_error::{LeagueError, LeagueResult};
 use league_v2::{convert, envelope, result, sender};
 
 use super::{Referee, Referees};
-use crate::league_status::to_league_error;
 
 impl Referees {
     /// The referee's MATCH_RESULT_REPORT, taken to the manager: the acknowledgement.

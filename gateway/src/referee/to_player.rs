@@ -20,14 +20,14 @@ use league_proto::v2::{
 use league_runtime::grpc::GrpcChannel;
 use serde_json::{Map, Value, json};
 
+use league_domain::MessageType;
+use league_manager_link::league_status::to_league_error;
 use league_v2::compliance::{Checker, kinds};
 use league_v2::envelope::{required_id, text};
 use league_v2::league_error::{LeagueError, LeagueResult};
 use league_v2::{convert, envelope, result, sender, timestamp};
 
 use super::{Referee, RefereedMatch, Referees};
-use crate::league_status::to_league_error;
-use league_domain::MessageType;
 
 /// How long a GAME_ERROR may take (a notification the league's timings do not bound).
 const OTHER_WITHIN: Duration = Duration::from_secs(10);
