@@ -153,7 +153,7 @@ impl GatewayApp {
             max_per_address: config.max_connections_per_address,
             header_timeout: config.header_timeout,
         };
-        let router = http::router(state).merge(crate::live::router(manager_link.clone(), shutdown.clone()));
+        let router = http::router(state).merge(league_live::router(manager_link.clone(), shutdown.clone()));
         connections::serve(self.http_listener, router, limits, shutdown.clone()).await?;
         grpc_server.await??;
         flusher.await.ok();

@@ -9,7 +9,6 @@ pub mod connections;
 pub mod http;
 pub mod inbound;
 pub mod limits;
-pub mod live;
 pub mod mcp;
 pub mod metrics;
 pub mod referee;

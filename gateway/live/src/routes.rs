@@ -31,7 +31,7 @@ const FINAL: &str = "public, max-age=86400";
 const SHORT: &str = "public, max-age=5";
 const REVALIDATE: &str = "no-cache";
 
-pub fn router(live: Arc<Live>) -> Router {
+pub(crate) fn router(live: Arc<Live>) -> Router {
     Router::new()
         .route("/", get(assets::page))
         .route("/leagues/{league_id}", get(league_page))
@@ -51,7 +51,7 @@ type Answer = Result<Response, Refusal>;
 
 /// A request refused, and why: answered as `{"error": "…"}` with its HTTP status.
 #[derive(Debug)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     status: StatusCode,
     message: String,
 }
@@ -116,7 +116,7 @@ fn json_answer(body: &Value, cache: &'static str) -> Answer {
 }
 
 /// League ids as the league makes them: letters, digits, `_`, `-` and `.`, at most 64.
-pub fn valid_league_id(league_id: &str) -> bool {
+pub(crate) fn valid_league_id(league_id: &str) -> bool {
     valid_id(league_id, 64)
 }
 
