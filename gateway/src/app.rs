@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use league_external_referees::Referees;
 use league_manager_link::ManagerLink;
 use league_proto::v2::RecordComplianceWarningsRequest;
 use league_proto::v2::player_service_server::PlayerServiceServer;
@@ -26,7 +27,6 @@ use crate::http::{self, HttpState};
 use crate::inbound::Inbound;
 use crate::limits::{Rates, RequestLimits};
 use crate::mcp::McpService;
-use crate::referee::Referees;
 use crate::warning_buffer::{FLUSH_INTERVAL, WarningBuffer};
 
 #[derive(Debug)]

@@ -11,7 +11,6 @@ pub mod inbound;
 pub mod limits;
 pub mod mcp;
 pub mod metrics;
-pub mod referee;
 pub mod warning_buffer;
 
 pub use app::GatewayApp;

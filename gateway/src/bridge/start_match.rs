@@ -1,13 +1,15 @@
 //! START_MATCH to an external referee, by every name real referees answer to — `START_MATCH`,
 //! `start_match` (the referee's own dialect first, as the bridge calls any agent) and `assign_match`.
 //! Some referees implement only one; the one that worked is remembered on the agent. The external-referee
-//! worker ([`crate::referee`]) decides when to send it and what an answer means; this is how it goes.
+//! worker ([`league_external_referees`]) decides when to send it and what an answer means; this is how
+//! it goes.
 
 use std::sync::atomic::Ordering;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use league_domain::MessageType;
+use league_external_referees::{RefereeAgents, Unanswered};
 use league_v2::addressed::Addressed;
 use league_v2::compliance::Checker;
 use league_v2::jsonrpc::METHOD_NOT_FOUND;
@@ -18,7 +20,6 @@ use super::PlayerBridge;
 use super::client::Answer;
 use super::external_agents::ExternalAgent;
 use super::outbound::{Failure, without_endpoint};
-use crate::referee::{RefereeAgents, Unanswered};
 
 /// The name some referees know START_MATCH by, beside the dialects' names.
 const ASSIGN_MATCH: &str = "assign_match";

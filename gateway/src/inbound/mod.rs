@@ -13,6 +13,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use league_domain::MessageType;
+use league_external_referees::Referees;
 use league_manager_link::league_status::to_league_error;
 use league_manager_link::{ManagerLink, StandingsCache};
 use league_proto::ErrorCode;
@@ -27,7 +28,6 @@ use serde_json::{Map, Value, json};
 use crate::bridge::{PlayerBridge, Replies};
 use crate::config::GatewayConfig;
 use crate::limits::{CallKind, RequestLimits};
-use crate::referee::Referees;
 use crate::warning_buffer::WarningBuffer;
 use referees::Pull;
 

@@ -31,7 +31,7 @@ pub const QUERY_TYPES: &[&str] = &[
     "GET_LEAGUES",
 ];
 
-/// The registered agents, asked by pulling referees (answered by crate::referee).
+/// The registered agents, asked by pulling referees (answered by league_external_referees).
 pub const REGISTRATIONS: &str = "GET_REGISTRATIONS";
 
 /// Who asks: an agent (and which), or the operator.
@@ -62,7 +62,7 @@ pub async fn league_query(
             ));
         }
     };
-    // A pulling referee's question (crate::referee).
+    // A pulling referee's question (league_external_referees).
     if query_type == REGISTRATIONS {
         return inbound.pull(Pull::Registrations, message, checker, http).await;
     }

@@ -1,8 +1,9 @@
 //! External referees' calls, as the gateway takes them: authenticated here (the gateway's one
-//! authentication, with its limits), then handed to the external-referee worker ([`crate::referee`]),
-//! which answers them knowing only who called.
+//! authentication, with its limits), then handed to the external-referee worker
+//! ([`league_external_referees`]), which answers them knowing only who called.
 
 use league_domain::MessageType;
+use league_external_referees::{Puller, Referee, named_referee};
 use league_proto::ErrorCode;
 use league_proto::v2::AgentKind;
 use league_v2::compliance::Checker;
@@ -11,7 +12,6 @@ use league_v2::league_error::{LeagueError, LeagueResult};
 use serde_json::{Map, Value};
 
 use super::{Handled, HttpContext, Inbound};
-use crate::referee::{Puller, Referee, named_referee};
 
 /// What a pulling referee asks.
 #[derive(Debug, Clone, Copy)]
@@ -93,7 +93,7 @@ impl Inbound {
     }
 
     /// Who pulls: by token when there is one; else (lenient mode) the external referee whose contact
-    /// endpoint is at the request's address ([`crate::referee::Referees::tokenless_puller`]).
+    /// endpoint is at the request's address ([`league_external_referees::Referees::tokenless_puller`]).
     async fn puller(
         &self,
         message: &Map<String, Value>,
