@@ -5,6 +5,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use league_external_referees::Referees;
+use league_manager_link::ManagerLink;
 use league_proto::v2::RecordComplianceWarningsRequest;
 use league_proto::v2::player_service_server::PlayerServiceServer;
 use league_runtime::admin::Readiness;
@@ -16,6 +18,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
 use crate::bridge::event_slots::EventSlots;
+use crate::bridge::external_agents::ExternalAgents;
 use crate::bridge::overhead::MeasuredBridge;
 use crate::bridge::{FallbackTimeouts, PlayerBridge, Replies, client::AgentClient};
 use crate::config::GatewayConfig;
@@ -23,9 +26,7 @@ use crate::connections::{self, ConnectionLimits};
 use crate::http::{self, HttpState};
 use crate::inbound::Inbound;
 use crate::limits::{Rates, RequestLimits};
-use crate::manager_link::ManagerLink;
 use crate::mcp::McpService;
-use crate::referee::Referees;
 use crate::warning_buffer::{FLUSH_INTERVAL, WarningBuffer};
 
 #[derive(Debug)]
@@ -91,7 +92,7 @@ impl GatewayApp {
             .clone()
             .unwrap_or_else(|| grpc::local_url(self.grpc_addr));
         let bridge = PlayerBridge {
-            manager_link: manager_link.clone(),
+            agents: ExternalAgents::new(manager_link.clone()),
             client: self.client,
             replies: replies.clone(),
             warnings: warnings.clone(),
@@ -107,7 +108,7 @@ impl GatewayApp {
         };
         let referees = Arc::new(Referees::new(
             manager_link.clone(),
-            bridge.clone(),
+            Arc::new(bridge.clone()),
             public_url.clone(),
         ));
         let limits = Arc::new(RequestLimits::new(Rates {
@@ -123,6 +124,7 @@ impl GatewayApp {
             warnings: warnings.clone(),
             replies: replies.clone(),
             referees: referees.clone(),
+            standings: Arc::default(),
             bridge: bridge.clone(),
             bridge_url,
             public_url: public_url.clone(),
@@ -151,9 +153,7 @@ impl GatewayApp {
             max_per_address: config.max_connections_per_address,
             header_timeout: config.header_timeout,
         };
-        let router = http::router(state)
-            .layer(axum::middleware::from_fn(crate::referee::source::remember))
-            .merge(crate::live::router(manager_link.clone(), shutdown.clone()));
+        let router = http::router(state).merge(league_live::router(manager_link.clone(), shutdown.clone()));
         connections::serve(self.http_listener, router, limits, shutdown.clone()).await?;
         grpc_server.await??;
         flusher.await.ok();

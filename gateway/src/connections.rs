@@ -5,7 +5,7 @@
 //! - **Budget**: at most `max_connections` open at once.
 //! - **Per address**: at most `max_connections_per_address` of them from one IP address, so one
 //!   address (a flood of idle sockets, a slowloris) can never take the whole budget.
-//! - **Fair shares** (crate::fair_share): with the budget full, a newcomer gets the longest-idle
+//! - **Fair shares** (league_runtime::fair_share): with the budget full, a newcomer gets the longest-idle
 //!   connection of the address holding the most (closed to make room), so a few addresses holding
 //!   their whole share each cannot keep everyone else out. A connection serving a request (its answer
 //!   still being sent, an event stream) is never closed for this.
@@ -20,7 +20,6 @@
 //! closed.
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,14 +33,13 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use league_proto::ErrorCode;
 use league_runtime::ShutdownSignal;
+use league_runtime::fair_share::FairShare;
 use league_v2::jsonrpc;
 use league_v2::league_error::LeagueError;
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tower::ServiceExt;
-
-use crate::fair_share::FairShare;
 
 /// How long shutdown waits for open connections to finish their requests.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -56,10 +54,6 @@ pub struct ConnectionLimits {
     pub max_per_address: usize,
     pub header_timeout: Duration,
 }
-
-/// The client's address, as handlers see it (`ConnectInfo<Peer>`).
-#[derive(Debug, Clone, Copy)]
-pub struct Peer(pub SocketAddr);
 
 /// Serves `router` on `listener` until `shutdown`, then lets open connections finish (for at most
 /// [`SHUTDOWN_GRACE`]).
@@ -100,7 +94,8 @@ pub async fn serve(
             tower::service_fn(move |mut request: http::Request<Incoming>| {
                 // In use from the request until its answer's body is dropped (sent, or given up).
                 let busy = share.busy();
-                request.extensions_mut().insert(ConnectInfo(Peer(peer)));
+                // The client's address, as handlers see it (`ConnectInfo<SocketAddr>`).
+                request.extensions_mut().insert(ConnectInfo(peer));
                 let answer = router.clone().oneshot(request);
                 async move {
                     let response = answer.await?;

@@ -23,7 +23,6 @@ use league_v2::shared_json;
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::connections::Peer;
 use crate::inbound::{HttpContext, Inbound};
 use crate::limits::RequestLimits;
 use crate::mcp::McpService;
@@ -73,7 +72,7 @@ async fn mcp_other(State(state): State<Arc<HttpState>>, request: Request<Body>) 
 
 async fn mcp_post(
     State(state): State<Arc<HttpState>>,
-    ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     request: Request<Body>,
 ) -> Response {
     // One server span per request, continuing the caller's trace when it sent `traceparent`.
@@ -84,7 +83,7 @@ async fn mcp_post(
 
 async fn player_post(
     State(state): State<Arc<HttpState>>,
-    ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Path(player_id): Path<String>,
     request: Request<Body>,
 ) -> Response {

@@ -6,17 +6,11 @@ pub mod app;
 pub mod bridge;
 pub mod config;
 pub mod connections;
-pub mod fair_share;
 pub mod http;
 pub mod inbound;
-pub mod league_status;
 pub mod limits;
-pub mod live;
-pub mod manager_link;
 pub mod mcp;
 pub mod metrics;
-pub mod referee;
-pub mod standings_cache;
 pub mod warning_buffer;
 
 pub use app::GatewayApp;

@@ -3,7 +3,9 @@
 
 use std::sync::LazyLock;
 
-use league_proto::v2::{MatchResult, MatchStatus, ResultStatus, ScheduledMatch, StandingRow, TieBreak};
+use league_proto::v2::{
+    LeagueStatus, MatchResult, MatchStatus, ResultStatus, ScheduledMatch, StandingRow, TieBreak,
+};
 use prost_types::value::Kind;
 use serde_json::{Map, Number, Value, json};
 
@@ -68,6 +70,17 @@ pub fn shared_matches(matches: &[ScheduledMatch], referee_endpoint: &str) -> Val
             },
         )
         .value()
+}
+
+pub fn league_status(status: i32) -> &'static str {
+    match LeagueStatus::try_from(status).unwrap_or(LeagueStatus::Unspecified) {
+        LeagueStatus::Registering => "REGISTERING",
+        LeagueStatus::Running => "RUNNING",
+        LeagueStatus::Completed => "COMPLETED",
+        LeagueStatus::Paused => "PAUSED",
+        LeagueStatus::Cancelled => "CANCELLED",
+        LeagueStatus::Unspecified => "UNKNOWN",
+    }
 }
 
 pub fn match_status(status: i32) -> &'static str {

@@ -4,12 +4,14 @@
 pub mod answer;
 pub mod client;
 pub mod event_slots;
+pub mod external_agents;
 mod match_calls;
 pub mod mcp_agent;
 pub mod outbound;
 pub mod overhead;
 pub mod player;
 pub mod replies;
+mod start_match;
 
 pub use player::{FallbackTimeouts, PlayerBridge};
 pub use replies::Replies;

@@ -16,6 +16,7 @@
 use std::time::Duration;
 
 use league_domain::MessageType;
+use league_manager_link::league_status::to_status;
 use league_proto::{ErrorCode, error_code};
 use league_v2::addressed::{Addressed, Outbound};
 use league_v2::compliance::{Checker, Deviation, kinds};
@@ -28,8 +29,7 @@ use tonic::Status;
 
 use super::PlayerBridge;
 use super::client::Answer;
-use crate::league_status::to_status;
-use crate::manager_link::ExternalAgent;
+use super::external_agents::ExternalAgent;
 
 /// Why a call to an agent did not produce a result.
 #[derive(Debug)]
@@ -236,7 +236,7 @@ impl PlayerBridge {
                     }
                     if form != agent.sender_form() {
                         tracing::info!(agent_id = %agent.agent_id, form = form.as_str(), "agent takes the league's senders in the other form");
-                        self.manager_link.learned_sender_form(agent, form);
+                        self.agents.learned_sender_form(agent, form);
                     }
                     break Ok(result);
                 }
@@ -244,7 +244,7 @@ impl PlayerBridge {
                 // from now on, this one too, with no other dialect after it.
                 Ok(Answer::McpServer) if !dialects.contains(&Dialect::Mcp) => {
                     tracing::info!(agent_id = %agent.agent_id, "the agent is an MCP server");
-                    self.manager_link.learned_dialect(agent, Dialect::Mcp);
+                    self.agents.learned_dialect(agent, Dialect::Mcp);
                     dialects.truncate(next + 1);
                     dialects.push(Dialect::Mcp);
                     next += 1;

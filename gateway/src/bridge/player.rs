@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use futures::future::join_all;
 use league_domain::{MessageType, move_messages};
+use league_manager_link::league_status::to_status;
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::player_service_server::PlayerService;
 use league_proto::v2::*;
@@ -24,13 +25,10 @@ use tonic::{Request, Response, Status};
 use super::answer::{as_object, check_reply, read_accept, read_choice};
 use super::client::AgentClient;
 use super::event_slots::EventSlots;
+use super::external_agents::{ExternalAgent, ExternalAgents};
 use super::match_calls::{self, InMatch};
 use super::replies::{Replies, reply_key};
-use crate::league_status::to_status;
-use crate::manager_link::{ExternalAgent, ManagerLink};
 use crate::warning_buffer::WarningBuffer;
-
-pub(crate) use super::outbound::Failure;
 
 /// Timeouts for the calls that carry no deadline of their own (a GAME_OVER: the league's game-over
 /// timeout, capped by `agent_call_timeout`; anything else: `LEAGUE_AGENT_CALL_TIMEOUT`, 10 s by default).
@@ -42,7 +40,8 @@ pub struct FallbackTimeouts {
 
 #[derive(Debug, Clone)]
 pub struct PlayerBridge {
-    pub manager_link: ManagerLink,
+    /// The agents it calls, and what it learned of each.
+    pub agents: ExternalAgents,
     pub client: AgentClient,
     pub replies: Arc<Replies>,
     pub warnings: Arc<WarningBuffer>,
@@ -59,7 +58,7 @@ impl PlayerBridge {
     /// other failure is the league's own (the manager is away or failing): an outage, which a referee
     /// does not charge to the player.
     async fn agent(&self, player_id: &str) -> Result<Arc<ExternalAgent>, Status> {
-        self.manager_link
+        self.agents
             .external_agent(player_id)
             .await
             .map_err(|error| match error.code {

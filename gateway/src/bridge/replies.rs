@@ -9,12 +9,11 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use league_domain::MessageType;
+use league_manager_link::ManagerLink;
 use league_proto::v2::{WatchRepliesRequest, WatchRepliesResponse};
 use league_runtime::ShutdownSignal;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
-
-use crate::manager_link::ManagerLink;
 
 /// What a reply is matched on.
 pub fn reply_key(kind: MessageType, match_id: &str, agent_id: &str) -> String {

@@ -24,7 +24,7 @@ use league_v2::{convert, envelope};
 use serde_json::Value;
 
 use super::Inbound;
-use crate::manager_link::ExternalAgent;
+use crate::bridge::external_agents::ExternalAgent;
 
 /// The longest a registration's answer waits for the greeting (the standings and the agent's answers).
 pub const GREETING_LIMIT: Duration = Duration::from_secs(2);
@@ -61,7 +61,7 @@ pub async fn greet(inbound: &Inbound, agent: &ExternalAgent, league_id: &str) {
 /// The league's table as LEAGUE_STANDINGS_UPDATE (with the league's sender and no token: the bridge
 /// writes both for the agent). If the table cannot be read, an empty one of the league.
 async fn standings_update(inbound: &Inbound, league_id: &str, agent_id: &str) -> Value {
-    let (round_id, standings) = match inbound.manager_link.standings(league_id).await {
+    let (round_id, standings) = match inbound.standings(league_id).await {
         Ok(table) => (
             table.response.round_id,
             convert::standings(&table.response.standings),

@@ -4,13 +4,18 @@
 pub(crate) mod greeting;
 mod operator;
 pub mod queries;
+mod referees;
 mod registration;
 mod replies;
+mod standings;
 
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use league_domain::MessageType;
+use league_external_referees::Referees;
+use league_manager_link::league_status::to_league_error;
+use league_manager_link::{ManagerLink, StandingsCache};
 use league_proto::ErrorCode;
 use league_proto::v2::AgentKind;
 use league_v2::compliance::{Checker, Mode};
@@ -23,9 +28,8 @@ use serde_json::{Map, Value, json};
 use crate::bridge::{PlayerBridge, Replies};
 use crate::config::GatewayConfig;
 use crate::limits::{CallKind, RequestLimits};
-use crate::manager_link::ManagerLink;
-use crate::referee::{self, Referees};
 use crate::warning_buffer::WarningBuffer;
+use referees::Pull;
 
 /// Everything the inbound side needs, shared by every request.
 #[derive(Debug, Clone)]
@@ -35,6 +39,8 @@ pub struct Inbound {
     pub warnings: Arc<WarningBuffer>,
     pub replies: Arc<Replies>,
     pub referees: Arc<Referees>,
+    /// The standings queries are answered from ([`standings`]).
+    pub standings: Arc<StandingsCache<Arc<standings::Standings>>>,
     /// The request limits every call is admitted by (crate::limits).
     pub limits: Arc<RequestLimits>,
     /// How the gateway calls agents (a registration's greeting goes through it).
@@ -199,7 +205,7 @@ impl Inbound {
                 .await
                 .map(Handled::anonymous),
             Action::Query(query_type) => queries::shorthand(self, query_type, message, checker, http).await,
-            Action::AssignedMatches => referee::pull::assigned_matches(self, message, checker, http).await,
+            Action::AssignedMatches => self.pull(Pull::AssignedMatches, message, checker, http).await,
             Action::Message(kind) => match kind {
                 MessageType::LeagueRegisterRequest => {
                     registration::player(self, dialect, message, checker).await
@@ -216,10 +222,8 @@ impl Inbound {
                 | MessageType::ChooseParityCall
                 | MessageType::GameMoveCall
                 | MessageType::GameOver
-                | MessageType::GameError => {
-                    referee::to_player::call(self, kind, message, checker, http).await
-                }
-                MessageType::MatchResultReport => referee::report::report(self, message, checker, http).await,
+                | MessageType::GameError
+                | MessageType::MatchResultReport => self.referee_call(kind, message, checker, http).await,
                 other => Err(LeagueError::new(
                     ErrorCode::InvalidMessageFormat,
                     format!(
@@ -281,7 +285,12 @@ impl Inbound {
             Some(known) => known,
             None => {
                 let ticket = self.limits.authentication(http.peer).await?;
-                match self.manager_link.look_up_credential(token).await {
+                match self
+                    .manager_link
+                    .look_up_credential(token)
+                    .await
+                    .map_err(to_league_error)
+                {
                     Ok(found) => found,
                     Err(error) => {
                         if error.code == ErrorCode::AuthTokenInvalid {

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use league_domain::MessageType;
+use league_manager_link::league_status::to_league_error;
 use league_proto::ErrorCode;
 use league_proto::v2::{
     CancelLeagueRequest, CreateLeagueRequest, EnrollPlayerRequest, ListComplianceWarningsRequest,
@@ -19,7 +20,6 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{HttpContext, Inbound};
-use crate::league_status::to_league_error;
 
 /// The operator token, or E011 (none), E020 (an agent's valid token: not allowed), E012 (neither).
 async fn require_operator(

@@ -2,9 +2,10 @@
 //! GET_LEAGUE_STATUS, GET_STANDINGS_BY_ROUND and GET_LEAGUES), and the debug shorthands
 //! (`get_standings`…) that ask the same with fewer words.
 //! Every query is authenticated, by an agent's token or the operator's. Standings, the hot query, come
-//! from a cache at most 100 ms old (crate::standings_cache); the others go to the manager each time.
+//! from a cache at most 100 ms old (crate::inbound::standings); the others go to the manager each time.
 
 use league_domain::MessageType;
+use league_manager_link::league_status::to_league_error;
 use league_proto::ErrorCode;
 use league_proto::v2::*;
 use league_runtime::Credentials;
@@ -16,8 +17,8 @@ use league_v2::league_error::{LeagueError, LeagueResult};
 use league_v2::sender;
 use serde_json::{Map, Value, json};
 
+use super::referees::Pull;
 use super::{Handled, HttpContext, Inbound};
-use crate::league_status::to_league_error;
 
 pub const QUERY_TYPES: &[&str] = &[
     "GET_STANDINGS",
@@ -30,7 +31,7 @@ pub const QUERY_TYPES: &[&str] = &[
     "GET_LEAGUES",
 ];
 
-/// The registered agents, asked by pulling referees (answered in crate::referee::pull).
+/// The registered agents, asked by pulling referees (answered by league_external_referees).
 pub const REGISTRATIONS: &str = "GET_REGISTRATIONS";
 
 /// Who asks: an agent (and which), or the operator.
@@ -61,9 +62,9 @@ pub async fn league_query(
             ));
         }
     };
-    // A pulling referee's question (crate::referee::pull).
+    // A pulling referee's question (league_external_referees).
     if query_type == REGISTRATIONS {
-        return crate::referee::pull::registrations(inbound, message, checker, http).await;
+        return inbound.pull(Pull::Registrations, message, checker, http).await;
     }
     let query_type = QUERY_TYPES
         .iter()
@@ -234,9 +235,9 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
     match query_type {
         "GET_STANDINGS" => {
             // The asker is authenticated (above) and standings are the same for everyone the league
-            // lets ask: from the gateway's short-lived cache (crate::standings_cache), not one manager call and
+            // lets ask: from the gateway's short-lived cache (crate::inbound::standings), not one manager call and
             // standings computation per query.
-            Ok(inbound.manager_link.standings(&league_id).await?.data.value())
+            Ok(inbound.standings(&league_id).await?.data.value())
         }
         "GET_SCHEDULE" => {
             let request = GetScheduleRequest {
@@ -350,7 +351,7 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
                     json!({
                         "league_id": league.league_id,
                         "game_type": league.game_type,
-                        "status": league_status(league.status),
+                        "status": convert::league_status(league.status),
                         "current_round_id": league.current_round_id,
                         "total_rounds": league.total_rounds,
                         "registered_players": league.registered_players,
@@ -375,7 +376,7 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
             Ok(json!({
                 "league_id": r.league_id,
                 "game_type": r.game_type,
-                "status": league_status(r.status),
+                "status": convert::league_status(r.status),
                 "current_round_id": r.current_round_id,
                 "total_rounds": r.total_rounds,
                 "total_matches": r.total_matches,
@@ -384,17 +385,6 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
                 "champion": r.champion.as_ref().map(convert::standing),
             }))
         }
-    }
-}
-
-pub fn league_status(status: i32) -> &'static str {
-    match LeagueStatus::try_from(status).unwrap_or(LeagueStatus::Unspecified) {
-        LeagueStatus::Registering => "REGISTERING",
-        LeagueStatus::Running => "RUNNING",
-        LeagueStatus::Completed => "COMPLETED",
-        LeagueStatus::Paused => "PAUSED",
-        LeagueStatus::Cancelled => "CANCELLED",
-        LeagueStatus::Unspecified => "UNKNOWN",
     }
 }
 

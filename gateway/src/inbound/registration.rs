@@ -9,8 +9,9 @@
 //! that hint).
 
 use league_domain::MessageType;
+use league_manager_link::league_status::to_league_error;
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
-use league_proto::{ErrorCode, ProtocolVersion};
+use league_proto::{EXTERNAL_LABEL, ErrorCode, ProtocolVersion};
 use league_runtime::Credentials;
 use league_v2::compliance::{Checker, kinds};
 use league_v2::dialect::Dialect;
@@ -20,8 +21,7 @@ use league_v2::sender::{self, SenderForm};
 use serde_json::{Map, Value, json};
 
 use super::{Handled, Inbound, greeting};
-use crate::league_status::to_league_error;
-use crate::manager_link::{DIALECT_LABEL, EXTERNAL_LABEL, ExternalAgent};
+use crate::bridge::external_agents::{DIALECT_LABEL, ExternalAgent};
 
 const MAX_TEXT: usize = 256;
 
@@ -49,7 +49,7 @@ pub async fn player(
     let conversation_id = envelope.conversation_id.clone();
     let mut manager = inbound.manager_link.manager.clone();
     // Until its answer is written: a league event for it waits for its greeting (ManagerLink::registering).
-    let _under_way = inbound.manager_link.registering(&contact_endpoint);
+    let _under_way = inbound.bridge.agents.registering(&contact_endpoint);
     let resumed = match claimed_identity(&envelope, Kind::Player) {
         Some(credentials) => manager
             .register_player(credentials.request(request.clone()))
@@ -65,19 +65,20 @@ pub async fn player(
         Ok(response) => {
             let response = response.into_inner();
             let agent = match configured_form {
-                Some(form) => {
-                    inbound
-                        .manager_link
-                        .remember(response.player_id.clone(), contact_endpoint, dialect, form)
-                }
-                None => inbound.manager_link.remember_to_greet(
+                Some(form) => inbound.bridge.agents.remember(
+                    response.player_id.clone(),
+                    contact_endpoint,
+                    dialect,
+                    form,
+                ),
+                None => inbound.bridge.agents.remember_to_greet(
                     response.player_id.clone(),
                     contact_endpoint,
                     dialect,
                 ),
             };
             // The standings have a row more: whoever asks this gateway next sees it.
-            inbound.manager_link.forget_standings();
+            inbound.forget_standings();
             tracing::info!(player_id = %response.player_id, dialect = dialect.as_str(), "external player registered");
             match configured_form {
                 Some(form) => stored(inbound, &agent, form),
@@ -175,7 +176,7 @@ pub async fn referee(
             let response = response.into_inner();
             // A referee is not greeted (no message of the protocol is harmless to every referee): it
             // gets the configured form or the default, and a refused START_MATCH teaches the other.
-            let agent = inbound.manager_link.remember(
+            let agent = inbound.bridge.agents.remember(
                 response.referee_id.clone(),
                 contact_endpoint,
                 dialect,
@@ -230,7 +231,7 @@ fn configured_form(inbound: &Inbound, meta: &Map<String, Value>) -> Option<Sende
 /// A configured form, stored with the registration like a learned one, so every replica uses it.
 fn stored(inbound: &Inbound, agent: &ExternalAgent, form: SenderForm) {
     if form != SenderForm::default() {
-        inbound.manager_link.learned_sender_form(agent, form);
+        inbound.bridge.agents.learned_sender_form(agent, form);
     }
 }
 
@@ -280,7 +281,7 @@ fn accepted(
     fields.insert("auth_token".into(), registered.auth_token.into());
     fields.insert(
         "league_auth_token".into(),
-        inbound.manager_link.outbound_token(&registered.agent_id).into(),
+        inbound.bridge.agents.outbound_token(&registered.agent_id).into(),
     );
     fields.insert("league_id".into(), league_id);
     fields.insert("reason".into(), Value::Null);

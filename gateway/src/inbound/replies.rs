@@ -4,6 +4,7 @@
 //! match, match not running) is refused and changes nothing.
 
 use league_domain::MessageType;
+use league_manager_link::league_status::to_league_error;
 use league_proto::ErrorCode;
 use league_proto::v2::{MatchStatus, RelayReplyRequest, RelayedReply};
 use league_v2::compliance::Checker;
@@ -14,7 +15,6 @@ use serde_json::{Map, Value, json};
 
 use super::{Handled, HttpContext, Inbound};
 use crate::bridge::replies::reply_key;
-use crate::league_status::to_league_error;
 
 pub async fn deliver(
     inbound: &Inbound,
@@ -73,7 +73,11 @@ pub async fn deliver(
 
 /// The match must exist, be running, and be the sender's.
 async fn check_match(inbound: &Inbound, match_id: &str, agent_id: &str) -> LeagueResult<()> {
-    let scheduled = inbound.manager_link.scheduled_match("", match_id).await?;
+    let scheduled = inbound
+        .manager_link
+        .scheduled_match("", match_id)
+        .await
+        .map_err(to_league_error)?;
     if scheduled.player_a_id != agent_id && scheduled.player_b_id != agent_id {
         return Err(LeagueError::new(
             ErrorCode::PermissionDenied,

@@ -9,6 +9,7 @@
 //! (`isError: true`) carrying the league.v2 LEAGUE_ERROR (`error_code`, `error_description`…), so a
 //! client reads the league's refusal instead of a transport failure.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::body::Body;
@@ -26,7 +27,6 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use crate::connections::Peer;
 use crate::inbound::{HttpContext, Inbound};
 
 mod tools;
@@ -161,8 +161,8 @@ impl ServerHandler for LeagueTools {
         let parts = context.extensions.get::<http::request::Parts>();
         // The connection's address, put on every request by the accept loop (crate::connections): the
         // limits are kept by it, on this path as on every other.
-        let Some(ConnectInfo(Peer(peer))) =
-            parts.and_then(|parts| parts.extensions.get::<ConnectInfo<Peer>>())
+        let Some(ConnectInfo(peer)) =
+            parts.and_then(|parts| parts.extensions.get::<ConnectInfo<SocketAddr>>())
         else {
             return Err(ErrorData::internal_error("the caller's address is unknown", None));
         };

@@ -12,10 +12,11 @@ use std::time::{Duration, SystemTime};
 
 use clap::Args;
 use league_gateway::bridge::client::AgentClient;
+use league_gateway::bridge::external_agents::ExternalAgents;
 use league_gateway::bridge::outbound::is_not_implemented;
 use league_gateway::bridge::{FallbackTimeouts, PlayerBridge, Replies};
-use league_gateway::manager_link::ManagerLink;
 use league_gateway::warning_buffer::WarningBuffer;
+use league_manager_link::ManagerLink;
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::player_service_server::PlayerService;
 use league_proto::v2::*;
@@ -109,7 +110,7 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
     // An https agent is verified as the gateway would: the system's roots and LEAGUE_EXTRA_ROOTS.
     let tls: league_runtime::tls::TlsConfig = league_runtime::config::load()?;
     let bridge = PlayerBridge {
-        manager_link: manager_link.clone(),
+        agents: ExternalAgents::new(manager_link),
         client: AgentClient::new(&tls)?,
         replies: Arc::new(Replies::default()),
         warnings: warnings.clone(),
@@ -128,7 +129,9 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
     // (-32001 over the token, say), not the last dialect's complaint about a call it could not read.
     let mut first_refusal = None;
     for candidate in DIALECTS {
-        let agent = manager_link.remember(PLAYER.to_owned(), args.url.clone(), candidate, SenderForm::Bare);
+        let agent = bridge
+            .agents
+            .remember(PLAYER.to_owned(), args.url.clone(), candidate, SenderForm::Bare);
         let invited = bridge.invite_to_match(tonic::Request::new(invitation(limit)));
         let (step, _) = run("GAME_INVITATION", &warnings, invited).await;
         let last = candidate == DIALECTS[DIALECTS.len() - 1];

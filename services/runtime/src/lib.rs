@@ -1,10 +1,11 @@
 //! The small runtime every League binary shares: configuration, credentials on gRPC calls, telemetry
 //! (logs, traces, metrics, the admin server with health and readiness), shutdown, and serving and
-//! calling gRPC, and the one TLS client.
+//! calling gRPC, the one TLS client, and fair shares of a budget among client addresses.
 
 pub mod admin;
 pub mod config;
 pub mod credentials;
+pub mod fair_share;
 pub mod grpc;
 pub mod metrics;
 pub mod saved;

@@ -20,23 +20,22 @@ use tokio::sync::watch;
 
 use super::metrics::{POLLS, SNAPSHOTS, Seat};
 use super::{Live, bounded, view};
-use crate::league_status::to_status;
 
 /// How often a watched league's status is asked for.
-pub const WATCH_INTERVAL: Duration = Duration::from_millis(500);
+pub(crate) const WATCH_INTERVAL: Duration = Duration::from_millis(500);
 /// How often a completed league is looked at (it only changes if the id is reused).
 const COMPLETED_INTERVAL: Duration = Duration::from_secs(10);
 /// Leagues watched at once by one gateway.
-pub const MAX_WATCHED_LEAGUES: usize = 32;
+pub(crate) const MAX_WATCHED_LEAGUES: usize = 32;
 
 /// What a change sends every viewer: the snapshot's id and its JSON, serialized once.
 #[derive(Debug)]
-pub struct Update {
-    pub id: u64,
-    pub json: Bytes,
+pub(crate) struct Update {
+    pub(crate) id: u64,
+    pub(crate) json: Bytes,
 }
 
-pub type Updates = watch::Receiver<Option<Arc<Update>>>;
+pub(crate) type Updates = watch::Receiver<Option<Arc<Update>>>;
 
 /// The counts whose movement means the page must change, and whether (and why) the league is stalled.
 fn change_key(status: &GetLeagueStatusResponse) -> (i32, u32, u32, u32, u32, Option<(i32, u32)>) {
@@ -55,15 +54,15 @@ fn change_key(status: &GetLeagueStatusResponse) -> (i32, u32, u32, u32, u32, Opt
 
 /// A viewer of one league: its updates, and its place among the gateway's viewers.
 #[derive(Debug)]
-pub struct Viewer {
-    pub updates: Updates,
+pub(crate) struct Viewer {
+    pub(crate) updates: Updates,
     /// Held for as long as the viewer's stream lives.
-    pub seat: Seat,
+    pub(crate) seat: Seat,
 }
 
 /// Why a viewer was turned away.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Refused {
+pub(crate) enum Refused {
     TooManyViewers,
     TooManyLeagues,
 }
@@ -71,7 +70,7 @@ pub enum Refused {
 impl Live {
     /// Joins the viewers of `league_id` as a viewer at `ip`, starting its watcher if nobody watched it
     /// yet.
-    pub fn watch(self: &Arc<Self>, league_id: &str, ip: IpAddr) -> Result<Viewer, Refused> {
+    pub(crate) fn watch(self: &Arc<Self>, league_id: &str, ip: IpAddr) -> Result<Viewer, Refused> {
         let seat = Seat::new(self.viewers.take(ip).ok_or(Refused::TooManyViewers)?);
         let mut watched = self
             .watched
@@ -90,14 +89,6 @@ impl Live {
         watched.insert(league_id.to_owned(), sender.clone());
         tokio::spawn(self.clone().follow(league_id.to_owned(), sender));
         Ok(Viewer { updates, seat })
-    }
-
-    /// Leagues with a watcher now (for tests and metrics).
-    pub fn watched_leagues(&self) -> usize {
-        self.watched
-            .lock()
-            .map(|watched| watched.len())
-            .unwrap_or_default()
     }
 
     /// The watcher of one league: publishes a snapshot whenever the status counts move, until its last
@@ -172,11 +163,11 @@ impl Live {
 
     /// Everything the page shows of a league at this moment, whole: its status, the table, the round
     /// being played with each match's outcome so far, and the points after the last completed round.
-    pub async fn snapshot(&self, status: GetLeagueStatusResponse) -> Result<Value, tonic::Status> {
+    pub(crate) async fn snapshot(&self, status: GetLeagueStatusResponse) -> Result<Value, tonic::Status> {
         let league_id = status.league_id.clone();
-        let standings = self.manager_link.standings(&league_id).await.map_err(to_status)?;
-        let completed = standings.response.round_id;
-        let rows = &standings.response.standings;
+        let standings = self.standings(&league_id).await?;
+        let completed = standings.round_id;
+        let rows = &standings.standings;
         let round = if status.current_round_id == 0 {
             Value::Null
         } else {
@@ -213,4 +204,4 @@ fn unavailable(status: &tonic::Status) -> Value {
 }
 
 /// The watchers of one gateway, by league id.
-pub type Watched = std::sync::Mutex<HashMap<String, watch::Sender<Option<Arc<Update>>>>>;
+pub(crate) type Watched = std::sync::Mutex<HashMap<String, watch::Sender<Option<Arc<Update>>>>>;

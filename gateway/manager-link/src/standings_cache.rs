@@ -14,7 +14,8 @@
 //!
 //! Standings are the same for every caller the league lets ask (the operator and any registered agent),
 //! so one cached answer serves all of them; the gateway authenticates each caller itself before
-//! answering from the cache, and fetches with its own operator credential.
+//! answering from the cache, and fetches with its own operator credential. Each user keeps its own
+//! cache, of the form it answers from (the gateway its league.v2 JSON, the live page its snapshots).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -23,34 +24,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
-use league_proto::v2::GetStandingsResponse;
-use serde_json::json;
 use tokio::time::Instant;
-
-use league_v2::convert;
-use league_v2::shared_json::SharedJson;
-
-/// A league's standings as fetched: the manager's answer and the league.v2 JSON of it (the
-/// LEAGUE_QUERY_RESPONSE's `data`), built and serialized once per fetch rather than once per query.
-#[derive(Debug)]
-pub struct Standings {
-    pub response: GetStandingsResponse,
-    pub data: SharedJson,
-}
-
-impl Standings {
-    pub fn new(response: GetStandingsResponse) -> Self {
-        let data = json!({
-            "league_id": response.league_id,
-            "round_id": response.round_id,
-            "standings": convert::standings(&response.standings),
-        });
-        Self {
-            response,
-            data: SharedJson::new(data),
-        }
-    }
-}
 
 /// How old a league's standings may be when answered (see the module's documentation).
 pub const STANDINGS_MAX_AGE: Duration = Duration::from_millis(100);

@@ -1,42 +1,29 @@
-//! The gateway's link to the manager: gRPC clients, the operator credential, and three caches that keep
-//! the manager off the hot path — verified credentials, the registrations of external agents (contact
-//! endpoint and dialect never change after registering), and each league's standings for at most
-//! [`STANDINGS_MAX_AGE`](crate::standings_cache::STANDINGS_MAX_AGE) (crate::standings_cache).
+//! The external agents this gateway calls, each with what it learned of it: contact endpoint, dialect and
+//! sender form (stored with the agent's registration, so every replica learns them once), the outbound
+//! token, the MCP session, and whether its greeting is under way. Kept here once looked up or registered:
+//! contact endpoint and dialect never change after registering.
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use league_domain::MessageType;
+use league_manager_link::ManagerLink;
 use league_proto::ErrorCode;
-use league_proto::v2::agents_service_client::AgentsServiceClient;
-use league_proto::v2::manager_service_client::ManagerServiceClient;
-use league_proto::v2::{
-    AgentKind, AuthenticateRequest, GetAgentRequest, GetMatchRequest, GetStandingsRequest, ScheduledMatch,
-    SetAgentLabelRequest,
-};
-use league_runtime::credentials::{on_behalf_of_request, operator_request};
-use league_runtime::grpc::GrpcChannel;
+use league_proto::v2::{GetAgentRequest, SetAgentLabelRequest};
 use league_v2::dialect::Dialect;
 use league_v2::league_error::{LeagueError, LeagueResult};
 use league_v2::outbound_token;
 use league_v2::sender::SenderForm;
 use secrecy::SecretString;
-use sha2::{Digest, Sha256};
 
-use crate::league_status::to_league_error;
-use crate::standings_cache::{Standings, StandingsCache};
+use league_manager_link::league_status::to_league_error;
 
-/// How long a verified credential is trusted without asking the manager again: how soon this gateway
-/// notices that the operator revoked a referee (ADR 0039; the manager refuses its reports at once).
-const CREDENTIAL_TTL: Duration = Duration::from_secs(5);
 /// The label an external agent's dialect is stored under in its registration.
 pub const DIALECT_LABEL: &str = "league.dialect";
 /// The label an external agent's sender form ([`SenderForm`]) is stored under, once learned.
 pub const SENDER_FORM_LABEL: &str = "league.sender_form";
-/// The label that marks an agent as reached through the gateway.
-pub use league_proto::EXTERNAL_LABEL;
-
 /// An external agent, as the gateway calls it.
 #[derive(Debug)]
 pub struct ExternalAgent {
@@ -53,7 +40,9 @@ pub struct ExternalAgent {
     /// costs the agent's -32601s once, not on every message.
     pub methods: Mutex<HashMap<MessageType, Dialect>>,
     /// The MCP session with the agent, when it is an MCP server (the `mcp` dialect; ADR 0046).
-    pub mcp: crate::bridge::mcp_agent::McpSession,
+    pub mcp: super::mcp_agent::McpSession,
+    /// A referee that answers START_MATCH only as `assign_match` (learned, see [`super::start_match`]).
+    pub assign_match: AtomicBool,
     /// Whether the greeting that learns its sender form is under way (crate::inbound::greeting): the
     /// league's other calls to it wait for it, so none goes out in a form the agent is about to refuse.
     greeting: tokio::sync::watch::Sender<bool>,
@@ -76,6 +65,7 @@ impl ExternalAgent {
             sender_form: Mutex::new(form),
             methods: Mutex::default(),
             mcp: Default::default(),
+            assign_match: AtomicBool::new(false),
             greeting: tokio::sync::watch::Sender::new(false),
         }
     }
@@ -145,20 +135,14 @@ impl Drop for GreetingUnderWay<'_> {
     }
 }
 
-type Verified = (String, AgentKind, Instant);
-
+/// The external agents this gateway knows, and the player registrations it has under way.
 #[derive(Debug, Clone)]
-pub struct ManagerLink {
-    pub manager: ManagerServiceClient<GrpcChannel>,
-    pub agents: AgentsServiceClient<GrpcChannel>,
-    operator: SecretString,
-    /// SHA-256 of a token → whose it is and when that was checked.
-    verified: Arc<RwLock<HashMap<[u8; 32], Verified>>>,
+pub struct ExternalAgents {
+    manager_link: ManagerLink,
     external: Arc<RwLock<HashMap<String, Arc<ExternalAgent>>>>,
     /// Contact endpoints whose player registration (its greeting included) this gateway has under way:
-    /// a call for the agent that finds it at the manager first waits for it ([`ManagerLink::registering`]).
+    /// a call for the agent that finds it at the manager first waits for it ([`ExternalAgents::registering`]).
     registering: Arc<RwLock<HashMap<String, tokio::sync::watch::Receiver<bool>>>>,
-    standings: Arc<StandingsCache<Arc<Standings>>>,
 }
 
 /// The longest a call for an agent waits for its registration under way at this gateway: the greeting
@@ -167,7 +151,7 @@ const REGISTRATION_WAIT: Duration =
     Duration::from_secs(crate::inbound::greeting::GREETING_LIMIT.as_secs() + 1);
 
 /// While it lives, a player registration is under way at its contact endpoint
-/// ([`ManagerLink::registering`]); dropped, it is over, however it ended.
+/// ([`ExternalAgents::registering`]); dropped, it is over, however it ended.
 #[derive(Debug)]
 pub struct RegistrationUnderWay {
     registering: Arc<RwLock<HashMap<String, tokio::sync::watch::Receiver<bool>>>>,
@@ -184,114 +168,20 @@ impl Drop for RegistrationUnderWay {
     }
 }
 
-impl ManagerLink {
-    pub fn new(channel: GrpcChannel, operator: SecretString) -> Self {
+impl ExternalAgents {
+    pub fn new(manager_link: ManagerLink) -> Self {
         Self {
-            manager: ManagerServiceClient::new(channel.clone()),
-            agents: AgentsServiceClient::new(channel),
-            operator,
-            verified: Arc::default(),
+            manager_link,
             external: Arc::default(),
             registering: Arc::default(),
-            standings: Arc::default(),
         }
-    }
-
-    /// A request carrying the operator credential.
-    pub fn as_operator<T>(&self, message: T) -> tonic::Request<T> {
-        operator_request(&self.operator, message)
-    }
-
-    /// A request carrying the operator credential, acting for the external referee `referee_id` (its
-    /// claims and lease renewals, which the gateway makes for it).
-    pub fn for_referee<T>(&self, referee_id: &str, message: T) -> tonic::Request<T> {
-        on_behalf_of_request(&self.operator, referee_id, message)
-    }
-
-    pub fn operator_token(&self) -> &SecretString {
-        &self.operator
     }
 
     /// The `auth_token` on every message the league sends `agent_id` ([`outbound_token`]).
     pub fn outbound_token(&self, agent_id: &str) -> String {
-        outbound_token::OutboundToken::for_agent(&self.operator, agent_id)
+        outbound_token::OutboundToken::for_agent(self.manager_link.operator_token(), agent_id)
             .as_str()
             .to_owned()
-    }
-
-    /// Whose token this is, from the cache of credentials the manager verified in the last
-    /// [`CREDENTIAL_TTL`]: no lookup, so no limit to spend.
-    pub fn verified_credential(&self, token: &str) -> Option<(String, AgentKind)> {
-        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        self.verified
-            .read()
-            .ok()
-            .and_then(|verified| verified.get(&key).cloned())
-            .filter(|(_, _, at)| at.elapsed() < CREDENTIAL_TTL)
-            .map(|(agent_id, kind, _)| (agent_id, kind))
-    }
-
-    /// Whose token this is, asked of the manager (the token alone: the manager says whose it is), and
-    /// remembered. Only [`Inbound::verify`](crate::inbound::Inbound::verify) calls this, with the
-    /// caller's leave ([`crate::limits`]).
-    pub async fn look_up_credential(&self, token: &str) -> LeagueResult<(String, AgentKind)> {
-        let request = operator_request(&SecretString::from(token.to_owned()), AuthenticateRequest {});
-        let response = self
-            .agents
-            .clone()
-            .authenticate(request)
-            .await
-            .map_err(to_league_error)?
-            .into_inner();
-        let kind = AgentKind::try_from(response.kind).unwrap_or(AgentKind::Unspecified);
-        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Ok(mut verified) = self.verified.write() {
-            if verified.len() > 100_000 {
-                verified.clear();
-            }
-            verified.insert(key, (response.agent_id.clone(), kind, Instant::now()));
-        }
-        Ok((response.agent_id, kind))
-    }
-
-    /// The standings of `league_id` (empty: the newest league), at most
-    /// [`STANDINGS_MAX_AGE`](crate::standings_cache::STANDINGS_MAX_AGE) old, fetched with the operator
-    /// credential. The same for every caller the league lets ask: authenticate the caller first.
-    pub async fn standings(&self, league_id: &str) -> LeagueResult<Arc<Standings>> {
-        let fetch = || {
-            let mut manager = self.manager.clone();
-            let request = self.as_operator(GetStandingsRequest {
-                league_id: league_id.to_owned(),
-            });
-            async move {
-                let response = manager.get_standings(request).await?.into_inner();
-                Ok(Arc::new(Standings::new(response)))
-            }
-        };
-        self.standings
-            .get(league_id, fetch)
-            .await
-            .map_err(to_league_error)
-    }
-
-    /// Forgets the cached standings, after a change this gateway made (a registration adds a row).
-    pub fn forget_standings(&self) {
-        self.standings.clear();
-    }
-
-    /// A match of the schedule, as the manager has it now (`league_id` empty: the current league).
-    pub async fn scheduled_match(&self, league_id: &str, match_id: &str) -> LeagueResult<ScheduledMatch> {
-        self.manager
-            .clone()
-            .get_match(self.as_operator(GetMatchRequest {
-                league_id: league_id.to_owned(),
-                match_id: match_id.to_owned(),
-            }))
-            .await
-            .map_err(to_league_error)?
-            .into_inner()
-            .r#match
-            .ok_or_else(|| LeagueError::new(ErrorCode::MatchNotFound, format!("no match {match_id}")))
     }
 
     /// Remembers an external agent the gateway just registered (or just looked up).
@@ -303,7 +193,7 @@ impl ManagerLink {
         form: SenderForm,
     ) -> Arc<ExternalAgent> {
         self.insert(ExternalAgent::new(
-            &self.operator,
+            self.manager_link.operator_token(),
             agent_id,
             contact_endpoint,
             dialect,
@@ -311,7 +201,7 @@ impl ManagerLink {
         ))
     }
 
-    /// [`ManagerLink::remember`], for an agent about to be greeted: its greeting is under way before
+    /// [`ExternalAgents::remember`], for an agent about to be greeted: its greeting is under way before
     /// any other call can find it (the caller's [`ExternalAgent::greeting`] guard ends it).
     pub fn remember_to_greet(
         &self,
@@ -320,7 +210,7 @@ impl ManagerLink {
         dialect: Dialect,
     ) -> Arc<ExternalAgent> {
         let agent = ExternalAgent::new(
-            &self.operator,
+            self.manager_link.operator_token(),
             agent_id,
             contact_endpoint,
             dialect,
@@ -346,7 +236,7 @@ impl ManagerLink {
     }
 
     /// Sets the dialect learned for `agent` from its answers (an MCP server, ADR 0046), and stores it with
-    /// its registration as [`ManagerLink::learned_sender_form`] stores a sender form.
+    /// its registration as [`ExternalAgents::learned_sender_form`] stores a sender form.
     pub fn learned_dialect(&self, agent: &ExternalAgent, dialect: Dialect) {
         agent.set_dialect(dialect);
         self.store_label(agent, DIALECT_LABEL, dialect.as_str(), "dialect");
@@ -354,12 +244,12 @@ impl ManagerLink {
 
     /// Stores `key = value` with `agent`'s registration, in the background.
     fn store_label(&self, agent: &ExternalAgent, key: &str, value: &str, what: &'static str) {
-        let request = self.as_operator(SetAgentLabelRequest {
+        let request = self.manager_link.as_operator(SetAgentLabelRequest {
             agent_id: agent.agent_id.clone(),
             key: key.to_owned(),
             value: value.to_owned(),
         });
-        let mut agents = self.agents.clone();
+        let mut agents = self.manager_link.agents.clone();
         let agent_id = agent.agent_id.clone();
         tokio::spawn(async move {
             if let Err(status) = agents.set_agent_label(request).await {
@@ -371,7 +261,7 @@ impl ManagerLink {
     /// Marks a player registration at `contact_endpoint` under way until the guard is dropped. The
     /// registration that starts a league makes the manager queue its first events at once: one may reach
     /// this gateway's bridge before the registration's answer does, and, sent before the greeting, in a
-    /// sender form the agent refuses. [`ManagerLink::external_agent`] waits for the registration instead.
+    /// sender form the agent refuses. [`ExternalAgents::external_agent`] waits for the registration instead.
     pub fn registering(&self, contact_endpoint: &str) -> RegistrationUnderWay {
         let (over, under_way) = tokio::sync::watch::channel(true);
         if let Ok(mut registering) = self.registering.write() {
@@ -404,9 +294,10 @@ impl ManagerLink {
             return Ok(agent);
         }
         let response = self
+            .manager_link
             .agents
             .clone()
-            .get_agent(self.as_operator(GetAgentRequest {
+            .get_agent(self.manager_link.as_operator(GetAgentRequest {
                 agent_id: agent_id.to_owned(),
             }))
             .await

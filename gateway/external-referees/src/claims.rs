@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use league_domain::Assignment;
+use league_proto::EXTERNAL_LABEL;
 use league_proto::v2::{Agent, AgentKind, ClaimMatchesRequest, ListAgentsRequest};
 use league_runtime::ShutdownSignal;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -18,7 +19,6 @@ use tokio::time::Instant;
 use super::lease::Kept;
 use super::push::Pushed;
 use super::{Referees, lock};
-use crate::manager_link::EXTERNAL_LABEL;
 
 /// How long one claim waits at the manager for a match (long poll).
 const CLAIM_WAIT: Duration = Duration::from_secs(20);

@@ -13,35 +13,36 @@
 //! credential and passes on only public facts (no token, endpoint or lease); responses and viewers are
 //! bounded; each response carries a strict Content-Security-Policy.
 
-pub mod assets;
-pub mod metrics;
-pub mod rounds;
-pub mod routes;
-pub mod view;
-pub mod watch;
+mod assets;
+mod metrics;
+mod rounds;
+mod routes;
+mod view;
+mod watch;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use league_manager_link::{ManagerLink, StandingsCache};
+use league_proto::v2::GetStandingsResponse;
 use league_runtime::ShutdownSignal;
-
-use crate::fair_share::FairShare;
-use crate::manager_link::ManagerLink;
-use crate::standings_cache::StandingsCache;
+use league_runtime::fair_share::FairShare;
 
 /// Event streams one gateway serves at once (each holds a connection; more viewers want more
-/// replicas), shared fairly among addresses (crate::fair_share): with all taken, the address holding
+/// replicas), shared fairly among addresses (league_runtime::fair_share): with all taken, the address holding
 /// the most gives up its oldest stream to a newcomer.
-pub const MAX_VIEWERS: usize = 256;
+pub(crate) const MAX_VIEWERS: usize = 256;
 /// Event streams one address may hold.
-pub const MAX_VIEWERS_PER_ADDRESS: usize = MAX_VIEWERS / 4;
+pub(crate) const MAX_VIEWERS_PER_ADDRESS: usize = MAX_VIEWERS / 4;
 
 /// How long an answer from the manager may take before the page is told the league is unreachable.
-pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A call to the manager, bounded by [`UPSTREAM_TIMEOUT`].
-pub async fn bounded<T>(call: impl Future<Output = Result<T, tonic::Status>>) -> Result<T, tonic::Status> {
+pub(crate) async fn bounded<T>(
+    call: impl Future<Output = Result<T, tonic::Status>>,
+) -> Result<T, tonic::Status> {
     tokio::time::timeout(UPSTREAM_TIMEOUT, call)
         .await
         .unwrap_or_else(|_| {
@@ -54,18 +55,21 @@ pub async fn bounded<T>(call: impl Future<Output = Result<T, tonic::Status>>) ->
 /// The page's shared state in one gateway: the link to the manager, the completed rounds it has seen,
 /// and the watchers of the leagues someone is watching.
 #[derive(Debug)]
-pub struct Live {
+pub(crate) struct Live {
     manager_link: ManagerLink,
     rounds: rounds::CompletedRounds,
     watched: watch::Watched,
     viewers: FairShare,
+    /// The leagues' standings, shared for at most
+    /// [`STANDINGS_MAX_AGE`](league_manager_link::STANDINGS_MAX_AGE).
+    standings: StandingsCache<Arc<GetStandingsResponse>>,
     /// Snapshots answered to `GET /api/leagues/<id>`, shared for [`watch::WATCH_INTERVAL`].
     snapshots: StandingsCache<Arc<serde_json::Value>>,
     shutdown: ShutdownSignal,
 }
 
 impl Live {
-    pub fn new(manager_link: ManagerLink, shutdown: ShutdownSignal) -> Arc<Self> {
+    pub(crate) fn new(manager_link: ManagerLink, shutdown: ShutdownSignal) -> Arc<Self> {
         // Registered at start, so that /metrics shows them before the first viewer.
         std::sync::LazyLock::force(&metrics::VIEWERS);
         std::sync::LazyLock::force(&metrics::SNAPSHOTS);
@@ -75,9 +79,24 @@ impl Live {
             rounds: rounds::CompletedRounds::default(),
             watched: watch::Watched::default(),
             viewers: FairShare::new(MAX_VIEWERS, MAX_VIEWERS_PER_ADDRESS),
+            standings: StandingsCache::default(),
             snapshots: StandingsCache::new(watch::WATCH_INTERVAL),
             shutdown,
         })
+    }
+}
+
+impl Live {
+    /// The standings of `league_id`, shared among the page's requests and watchers.
+    pub(crate) async fn standings(
+        &self,
+        league_id: &str,
+    ) -> Result<Arc<GetStandingsResponse>, tonic::Status> {
+        let fetch = || {
+            let (link, league_id) = (self.manager_link.clone(), league_id.to_owned());
+            async move { Ok(Arc::new(link.standings(&league_id).await?)) }
+        };
+        self.standings.get(league_id, fetch).await
     }
 }
 

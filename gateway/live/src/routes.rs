@@ -4,6 +4,7 @@
 //! asked; every answer is bounded in size and carries the page's security headers.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,14 +15,11 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::{Stream, StreamExt};
-use league_proto::v2::MatchStatus;
+use league_proto::v2::{GetStandingsResponse, MatchStatus};
 use serde_json::{Value, json};
 
 use super::watch::{Refused, Viewer};
 use super::{Live, assets, bounded, view};
-use crate::connections::Peer;
-use crate::league_status::to_status;
-use crate::standings_cache::Standings;
 
 /// The largest JSON answer (a 1000-player league's table is about 150 KB).
 const MAX_JSON_BYTES: usize = 8 << 20;
@@ -33,7 +31,7 @@ const FINAL: &str = "public, max-age=86400";
 const SHORT: &str = "public, max-age=5";
 const REVALIDATE: &str = "no-cache";
 
-pub fn router(live: Arc<Live>) -> Router {
+pub(crate) fn router(live: Arc<Live>) -> Router {
     Router::new()
         .route("/", get(assets::page))
         .route("/leagues/{league_id}", get(league_page))
@@ -53,7 +51,7 @@ type Answer = Result<Response, Refusal>;
 
 /// A request refused, and why: answered as `{"error": "…"}` with its HTTP status.
 #[derive(Debug)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     status: StatusCode,
     message: String,
 }
@@ -90,8 +88,8 @@ fn upstream(status: tonic::Status) -> Refusal {
 }
 
 /// The league's standings (shared through the gateway's cache), bounded in time.
-async fn standings(live: &Live, league_id: &str) -> Result<Arc<Standings>, Refusal> {
-    ask(async { live.manager_link.standings(league_id).await.map_err(to_status) }).await
+async fn standings(live: &Live, league_id: &str) -> Result<Arc<GetStandingsResponse>, Refusal> {
+    ask(live.standings(league_id)).await
 }
 
 /// Bounds a call to the manager in time.
@@ -118,7 +116,7 @@ fn json_answer(body: &Value, cache: &'static str) -> Answer {
 }
 
 /// League ids as the league makes them: letters, digits, `_`, `-` and `.`, at most 64.
-pub fn valid_league_id(league_id: &str) -> bool {
+pub(crate) fn valid_league_id(league_id: &str) -> bool {
     valid_id(league_id, 64)
 }
 
@@ -174,7 +172,7 @@ async fn snapshot(State(live): State<Arc<Live>>, Path(id): Path<String>) -> Answ
 /// watcher of the league in this gateway.
 async fn events(
     State(live): State<Arc<Live>>,
-    ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Path(id): Path<String>,
 ) -> Answer {
     let id = league_id(&id)?;
@@ -230,8 +228,8 @@ fn updates(viewer: Viewer) -> impl Stream<Item = Result<Event, Infallible>> {
 async fn progression(State(live): State<Arc<Live>>, Path(id): Path<String>, headers: HeaderMap) -> Answer {
     let id = league_id(&id)?;
     let standings = standings(&live, id).await?;
-    let completed = standings.response.round_id;
-    let etag = format!("\"{}-{completed}-{}\"", id, standings.response.standings.len());
+    let completed = standings.round_id;
+    let etag = format!("\"{}-{completed}-{}\"", id, standings.standings.len());
     if headers
         .get(header::IF_NONE_MATCH)
         .is_some_and(|tag| tag.as_bytes() == etag.as_bytes())
@@ -239,10 +237,7 @@ async fn progression(State(live): State<Arc<Live>>, Path(id): Path<String>, head
         return Ok(StatusCode::NOT_MODIFIED.into_response());
     }
     let points = ask(live.rounds.points(&live.manager_link, id, completed)).await?;
-    let mut answer = json_answer(
-        &view::progression_json(&standings.response.standings, &points),
-        REVALIDATE,
-    )?;
+    let mut answer = json_answer(&view::progression_json(&standings.standings, &points), REVALIDATE)?;
     if let Ok(etag) = HeaderValue::from_str(&etag) {
         answer.headers_mut().insert(header::ETAG, etag);
     }
@@ -258,7 +253,7 @@ async fn round(State(live): State<Arc<Live>>, Path((id, round_id)): Path<(String
         .filter(|round| *round >= 1)
         .ok_or_else(|| error(StatusCode::BAD_REQUEST, "a round is a number from 1"))?;
     let standings = standings(&live, id).await?;
-    let completed = round_id <= standings.response.round_id;
+    let completed = round_id <= standings.round_id;
     let found = if completed {
         ask(live.rounds.matches(&live.manager_link, id, round_id))
             .await?

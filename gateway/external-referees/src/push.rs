@@ -1,7 +1,6 @@
-//! Handing a claimed match to a referee that takes pushes: START_MATCH, by every name real referees
-//! answer to — `START_MATCH`, `start_match` (the referee's own dialect first, as the bridge calls any
-//! agent) and `assign_match`. Some referees implement only one; the one that worked is remembered per
-//! referee. A referee that knows none of them takes its matches by pulling ([`super::pull`]).
+//! Handing a claimed match to a referee that takes pushes: START_MATCH, through the bridge
+//! ([`super::agents`]), which sends it by every name real referees answer to, retried as the protocol
+//! retries. A referee that knows none of them takes its matches by pulling ([`super::pull`]).
 //!
 //! The match's fields are the same whether pushed or pulled ([`match_fields`]).
 
@@ -9,24 +8,15 @@ use std::time::{Duration, SystemTime};
 
 use league_domain::{Assignment, MessageType, Timing};
 use league_proto::v2::{AssignedPlayer, ScheduledMatch};
-use league_v2::addressed::Addressed;
-use league_v2::compliance::Checker;
-use league_v2::jsonrpc::METHOD_NOT_FOUND;
-use league_v2::sender::{self, refused_over_sender};
-use league_v2::{envelope, timestamp};
+use league_v2::{envelope, sender, timestamp};
 use serde_json::{Map, Value, json};
 
-use super::{Referees, lock};
-use crate::bridge::client::Answer;
-use crate::bridge::outbound::without_endpoint;
-use crate::bridge::player::Failure;
-
-/// The name some referees know START_MATCH by, beside the dialects' names.
-pub const ASSIGN_MATCH: &str = "assign_match";
+use super::Referees;
+use super::agents::Unanswered;
 
 /// What a referee did with a pushed match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pushed {
+pub(crate) enum Pushed {
     Taken,
     /// Refused, failed, or could not be reached.
     NotTaken,
@@ -38,13 +28,6 @@ impl Referees {
     /// START_MATCH, retried as the protocol retries (E001/E009, `max_attempts`, `retry_delay` apart).
     pub(super) async fn push(&self, referee_id: &str, assignment: &Assignment) -> Pushed {
         let match_id = assignment.match_id();
-        let agent = match self.manager_link.external_agent(referee_id).await {
-            Ok(agent) => agent,
-            Err(error) => {
-                tracing::warn!(%referee_id, error = %error.description, "cannot look up the referee");
-                return Pushed::NotTaken;
-            }
-        };
         let message = envelope::message(
             MessageType::StartMatch.as_str(),
             sender::MANAGER,
@@ -59,8 +42,7 @@ impl Referees {
         let timing = assignment.timing;
         let attempts = timing.max_attempts;
         for attempt in 1..=attempts {
-            let outcome = self.call_start_match(&agent, message.clone()).await;
-            match outcome {
+            match self.agents.start_match(referee_id, &message).await {
                 Ok(answer) if refused(&answer) => {
                     tracing::warn!(%referee_id, %match_id, %answer, "the referee declined the match");
                     return Pushed::NotTaken;
@@ -69,87 +51,18 @@ impl Referees {
                     tracing::debug!(%referee_id, %match_id, "external referee started the match");
                     return Pushed::Taken;
                 }
-                Err(Failure::NotImplemented) => return Pushed::NoSuchMethod,
-                Err(Failure::League(error)) if error.code.is_retryable() && attempt < attempts => {
-                    tracing::debug!(%referee_id, error = %error.description, attempt, "START_MATCH failed; retrying");
+                Err(Unanswered::NoSuchMethod) => return Pushed::NoSuchMethod,
+                Err(Unanswered::Failed { retryable: true, why }) if attempt < attempts => {
+                    tracing::debug!(%referee_id, error = %why, attempt, "START_MATCH failed; retrying");
                     tokio::time::sleep(timing.retry_delay).await;
                 }
-                Err(failure) => {
-                    let status = failure.status(MessageType::StartMatch.as_str());
-                    tracing::warn!(%referee_id, %match_id, error = %status.message(), "the referee did not take the match");
+                Err(Unanswered::Failed { why, .. }) => {
+                    tracing::warn!(%referee_id, %match_id, error = %why, "the referee did not take the match");
                     return Pushed::NotTaken;
                 }
             }
         }
         Pushed::NotTaken
-    }
-
-    /// One START_MATCH: by the name that worked last for this referee, else its dialect's names (the
-    /// bridge tries those), else `assign_match`.
-    async fn call_start_match(
-        &self,
-        agent: &crate::manager_link::ExternalAgent,
-        message: Value,
-    ) -> Result<Value, Failure> {
-        let limit = self.bridge.timeouts.other;
-        let knows_assign = lock(&self.assign_match).contains(&agent.agent_id);
-        if !knows_assign {
-            match self
-                .bridge
-                .call(agent, MessageType::StartMatch, &message, limit)
-                .await
-            {
-                Err(Failure::NotImplemented) => {}
-                other => return other,
-            }
-        }
-        // As the bridge sends any message: the agent's outbound token, the sender in its form (tried once
-        // in the other form when refused over it).
-        let mut form = agent.sender_form();
-        let mut checker = Checker::new(self.bridge.mode);
-        let mut answer;
-        let mut retried = false;
-        loop {
-            let addressed = Addressed::new(&message, form, agent.outbound_token.as_str());
-            answer = self
-                .bridge
-                .client
-                .call(
-                    &agent.contact_endpoint,
-                    ASSIGN_MATCH,
-                    addressed,
-                    limit,
-                    &mut checker,
-                )
-                .await;
-            match &answer {
-                Ok(Answer::Error(error)) if !retried && refused_over_sender(error) => {
-                    retried = true;
-                    form = form.other();
-                }
-                _ => break,
-            }
-        }
-        self.bridge
-            .warnings
-            .record(&agent.agent_id, checker.into_deviations());
-        match answer {
-            Ok(Answer::Result(result)) => {
-                lock(&self.assign_match).insert(agent.agent_id.clone());
-                if form != agent.sender_form() {
-                    self.manager_link.learned_sender_form(agent, form);
-                }
-                Ok(result)
-            }
-            // An MCP server takes no plain `assign_match` (its tools were offered START_MATCH above).
-            Ok(Answer::McpServer) => Err(Failure::NotImplemented),
-            Ok(Answer::Error(error)) if error.code == METHOD_NOT_FOUND => {
-                lock(&self.assign_match).remove(&agent.agent_id);
-                Err(Failure::NotImplemented)
-            }
-            Ok(Answer::Error(error)) => Err(Failure::Refused(error)),
-            Err(error) => Err(Failure::League(without_endpoint(error, agent))),
-        }
     }
 
     /// What a referee needs to run the match (START_MATCH's fields; one entry of `get_assigned_matches`):

@@ -7,13 +7,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use league_manager_link::ManagerLink;
 use league_proto::v2::{GetStandingsByRoundRequest, ScheduledRound};
 
 use super::view;
-use crate::manager_link::ManagerLink;
 
 /// The points of every player after one round, by player id.
-pub type Points = Arc<HashMap<String, u32>>;
+pub(crate) type Points = Arc<HashMap<String, u32>>;
 
 /// Rounds (matches, and points after) kept at once over all leagues; past it, all are dropped.
 const MAX_ROUNDS: usize = 8192;
@@ -21,7 +21,7 @@ const MAX_ROUNDS: usize = 8192;
 type Key = (String, u32);
 
 #[derive(Debug, Default)]
-pub struct CompletedRounds {
+pub(crate) struct CompletedRounds {
     matches: Mutex<HashMap<Key, Arc<ScheduledRound>>>,
     points: Mutex<HashMap<Key, Points>>,
     /// Held while fetching, so that viewers who need the same rounds wait for one fetch.
@@ -43,7 +43,7 @@ fn keep<T>(map: &Mutex<HashMap<Key, T>>, key: Key, value: T) {
 impl CompletedRounds {
     /// The matches of round `round_id` of `league_id`, which the caller knows to be completed (`None`:
     /// no such round).
-    pub async fn matches(
+    pub(crate) async fn matches(
         &self,
         manager_link: &ManagerLink,
         league_id: &str,
@@ -70,7 +70,7 @@ impl CompletedRounds {
 
     /// The points after each of rounds 1..=`completed` of `league_id`, in order; only the rounds not
     /// seen before are fetched.
-    pub async fn points(
+    pub(crate) async fn points(
         &self,
         manager_link: &ManagerLink,
         league_id: &str,

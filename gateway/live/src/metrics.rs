@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 
-pub static VIEWERS: LazyLock<Gauge> = LazyLock::new(|| {
+pub(crate) static VIEWERS: LazyLock<Gauge> = LazyLock::new(|| {
     let gauge = Gauge::default();
     league_runtime::metrics::register(
         "league_gateway_live_viewers",
@@ -17,7 +17,7 @@ pub static VIEWERS: LazyLock<Gauge> = LazyLock::new(|| {
     gauge
 });
 
-pub static SNAPSHOTS: LazyLock<Counter> = LazyLock::new(|| {
+pub(crate) static SNAPSHOTS: LazyLock<Counter> = LazyLock::new(|| {
     let counter = Counter::default();
     league_runtime::metrics::register(
         "league_gateway_live_snapshots",
@@ -27,7 +27,7 @@ pub static SNAPSHOTS: LazyLock<Counter> = LazyLock::new(|| {
     counter
 });
 
-pub static POLLS: LazyLock<Counter> = LazyLock::new(|| {
+pub(crate) static POLLS: LazyLock<Counter> = LazyLock::new(|| {
     let counter = Counter::default();
     league_runtime::metrics::register(
         "league_gateway_live_polls",
@@ -39,12 +39,12 @@ pub static POLLS: LazyLock<Counter> = LazyLock::new(|| {
 
 /// A viewer's place among this gateway's viewers: counted while it lives.
 #[derive(Debug)]
-pub struct Seat {
-    pub share: crate::fair_share::Share,
+pub(crate) struct Seat {
+    pub(crate) share: league_runtime::fair_share::Share,
 }
 
 impl Seat {
-    pub fn new(share: crate::fair_share::Share) -> Self {
+    pub(crate) fn new(share: league_runtime::fair_share::Share) -> Self {
         VIEWERS.inc();
         Self { share }
     }

@@ -1,62 +1,79 @@
 //! External referees. A referee that registered through the gateway runs matches as ours do, but in
-//! league.v2: the gateway claims matches for it and sends each as START_MATCH ([`claims`]), or hands
-//! them out when the referee asks (`get_assigned_matches`, [`pull`]), keeps the match's lease while it
-//! plays, lets it reach our players — bots or external — on per-player paths `/mcp/players/<id>`
-//! ([`to_player`]), and takes its MATCH_RESULT_REPORT to the manager ([`report`]).
+//! league.v2: the gateway claims matches for it and sends each as START_MATCH ([`claims`], [`push`]),
+//! or hands them out when the referee asks (`get_assigned_matches`, [`pull`]), keeps the match's lease
+//! while it plays ([`lease`]), lets it reach our players — bots or external — on per-player paths
+//! `/mcp/players/<id>` ([`to_player`]), and takes its MATCH_RESULT_REPORT to the manager ([`report`]).
+//!
+//! The API is [`Referees`]: built with the manager link and the bridge ([`RefereeAgents`], how the
+//! league speaks to a referee), it runs the claimers ([`Referees::run_claimers`]) and answers a
+//! referee's calls, which the gateway authenticates first ([`Referee`], [`Puller`]).
 //!
 //! Nothing here is kept per replica that another replica needs: any replica can serve a referee's calls
 //! to players and its report (the match and its players come from the manager; the report names no
 //! lease, and the manager takes it from the referee that holds the match's lease).
 
-pub mod claims;
-pub mod lease;
-pub mod pull;
-pub mod push;
-pub mod report;
-pub mod source;
-pub mod to_player;
+mod agents;
+mod claims;
+mod lease;
+mod pull;
+mod push;
+mod report;
+mod to_player;
+
+pub use agents::{RefereeAgents, Unanswered};
+pub use pull::{Puller, named_referee};
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use league_domain::{Assignment, Timing};
+use league_manager_link::ManagerLink;
 use league_proto::ErrorCode;
 use league_proto::v2::player_service_client::PlayerServiceClient;
 use league_proto::v2::{GetAgentRequest, GetMatchRequest, MatchAssignment, MatchStatus};
 use league_runtime::ShutdownSignal;
 use league_runtime::grpc::{self, GrpcChannel};
-use league_v2::league_error::{LeagueError, LeagueResult};
 use tokio::sync::Notify;
 
-use crate::bridge::PlayerBridge;
-use crate::league_status::to_league_error;
-use crate::manager_link::ManagerLink;
+use league_v2::league_error::{LeagueError, LeagueResult};
+
+use league_manager_link::league_status::to_league_error;
 
 /// How long a match's facts (players, referee) are kept without asking the manager again.
 const MATCH_TTL: Duration = Duration::from_secs(30);
 /// Bounds on the caches: an entry is small, but agents choose the ids they ask about.
-pub(crate) const MAX_CACHED: usize = 10_000;
+const MAX_CACHED: usize = 10_000;
+
+/// A referee the gateway authenticated (its token, of a referee), as its calls reach the worker.
+#[derive(Debug, Clone)]
+pub struct Referee {
+    pub referee_id: String,
+    /// What it authenticated with: its report goes to the manager with its own credentials.
+    pub token: String,
+    /// The call's `conversation_id` (empty without one), echoed in the answer.
+    pub conversation_id: String,
+}
 
 /// A match as an external referee's calls need it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RefereedMatch {
-    pub league_id: String,
-    pub match_id: String,
-    pub round_id: u32,
-    pub game_type: String,
-    pub player_a: String,
-    pub player_b: String,
+struct RefereedMatch {
+    league_id: String,
+    match_id: String,
+    round_id: u32,
+    game_type: String,
+    player_a: String,
+    player_b: String,
     /// The referee holding the match's lease; empty when nobody does.
-    pub referee_id: String,
-    pub running: bool,
+    referee_id: String,
+    running: bool,
     /// The league's timings, which bound the referee's calls to players.
-    pub timing: Timing,
+    timing: Timing,
 }
 
 impl RefereedMatch {
     /// The other player of the match, when `player` is in it.
-    pub fn opponent(&self, player: &str) -> Option<&str> {
+    fn opponent(&self, player: &str) -> Option<&str> {
         if player == self.player_a {
             Some(&self.player_b)
         } else if player == self.player_b {
@@ -67,13 +84,14 @@ impl RefereedMatch {
     }
 }
 
+/// The external-referee worker of one gateway replica.
 #[derive(Debug)]
 pub struct Referees {
-    pub manager_link: ManagerLink,
-    /// Calls agents in their dialect (START_MATCH to referees), as it calls external players.
-    pub bridge: PlayerBridge,
+    manager_link: ManagerLink,
+    /// How the league speaks to a referee: START_MATCH, its sender form (the gateway's bridge).
+    agents: Arc<dyn RefereeAgents>,
     /// This gateway's `/mcp`: players' paths are under it, and reports come to it.
-    pub public_url: String,
+    public_url: String,
     matches: Mutex<HashMap<(String, String), (RefereedMatch, Instant)>>,
     /// Player id → its service endpoint and `PlayerService` client.
     players: Mutex<HashMap<String, (String, PlayerServiceClient<GrpcChannel>)>>,
@@ -88,17 +106,15 @@ pub struct Referees {
     claimers: Mutex<HashSet<String>>,
     /// Referees that take matches by pulling them (`get_assigned_matches`): nothing is pushed to them.
     pulling: Mutex<HashSet<String>>,
-    /// Referees that answer only `assign_match` among START_MATCH's names.
-    assign_match: Mutex<HashSet<String>>,
     /// The gateway's shutdown, which ends the lease keepers of pulled matches too.
     shutdown: OnceLock<ShutdownSignal>,
 }
 
 impl Referees {
-    pub fn new(manager_link: ManagerLink, bridge: PlayerBridge, public_url: String) -> Self {
+    pub fn new(manager_link: ManagerLink, agents: Arc<dyn RefereeAgents>, public_url: String) -> Self {
         Self {
             manager_link,
-            bridge,
+            agents,
             public_url,
             matches: Mutex::default(),
             players: Mutex::default(),
@@ -107,19 +123,18 @@ impl Referees {
             discover: Notify::new(),
             claimers: Mutex::default(),
             pulling: Mutex::default(),
-            assign_match: Mutex::default(),
             shutdown: OnceLock::new(),
         }
     }
 
     /// Where an external referee reaches `player_id`.
-    pub fn player_url(&self, player_id: &str) -> String {
+    fn player_url(&self, player_id: &str) -> String {
         format!("{}/players/{player_id}", self.public_url)
     }
 
     /// A match's players and referee: from the cache while it is fresh and the match was running, else
     /// from the manager.
-    pub async fn refereed_match(&self, league_id: &str, match_id: &str) -> LeagueResult<RefereedMatch> {
+    async fn refereed_match(&self, league_id: &str, match_id: &str) -> LeagueResult<RefereedMatch> {
         let key = (league_id.to_owned(), match_id.to_owned());
         if let Some((found, _)) = lock(&self.matches)
             .get(&key)
@@ -158,7 +173,7 @@ impl Referees {
 
     /// The league of match `match_id` that `referee_id` runs, for a call that names no league (`"league_id":
     /// null`): a match this replica handed to the referee, else the current league's.
-    pub fn league_of(&self, match_id: &str, referee_id: &str) -> String {
+    fn league_of(&self, match_id: &str, referee_id: &str) -> String {
         lock(&self.matches)
             .values()
             .find(|(found, _)| found.match_id == match_id && found.referee_id == referee_id && found.running)
@@ -182,7 +197,7 @@ impl Referees {
 
     /// The match is over: its facts may change (it is no longer running) and its lease keeper, if here,
     /// can stop.
-    pub fn match_reported(&self, league_id: &str, match_id: &str) {
+    fn match_reported(&self, league_id: &str, match_id: &str) {
         let key = (league_id.to_owned(), match_id.to_owned());
         lock(&self.matches).remove(&key);
         lock(&self.called).retain(|(league, id, _)| *league != key.0 || *id != key.1);
@@ -192,7 +207,7 @@ impl Referees {
     }
 
     /// The `PlayerService` serving `player_id` (a player host for bots, a gateway for external players).
-    pub async fn player(&self, player_id: &str) -> LeagueResult<PlayerServiceClient<GrpcChannel>> {
+    async fn player(&self, player_id: &str) -> LeagueResult<PlayerServiceClient<GrpcChannel>> {
         if let Some((_, client)) = lock(&self.players).get(player_id) {
             return Ok(client.clone());
         }
@@ -235,7 +250,7 @@ impl Referees {
     }
 
     /// The gateway's shutdown signal, once the claimers run.
-    pub fn shutdown(&self) -> Option<ShutdownSignal> {
+    fn shutdown(&self) -> Option<ShutdownSignal> {
         self.shutdown.get().cloned()
     }
 

@@ -14,48 +14,53 @@ use std::time::{Duration, SystemTime};
 use league_proto::ErrorCode;
 use league_proto::v2::player_service_client::PlayerServiceClient;
 use league_proto::v2::{
-    AgentKind, InviteToMatchRequest, MatchContext, NotifyGameErrorRequest, NotifyGameOverRequest,
-    PlayerRecord, RequestMoveRequest, Role,
+    InviteToMatchRequest, MatchContext, NotifyGameErrorRequest, NotifyGameOverRequest, PlayerRecord,
+    RequestMoveRequest, Role,
 };
 use league_runtime::grpc::GrpcChannel;
+use serde_json::{Map, Value, json};
+
+use league_domain::MessageType;
+use league_manager_link::league_status::to_league_error;
 use league_v2::compliance::{Checker, kinds};
 use league_v2::envelope::{required_id, text};
 use league_v2::league_error::{LeagueError, LeagueResult};
-use league_v2::sender;
-use league_v2::{convert, envelope, result, timestamp};
-use serde_json::{Map, Value, json};
+use league_v2::{convert, envelope, result, sender, timestamp};
 
-use super::RefereedMatch;
-use crate::inbound::{Handled, HttpContext, Inbound};
-use crate::league_status::to_league_error;
-use league_domain::MessageType;
+use super::{Referee, RefereedMatch, Referees};
 
 /// How long a GAME_ERROR may take (a notification the league's timings do not bound).
 const OTHER_WITHIN: Duration = Duration::from_secs(10);
 
-pub async fn call(
-    inbound: &Inbound,
-    kind: MessageType,
-    message: &Map<String, Value>,
-    checker: &mut Checker,
-    http: &HttpContext,
-) -> LeagueResult<Handled> {
-    let call = PlayerCall::locate(inbound, kind, message, checker, http).await?;
-    match kind {
-        MessageType::GameInvitation => call.invite().await,
-        MessageType::ChooseParityCall | MessageType::GameMoveCall => call.request_move(kind, message).await,
-        MessageType::GameOver => call.game_over(message, checker).await,
-        MessageType::GameError => call.game_error(message).await,
-        other => Err(LeagueError::new(
-            ErrorCode::InvalidMessageFormat,
-            format!("{} is not a referee's call to a player", other.as_str()),
-        )),
+impl Referees {
+    /// A referee's call `kind` to a player of its match: the player's answer as the specification's
+    /// reply. `player_path`: the player whose path (`/mcp/players/<id>`) the call came to.
+    pub async fn call_player(
+        &self,
+        referee: &Referee,
+        kind: MessageType,
+        message: &Map<String, Value>,
+        checker: &mut Checker,
+        player_path: Option<&str>,
+    ) -> LeagueResult<Value> {
+        let call = PlayerCall::locate(self, referee, kind, message, checker, player_path).await?;
+        match kind {
+            MessageType::GameInvitation => call.invite().await,
+            MessageType::ChooseParityCall | MessageType::GameMoveCall => {
+                call.request_move(kind, message).await
+            }
+            MessageType::GameOver => call.game_over(message, checker).await,
+            MessageType::GameError => call.game_error(message).await,
+            other => Err(LeagueError::new(
+                ErrorCode::InvalidMessageFormat,
+                format!("{} is not a referee's call to a player", other.as_str()),
+            )),
+        }
     }
 }
 
-/// A referee's call to one player of a match it holds, authenticated and located.
+/// A referee's call to one player of a match it holds, located.
 struct PlayerCall {
-    referee_id: String,
     found: RefereedMatch,
     player_id: String,
     opponent_id: String,
@@ -64,21 +69,15 @@ struct PlayerCall {
 }
 
 impl PlayerCall {
-    /// The referee (authenticated, holding the match's lease), the match and the player the call is for.
+    /// The referee (holding the match's lease), the match and the player the call is for.
     async fn locate(
-        inbound: &Inbound,
+        referees: &Referees,
+        referee: &Referee,
         kind: MessageType,
         message: &Map<String, Value>,
         checker: &mut Checker,
-        http: &HttpContext,
+        player_path: Option<&str>,
     ) -> LeagueResult<Self> {
-        let (referee, envelope) = inbound.authenticated(message, checker, http).await?;
-        if referee.kind != AgentKind::Referee {
-            return Err(LeagueError::new(
-                ErrorCode::PermissionDenied,
-                format!("only a referee sends {}", kind.as_str()),
-            ));
-        }
         let match_id = required_id(message, "match_id")?;
         let league_id = match message.get("league_id") {
             Some(Value::Null) | None => {
@@ -90,18 +89,18 @@ impl PlayerCall {
                     ),
                     ErrorCode::MissingRequiredField,
                 )?;
-                inbound.referees.league_of(match_id, &referee.agent_id)
+                referees.league_of(match_id, &referee.referee_id)
             }
             Some(_) => required_id(message, "league_id")?.to_owned(),
         };
-        let found = inbound.referees.refereed_match(&league_id, match_id).await?;
-        if !found.running || found.referee_id != referee.agent_id {
+        let found = referees.refereed_match(&league_id, match_id).await?;
+        if !found.running || found.referee_id != referee.referee_id {
             return Err(LeagueError::new(
                 ErrorCode::LeaseNotHeld,
-                format!("{} does not hold match {match_id}", referee.agent_id),
+                format!("{} does not hold match {match_id}", referee.referee_id),
             ));
         }
-        let player_id = target(message, http)?;
+        let player_id = target(message, player_path)?;
         let opponent_id = found.opponent(&player_id).map(str::to_owned).ok_or_else(|| {
             LeagueError::new(
                 ErrorCode::InvalidMessageFormat,
@@ -114,13 +113,12 @@ impl PlayerCall {
             match_id: found.match_id.clone(),
             game_type: found.game_type.clone(),
             // A call without one (a deviation the envelope check already counted) has none to echo.
-            conversation_id: envelope.conversation_id.unwrap_or_default(),
-            referee_id: referee.agent_id.clone(),
+            conversation_id: referee.conversation_id.clone(),
+            referee_id: referee.referee_id.clone(),
         };
-        inbound.referees.player_called(&found, &referee.agent_id).await?;
-        let client = inbound.referees.player(&player_id).await?;
+        referees.player_called(&found, &referee.referee_id).await?;
+        let client = referees.player(&player_id).await?;
         Ok(Self {
-            referee_id: referee.agent_id,
             found,
             player_id,
             opponent_id,
@@ -130,16 +128,13 @@ impl PlayerCall {
     }
 
     /// The player's reply as the specification's message, from the player.
-    fn reply(&self, message_type: MessageType, fields: Value) -> Handled {
-        Handled {
-            result: envelope::message(
-                message_type.as_str(),
-                &sender::player(&self.player_id),
-                &self.context.conversation_id,
-                fields,
-            ),
-            agent_id: Some(self.referee_id.clone()),
-        }
+    fn reply(&self, message_type: MessageType, fields: Value) -> Value {
+        envelope::message(
+            message_type.as_str(),
+            &sender::player(&self.player_id),
+            &self.context.conversation_id,
+            fields,
+        )
     }
 
     /// The fields every reply about this match carries, with `extra`.
@@ -155,7 +150,7 @@ impl PlayerCall {
     }
 
     /// GAME_INVITATION → GAME_JOIN_ACK.
-    async fn invite(mut self) -> LeagueResult<Handled> {
+    async fn invite(mut self) -> LeagueResult<Value> {
         let role = if self.player_id == self.found.player_a {
             Role::PlayerA
         } else {
@@ -186,11 +181,7 @@ impl PlayerCall {
     }
 
     /// CHOOSE_PARITY_CALL → CHOOSE_PARITY_RESPONSE, GAME_MOVE_CALL → GAME_MOVE_RESPONSE.
-    async fn request_move(
-        mut self,
-        kind: MessageType,
-        message: &Map<String, Value>,
-    ) -> LeagueResult<Handled> {
+    async fn request_move(mut self, kind: MessageType, message: &Map<String, Value>) -> LeagueResult<Value> {
         let move_timeout = self.found.timing.move_timeout;
         let request = RequestMoveRequest {
             player_id: self.player_id.clone(),
@@ -225,11 +216,7 @@ impl PlayerCall {
     }
 
     /// GAME_OVER, acknowledged once the player has it.
-    async fn game_over(
-        mut self,
-        message: &Map<String, Value>,
-        checker: &mut Checker,
-    ) -> LeagueResult<Handled> {
+    async fn game_over(mut self, message: &Map<String, Value>, checker: &mut Checker) -> LeagueResult<Value> {
         let game_result = message
             .get("game_result")
             .and_then(Value::as_object)
@@ -254,7 +241,7 @@ impl PlayerCall {
 
     /// GAME_ERROR, acknowledged once the player has it. The code says what went wrong and is required;
     /// the rest is explanation, sent as the referee gave it.
-    async fn game_error(mut self, message: &Map<String, Value>) -> LeagueResult<Handled> {
+    async fn game_error(mut self, message: &Map<String, Value>) -> LeagueResult<Value> {
         let explained = |field: &str| text(message, field).unwrap_or("").to_owned();
         let request = NotifyGameErrorRequest {
             player_id: self.player_id.clone(),
@@ -276,22 +263,19 @@ impl PlayerCall {
         Ok(self.acknowledged(MessageType::GameError))
     }
 
-    fn acknowledged(self, kind: MessageType) -> Handled {
-        Handled {
-            result: json!({
-                "status": "acknowledged",
-                "message_type": kind.as_str(),
-                "match_id": self.found.match_id,
-                "player_id": self.player_id,
-            }),
-            agent_id: Some(self.referee_id),
-        }
+    fn acknowledged(self, kind: MessageType) -> Value {
+        json!({
+            "status": "acknowledged",
+            "message_type": kind.as_str(),
+            "match_id": self.found.match_id,
+            "player_id": self.player_id,
+        })
     }
 }
 
 /// The player the call is for: its path, or `player_id` in the message; both must agree.
-fn target(message: &Map<String, Value>, http: &HttpContext) -> LeagueResult<String> {
-    match (http.player_path.as_deref(), text(message, "player_id")) {
+fn target(message: &Map<String, Value>, player_path: Option<&str>) -> LeagueResult<String> {
+    match (player_path, text(message, "player_id")) {
         (Some(path), Some(named)) if path != named => Err(LeagueError::new(
             ErrorCode::InvalidMessageFormat,
             format!("sent to {path}'s path but names player {named}"),

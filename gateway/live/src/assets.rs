@@ -25,7 +25,7 @@ const FILES: &[(&str, &str, &str)] = &[
 ];
 
 /// Scripts, styles and connections only from the gateway itself; no inline script, no frames, no forms.
-pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+pub(crate) const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
      img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /// A hash of every asset: changes whenever one does.
@@ -55,7 +55,7 @@ fn not_modified(headers: &HeaderMap) -> bool {
 }
 
 /// The page (the same document for `/` and `/leagues/<id>`: its script reads the address).
-pub async fn page(headers: HeaderMap) -> Response {
+pub(crate) async fn page(headers: HeaderMap) -> Response {
     if not_modified(&headers) {
         return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag())]).into_response();
     }
@@ -71,7 +71,11 @@ pub async fn page(headers: HeaderMap) -> Response {
 }
 
 /// A script or stylesheet; kept for a year when asked for by its current version.
-pub async fn file(Path(name): Path<String>, RawQuery(query): RawQuery, headers: HeaderMap) -> Response {
+pub(crate) async fn file(
+    Path(name): Path<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
     let Some((_, content_type, body)) = FILES.iter().find(|(file, _, _)| *file == name) else {
         return (StatusCode::NOT_FOUND, "no such file").into_response();
     };
@@ -96,7 +100,7 @@ pub async fn file(Path(name): Path<String>, RawQuery(query): RawQuery, headers: 
 }
 
 /// The headers of every live-page response: the CSP, no MIME sniffing, no referrer, no framing.
-pub async fn security_headers(mut response: Response) -> Response {
+pub(crate) async fn security_headers(mut response: Response) -> Response {
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_SECURITY_POLICY,

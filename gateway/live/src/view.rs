@@ -5,6 +5,7 @@
 
 use std::time::SystemTime;
 
+use league_manager_link::ManagerLink;
 use league_proto::v2::{
     GetLeagueStatusRequest, GetLeagueStatusResponse, GetMatchRequest, GetMatchResponse, GetScheduleRequest,
     LeagueStall, LeagueSummary, ListLeaguesRequest, MatchResult, ScheduledMatch, ScheduledRound, StallReason,
@@ -14,8 +15,6 @@ use league_v2::{convert, timestamp};
 use serde_json::{Map, Value, json};
 
 use super::rounds::Points;
-use crate::inbound::queries::league_status;
-use crate::manager_link::ManagerLink;
 
 fn time(at: Option<prost_types::Timestamp>) -> Value {
     at.and_then(|at| SystemTime::try_from(at).ok())
@@ -36,7 +35,7 @@ fn precise_time(at: Option<prost_types::Timestamp>) -> Value {
 }
 
 /// Where the league is: status, rounds and matches done, the champion once it is completed.
-pub async fn status(
+pub(crate) async fn status(
     manager_link: &ManagerLink,
     league_id: &str,
 ) -> Result<GetLeagueStatusResponse, tonic::Status> {
@@ -52,11 +51,11 @@ pub async fn status(
 }
 
 /// The status as the page reads it. `rounds_completed`: rounds whose matches are all final.
-pub fn status_json(status: &GetLeagueStatusResponse, rounds_completed: u32) -> Value {
+pub(crate) fn status_json(status: &GetLeagueStatusResponse, rounds_completed: u32) -> Value {
     json!({
         "league_id": status.league_id,
         "game_type": status.game_type,
-        "status": league_status(status.status),
+        "status": convert::league_status(status.status),
         "current_round": status.current_round_id,
         "total_rounds": status.total_rounds,
         "rounds_completed": rounds_completed,
@@ -105,7 +104,7 @@ fn stall_json(stall: &LeagueStall) -> Value {
 
 /// A round of the schedule, each finished match with its result (`None`: no such round, or the league
 /// is not scheduled yet).
-pub async fn round(
+pub(crate) async fn round(
     manager_link: &ManagerLink,
     league_id: &str,
     round_id: u32,
@@ -129,7 +128,7 @@ pub async fn round(
 }
 
 /// The leagues, newest first (one page).
-pub async fn leagues(manager_link: &ManagerLink) -> Result<Vec<LeagueSummary>, tonic::Status> {
+pub(crate) async fn leagues(manager_link: &ManagerLink) -> Result<Vec<LeagueSummary>, tonic::Status> {
     let request = manager_link.as_operator(ListLeaguesRequest {
         page_size: MAX_LEAGUES_LISTED,
         page_token: String::new(),
@@ -147,11 +146,11 @@ pub async fn leagues(manager_link: &ManagerLink) -> Result<Vec<LeagueSummary>, t
 const MAX_LEAGUES_LISTED: u32 = 50;
 
 /// A league in the list of leagues.
-pub fn summary_json(summary: &LeagueSummary) -> Value {
+pub(crate) fn summary_json(summary: &LeagueSummary) -> Value {
     json!({
         "league_id": summary.league_id,
         "game_type": summary.game_type,
-        "status": league_status(summary.status),
+        "status": convert::league_status(summary.status),
         "current_round": summary.current_round_id,
         "total_rounds": summary.total_rounds,
         "registered_players": summary.registered_players,
@@ -163,7 +162,7 @@ pub fn summary_json(summary: &LeagueSummary) -> Value {
 }
 
 /// One match: the schedule's entry, its result and its transcript.
-pub async fn one_match(
+pub(crate) async fn one_match(
     manager_link: &ManagerLink,
     league_id: &str,
     match_id: &str,
@@ -181,7 +180,7 @@ pub async fn one_match(
 }
 
 /// A round as the page lists it: each match with its players, status and (once finished) outcome.
-pub fn round_json(round: &ScheduledRound) -> Value {
+pub(crate) fn round_json(round: &ScheduledRound) -> Value {
     let matches: Vec<Value> = round
         .matches
         .iter()
@@ -195,7 +194,7 @@ pub fn round_json(round: &ScheduledRound) -> Value {
 }
 
 /// A match of a round: who plays, where it is, how it ended and how long it took.
-pub fn match_json(scheduled: &ScheduledMatch, result: Option<&MatchResult>) -> Value {
+pub(crate) fn match_json(scheduled: &ScheduledMatch, result: Option<&MatchResult>) -> Value {
     let duration_ms = match (scheduled.started_at, scheduled.finished_at) {
         (Some(started), Some(finished)) => {
             let started = SystemTime::try_from(started).ok();
@@ -220,7 +219,7 @@ pub fn match_json(scheduled: &ScheduledMatch, result: Option<&MatchResult>) -> V
 
 /// The points each player had after each completed round: `players` in table order, each with
 /// `points[r - 1]` after round `r` (`rounds`: each round's points by player, in order).
-pub fn progression_json(standings: &[StandingRow], rounds: &[Points]) -> Value {
+pub(crate) fn progression_json(standings: &[StandingRow], rounds: &[Points]) -> Value {
     let players: Vec<Value> = standings
         .iter()
         .map(|row| {
@@ -235,7 +234,7 @@ pub fn progression_json(standings: &[StandingRow], rounds: &[Points]) -> Value {
 }
 
 /// A match with its transcript, every entry in order with its time.
-pub fn transcript_json(answer: &GetMatchResponse) -> Value {
+pub(crate) fn transcript_json(answer: &GetMatchResponse) -> Value {
     let entries: Vec<Value> = answer
         .transcript
         .as_ref()

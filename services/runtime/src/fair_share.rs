@@ -1,9 +1,10 @@
 //! A budget shared fairly among client addresses: the gateway's connections, and the live page's event
-//! streams. Each address holds at most `max_per_address`; while the budget has room anyone may take a
-//! place. When it is full, a newcomer does not simply get a 503: the address holding the most places
-//! gives up its longest-idle one, provided it holds at least two more than the newcomer (so a transfer
-//! never leaves the newcomer holding more than the one it took from). A place in use (a connection
-//! serving a request) is never taken; only idle ones are.
+//! streams (two crates, one rule, so it lives here below both). Each address holds at most
+//! `max_per_address`; while the budget has room anyone may take a place. When it is full, a newcomer
+//! does not simply get a 503: the address holding the most places gives up its longest-idle one,
+//! provided it holds at least two more than the newcomer (so a transfer never leaves the newcomer
+//! holding more than the one it took from). A place in use (a connection serving a request) is never
+//! taken; only idle ones are.
 //!
 //! So a handful of addresses cannot hold the whole budget against everyone else: with `n` addresses
 //! wanting places, each keeps at least about `budget / n`. A registered agent holds the few connections

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use league_domain::{Assignment, Timing};
+use league_manager_link::league_status::to_league_error;
 use league_proto::ErrorCode;
 use league_proto::v2::{LeaseRef, ReleaseLeasesRequest, RenewLeasesRequest};
 use league_runtime::ShutdownSignal;
@@ -20,15 +21,14 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::{MAX_CACHED, RefereedMatch, Referees, lock};
-use crate::league_status::to_league_error;
 
 /// The least time a referee is given to call a player of a match it took, whatever the league's join
 /// timeout: an agent's own threads may start a match later than a millisecond timing of a test allows.
-pub const MIN_SILENCE: Duration = Duration::from_secs(2);
+const MIN_SILENCE: Duration = Duration::from_secs(2);
 
 /// How keeping a match's lease ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kept {
+pub(super) enum Kept {
     /// Reported, lost, over budget, or the gateway is stopping.
     Ended,
     /// The referee called none of its players in time: the match went back to the queue.
@@ -37,10 +37,10 @@ pub enum Kept {
 
 /// A claimed match this replica keeps the lease of.
 #[derive(Debug)]
-pub struct Held {
-    pub referee_id: String,
-    pub lease: LeaseRef,
-    pub timing: Timing,
+pub(super) struct Held {
+    referee_id: String,
+    lease: LeaseRef,
+    timing: Timing,
     reported: Arc<Notify>,
 }
 
@@ -90,7 +90,7 @@ impl Referees {
     /// The referee is calling a player of `found`: the first such call through this replica is noted at
     /// the manager (with a renewal of its current lease), so that no replica gives the match back as
     /// untouched. A referee that no longer holds the match gets E015 and the player hears nothing.
-    pub async fn player_called(&self, found: &RefereedMatch, referee_id: &str) -> LeagueResult<()> {
+    pub(super) async fn player_called(&self, found: &RefereedMatch, referee_id: &str) -> LeagueResult<()> {
         let key = (
             found.league_id.clone(),
             found.match_id.clone(),

@@ -1,0 +1,131 @@
+//! External referees' calls, as the gateway takes them: authenticated here (the gateway's one
+//! authentication, with its limits), then handed to the external-referee worker
+//! ([`league_external_referees`]), which answers them knowing only who called.
+
+use league_domain::MessageType;
+use league_external_referees::{Puller, Referee, named_referee};
+use league_proto::ErrorCode;
+use league_proto::v2::AgentKind;
+use league_v2::compliance::Checker;
+use league_v2::envelope::text;
+use league_v2::league_error::{LeagueError, LeagueResult};
+use serde_json::{Map, Value};
+
+use super::{Handled, HttpContext, Inbound};
+
+/// What a pulling referee asks.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Pull {
+    AssignedMatches,
+    Registrations,
+}
+
+impl Inbound {
+    /// A referee's call `kind` to a player of its match, or its MATCH_RESULT_REPORT.
+    pub(super) async fn referee_call(
+        &self,
+        kind: MessageType,
+        message: &Map<String, Value>,
+        checker: &mut Checker,
+        http: &HttpContext,
+    ) -> LeagueResult<Handled> {
+        let referee = self.referee(kind, message, checker, http).await?;
+        let result = if kind == MessageType::MatchResultReport {
+            let acknowledged = self.referees.report(&referee, message, checker).await?;
+            // The referee (and anyone asking this replica next) sees the new result at once.
+            self.forget_standings();
+            acknowledged
+        } else {
+            let player_path = http.player_path.as_deref();
+            self.referees
+                .call_player(&referee, kind, message, checker, player_path)
+                .await?
+        };
+        Ok(Handled {
+            result,
+            agent_id: Some(referee.referee_id),
+        })
+    }
+
+    /// A pulling referee's question: `get_assigned_matches` (the matches it holds), or `league_query
+    /// GET_REGISTRATIONS` (who plays and referees; the operator may ask too).
+    pub(super) async fn pull(
+        &self,
+        question: Pull,
+        message: &Map<String, Value>,
+        checker: &mut Checker,
+        http: &HttpContext,
+    ) -> LeagueResult<Handled> {
+        let puller = self.puller(message, checker, http).await?;
+        let result = match question {
+            Pull::AssignedMatches => self.referees.assigned_matches(&puller).await?,
+            Pull::Registrations => {
+                let conversation_id = text(message, "conversation_id").unwrap_or_default();
+                self.referees.registrations(&puller, conversation_id).await?
+            }
+        };
+        Ok(Handled {
+            result,
+            agent_id: puller.referee_id().map(str::to_owned),
+        })
+    }
+
+    /// The sender of `message`, authenticated, which must be a referee.
+    async fn referee(
+        &self,
+        kind: MessageType,
+        message: &Map<String, Value>,
+        checker: &mut Checker,
+        http: &HttpContext,
+    ) -> LeagueResult<Referee> {
+        let (agent, envelope) = self.authenticated(message, checker, http).await?;
+        if agent.kind != AgentKind::Referee {
+            return Err(LeagueError::new(
+                ErrorCode::PermissionDenied,
+                format!("only a referee sends {}", kind.as_str()),
+            ));
+        }
+        Ok(Referee {
+            referee_id: agent.agent_id,
+            token: agent.token,
+            conversation_id: envelope.conversation_id.unwrap_or_default(),
+        })
+    }
+
+    /// Who pulls: by token when there is one; else (lenient mode) the external referee whose contact
+    /// endpoint is at the request's address ([`league_external_referees::Referees::tokenless_puller`]).
+    async fn puller(
+        &self,
+        message: &Map<String, Value>,
+        checker: &mut Checker,
+        http: &HttpContext,
+    ) -> LeagueResult<Puller> {
+        let named = named_referee(message);
+        let token = text(message, "auth_token")
+            .filter(|token| !token.is_empty())
+            .or(http.bearer.as_deref());
+        let Some(token) = token else {
+            return self
+                .referees
+                .tokenless_puller(http.peer, named.as_deref(), checker)
+                .await;
+        };
+        if self.is_operator(token) {
+            return Ok(Puller::Operator);
+        }
+        let (agent, _) = self.authenticated(message, checker, http).await?;
+        if agent.kind != AgentKind::Referee {
+            return Err(LeagueError::new(
+                ErrorCode::PermissionDenied,
+                "only referees (and the operator) pull registrations and matches",
+            ));
+        }
+        if named.is_some_and(|named| named != agent.agent_id) {
+            return Err(LeagueError::new(
+                ErrorCode::PermissionDenied,
+                format!("{} may pull only its own matches", agent.agent_id),
+            ));
+        }
+        Ok(Puller::Referee(agent.agent_id))
+    }
+}
