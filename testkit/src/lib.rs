@@ -2,6 +2,7 @@
 //! It is a dev-dependency of every crate, and a dependency of the launcher's `bench` feature (the
 //! bench's external agents are [`fake_agent::FakeAgents`]); nothing here ships in a binary.
 
+pub mod alone;
 pub mod database;
 pub mod event_host;
 pub mod fake_agent;
@@ -18,4 +19,4 @@ pub use event_host::EventHost;
 pub use fake_agent::{Behaviour, FakeAgents, Registered};
 pub use league_run::LeagueRun;
 pub use manager::{TestManager, spawn_manager};
-pub use observe::observe;
+pub use observe::{observe, wait_for};
