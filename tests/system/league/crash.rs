@@ -7,7 +7,7 @@ use std::time::Duration;
 use league_proto::v2::referee_service_client::RefereeServiceClient;
 use league_proto::v2::{ListRunningMatchesRequest, MatchState};
 
-use crate::support::{Setup, check_all, finish, relaxed_timing, start_league};
+use super::support::{Setup, check_all, finish, relaxed_timing, start_league};
 
 /// Bound on waiting for the referee to be in the middle of a match.
 const MID_MATCH_DEADLINE: Duration = Duration::from_secs(5);
