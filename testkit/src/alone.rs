@@ -15,7 +15,11 @@ pub fn in_a_process_of_its_own(name: &str) {
         .expect("the test binary runs again");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let report = || format!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "{name}, alone in its process, failed:\n{}", report());
+    assert!(
+        output.status.success(),
+        "{name}, alone in its process, failed:\n{}",
+        report()
+    );
     // A name that matches nothing passes too: make sure the one test ran.
     assert!(
         stdout.contains("test result: ok. 1 passed"),
