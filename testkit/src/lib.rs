@@ -6,6 +6,7 @@ pub mod alone;
 pub mod database;
 pub mod event_host;
 pub mod fake_agent;
+pub mod fake_service;
 pub mod fixtures;
 pub mod http;
 pub mod invariants;
@@ -20,3 +21,7 @@ pub use fake_agent::{Behaviour, FakeAgents, Registered};
 pub use league_run::LeagueRun;
 pub use manager::{TestManager, spawn_manager};
 pub use observe::{observe, wait_for};
+
+// For `fake_service!`: the service traits it implements are tonic's.
+#[doc(hidden)]
+pub use tonic;
