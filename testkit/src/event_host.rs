@@ -61,61 +61,40 @@ impl EventHost {
 
 struct Service(Arc<EventHost>);
 
-#[tonic::async_trait]
-impl PlayerService for Service {
-    async fn invite_to_match(
-        &self,
-        _: Request<InviteToMatchRequest>,
-    ) -> Result<Response<InviteToMatchResponse>, Status> {
-        Err(Status::unimplemented("league events only"))
-    }
-    async fn request_move(
-        &self,
-        _: Request<RequestMoveRequest>,
-    ) -> Result<Response<RequestMoveResponse>, Status> {
-        Err(Status::unimplemented("league events only"))
-    }
-    async fn notify_game_over(
-        &self,
-        _: Request<NotifyGameOverRequest>,
-    ) -> Result<Response<NotifyGameOverResponse>, Status> {
-        Err(Status::unimplemented("league events only"))
-    }
-    async fn notify_game_error(
-        &self,
-        _: Request<NotifyGameErrorRequest>,
-    ) -> Result<Response<NotifyGameErrorResponse>, Status> {
-        Err(Status::unimplemented("league events only"))
-    }
-    async fn notify_league_event(
-        &self,
-        _: Request<NotifyLeagueEventRequest>,
-    ) -> Result<Response<NotifyLeagueEventResponse>, Status> {
-        Err(Status::unimplemented("event delivery sends NotifyLeagueEvents"))
-    }
-    async fn notify_league_events(
-        &self,
-        request: Request<NotifyLeagueEventsRequest>,
-    ) -> Result<Response<NotifyLeagueEventsResponse>, Status> {
-        let request = request.into_inner();
-        let refused = self.0.refused.lock().expect("refused").clone();
-        let mut taken = self.0.taken.lock().expect("taken");
-        let mut accepted = Vec::new();
-        for delivery in &request.deliveries {
-            let event_id = delivery
-                .event
-                .as_ref()
-                .map(|event| event.event_id.clone())
-                .unwrap_or_default();
-            for player_id in &delivery.player_ids {
-                let ok = !refused.contains(player_id);
-                if ok {
-                    taken.push((player_id.clone(), event_id.clone()));
+crate::fake_service! {
+    impl PlayerService for Service {
+        async fn notify_league_events(
+            &self,
+            request: Request<NotifyLeagueEventsRequest>,
+        ) -> Result<Response<NotifyLeagueEventsResponse>, Status> {
+            let request = request.into_inner();
+            let refused = self.0.refused.lock().expect("refused").clone();
+            let mut taken = self.0.taken.lock().expect("taken");
+            let mut accepted = Vec::new();
+            for delivery in &request.deliveries {
+                let event_id = delivery
+                    .event
+                    .as_ref()
+                    .map(|event| event.event_id.clone())
+                    .unwrap_or_default();
+                for player_id in &delivery.player_ids {
+                    let ok = !refused.contains(player_id);
+                    if ok {
+                        taken.push((player_id.clone(), event_id.clone()));
+                    }
+                    accepted.push(ok);
                 }
-                accepted.push(ok);
             }
+            self.0.calls.lock().expect("calls").push(request);
+            Ok(Response::new(NotifyLeagueEventsResponse { accepted }))
         }
-        self.0.calls.lock().expect("calls").push(request);
-        Ok(Response::new(NotifyLeagueEventsResponse { accepted }))
+    }
+    unimplemented {
+        invite_to_match(InviteToMatchRequest) -> InviteToMatchResponse;
+        request_move(RequestMoveRequest) -> RequestMoveResponse;
+        notify_game_over(NotifyGameOverRequest) -> NotifyGameOverResponse;
+        notify_game_error(NotifyGameErrorRequest) -> NotifyGameErrorResponse;
+        // Event delivery sends NotifyLeagueEvents.
+        notify_league_event(NotifyLeagueEventRequest) -> NotifyLeagueEventResponse;
     }
 }

@@ -2,9 +2,11 @@
 //! It is a dev-dependency of every crate, and a dependency of the launcher's `bench` feature (the
 //! bench's external agents are [`fake_agent::FakeAgents`]); nothing here ships in a binary.
 
+pub mod alone;
 pub mod database;
 pub mod event_host;
 pub mod fake_agent;
+pub mod fake_service;
 pub mod fixtures;
 pub mod http;
 pub mod invariants;
@@ -18,4 +20,8 @@ pub use event_host::EventHost;
 pub use fake_agent::{Behaviour, FakeAgents, Registered};
 pub use league_run::LeagueRun;
 pub use manager::{TestManager, spawn_manager};
-pub use observe::observe;
+pub use observe::{observe, wait_for};
+
+// For `fake_service!`: the service traits it implements are tonic's.
+#[doc(hidden)]
+pub use tonic;

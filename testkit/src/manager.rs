@@ -1,6 +1,6 @@
 //! A real manager in the test's own process: gRPC on 127.0.0.1:0 over a fresh database (dropped after
 //! the test), with the operator token [`OPERATOR_TOKEN`]. The suites that test the real binaries start
-//! `league manager` as a process instead (tests/reliability, tests/observability).
+//! `league manager` as a process instead (tests/reliability, tests/system/observability).
 
 use std::net::SocketAddr;
 

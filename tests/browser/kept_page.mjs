@@ -1,6 +1,6 @@
 // Opens the gateway's live page in headless Chromium after a `league run --keep-page` has ended, and
 // reports what it shows: the finished league with its champion, and live updates still connected (not
-// the grey dot of a gateway that is gone). Started by tests/live_page.rs.
+// the grey dot of a gateway that is gone). Started by tests/system/live_page.rs.
 //
 //   node kept_page.mjs <gateway base URL> <output dir>
 //

@@ -1,5 +1,5 @@
 // Drives headless Chromium (Debian's /usr/bin/chromium, through playwright-core) against the gateway's
-// live league page while a league runs; started by tests/live_page.rs.
+// live league page while a league runs; started by tests/system/live_page.rs.
 //
 //   node live_page.mjs <gateway base URL> <output dir> <players>
 //

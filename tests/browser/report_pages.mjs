@@ -1,5 +1,5 @@
 // Opens a league's results folder in headless Chromium (Debian's /usr/bin/chromium, through
-// playwright-core), from disk as a reader would; started by services/launcher/tests/report.rs.
+// playwright-core), from disk as a reader would; started by tests/system/report.rs.
 //
 //   node report_pages.mjs <even_odd league folder> <tic_tac_toe league folder> <screenshot dir>
 //

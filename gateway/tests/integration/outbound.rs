@@ -35,6 +35,53 @@ impl PickyAgent {
     }
 }
 
+/// What every test here starts from: a fresh manager, a lenient gateway in front of it, and a picky
+/// agent registered through it as a player.
+struct PickyPlayer {
+    manager: TestManager,
+    gateway: TestGateway,
+    agent: PickyAgent,
+    /// The player's id and its own token.
+    me: Registered,
+    /// The registration's answer.
+    answer: Value,
+}
+
+impl PickyPlayer {
+    /// A `picky` agent registered as `name` with `register_player`.
+    async fn register(picky: Behaviour, name: &str) -> Self {
+        Self::register_with(picky, "register_player", |endpoint| {
+            player_registration(name, endpoint)
+        })
+        .await
+    }
+
+    /// A `picky` agent registered by `method` with the params `registration` makes of its endpoint.
+    async fn register_with(picky: Behaviour, method: &str, registration: impl FnOnce(&str) -> Value) -> Self {
+        let manager = spawn_manager().await;
+        let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+        let agent = PickyAgent::spawn(picky).await;
+        let (me, answer) = register_answered(&gateway, method, registration(&agent.endpoint())).await;
+        Self {
+            manager,
+            gateway,
+            agent,
+            me,
+            answer,
+        }
+    }
+
+    /// A ROUND_ANNOUNCEMENT (event `event_id`) sent to the player through `gateway`'s bridge, as the
+    /// manager's event delivery sends it; the gateway takes it as delivered.
+    async fn announce_round(&self, gateway: &TestGateway, event_id: &str) {
+        gateway
+            .players()
+            .notify_league_event(round_announcement(&self.me.id, event_id))
+            .await
+            .unwrap_or_else(|status| panic!("{event_id} not delivered: {status:?}"));
+    }
+}
+
 fn context() -> Option<MatchContext> {
     Some(MatchContext {
         league_id: LEAGUE_ID.into(),
@@ -70,28 +117,11 @@ fn round_announcement(player_id: &str, event_id: &str) -> NotifyLeagueEventReque
     }
 }
 
-async fn registered(gateway: &TestGateway, method: &str, params: Value) -> (Registered, Value) {
-    let response = gateway.rpc(method, params).await;
-    let result = response["result"].clone();
-    let registered = Registered {
-        id: result["player_id"].as_str().expect("player id").to_owned(),
-        token: result["auth_token"].as_str().expect("token").to_owned(),
-    };
-    (registered, result)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn every_message_carries_the_outbound_token_which_cannot_act() {
-    let manager = spawn_manager().await;
-    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
-    let agent = PickyAgent::spawn(Behaviour::TypedSenders).await;
-    let (me, result) = registered(
-        &gateway,
-        "register_player",
-        player_registration("alpha", &agent.endpoint()),
-    )
-    .await;
-    let outbound = result["league_auth_token"]
+    let player = PickyPlayer::register(Behaviour::TypedSenders, "alpha").await;
+    let (gateway, me) = (&player.gateway, &player.me);
+    let outbound = player.answer["league_auth_token"]
         .as_str()
         .expect("league_auth_token")
         .to_owned();
@@ -113,12 +143,8 @@ async fn every_message_carries_the_outbound_token_which_cannot_act() {
         })
         .await
         .expect("GAME_ERROR delivered");
-    gateway
-        .players()
-        .notify_league_event(round_announcement(&me.id, "e1"))
-        .await
-        .expect("ROUND_ANNOUNCEMENT delivered");
-    let calls = agent.calls();
+    player.announce_round(gateway, "e1").await;
+    let calls = player.agent.calls();
     assert!(!calls.is_empty());
     for call in &calls {
         assert_eq!(call.params["auth_token"], outbound.as_str(), "{}", call.method);
@@ -167,17 +193,10 @@ async fn every_message_carries_the_outbound_token_which_cannot_act() {
 /// is refused with E002 and never reaches the agent with empty ids.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_without_its_match_is_refused_before_the_agent() {
-    let manager = spawn_manager().await;
-    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
-    let agent = PickyAgent::spawn(Behaviour::TypedSenders).await;
-    let (me, _) = registered(
-        &gateway,
-        "register_player",
-        player_registration("alpha", &agent.endpoint()),
-    )
-    .await;
-    let calls_before = agent.calls().len();
-    let mut players = gateway.players();
+    let player = PickyPlayer::register(Behaviour::TypedSenders, "alpha").await;
+    let me = &player.me;
+    let calls_before = player.agent.calls().len();
+    let mut players = player.gateway.players();
     let refusals = [
         players
             .invite_to_match(InviteToMatchRequest {
@@ -203,89 +222,55 @@ async fn a_call_without_its_match_is_refused_before_the_agent() {
             "{status:?}"
         );
     }
-    assert_eq!(agent.calls().len(), calls_before, "the agent was not called");
+    assert_eq!(
+        player.agent.calls().len(),
+        calls_before,
+        "the agent was not called"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_registration_is_answered_once_in_the_form_its_greeting_showed() {
-    let manager = spawn_manager().await;
-    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
-    let agent = PickyAgent::spawn(Behaviour::TypedSenders).await;
-    let registration = player_registration("bravo", &agent.endpoint());
-    let (first, answer) = registered(&gateway, "register_player", registration.clone()).await;
+    let player = PickyPlayer::register(Behaviour::TypedSenders, "bravo").await;
     // Greeted before the answer: the bare form refused, the typed form taken, and the answer typed.
-    assert_eq!(answer["sender"], "league_manager:LM01", "{answer}");
-    let greeting: Vec<(u16, Value, Value)> = agent
-        .calls()
-        .into_iter()
-        .map(|call| {
-            (
-                call.status,
-                call.params["message_type"].clone(),
-                call.params["sender"].clone(),
-            )
-        })
-        .collect();
     assert_eq!(
-        greeting,
-        [
-            (400, json!("LEAGUE_STANDINGS_UPDATE"), json!("league_manager")),
-            (
-                200,
-                json!("LEAGUE_STANDINGS_UPDATE"),
-                json!("league_manager:LM01")
-            ),
-        ]
+        player.answer["sender"], "league_manager:LM01",
+        "{}",
+        player.answer
     );
-    let agents_before = snapshot(&manager.pool).await.agents;
+    assert_eq!(
+        sent(&player.agent),
+        [
+            (400, "LEAGUE_STANDINGS_UPDATE", "league_manager"),
+            (200, "LEAGUE_STANDINGS_UPDATE", "league_manager:LM01"),
+        ]
+        .map(|(status, message_type, sender)| (status, message_type.to_owned(), sender.to_owned()))
+    );
+    let agents_before = snapshot(&player.manager.pool).await.agents;
     // Registering again without its credentials gets no second answer: E014, and how to resume.
-    let again = gateway.rpc("register_player", registration).await;
+    let registration = player_registration("bravo", &player.agent.endpoint());
+    let again = player.gateway.rpc("register_player", registration).await;
     assert_eq!(again["result"]["status"], "REJECTED", "{again}");
     assert_eq!(again["result"]["error_code"], "E014", "{again}");
     assert!(again["result"].get("auth_token").is_none(), "{again}");
-    assert_eq!(snapshot(&manager.pool).await.agents, agents_before);
+    assert_eq!(snapshot(&player.manager.pool).await.agents, agents_before);
 
     // The league writes the manager the way this agent takes it: no refusal at all.
-    gateway
-        .players()
-        .notify_league_event(round_announcement(&first.id, "e1"))
-        .await
-        .expect("delivered");
-    let calls = agent.calls();
+    player.announce_round(&player.gateway, "e1").await;
+    let calls = sent(&player.agent);
     assert_eq!(calls.len(), 3, "{calls:?}");
-    assert_eq!(
-        (calls[2].status, calls[2].params["sender"].as_str()),
-        (200, Some("league_manager:LM01"))
-    );
+    assert_eq!((calls[2].0, calls[2].2.as_str()), (200, "league_manager:LM01"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_refused_over_the_sender_is_retried_once_in_the_other_form_and_remembered() {
-    let manager = spawn_manager().await;
-    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
-    let agent = PickyAgent::spawn(Behaviour::TypedSenders).await;
-    let (me, _) = registered(
-        &gateway,
-        "register_player",
-        player_registration("charlie", &agent.endpoint()),
-    )
-    .await;
+    let player = PickyPlayer::register(Behaviour::TypedSenders, "charlie").await;
     for event_id in ["e1", "e2", "e3"] {
-        gateway
-            .players()
-            .notify_league_event(round_announcement(&me.id, event_id))
-            .await
-            .expect("delivered");
+        player.announce_round(&player.gateway, event_id).await;
     }
-    let senders: Vec<(u16, String)> = agent
-        .calls()
+    let senders: Vec<(u16, String)> = sent(&player.agent)
         .into_iter()
-        .map(|call| {
-            (
-                call.status,
-                call.params["sender"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
+        .map(|(status, _, sender)| (status, sender))
         .collect();
     // The first call, the registration's greeting, is refused over the sender and sent again in the
     // other form; from then on every call is in that form.
@@ -301,30 +286,21 @@ async fn a_call_refused_over_the_sender_is_retried_once_in_the_other_form_and_re
         ]
     );
     // Delivered: nothing to warn about.
-    let warnings = gateway.compliance_warnings().await;
-    assert!(!has_warning(&warnings, &me.id, "refused_sender"), "{warnings:?}");
+    let warnings = player.gateway.compliance_warnings().await;
+    assert!(
+        !has_warning(&warnings, &player.me.id, "refused_sender"),
+        "{warnings:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_lower_case_message_type_is_found_once_per_message_type() {
-    let manager = spawn_manager().await;
-    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
-    let agent = PickyAgent::spawn(Behaviour::LowerCaseMethods).await;
     // Registered with the canonical name: the league starts there.
-    let (me, _) = registered(
-        &gateway,
-        "register_player",
-        player_registration("delta", &agent.endpoint()),
-    )
-    .await;
+    let player = PickyPlayer::register(Behaviour::LowerCaseMethods, "delta").await;
     for event_id in ["e1", "e2", "e3"] {
-        gateway
-            .players()
-            .notify_league_event(round_announcement(&me.id, event_id))
-            .await
-            .expect("delivered");
+        player.announce_round(&player.gateway, event_id).await;
     }
-    let methods: Vec<String> = agent.calls().into_iter().map(|call| call.method).collect();
+    let methods: Vec<String> = player.agent.calls().into_iter().map(|call| call.method).collect();
     assert_eq!(
         methods,
         [
@@ -338,56 +314,47 @@ async fn the_lower_case_message_type_is_found_once_per_message_type() {
             "round_announcement"
         ]
     );
-    let warnings = gateway
+    let me = &player.me.id;
+    let warnings = player
+        .gateway
         .wait_for_warnings("the dialect fallback", |w| {
-            has_warning(w, &me.id, "method_dialect_fallback")
+            has_warning(w, me, "method_dialect_fallback")
         })
         .await;
-    assert!(!has_warning(&warnings, &me.id, "unimplemented_notification"));
+    assert!(!has_warning(&warnings, me, "unimplemented_notification"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refused_notification_is_recorded_as_what_it_was() {
-    let manager = spawn_manager().await;
-    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
-    let agent = PickyAgent::spawn(Behaviour::RefusesAuth).await;
-    let (me, _) = registered(
-        &gateway,
-        "register_player",
-        player_registration("echo", &agent.endpoint()),
-    )
-    .await;
-    gateway
-        .players()
-        .notify_league_event(round_announcement(&me.id, "e1"))
-        .await
-        .expect("taken as delivered: sending it again would be refused again");
-    let warnings = gateway
-        .wait_for_warnings("refused_auth", |w| has_warning(w, &me.id, "refused_auth"))
+    let player = PickyPlayer::register(Behaviour::RefusesAuth, "echo").await;
+    // Taken as delivered: sending it again would be refused again.
+    player.announce_round(&player.gateway, "e1").await;
+    let me = &player.me.id;
+    let warnings = player
+        .gateway
+        .wait_for_warnings("refused_auth", |w| has_warning(w, me, "refused_auth"))
         .await;
-    assert_eq!(warning_kinds(&warnings, &me.id), ["refused_auth"]);
+    assert_eq!(warning_kinds(&warnings, me), ["refused_auth"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_agent_that_registers_nested_is_called_nested() {
-    let manager = spawn_manager().await;
-    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
-    let agent = PickyAgent::spawn(Behaviour::Nested).await;
-    let (me, _) = registered(
-        &gateway,
+    let player = PickyPlayer::register_with(
+        Behaviour::Nested,
         "league_register_request",
-        json!({"league_register_request": player_registration("foxtrot", &agent.endpoint())}),
+        |endpoint| json!({"league_register_request": player_registration("foxtrot", endpoint)}),
     )
     .await;
-    let joined = gateway
+    let joined = player
+        .gateway
         .players()
-        .invite_to_match(invitation(&me.id))
+        .invite_to_match(invitation(&player.me.id))
         .await
         .expect("invitation")
         .into_inner();
     assert!(joined.accept);
     // Its greeting and the invitation, both nested.
-    let calls = agent.calls();
+    let calls = player.agent.calls();
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert_eq!(calls[0].method, "league_standings_update");
     assert_eq!(calls[1].method, "game_invitation");
@@ -399,47 +366,52 @@ async fn an_agent_that_registers_nested_is_called_nested() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_sender_form_learned_at_one_replica_is_used_by_the_others() {
+    // Both replicas up before the agent registers at the first.
     let manager = spawn_manager().await;
     let first = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
     let second = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
     let agent = PickyAgent::spawn(Behaviour::TypedSenders).await;
-    let (me, _) = registered(
-        &first,
-        "register_player",
-        player_registration("golf", &agent.endpoint()),
-    )
-    .await;
-    first
-        .players()
-        .notify_league_event(round_announcement(&me.id, "e1"))
-        .await
-        .expect("delivered");
+    let registration = player_registration("golf", &agent.endpoint());
+    let (me, answer) = register_answered(&first, "register_player", registration).await;
+    let player = PickyPlayer {
+        manager,
+        gateway: first,
+        agent,
+        me,
+        answer,
+    };
+    player.announce_round(&player.gateway, "e1").await;
     // The form is stored with the registration in the background: wait until it is there.
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    loop {
+    league_testkit::observe("the sender form stored as typed", PATIENCE, async || {
         let (stored,): (Option<String>,) = sqlx::query_as(
             "select label_values[array_position(label_keys, 'league.sender_form')] from agents where agent_id = $1",
         )
-        .bind(&me.id)
-        .fetch_one(&manager.pool)
+        .bind(&player.me.id)
+        .fetch_one(&player.manager.pool)
         .await
         .expect("the agent's labels");
-        if stored.as_deref() == Some("typed") {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "sender form not stored: {stored:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        (stored.as_deref() == Some("typed")).then_some(())
+    })
+    .await;
     // The other replica had never seen the agent: its first call is in the stored form.
-    second
-        .players()
-        .notify_league_event(round_announcement(&me.id, "e2"))
-        .await
-        .expect("delivered");
-    let statuses: Vec<u16> = agent.calls().into_iter().map(|call| call.status).collect();
+    player.announce_round(&second, "e2").await;
+    let statuses: Vec<u16> = player.agent.calls().into_iter().map(|call| call.status).collect();
     // The greeting (refused bare, taken typed), then one call at each replica, typed.
     assert_eq!(statuses, [400, 200, 200, 200]);
+}
+
+/// Every call the agent took: its status, message type and sender.
+fn sent(agent: &PickyAgent) -> Vec<(u16, String, String)> {
+    let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
+    agent
+        .calls()
+        .into_iter()
+        .map(|call| {
+            (
+                call.status,
+                text(&call.params["message_type"]),
+                text(&call.params["sender"]),
+            )
+        })
+        .collect()
 }

@@ -273,19 +273,25 @@ pub use league_testkit::Registered;
 
 /// Calls `method` with a registration and expects it ACCEPTED.
 pub async fn register(gateway: &TestGateway, method: &str, params: Value) -> Registered {
+    register_answered(gateway, method, params).await.0
+}
+
+/// [`register`], and the registration's whole answer (its `result`).
+pub async fn register_answered(gateway: &TestGateway, method: &str, params: Value) -> (Registered, Value) {
     let response = gateway.rpc(method, params).await;
     let result = &response["result"];
     assert_eq!(result["status"], "ACCEPTED", "{method}: {response}");
     let id = result["player_id"]
         .as_str()
         .or_else(|| result["referee_id"].as_str());
-    Registered {
+    let registered = Registered {
         id: id.unwrap_or_else(|| panic!("no id in {response}")).to_owned(),
         token: result["auth_token"]
             .as_str()
             .unwrap_or_else(|| panic!("no token in {response}"))
             .to_owned(),
-    }
+    };
+    (registered, result.clone())
 }
 
 /// Starts the league as the operator.

@@ -8,26 +8,8 @@ use crate::support;
 
 use league_proto::v2::*;
 use league_runtime::Credentials;
-use league_runtime::grpc::GrpcChannel;
-use manager_service_client::ManagerServiceClient;
 use secrecy::ExposeSecret;
 use support::*;
-
-/// `player` registering again with its credentials, naming `league_id` (empty: none).
-async fn resume(
-    client: &mut ManagerServiceClient<GrpcChannel>,
-    player: &Credentials,
-    name: &str,
-    league_id: &str,
-) -> Result<RegisterPlayerResponse, tonic::Status> {
-    client
-        .register_player(player.request(RegisterPlayerRequest {
-            meta: Some(meta(name)),
-            league_id: league_id.to_owned(),
-        }))
-        .await
-        .map(tonic::Response::into_inner)
-}
 
 async fn create(manager: &TestManager, request: CreateLeagueRequest) -> Result<String, tonic::Status> {
     manager
@@ -55,10 +37,7 @@ async fn status(manager: &TestManager, league_id: &str) -> String {
 
 #[tokio::test]
 async fn players_keep_their_identity_from_one_league_to_the_next() {
-    let manager = spawn_manager(2).await;
-    let mut client = manager.client();
-    let alice = register_player(&mut client, "alice").await;
-    let bob = register_player(&mut client, "bob").await; // starts test_league: 1 match
+    let (manager, mut client, alice, bob) = two_player_league().await;
     let second = create(
         &manager,
         CreateLeagueRequest {
@@ -72,7 +51,7 @@ async fn players_keep_their_identity_from_one_league_to_the_next() {
     .unwrap();
 
     // While its league runs, a player that registers again stays in it, although another is open.
-    let during = resume(&mut client, &alice, "alice", "").await.unwrap();
+    let during = resume(&mut client, &alice, meta("alice"), "").await.unwrap();
     assert_eq!(
         (during.player_id.as_str(), during.league_id.as_str()),
         (alice.agent_id.as_str(), "test_league")
@@ -81,24 +60,13 @@ async fn players_keep_their_identity_from_one_league_to_the_next() {
 
     // The league ends.
     let referee = register_referee(&mut client, "ref-1").await;
-    let claimed = client
-        .claim_matches(referee.request(ClaimMatchesRequest {
-            max_matches: 1,
-            wait: None,
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    let assignment = &claimed.assignments[0];
-    client
-        .report_match_result(referee.request(report_of(assignment, a_wins(assignment))))
-        .await
-        .unwrap();
+    let assignment = &claim(&mut client, &referee, 1).await[0];
+    report_a_win(&mut client, &referee, assignment).await.unwrap();
     assert_eq!(status(&manager, "test_league").await, "completed");
 
     // Registering again now joins the open league, with the same id and token; the second player's
     // enrollment (naming the league) reaches its auto-start threshold.
-    let next = resume(&mut client, &alice, "alice", "").await.unwrap();
+    let next = resume(&mut client, &alice, meta("alice"), "").await.unwrap();
     assert_eq!(
         (
             next.player_id.as_str(),
@@ -111,7 +79,7 @@ async fn players_keep_their_identity_from_one_league_to_the_next() {
             second.as_str()
         )
     );
-    let named = resume(&mut client, &bob, "bob", "second").await.unwrap();
+    let named = resume(&mut client, &bob, meta("bob"), "second").await.unwrap();
     assert_eq!(
         (named.player_id, named.league_id),
         (bob.agent_id.clone(), second.clone())
@@ -119,7 +87,7 @@ async fn players_keep_their_identity_from_one_league_to_the_next() {
     assert_eq!(members(&manager, &second).await, ["P01", "P02"]);
     assert_eq!(status(&manager, &second).await, "running");
     // Once more: nothing changes, and nobody was registered twice.
-    let again = resume(&mut client, &alice, "alice", "").await.unwrap();
+    let again = resume(&mut client, &alice, meta("alice"), "").await.unwrap();
     assert_eq!(again.league_id, second);
     assert_eq!(members(&manager, &second).await, ["P01", "P02"]);
     let (agents,): (i64,) = sqlx::query_as("select count(*) from agents where kind = 'player'")
@@ -128,22 +96,8 @@ async fn players_keep_their_identity_from_one_league_to_the_next() {
         .unwrap();
     assert_eq!(agents, 2);
     // No league is open now: a new player is refused.
-    let carol = register_player_into(&mut client, "carol", "").await;
+    let carol = registration_refused(&mut client, meta("carol"), "").await;
     assert_eq!(code(&carol), Some("E008"), "no league is open: {carol:?}");
-}
-
-async fn register_player_into(
-    client: &mut ManagerServiceClient<GrpcChannel>,
-    name: &str,
-    league_id: &str,
-) -> tonic::Status {
-    client
-        .register_player(RegisterPlayerRequest {
-            meta: Some(meta(name)),
-            league_id: league_id.to_owned(),
-        })
-        .await
-        .unwrap_err()
 }
 
 #[tokio::test]

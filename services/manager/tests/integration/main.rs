@@ -6,6 +6,7 @@ mod support;
 mod enrollment;
 mod event_delivery;
 mod history;
+mod idle_claims;
 mod manager_api;
 mod operator_actions;
 mod pool;

@@ -40,26 +40,15 @@ async fn agents_get_ids_in_order_and_tokens_stored_only_as_hashes() {
     assert!(stored.iter().all(|(hash,)| hash.len() == 32));
 
     // The same contact endpoint twice is refused, and takes no id.
-    let duplicate = client
-        .register_player(RegisterPlayerRequest {
-            meta: Some(meta("alice")),
-            league_id: String::new(),
-        })
-        .await
-        .unwrap_err();
+    let duplicate = registration_refused(&mut client, meta("alice"), "").await;
     assert_eq!(code(&duplicate), Some("E014"));
     assert_eq!(register_player(&mut client, "carol").await.agent_id, "P03");
 
-    let old = client
-        .register_player(RegisterPlayerRequest {
-            meta: Some(AgentMeta {
-                protocol_version: "1.0.0".into(),
-                ..meta("dave")
-            }),
-            league_id: String::new(),
-        })
-        .await
-        .unwrap_err();
+    let old = AgentMeta {
+        protocol_version: "1.0.0".into(),
+        ..meta("dave")
+    };
+    let old = registration_refused(&mut client, old, "").await;
     assert_eq!(code(&old), Some("E018"));
 }
 
@@ -71,29 +60,17 @@ async fn wrong_missing_or_borrowed_tokens_are_refused_and_change_nothing() {
     register_player(&mut client, "bob").await;
     let referee = register_referee(&mut client, "ref").await;
 
-    let missing = client
-        .claim_matches(ClaimMatchesRequest {
-            max_matches: 1,
-            wait: None,
-        })
-        .await
-        .unwrap_err();
+    let missing = client.claim_matches(claim_now(1)).await.unwrap_err();
     assert_eq!(code(&missing), Some("E011"));
     let wrong = league_runtime::Credentials::new(referee.agent_id.clone(), "0".repeat(64));
     let refused = client
-        .claim_matches(wrong.request(ClaimMatchesRequest {
-            max_matches: 1,
-            wait: None,
-        }))
+        .claim_matches(wrong.request(claim_now(1)))
         .await
         .unwrap_err();
     assert_eq!(code(&refused), Some("E012"));
     // A player's valid token does not make it a referee.
     let borrowed = client
-        .claim_matches(player.request(ClaimMatchesRequest {
-            max_matches: 1,
-            wait: None,
-        }))
+        .claim_matches(player.request(claim_now(1)))
         .await
         .unwrap_err();
     assert_eq!(code(&borrowed), Some("E020"));
@@ -103,10 +80,7 @@ async fn wrong_missing_or_borrowed_tokens_are_refused_and_change_nothing() {
         secrecy::ExposeSecret::expose_secret(&player.token).to_owned(),
     );
     let refused = client
-        .claim_matches(swapped.request(ClaimMatchesRequest {
-            max_matches: 1,
-            wait: None,
-        }))
+        .claim_matches(swapped.request(claim_now(1)))
         .await
         .unwrap_err();
     assert_eq!(code(&refused), Some("E012"));
@@ -149,51 +123,24 @@ async fn a_league_needs_two_players_and_starts_once() {
         .await
         .unwrap_err();
     assert_eq!(code(&again), Some("E008"));
-    let late = client
-        .register_player(RegisterPlayerRequest {
-            meta: Some(meta("dave")),
-            league_id: "test_league".into(),
-        })
-        .await
-        .unwrap_err();
+    let late = registration_refused(&mut client, meta("dave"), "test_league").await;
     assert_eq!(code(&late), Some("E008"));
 }
 
 #[tokio::test]
 async fn leases_decide_who_may_report_and_a_repeat_is_a_no_op() {
-    let manager = spawn_manager(2).await;
-    let mut client = manager.client();
-    register_player(&mut client, "alice").await;
-    register_player(&mut client, "bob").await; // starts the league: 1 round, 1 match
+    let (manager, mut client, ..) = two_player_league().await;
     let first = register_referee(&mut client, "ref-1").await;
     let second = register_referee(&mut client, "ref-2").await;
 
-    let claimed = client
-        .claim_matches(first.request(ClaimMatchesRequest {
-            max_matches: 4,
-            wait: None,
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(claimed.assignments.len(), 1);
-    let assignment = &claimed.assignments[0];
+    let claimed = claim(&mut client, &first, 4).await;
+    assert_eq!(claimed.len(), 1);
+    let assignment = &claimed[0];
     assert_eq!(assignment.r#match.as_ref().unwrap().match_id, "R1M1");
     // Nobody else gets a leased match.
-    let none = client
-        .claim_matches(second.request(ClaimMatchesRequest {
-            max_matches: 4,
-            wait: None,
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(none.assignments.is_empty());
+    assert!(claim(&mut client, &second, 4).await.is_empty());
     // A report from a referee without the lease is refused and changes nothing.
-    let intruder = client
-        .report_match_result(second.request(report_of(assignment, a_wins(assignment))))
-        .await
-        .unwrap_err();
+    let intruder = report_a_win(&mut client, &second, assignment).await.unwrap_err();
     assert_eq!(code(&intruder), Some("E015"));
     // An inconsistent result is refused.
     let mut bad = a_wins(assignment);
@@ -220,17 +167,9 @@ async fn leases_decide_who_may_report_and_a_repeat_is_a_no_op() {
         .unwrap_err();
     assert_eq!(code(&refused), Some("E002"), "{refused:?}");
 
-    let recorded = client
-        .report_match_result(first.request(report_of(assignment, a_wins(assignment))))
-        .await
-        .unwrap()
-        .into_inner();
+    let recorded = report_a_win(&mut client, &first, assignment).await.unwrap();
     assert!(!recorded.duplicate);
-    let repeated = client
-        .report_match_result(first.request(report_of(assignment, a_wins(assignment))))
-        .await
-        .unwrap()
-        .into_inner();
+    let repeated = report_a_win(&mut client, &first, assignment).await.unwrap();
     assert!(repeated.duplicate);
     assert_eq!(repeated.recorded, recorded.recorded);
 
@@ -245,22 +184,11 @@ async fn leases_decide_who_may_report_and_a_repeat_is_a_no_op() {
 
 #[tokio::test]
 async fn an_expired_lease_sends_the_match_back_and_the_old_holder_cannot_report() {
-    let manager = spawn_manager(2).await;
-    let mut client = manager.client();
-    register_player(&mut client, "alice").await;
-    register_player(&mut client, "bob").await;
+    let (manager, mut client, ..) = two_player_league().await;
     let crashed = register_referee(&mut client, "crashed").await;
     let rescuer = register_referee(&mut client, "rescuer").await;
 
-    let lost = client
-        .claim_matches(crashed.request(ClaimMatchesRequest {
-            max_matches: 1,
-            wait: None,
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    let lost = &lost.assignments[0];
+    let lost = &claim(&mut client, &crashed, 1).await[0];
     // The lease runs out (as if the referee died): expire it in the database rather than wait.
     sqlx::query("update matches set lease_expires_at = now() - interval '1 second'")
         .execute(&manager.pool)
@@ -276,28 +204,11 @@ async fn an_expired_lease_sends_the_match_back_and_the_old_holder_cannot_report(
         .into_inner();
     let retaken = &retaken.assignments[0];
     assert_ne!(retaken.lease_id, lost.lease_id);
-    let renewal = client
-        .renew_leases(crashed.request(RenewLeasesRequest {
-            leases: vec![LeaseRef {
-                match_id: "R1M1".into(),
-                lease_id: lost.lease_id.clone(),
-                league_id: "test_league".into(),
-            }],
-            ..RenewLeasesRequest::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(!renewal.renewals[0].renewed);
-    let late = client
-        .report_match_result(crashed.request(report_of(lost, a_wins(lost))))
-        .await
-        .unwrap_err();
+    let renewed = renew(&mut client, &crashed, vec![lease_of(lost)], false).await;
+    assert_eq!(renewed, [false]);
+    let late = report_a_win(&mut client, &crashed, lost).await.unwrap_err();
     assert_eq!(code(&late), Some("E015"));
-    client
-        .report_match_result(rescuer.request(report_of(retaken, a_wins(retaken))))
-        .await
-        .unwrap();
+    report_a_win(&mut client, &rescuer, retaken).await.unwrap();
     let (results, claims): (i64, i32) =
         sqlx::query_as("select count(*) filter (where status = 'finished'), max(claims) from matches")
             .fetch_one(&manager.pool)
@@ -308,51 +219,17 @@ async fn an_expired_lease_sends_the_match_back_and_the_old_holder_cannot_report(
 
 #[tokio::test]
 async fn a_release_unless_players_called_keeps_a_lease_under_which_a_player_was_called() {
-    let manager = spawn_manager(2).await;
-    let mut client = manager.client();
-    register_player(&mut client, "alice").await;
-    register_player(&mut client, "bob").await;
+    let (manager, mut client, ..) = two_player_league().await;
     let referee = register_referee(&mut client, "external").await;
-    let claim = |client: &mut manager_service_client::ManagerServiceClient<_>| {
-        let request = referee.request(ClaimMatchesRequest {
-            max_matches: 1,
-            wait: None,
-        });
-        let mut client = client.clone();
-        async move {
-            client
-                .claim_matches(request)
-                .await
-                .unwrap()
-                .into_inner()
-                .assignments
-        }
-    };
-    let release_untouched = |client: &mut manager_service_client::ManagerServiceClient<_>,
-                             lease: LeaseRef| {
-        let request = referee.request(ReleaseLeasesRequest {
-            leases: vec![lease],
-            unless_players_called: true,
-        });
-        let mut client = client.clone();
-        async move {
-            client
-                .release_leases(request)
-                .await
-                .unwrap()
-                .into_inner()
-                .released
-        }
-    };
-    let lease_of = |held: &MatchAssignment| LeaseRef {
-        match_id: "R1M1".into(),
-        lease_id: held.lease_id.clone(),
-        league_id: "test_league".into(),
+    // A lease with its id left out, as another replica of the gateway notes a call under it.
+    let unnamed = |held: &MatchAssignment| LeaseRef {
+        lease_id: String::new(),
+        ..lease_of(held)
     };
 
     // Nobody called under the lease: the release takes it back.
-    let first = claim(&mut client).await;
-    let released = release_untouched(&mut client, lease_of(&first[0])).await;
+    let first = claim(&mut client, &referee, 1).await;
+    let released = release(&mut client, &referee, vec![lease_of(&first[0])], true).await;
     assert_eq!(
         released,
         vec![lease_of(&first[0])],
@@ -361,47 +238,20 @@ async fn a_release_unless_players_called_keeps_a_lease_under_which_a_player_was_
 
     // A player called under the new lease (noted with the lease left out, as another replica of the
     // gateway notes it): the same release leaves the match with its referee.
-    let second = claim(&mut client).await;
-    let noted = client
-        .renew_leases(referee.request(RenewLeasesRequest {
-            leases: vec![LeaseRef {
-                lease_id: String::new(),
-                ..lease_of(&second[0])
-            }],
-            players_called: true,
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(noted.renewals[0].renewed, "{noted:?}");
-    let kept = release_untouched(&mut client, lease_of(&second[0])).await;
+    let second = claim(&mut client, &referee, 1).await;
+    let noted = renew(&mut client, &referee, vec![unnamed(&second[0])], true).await;
+    assert_eq!(noted, [true]);
+    let kept = release(&mut client, &referee, vec![lease_of(&second[0])], true).await;
     assert!(kept.is_empty(), "a started match stays: {kept:?}");
     // Without a note, an empty lease id renews nothing.
-    let unnamed = client
-        .renew_leases(referee.request(RenewLeasesRequest {
-            leases: vec![LeaseRef {
-                lease_id: String::new(),
-                ..lease_of(&second[0])
-            }],
-            players_called: false,
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(!unnamed.renewals[0].renewed, "{unnamed:?}");
+    let renewed = renew(&mut client, &referee, vec![unnamed(&second[0])], false).await;
+    assert_eq!(renewed, [false]);
 
     // The note belongs to that lease: released plainly and claimed again, the match is untouched.
-    let plain = client
-        .release_leases(referee.request(ReleaseLeasesRequest {
-            leases: vec![lease_of(&second[0])],
-            unless_players_called: false,
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(plain.released.len(), 1);
-    let third = claim(&mut client).await;
-    let released = release_untouched(&mut client, lease_of(&third[0])).await;
+    let plain = release(&mut client, &referee, vec![lease_of(&second[0])], false).await;
+    assert_eq!(plain.len(), 1);
+    let third = claim(&mut client, &referee, 1).await;
+    let released = release(&mut client, &referee, vec![lease_of(&third[0])], true).await;
     assert_eq!(released.len(), 1, "a new lease starts untouched");
     let (status, claims, results): (String, i32, i64) = sqlx::query_as(
         "select status, claims, (select count(*) from matches where status = 'finished')
@@ -419,104 +269,41 @@ async fn a_release_unless_players_called_keeps_a_lease_under_which_a_player_was_
 
 #[tokio::test]
 async fn only_the_holder_releases_a_lease_and_the_match_is_ready_again_at_once() {
-    let manager = spawn_manager(2).await;
-    let mut client = manager.client();
-    register_player(&mut client, "alice").await;
-    register_player(&mut client, "bob").await;
+    let (manager, mut client, ..) = two_player_league().await;
     let leaving = register_referee(&mut client, "leaving").await;
     let other = register_referee(&mut client, "other").await;
 
-    let claimed = client
-        .claim_matches(leaving.request(ClaimMatchesRequest {
-            max_matches: 1,
-            wait: None,
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    let held = &claimed.assignments[0];
-    let lease = LeaseRef {
-        match_id: "R1M1".into(),
-        lease_id: held.lease_id.clone(),
-        league_id: "test_league".into(),
-    };
+    let held = &claim(&mut client, &leaving, 1).await[0];
+    let lease = lease_of(held);
     // Another referee, or the holder quoting another lease id, releases nothing.
-    let stranger = client
-        .release_leases(other.request(ReleaseLeasesRequest {
-            leases: vec![lease.clone()],
-            ..ReleaseLeasesRequest::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(stranger.released.is_empty());
-    let wrong_id = client
-        .release_leases(leaving.request(ReleaseLeasesRequest {
-            leases: vec![LeaseRef {
-                lease_id: "00000000-0000-0000-0000-000000000000".into(),
-                ..lease.clone()
-            }],
-            ..ReleaseLeasesRequest::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(wrong_id.released.is_empty());
+    let stranger = release(&mut client, &other, vec![lease.clone()], false).await;
+    assert!(stranger.is_empty());
+    let wrong_id = LeaseRef {
+        lease_id: "00000000-0000-0000-0000-000000000000".into(),
+        ..lease.clone()
+    };
+    let wrong_id = release(&mut client, &leaving, vec![wrong_id], false).await;
+    assert!(wrong_id.is_empty());
     let (status,): (String,) = sqlx::query_as("select status from matches where match_id = 'R1M1'")
         .fetch_one(&manager.pool)
         .await
         .unwrap();
     assert_eq!(status, "running", "still leased to its holder");
 
-    let released = client
-        .release_leases(leaving.request(ReleaseLeasesRequest {
-            leases: vec![lease.clone()],
-            ..ReleaseLeasesRequest::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(released.released, std::slice::from_ref(&lease));
+    let released = release(&mut client, &leaving, vec![lease.clone()], false).await;
+    assert_eq!(released, std::slice::from_ref(&lease));
     // Ready again at once: the 30 s lease did not have to run out.
-    let retaken = client
-        .claim_matches(other.request(ClaimMatchesRequest {
-            max_matches: 1,
-            wait: None,
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    let retaken = &retaken.assignments[0];
+    let retaken = &claim(&mut client, &other, 1).await[0];
     assert_eq!(retaken.r#match.as_ref().unwrap().match_id, "R1M1");
     assert_ne!(retaken.lease_id, held.lease_id);
     // The old holder's lease is gone: no renewal, no report, no second release.
-    let renewal = client
-        .renew_leases(leaving.request(RenewLeasesRequest {
-            leases: vec![lease.clone()],
-            ..RenewLeasesRequest::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(!renewal.renewals[0].renewed);
-    let late = client
-        .report_match_result(leaving.request(report_of(held, a_wins(held))))
-        .await
-        .unwrap_err();
+    let renewed = renew(&mut client, &leaving, vec![lease.clone()], false).await;
+    assert_eq!(renewed, [false]);
+    let late = report_a_win(&mut client, &leaving, held).await.unwrap_err();
     assert_eq!(code(&late), Some("E015"));
-    let again = client
-        .release_leases(leaving.request(ReleaseLeasesRequest {
-            leases: vec![lease],
-            ..ReleaseLeasesRequest::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(again.released.is_empty());
-    client
-        .report_match_result(other.request(report_of(retaken, a_wins(retaken))))
-        .await
-        .unwrap();
+    let again = release(&mut client, &leaving, vec![lease], false).await;
+    assert!(again.is_empty());
+    report_a_win(&mut client, &other, retaken).await.unwrap();
     let (finished, claims, referee): (String, i32, String) =
         sqlx::query_as("select status, claims, referee_id from matches where match_id = 'R1M1'")
             .fetch_one(&manager.pool)
@@ -562,12 +349,7 @@ async fn rounds_are_released_in_order_and_league_events_are_queued_once_per_play
         );
         assert_eq!(claimed.assignments.len(), 2);
         rounds_seen.extend(rounds);
-        for assignment in &claimed.assignments {
-            client
-                .report_match_result(referee.request(report_of(assignment, a_wins(assignment))))
-                .await
-                .unwrap();
-        }
+        report_a_wins(&mut client, &referee, &claimed.assignments).await;
     }
     assert_eq!(rounds_seen, vec![1, 2, 3]);
     // Per player: 3 announcements, 3 round completions, 3 standings updates, 1 league completion.
@@ -619,14 +401,7 @@ async fn the_operator_claims_for_a_referee_within_its_capacity_and_it_reports_wi
     let other = register_referee(&mut client, "other").await;
     let operator = SecretString::from(OPERATOR_TOKEN.to_owned());
     let for_referee = |referee: &str, max_matches: u32| {
-        league_runtime::credentials::on_behalf_of_request(
-            &operator,
-            referee,
-            ClaimMatchesRequest {
-                max_matches,
-                wait: None,
-            },
-        )
+        league_runtime::credentials::on_behalf_of_request(&operator, referee, claim_now(max_matches))
     };
 
     // Acting for a player is refused.
@@ -649,18 +424,12 @@ async fn the_operator_claims_for_a_referee_within_its_capacity_and_it_reports_wi
     assert!(full.is_empty(), "a referee at capacity gets nothing");
     // Renewals for it, too.
     let first = &claimed[0];
-    let scheduled = first.r#match.as_ref().unwrap();
-    let lease = LeaseRef {
-        match_id: scheduled.match_id.clone(),
-        lease_id: first.lease_id.clone(),
-        league_id: scheduled.league_id.clone(),
-    };
     let renewed = client
         .renew_leases(league_runtime::credentials::on_behalf_of_request(
             &operator,
             &external.agent_id,
             RenewLeasesRequest {
-                leases: vec![lease],
+                leases: vec![lease_of(first)],
                 ..RenewLeasesRequest::default()
             },
         ))
@@ -703,20 +472,9 @@ async fn the_operator_claims_for_a_referee_within_its_capacity_and_it_reports_wi
 
 #[tokio::test]
 async fn a_restarted_agent_resumes_with_its_token_and_nobody_else_takes_its_identity() {
-    let manager = spawn_manager(2).await;
-    let mut client = manager.client();
-    let alice = register_player(&mut client, "alice").await;
-    let bob = register_player(&mut client, "bob").await; // starts the league: 1 match
+    let (manager, mut client, alice, bob) = two_player_league().await;
     let referee = register_referee(&mut client, "ref-1").await;
-    let claimed = client
-        .claim_matches(referee.request(ClaimMatchesRequest {
-            max_matches: 1,
-            wait: None,
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(claimed.assignments.len(), 1);
+    assert_eq!(claim(&mut client, &referee, 1).await.len(), 1);
     let referee_again = || RegisterRefereeRequest {
         meta: Some(AgentMeta {
             service_endpoint: "http://127.0.0.1:10".into(),
@@ -781,30 +539,11 @@ async fn a_restarted_agent_resumes_with_its_token_and_nobody_else_takes_its_iden
 
     // A player of the running league: refused as a newcomer (the league is not registering), resumed
     // with its token; at the same endpoints its running match goes on.
-    client
-        .claim_matches(referee.request(ClaimMatchesRequest {
-            max_matches: 1,
-            wait: None,
-        }))
-        .await
-        .unwrap();
+    claim(&mut client, &referee, 1).await;
     assert_eq!(held().await, ("running".into(), Some(referee.agent_id.clone())));
-    let newcomer = client
-        .register_player(RegisterPlayerRequest {
-            meta: Some(meta("bob")),
-            league_id: String::new(),
-        })
-        .await
-        .unwrap_err();
+    let newcomer = registration_refused(&mut client, meta("bob"), "").await;
     assert_eq!(code(&newcomer), Some("E008"));
-    let resumed = client
-        .register_player(bob.request(RegisterPlayerRequest {
-            meta: Some(meta("bob")),
-            league_id: String::new(),
-        }))
-        .await
-        .unwrap()
-        .into_inner();
+    let resumed = resume(&mut client, &bob, meta("bob"), "").await.unwrap();
     assert_eq!(
         (resumed.player_id.as_str(), resumed.league_id.as_str()),
         (bob.agent_id.as_str(), "test_league")
@@ -812,17 +551,11 @@ async fn a_restarted_agent_resumes_with_its_token_and_nobody_else_takes_its_iden
     assert_eq!(held().await, ("running".into(), Some(referee.agent_id.clone())));
     // Back at another endpoint (a player host restarted on a new port): its identity moves with it, and
     // the match its referee was playing at the old address is given back.
-    let moved = client
-        .register_player(bob.request(RegisterPlayerRequest {
-            meta: Some(AgentMeta {
-                service_endpoint: "http://127.0.0.1:11".into(),
-                ..meta("bob-moved")
-            }),
-            league_id: String::new(),
-        }))
-        .await
-        .unwrap()
-        .into_inner();
+    let moved = AgentMeta {
+        service_endpoint: "http://127.0.0.1:11".into(),
+        ..meta("bob-moved")
+    };
+    let moved = resume(&mut client, &bob, moved, "").await.unwrap();
     assert_eq!(moved.player_id, bob.agent_id);
     assert_eq!(held().await, ("ready".into(), None));
     let (contact, service): (String, String) =
@@ -836,20 +569,10 @@ async fn a_restarted_agent_resumes_with_its_token_and_nobody_else_takes_its_iden
         ("http://127.0.0.1:9/bob-moved", "http://127.0.0.1:11")
     );
     // A player does not resume as a referee, nor as the other player.
-    let crossed = client
-        .register_player(referee.request(RegisterPlayerRequest {
-            meta: Some(meta("bob")),
-            league_id: String::new(),
-        }))
-        .await
-        .unwrap_err();
+    let crossed = resume(&mut client, &referee, meta("bob"), "").await.unwrap_err();
     assert_eq!(code(&crossed), Some("E020"));
     // Nor does its token take the other player's endpoint.
-    let impostor = client
-        .register_player(alice.request(RegisterPlayerRequest {
-            meta: Some(meta("bob-moved")),
-            league_id: String::new(),
-        }))
+    let impostor = resume(&mut client, &alice, meta("bob-moved"), "")
         .await
         .unwrap_err();
     assert_eq!(code(&impostor), Some("E014"));
@@ -862,30 +585,15 @@ async fn a_restarted_agent_resumes_with_its_token_and_nobody_else_takes_its_iden
 
 #[tokio::test]
 async fn a_report_under_an_expired_lease_nobody_claimed_again_is_recorded() {
-    let manager = spawn_manager(2).await;
-    let mut client = manager.client();
-    register_player(&mut client, "alice").await;
-    register_player(&mut client, "bob").await;
+    let (manager, mut client, ..) = two_player_league().await;
     let referee = register_referee(&mut client, "slow-reporter").await;
-    let claimed = client
-        .claim_matches(referee.request(ClaimMatchesRequest {
-            max_matches: 1,
-            wait: None,
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    let assignment = &claimed.assignments[0];
+    let assignment = &claim(&mut client, &referee, 1).await[0];
     // The manager was away longer than the lease: it expired, but nobody claimed the match since.
     sqlx::query("update matches set lease_expires_at = now() - interval '1 minute'")
         .execute(&manager.pool)
         .await
         .unwrap();
-    let recorded = client
-        .report_match_result(referee.request(report_of(assignment, a_wins(assignment))))
-        .await
-        .unwrap()
-        .into_inner();
+    let recorded = report_a_win(&mut client, &referee, assignment).await.unwrap();
     assert!(!recorded.duplicate);
     let (status, claims): (String, i32) = sqlx::query_as("select status, claims from matches")
         .fetch_one(&manager.pool)
@@ -944,15 +652,7 @@ async fn only_live_referees_count_against_the_referee_limit() {
     register_player(&mut client, "alice").await;
     register_player(&mut client, "bob").await; // starts the league: 1 match
     let holding = register_referee(&mut client, "ref-holding").await;
-    let claimed = client
-        .claim_matches(holding.request(ClaimMatchesRequest {
-            max_matches: 1,
-            wait: None,
-        }))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(claimed.assignments.len(), 1);
+    assert_eq!(claim(&mut client, &holding, 1).await.len(), 1);
     let idle = register_referee(&mut client, "ref-idle").await;
     let third = || RegisterRefereeRequest {
         meta: Some(meta("ref-third")),
@@ -980,13 +680,7 @@ async fn only_live_referees_count_against_the_referee_limit() {
     assert_eq!(code(&fourth), Some("E008"), "the holder and the third are live");
 
     // A call from the idle referee makes it live again.
-    client
-        .claim_matches(idle.request(ClaimMatchesRequest {
-            max_matches: 1,
-            wait: None,
-        }))
-        .await
-        .unwrap();
+    claim(&mut client, &idle, 1).await;
     league_testkit::observe(
         "the idle referee's call is noted",
         std::time::Duration::from_secs(10),

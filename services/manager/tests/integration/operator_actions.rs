@@ -62,15 +62,7 @@ async fn a_paused_league_hands_out_nothing_until_it_resumes() {
     let mut client = manager.client();
     let referee = players_and_referee(&mut client, &["a", "b", "c", "d"]).await;
     // One match of round 1 running, the other still ready.
-    let running = client
-        .claim_matches(referee.request(ClaimMatchesRequest {
-            max_matches: 1,
-            wait: None,
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .assignments;
+    let running = claim(&mut client, &referee, 1).await;
     assert_eq!(running.len(), 1);
 
     let paused = client
@@ -192,10 +184,7 @@ async fn a_cancelled_league_charges_nobody_and_refuses_its_referees() {
         .into_inner()
         .renewals;
     assert!(renewals.iter().all(|renewal| !renewal.renewed));
-    let refused = client
-        .report_match_result(referee.request(report_of(&second[0], a_wins(&second[0]))))
-        .await
-        .unwrap_err();
+    let refused = report_a_win(&mut client, &referee, &second[0]).await.unwrap_err();
     assert_eq!(code(&refused), Some("E015"), "{refused:?}");
     assert!(refused.message().contains("cancelled"), "{}", refused.message());
     assert!(claim_round(&mut client, &referee).await.is_empty());
@@ -322,10 +311,7 @@ async fn a_withdrawn_player_forfeits_its_remaining_matches_and_the_league_adds_u
     }
     // Its running match lost its lease: the referee's report is refused.
     if let Some(running) = &of_p03 {
-        let refused = client
-            .report_match_result(referee.request(report_of(running, a_wins(running))))
-            .await
-            .unwrap_err();
+        let refused = report_a_win(&mut client, &referee, running).await.unwrap_err();
         assert_eq!(code(&refused), Some("E015"), "{refused:?}");
     }
     let others: Vec<MatchAssignment> = second

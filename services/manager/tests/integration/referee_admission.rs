@@ -98,10 +98,7 @@ async fn a_referee_without_the_token_is_refused_on_serves_and_composes_configura
         assert_eq!(referees(&manager).await, 0, "nobody registered");
         // Without an id, nothing to claim with: a claim without a referee's credentials is refused.
         let claim = client
-            .claim_matches(ClaimMatchesRequest {
-                max_matches: 16,
-                wait: None,
-            })
+            .claim_matches(claim_now(16))
             .await
             .expect_err("no credentials");
         assert!(code(&claim).is_some(), "{claim:?}");
@@ -166,16 +163,12 @@ async fn a_revoked_referees_running_match_goes_to_another_referee_uncharged_and_
     assert!(!revoked.already_revoked);
 
     // Its report (with the lease it held), its claims, its registrations: refused.
-    let report = client
-        .report_match_result(rogue.request(report_of(&claimed[0], a_wins(&claimed[0]))))
+    let report = report_a_win(&mut client, &rogue, &claimed[0])
         .await
         .expect_err("a revoked referee's report");
     assert_eq!(code(&report), Some("E013"), "{report:?}");
     let claim = client
-        .claim_matches(rogue.request(ClaimMatchesRequest {
-            max_matches: 16,
-            wait: None,
-        }))
+        .claim_matches(rogue.request(claim_now(16)))
         .await
         .expect_err("a revoked referee's claim");
     assert_eq!(code(&claim), Some("E013"), "{claim:?}");
@@ -195,8 +188,7 @@ async fn a_revoked_referees_running_match_goes_to_another_referee_uncharged_and_
     let handed = claim_round(&mut client, &other).await;
     assert_eq!(handed.len(), 1);
     assert_eq!(handed[0].r#match.as_ref().expect("a match").match_id, match_id);
-    client
-        .report_match_result(other.request(report_of(&handed[0], a_wins(&handed[0]))))
+    report_a_win(&mut client, &other, &handed[0])
         .await
         .expect("the other referee's report");
     let (status, winner, referee, claims): (Option<String>, Option<String>, Option<String>, i32) =

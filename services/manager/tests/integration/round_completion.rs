@@ -99,8 +99,7 @@ async fn a_repeated_report_completes_a_round_its_first_report_left_final() {
     let referee = players_and_referee(&mut client, &["a", "b", "c", "d"]).await;
     let assignments = claim_round(&mut client, &referee).await;
     assert_eq!(assignments.len(), 2);
-    client
-        .report_match_result(referee.request(report_of(&assignments[0], a_wins(&assignments[0]))))
+    report_a_win(&mut client, &referee, &assignments[0])
         .await
         .unwrap();
     record_without_check(&manager, &assignments[1]).await;
@@ -115,11 +114,9 @@ async fn a_repeated_report_completes_a_round_its_first_report_left_final() {
     );
 
     // The referee never got its answer, so it reports again.
-    let again = client
-        .report_match_result(referee.request(report_of(&assignments[1], a_wins(&assignments[1]))))
+    let again = report_a_win(&mut client, &referee, &assignments[1])
         .await
-        .unwrap()
-        .into_inner();
+        .unwrap();
     assert!(again.duplicate);
     assert_eq!(round_status(&manager, 1).await, "completed");
     assert_eq!(

@@ -158,3 +158,6 @@ fn grpc_code<B>(response: &Response<B>) -> tonic::Code {
         .and_then(|value| value.parse::<i32>().ok())
         .map_or(tonic::Code::Ok, tonic::Code::from_i32)
 }
+
+#[cfg(test)]
+mod tests;

@@ -63,6 +63,135 @@ pub async fn register_referee(client: &mut ManagerServiceClient<GrpcChannel>, na
     Credentials::new(response.referee_id, response.auth_token)
 }
 
+/// `player` registering again with its credentials (a restart, or an enrollment in the next league),
+/// `meta` as it now is, naming `league_id` (empty: none).
+pub async fn resume(
+    client: &mut ManagerServiceClient<GrpcChannel>,
+    player: &Credentials,
+    meta: AgentMeta,
+    league_id: &str,
+) -> Result<RegisterPlayerResponse, tonic::Status> {
+    client
+        .register_player(player.request(RegisterPlayerRequest {
+            meta: Some(meta),
+            league_id: league_id.to_owned(),
+        }))
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+/// A newcomer registering with `meta`, naming `league_id` (empty: none), refused: the refusal.
+pub async fn registration_refused(
+    client: &mut ManagerServiceClient<GrpcChannel>,
+    meta: AgentMeta,
+    league_id: &str,
+) -> tonic::Status {
+    client
+        .register_player(RegisterPlayerRequest {
+            meta: Some(meta),
+            league_id: league_id.to_owned(),
+        })
+        .await
+        .expect_err("the registration is refused")
+}
+
+/// A manager whose league `test_league` of two players has started, a client of it, and the players'
+/// credentials: alice (P01) and bob (P02), whose registration started the league: one round of one
+/// match, R1M1. What the tests of leases, reports and resumes start from.
+pub async fn two_player_league() -> (
+    TestManager,
+    ManagerServiceClient<GrpcChannel>,
+    Credentials,
+    Credentials,
+) {
+    let manager = spawn_manager(2).await;
+    let mut client = manager.client();
+    let alice = register_player(&mut client, "alice").await;
+    let bob = register_player(&mut client, "bob").await;
+    (manager, client, alice, bob)
+}
+
+/// A claim for up to `max_matches`, answered at once (no long poll).
+pub fn claim_now(max_matches: u32) -> ClaimMatchesRequest {
+    ClaimMatchesRequest {
+        max_matches,
+        wait: None,
+    }
+}
+
+/// What `referee` is given by a claim for up to `max_matches`, answered at once.
+pub async fn claim(
+    client: &mut ManagerServiceClient<GrpcChannel>,
+    referee: &Credentials,
+    max_matches: u32,
+) -> Vec<MatchAssignment> {
+    client
+        .claim_matches(referee.request(claim_now(max_matches)))
+        .await
+        .unwrap()
+        .into_inner()
+        .assignments
+}
+
+/// The lease an assignment was given, as renewals and releases name it.
+pub fn lease_of(assignment: &MatchAssignment) -> LeaseRef {
+    let scheduled = assignment.r#match.as_ref().unwrap();
+    LeaseRef {
+        match_id: scheduled.match_id.clone(),
+        lease_id: assignment.lease_id.clone(),
+        league_id: scheduled.league_id.clone(),
+    }
+}
+
+/// `referee` renewing `leases`; whether each was renewed.
+pub async fn renew(
+    client: &mut ManagerServiceClient<GrpcChannel>,
+    referee: &Credentials,
+    leases: Vec<LeaseRef>,
+    players_called: bool,
+) -> Vec<bool> {
+    let renewals = client
+        .renew_leases(referee.request(RenewLeasesRequest {
+            leases,
+            players_called,
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .renewals;
+    renewals.iter().map(|renewal| renewal.renewed).collect()
+}
+
+/// `referee` releasing `leases`; the leases it gave back.
+pub async fn release(
+    client: &mut ManagerServiceClient<GrpcChannel>,
+    referee: &Credentials,
+    leases: Vec<LeaseRef>,
+    unless_players_called: bool,
+) -> Vec<LeaseRef> {
+    client
+        .release_leases(referee.request(ReleaseLeasesRequest {
+            leases,
+            unless_players_called,
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .released
+}
+
+/// `referee` reporting `assignment` as won by its player A.
+pub async fn report_a_win(
+    client: &mut ManagerServiceClient<GrpcChannel>,
+    referee: &Credentials,
+    assignment: &MatchAssignment,
+) -> Result<ReportMatchResultResponse, tonic::Status> {
+    client
+        .report_match_result(referee.request(report_of(assignment, a_wins(assignment))))
+        .await
+        .map(tonic::Response::into_inner)
+}
+
 /// Registers a player for each of `names` (they join the manager's league) and a referee "ref";
 /// returns the referee's credentials.
 pub async fn players_and_referee(
@@ -82,10 +211,7 @@ pub async fn report_a_wins(
     assignments: &[MatchAssignment],
 ) {
     for assignment in assignments {
-        client
-            .report_match_result(referee.request(report_of(assignment, a_wins(assignment))))
-            .await
-            .unwrap();
+        report_a_win(client, referee, assignment).await.unwrap();
     }
 }
 

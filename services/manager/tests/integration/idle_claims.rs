@@ -1,7 +1,7 @@
 //! Referees waiting for work on an idle league cost (almost) nothing: a waiting claim looks for matches
 //! when it starts, on a wake-up, when a running lease expires, and at the end of its wait — not on a
-//! timer. Counted with the manager's `league_manager_claim_looks` counter, a process-wide count: this
-//! test is alone in its binary (not in tests/integration), so no other test adds to it.
+//! timer. Counted with the manager's `league_manager_claim_looks` counter, a process-wide count: the test
+//! runs alone in a process of its own (`league_testkit::alone`), so no other test adds to it.
 
 use std::time::Duration;
 
@@ -10,8 +10,16 @@ use league_manager::metrics::CLAIM_LOOKS;
 use league_proto::v2::{AgentMeta, ClaimMatchesRequest, RegisterRefereeRequest};
 use league_runtime::Credentials;
 
+#[test]
+fn waiting_claims_on_an_idle_league_do_not_poll() {
+    league_testkit::alone::in_a_process_of_its_own(
+        "idle_claims::waiting_claims_on_an_idle_league_do_not_poll_alone",
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn waiting_claims_on_an_idle_league_do_not_poll() {
+#[ignore = "reads a process-wide counter: run alone by waiting_claims_on_an_idle_league_do_not_poll"]
+async fn waiting_claims_on_an_idle_league_do_not_poll_alone() {
     let manager = league_testkit::spawn_manager("league_idle", "idle_league", |_| {}).await;
     let mut client = manager.client();
     const REFEREES: usize = 40;

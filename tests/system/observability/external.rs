@@ -11,8 +11,8 @@ use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use league_testkit::fake_agent::Received as Call;
 use league_testkit::{Behaviour, FakeAgents};
 
-use crate::collector::{Collector, Received};
-use crate::harness::{self, Setup, var};
+use super::collector::{Collector, Received};
+use super::harness::{self, Setup, var};
 
 /// The trace context the agent's registration carries, as if the agent traced its own work.
 const CALLER_TRACE_ID: &str = "5b8efff798038103d269b633813fc60c";

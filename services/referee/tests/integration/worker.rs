@@ -50,6 +50,15 @@ struct ManagerState {
     callers: HashSet<(String, String)>,
 }
 
+impl ManagerState {
+    /// The matches of every `ReleaseLeases` call, in order.
+    fn released(&self) -> Vec<&str> {
+        (self.releases.iter().flatten())
+            .map(|lease| lease.match_id.as_str())
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 struct FakeManager {
     state: Arc<Mutex<ManagerState>>,
@@ -116,215 +125,119 @@ fn lease_expiry() -> Option<prost_types::Timestamp> {
     Some((SystemTime::now() + LEASE).into())
 }
 
-#[tonic::async_trait]
-impl ManagerService for FakeManager {
-    async fn claim_matches(
-        &self,
-        request: Request<ClaimMatchesRequest>,
-    ) -> Result<Response<ClaimMatchesResponse>, Status> {
-        let max = request.get_ref().max_matches;
-        self.record(&request, |state| state.claims.push(max));
-        tokio::time::sleep(self.claim_delay).await;
-        let assignments = self.record(&request, |state| {
-            let take = state.queue.len().min(max as usize);
-            let assignments: Vec<_> = state.queue.drain(..take).collect();
-            for assignment in &assignments {
-                state.held.insert(match_id(assignment));
+league_testkit::fake_service! {
+    impl ManagerService for FakeManager {
+        async fn claim_matches(
+            &self,
+            request: Request<ClaimMatchesRequest>,
+        ) -> Result<Response<ClaimMatchesResponse>, Status> {
+            let max = request.get_ref().max_matches;
+            self.record(&request, |state| state.claims.push(max));
+            tokio::time::sleep(self.claim_delay).await;
+            let assignments = self.record(&request, |state| {
+                let take = state.queue.len().min(max as usize);
+                let assignments: Vec<_> = state.queue.drain(..take).collect();
+                for assignment in &assignments {
+                    state.held.insert(match_id(assignment));
+                }
+                state.most_held = state.most_held.max(state.held.len());
+                assignments
+            });
+            if assignments.is_empty() {
+                // The long poll: nothing is added to the queue later in these tests.
+                let wait = request
+                    .get_ref()
+                    .wait
+                    .and_then(|wait| Duration::try_from(wait).ok());
+                tokio::time::sleep(wait.unwrap_or_default().min(Duration::from_secs(1))).await;
             }
-            state.most_held = state.most_held.max(state.held.len());
-            assignments
-        });
-        if assignments.is_empty() {
-            // The long poll: nothing is added to the queue later in these tests.
-            let wait = request
-                .get_ref()
-                .wait
-                .and_then(|wait| Duration::try_from(wait).ok());
-            tokio::time::sleep(wait.unwrap_or_default().min(Duration::from_secs(1))).await;
+            Ok(Response::new(ClaimMatchesResponse { assignments }))
         }
-        Ok(Response::new(ClaimMatchesResponse { assignments }))
-    }
 
-    async fn renew_leases(
-        &self,
-        request: Request<RenewLeasesRequest>,
-    ) -> Result<Response<RenewLeasesResponse>, Status> {
-        let leases = request.get_ref().leases.clone();
-        let renewals = self.record(&request, |state| {
-            state.renewals.push(leases.clone());
-            leases
-                .iter()
-                .map(|lease| {
-                    let renewed = !state.losing.contains(&lease.match_id);
-                    if !renewed {
-                        state.held.remove(&lease.match_id);
-                        state.lost.insert(lease.match_id.clone());
-                    }
-                    LeaseRenewal {
-                        match_id: lease.match_id.clone(),
-                        league_id: lease.league_id.clone(),
-                        renewed,
-                        lease_expires_at: if renewed { lease_expiry() } else { None },
-                    }
-                })
-                .collect()
-        });
-        Ok(Response::new(RenewLeasesResponse { renewals }))
-    }
+        async fn renew_leases(
+            &self,
+            request: Request<RenewLeasesRequest>,
+        ) -> Result<Response<RenewLeasesResponse>, Status> {
+            let leases = request.get_ref().leases.clone();
+            let renewals = self.record(&request, |state| {
+                state.renewals.push(leases.clone());
+                leases
+                    .iter()
+                    .map(|lease| {
+                        let renewed = !state.losing.contains(&lease.match_id);
+                        if !renewed {
+                            state.held.remove(&lease.match_id);
+                            state.lost.insert(lease.match_id.clone());
+                        }
+                        LeaseRenewal {
+                            match_id: lease.match_id.clone(),
+                            league_id: lease.league_id.clone(),
+                            renewed,
+                            lease_expires_at: if renewed { lease_expiry() } else { None },
+                        }
+                    })
+                    .collect()
+            });
+            Ok(Response::new(RenewLeasesResponse { renewals }))
+        }
 
-    async fn report_match_result(
-        &self,
-        request: Request<ReportMatchResultRequest>,
-    ) -> Result<Response<ReportMatchResultResponse>, Status> {
-        let report = request.get_ref().clone();
-        self.record(&request, |state| {
-            *state.report_attempts.entry(report.match_id.clone()).or_default() += 1;
-            if let Some(failure) = state
-                .report_failures
-                .get_mut(&report.match_id)
-                .and_then(VecDeque::pop_front)
-            {
-                return Err(failure);
-            }
-            state.held.remove(&report.match_id);
-            state.reports.push(report.clone());
-            Ok(Response::new(ReportMatchResultResponse {
-                recorded: report.result.clone(),
-                duplicate: false,
-            }))
-        })
-    }
+        async fn report_match_result(
+            &self,
+            request: Request<ReportMatchResultRequest>,
+        ) -> Result<Response<ReportMatchResultResponse>, Status> {
+            let report = request.get_ref().clone();
+            self.record(&request, |state| {
+                *state.report_attempts.entry(report.match_id.clone()).or_default() += 1;
+                if let Some(failure) = state
+                    .report_failures
+                    .get_mut(&report.match_id)
+                    .and_then(VecDeque::pop_front)
+                {
+                    return Err(failure);
+                }
+                state.held.remove(&report.match_id);
+                state.reports.push(report.clone());
+                Ok(Response::new(ReportMatchResultResponse {
+                    recorded: report.result.clone(),
+                    duplicate: false,
+                }))
+            })
+        }
 
-    async fn register_referee(
-        &self,
-        _: Request<RegisterRefereeRequest>,
-    ) -> Result<Response<RegisterRefereeResponse>, Status> {
-        Err(Status::unimplemented("fake"))
+        async fn release_leases(
+            &self,
+            request: Request<ReleaseLeasesRequest>,
+        ) -> Result<Response<ReleaseLeasesResponse>, Status> {
+            let leases = request.get_ref().leases.clone();
+            let released = self.record(&request, |state| {
+                state.releases.push(leases.clone());
+                leases
+                    .iter()
+                    .filter(|lease| state.held.remove(&lease.match_id))
+                    .cloned()
+                    .collect()
+            });
+            Ok(Response::new(ReleaseLeasesResponse { released }))
+        }
     }
-
-    async fn register_player(
-        &self,
-        _: Request<RegisterPlayerRequest>,
-    ) -> Result<Response<RegisterPlayerResponse>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn create_league(
-        &self,
-        _: Request<CreateLeagueRequest>,
-    ) -> Result<Response<CreateLeagueResponse>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn start_league(
-        &self,
-        _: Request<StartLeagueRequest>,
-    ) -> Result<Response<StartLeagueResponse>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn get_standings(
-        &self,
-        _: Request<GetStandingsRequest>,
-    ) -> Result<Response<GetStandingsResponse>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn get_schedule(
-        &self,
-        _: Request<GetScheduleRequest>,
-    ) -> Result<Response<GetScheduleResponse>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn get_next_match(
-        &self,
-        _: Request<GetNextMatchRequest>,
-    ) -> Result<Response<GetNextMatchResponse>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn get_player_stats(
-        &self,
-        _: Request<GetPlayerStatsRequest>,
-    ) -> Result<Response<GetPlayerStatsResponse>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn get_match(&self, _: Request<GetMatchRequest>) -> Result<Response<GetMatchResponse>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn get_league_status(
-        &self,
-        _: Request<GetLeagueStatusRequest>,
-    ) -> Result<Response<GetLeagueStatusResponse>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn pause_league(
-        &self,
-        _: Request<PauseLeagueRequest>,
-    ) -> Result<Response<PauseLeagueResponse>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn resume_league(
-        &self,
-        _: Request<ResumeLeagueRequest>,
-    ) -> Result<Response<ResumeLeagueResponse>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn cancel_league(
-        &self,
-        _: Request<CancelLeagueRequest>,
-    ) -> Result<Response<CancelLeagueResponse>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn withdraw_player(
-        &self,
-        _: Request<WithdrawPlayerRequest>,
-    ) -> Result<Response<WithdrawPlayerResponse>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn get_standings_by_round(
-        &self,
-        _: Request<GetStandingsByRoundRequest>,
-    ) -> Result<Response<GetStandingsByRoundResponse>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn list_leagues(
-        &self,
-        _: Request<ListLeaguesRequest>,
-    ) -> Result<Response<ListLeaguesResponse>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn enroll_player(
-        &self,
-        _: Request<EnrollPlayerRequest>,
-    ) -> Result<Response<EnrollPlayerResponse>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn release_leases(
-        &self,
-        request: Request<ReleaseLeasesRequest>,
-    ) -> Result<Response<ReleaseLeasesResponse>, Status> {
-        let leases = request.get_ref().leases.clone();
-        let released = self.record(&request, |state| {
-            state.releases.push(leases.clone());
-            leases
-                .iter()
-                .filter(|lease| state.held.remove(&lease.match_id))
-                .cloned()
-                .collect()
-        });
-        Ok(Response::new(ReleaseLeasesResponse { released }))
+    unimplemented {
+        register_referee(RegisterRefereeRequest) -> RegisterRefereeResponse;
+        register_player(RegisterPlayerRequest) -> RegisterPlayerResponse;
+        create_league(CreateLeagueRequest) -> CreateLeagueResponse;
+        start_league(StartLeagueRequest) -> StartLeagueResponse;
+        get_standings(GetStandingsRequest) -> GetStandingsResponse;
+        get_schedule(GetScheduleRequest) -> GetScheduleResponse;
+        get_next_match(GetNextMatchRequest) -> GetNextMatchResponse;
+        get_player_stats(GetPlayerStatsRequest) -> GetPlayerStatsResponse;
+        get_match(GetMatchRequest) -> GetMatchResponse;
+        get_league_status(GetLeagueStatusRequest) -> GetLeagueStatusResponse;
+        pause_league(PauseLeagueRequest) -> PauseLeagueResponse;
+        resume_league(ResumeLeagueRequest) -> ResumeLeagueResponse;
+        cancel_league(CancelLeagueRequest) -> CancelLeagueResponse;
+        withdraw_player(WithdrawPlayerRequest) -> WithdrawPlayerResponse;
+        get_standings_by_round(GetStandingsByRoundRequest) -> GetStandingsByRoundResponse;
+        list_leagues(ListLeaguesRequest) -> ListLeaguesResponse;
+        enroll_player(EnrollPlayerRequest) -> EnrollPlayerResponse;
     }
 }
 
@@ -885,12 +798,7 @@ async fn a_claim_answered_after_shutdown_is_released_at_once() {
 
     let state = manager.state();
     assert_eq!(state.claims, [1], "no claim after the shutdown");
-    let released: Vec<&str> = state
-        .releases
-        .iter()
-        .flatten()
-        .map(|lease| lease.match_id.as_str())
-        .collect();
+    let released = state.released();
     assert_eq!(released, ["R1M1"], "what the claim handed out went straight back");
     assert!(state.held.is_empty() && state.reports.is_empty());
     drop(state);
@@ -916,12 +824,7 @@ async fn a_match_whose_players_stay_unreachable_through_an_outage_is_given_back_
     running.stop(PATIENCE).await;
 
     let state = manager.state();
-    let released: Vec<&str> = state
-        .releases
-        .iter()
-        .flatten()
-        .map(|lease| lease.match_id.as_str())
-        .collect();
+    let released = state.released();
     assert_eq!(released, ["R1M1"]);
     assert!(state.reports.is_empty(), "no result, so nobody charged");
 }

@@ -1,5 +1,5 @@
-//! Trace context across a real gRPC hop: a client call made inside a span reaches a server built by
-//! `grpc::serve`, whose server span is that span's child in the same trace, carries the fields its
+//! Trace context across a real gRPC hop (port 0): a client call made inside a span reaches a server built
+//! by `grpc::serve`, whose server span is that span's child in the same trace, carries the fields its
 //! handler recorded, is marked as an error when the call fails, and whose log lines (JSON) name the
 //! trace, the span and the match.
 
@@ -11,8 +11,6 @@ use league_proto::v2::referee_service_server::{RefereeService, RefereeServiceSer
 use league_proto::v2::{
     GetMatchStateRequest, GetMatchStateResponse, ListRunningMatchesRequest, ListRunningMatchesResponse,
 };
-use league_runtime::telemetry::json_lines::JsonLines;
-use league_runtime::{Shutdown, grpc};
 use opentelemetry::trace::{SpanKind, Status, TracerProvider as _};
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
@@ -24,6 +22,9 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::fmt::format::JsonFields;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
+
+use crate::telemetry::json_lines::JsonLines;
+use crate::{Shutdown, grpc};
 
 /// Keeps every exported span.
 #[derive(Debug, Clone, Default)]
@@ -232,7 +233,7 @@ async fn without_an_exporter_the_server_continues_the_callers_trace_and_its_logs
     let lines = Lines::default();
     let format = JsonLines::new("referee");
     let subscriber = tracing_subscriber::registry()
-        .with(league_runtime::telemetry::local_ids::layer())
+        .with(crate::telemetry::local_ids::layer())
         .with(json_logs(&lines, &format));
     let _default = tracing::subscriber::set_default(subscriber);
     format.attach();
@@ -241,7 +242,7 @@ async fn without_an_exporter_the_server_continues_the_callers_trace_and_its_logs
 
     // A league target: the layer traces the league's own spans only.
     let caller = tracing::info_span!(target: "league_test", "caller");
-    let caller_ids = league_runtime::telemetry::local_ids::trace_ids(&caller).expect("traced");
+    let caller_ids = crate::telemetry::local_ids::trace_ids(&caller).expect("traced");
     async {
         let found = client
             .get_match_state(GetMatchStateRequest {

@@ -4,7 +4,8 @@
 //! output even at trace level, and a manager whose gRPC health follows its database. See
 //! docs/observability.md.
 //!
-//! Run with `cargo test -p league-launcher --test observability`; each test gets its own database.
+//! Run with `cargo test -p league-launcher --test system observability::`; each test gets its own
+//! database.
 
 mod collector;
 mod external;

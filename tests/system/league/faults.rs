@@ -5,8 +5,8 @@
 use league_player::{GameErrorRecord, Outcome};
 use league_proto::v2::{Direction, MatchState, MatchTranscript, ResultStatus};
 
-use crate::invariants::{Facts, MatchRow, messages, states};
-use crate::support::{Finished, RunningLeague, Setup, check_all, finish, start_league};
+use super::support::{Finished, RunningLeague, Setup, check_all, finish, start_league};
+use league_testkit::invariants::{Facts, MatchRow, messages, states};
 
 const INVITATION: &str = "GAME_INVITATION";
 const JOIN_ACK: &str = "GAME_JOIN_ACK";

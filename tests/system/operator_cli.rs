@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use league_testkit::wait_for;
+
 fn league(state_file: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_league"));
     command
@@ -87,10 +89,7 @@ fn an_operator_runs_leagues_on_a_served_system() {
     .spawn()
     .expect("league serve starts");
     let mut served = Served { child, database, dir };
-    assert!(
-        wait_for(|| state_file.exists().then_some(())).is_some(),
-        "league serve wrote no state file"
-    );
+    wait_for_state_file(&state_file);
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&state_file).expect("state")).expect("JSON");
     let token_file = state["operator_token_file"].as_str().expect("a token file");
@@ -136,13 +135,7 @@ fn an_operator_runs_leagues_on_a_served_system() {
         &["start", "--league", "league_even_odd", "--output", "csv"],
     );
     assert_eq!(started, "league,rounds,matches\nleague_even_odd,1,1\n");
-    let completed = wait_for(|| {
-        let csv = ok(&state_file, &["leagues", "--output", "csv"]);
-        csv.lines()
-            .any(|line| line.starts_with("league_even_odd,even_odd,completed,"))
-            .then_some(())
-    });
-    assert!(completed.is_some(), "the league did not complete");
+    wait_until_completed(&state_file, "league_even_odd,even_odd");
 
     let standings = ok(
         &state_file,
@@ -389,13 +382,7 @@ fn an_operator_runs_leagues_on_a_served_system() {
         String::from_utf8_lossy(&unknown.stderr)
     );
     ok(&state_file, &["start", "--league", "second"]);
-    let completed = wait_for(|| {
-        let csv = ok(&state_file, &["leagues", "--output", "csv"]);
-        csv.lines()
-            .any(|line| line.starts_with("second,tic_tac_toe,completed,"))
-            .then_some(())
-    });
-    assert!(completed.is_some(), "the second league did not complete");
+    wait_until_completed(&state_file, "second,tic_tac_toe");
     // Games never mix: even_odd's ratings still rest on its one league, tic_tac_toe's on its own.
     for game in ["even_odd", "tic_tac_toe"] {
         let ratings = ok(&state_file, &["ratings", "--game", game, "--output", "csv"]);
@@ -454,26 +441,41 @@ fn an_operator_runs_leagues_on_a_served_system() {
     );
 
     // Ctrl-C: a clean stop, and the state goes with the server.
+    interrupt(&mut served);
+    assert!(!state_file.exists() && !Path::new(token_file).exists());
+}
+
+/// Bound on `league serve` getting somewhere: its state file, a league's end, its exit.
+const SERVE_WITHIN: Duration = Duration::from_secs(120);
+
+/// Waits until `league serve` wrote its state file.
+fn wait_for_state_file(state_file: &Path) {
+    wait_for("league serve writes its state file", SERVE_WITHIN, || {
+        state_file.exists().then_some(())
+    });
+}
+
+/// Waits until `league leagues` lists `league` (`<league id>,<game>`) as completed.
+fn wait_until_completed(state_file: &Path, league: &str) {
+    wait_for(&format!("{league} completes"), SERVE_WITHIN, || {
+        ok(state_file, &["leagues", "--output", "csv"])
+            .lines()
+            .any(|line| line.starts_with(&format!("{league},completed,")))
+            .then_some(())
+    });
+}
+
+/// Ctrl-C to `league serve`: it stops cleanly.
+fn interrupt(served: &mut Served) {
     let status = Command::new("kill")
         .args(["-INT", &served.child.id().to_string()])
         .status()
         .expect("kill runs");
     assert!(status.success());
-    let exited = wait_for(|| served.child.try_wait().expect("wait")).expect("league serve stops");
+    let exited = wait_for("league serve stops", SERVE_WITHIN, || {
+        served.child.try_wait().expect("wait")
+    });
     assert!(exited.success(), "{exited:?}");
-    assert!(!state_file.exists() && !Path::new(token_file).exists());
-}
-
-/// Polls `check` until it answers, for at most two minutes.
-fn wait_for<T>(mut check: impl FnMut() -> Option<T>) -> Option<T> {
-    let until = Instant::now() + Duration::from_secs(120);
-    while Instant::now() < until {
-        if let Some(found) = check() {
-            return Some(found);
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    None
 }
 
 /// Runs `league` with `args` against the manager at `url`; its exit status, stdout and stderr.
@@ -685,22 +687,16 @@ fn a_served_system_is_found_from_any_folder_and_its_data_cleaned_by_name() {
             database: database.clone(),
             dir: home.clone(),
         };
-        let state = wait_for(|| {
-            let text = std::fs::read_to_string(&state_file).ok()?;
-            let state: serde_json::Value = serde_json::from_str(&text).ok()?;
-            (state["pid"] == pid).then_some(state)
-        })
-        .expect("league serve wrote its state in the user's state directory");
+        let state = wait_for(
+            "league serve writes its state in the user's state directory",
+            SERVE_WITHIN,
+            || {
+                let text = std::fs::read_to_string(&state_file).ok()?;
+                let state: serde_json::Value = serde_json::from_str(&text).ok()?;
+                (state["pid"] == pid).then_some(state)
+            },
+        );
         (served, state["league_id"].as_str().unwrap_or_default().to_owned())
-    };
-    let stop = |served: &mut Served| {
-        let status = Command::new("kill")
-            .args(["-INT", &served.child.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(status.success());
-        let exited = wait_for(|| served.child.try_wait().expect("wait")).expect("league serve stops");
-        assert!(exited.success(), "{exited:?}");
     };
 
     let (mut served, first) = serve();
@@ -725,10 +721,10 @@ fn a_served_system_is_found_from_any_folder_and_its_data_cleaned_by_name() {
             .any(|line| line.starts_with(&format!("{first},even_odd,registering,"))),
         "{leagues}"
     );
-    stop(&mut served);
+    interrupt(&mut served);
     let (mut served, again) = serve();
     assert_eq!(again, first, "a serve started again carries its first league on");
-    stop(&mut served);
+    interrupt(&mut served);
     assert_eq!(
         timings(&database, &first),
         (7_000, 5_000),
@@ -813,10 +809,7 @@ async fn an_https_agent_whose_certificate_is_not_trusted_is_told_so() {
     .spawn()
     .expect("league serve starts");
     let _served = Served { child, database, dir };
-    assert!(
-        wait_for(|| state_file.exists().then_some(())).is_some(),
-        "league serve wrote no state file"
-    );
+    wait_for_state_file(&state_file);
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&state_file).expect("state")).expect("JSON");
     let gateway = state["gateway_url"].as_str().expect("a gateway URL");
@@ -831,13 +824,7 @@ async fn an_https_agent_whose_certificate_is_not_trusted_is_told_so() {
         &["start", "--league", "league_even_odd", "--output", "csv"],
     );
     assert_eq!(started, "league,rounds,matches\nleague_even_odd,1,1\n");
-    let completed = wait_for(|| {
-        let csv = ok(&state_file, &["leagues", "--output", "csv"]);
-        csv.lines()
-            .any(|line| line.starts_with("league_even_odd,even_odd,completed,"))
-            .then_some(())
-    });
-    assert!(completed.is_some(), "the league did not complete");
+    wait_until_completed(&state_file, "league_even_odd,even_odd");
     assert!(agents.received().is_empty(), "{:?}", agents.received());
 
     let played: serde_json::Value = serde_json::from_str(&ok(

@@ -6,7 +6,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
 
-use crate::harness::{self, http_get};
+use super::harness::{self, http_get};
 
 fn request(service: &str) -> HealthCheckRequest {
     HealthCheckRequest {

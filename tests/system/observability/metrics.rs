@@ -8,7 +8,7 @@ use std::time::Duration;
 use league_proto::v2::{Direction, MatchTranscript, transcript_entry};
 use prost::Message;
 
-use crate::harness::{self, Setup, http_get};
+use super::harness::{self, Setup, http_get};
 
 /// One sample of the OpenMetrics text: name, labels, value.
 type Sample = (String, BTreeMap<String, String>, f64);

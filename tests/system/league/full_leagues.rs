@@ -1,7 +1,7 @@
 //! Whole leagues of well-behaved bots, from 2 to 20 players, and the second game through the same
 //! services; each followed by every invariant check.
 
-use crate::support::{Setup, check_all, finish, start_league};
+use super::support::{Setup, check_all, finish, start_league};
 
 /// Plays `setup` to its end and checks every invariant.
 async fn full_league(setup: Setup) {

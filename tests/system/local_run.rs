@@ -6,7 +6,12 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use league_testkit::wait_for;
+
+/// Bound on a run getting somewhere: its services started, its launcher or services gone.
+const RUN_WITHIN: Duration = Duration::from_secs(60);
 
 fn league(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_league"));
@@ -304,8 +309,9 @@ fn start_waiting_run() -> Waiting {
     };
     let results = results.expect("the run names its league and results folder first");
     // Manager, gateway, two referees, the player host.
-    let services = wait_for(|| Some(children_of(launcher.id())).filter(|pids| pids.len() == 5))
-        .expect("five services start");
+    let services = wait_for("five services start", RUN_WITHIN, || {
+        Some(children_of(launcher.id())).filter(|pids| pids.len() == 5)
+    });
     Waiting {
         launcher,
         services,
@@ -319,7 +325,9 @@ fn start_waiting_run() -> Waiting {
 fn sigterm_stops_every_service_and_names_the_database() {
     let mut run = start_waiting_run();
     signal("TERM", run.launcher.id());
-    let status = wait_for(|| run.launcher.try_wait().expect("wait")).expect("the launcher exits");
+    let status = wait_for("the launcher exits", RUN_WITHIN, || {
+        run.launcher.try_wait().expect("wait")
+    });
     let stderr: Vec<String> = run.stderr.try_iter().collect();
     assert_eq!(status.code(), Some(143), "{stderr:#?}");
     let expected = format!("interrupted; the league so far is in database {}", run.database);
@@ -348,11 +356,10 @@ fn services_die_with_a_killed_launcher() {
     let mut run = start_waiting_run();
     signal("KILL", run.launcher.id());
     run.launcher.wait().expect("the launcher is reaped");
-    let gone = wait_for(|| run.services.iter().all(|&pid| !alive(pid)).then_some(()));
-    assert!(
-        gone.is_some(),
-        "services outlived a killed launcher: {:?}",
-        run.services
+    wait_for(
+        &format!("the services {:?} die with the killed launcher", run.services),
+        RUN_WITHIN,
+        || run.services.iter().all(|&pid| !alive(pid)).then_some(()),
     );
     let _ = league(&["clean", &run.database]).output();
     // A killed launcher cannot give its empty results folder up.
@@ -603,16 +610,4 @@ fn stat(pid: u32) -> Option<(char, u32)> {
     let state = fields.next()?.chars().next()?;
     let ppid = fields.next()?.parse().ok()?;
     Some((state, ppid))
-}
-
-/// Polls `check` until it answers, for at most a minute.
-fn wait_for<T>(mut check: impl FnMut() -> Option<T>) -> Option<T> {
-    let until = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < until {
-        if let Some(found) = check() {
-            return Some(found);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    None
 }

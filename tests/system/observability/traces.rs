@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 
-use crate::collector::{Collector, Received};
-use crate::harness::{self, Setup, var};
+use super::collector::{Collector, Received};
+use super::harness::{self, Setup, var};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_match_is_one_trace_across_referee_manager_and_player_host() {

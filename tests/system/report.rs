@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::browser::{BROWSER_DIR, ONE_BROWSER, require_browser};
 use league_domain::Timing;
 use league_launcher::report::charts::{self, progression_series, strategy_groups};
 use league_launcher::report::data::LeagueData;
@@ -744,7 +745,8 @@ fn tic_tac_toe_draws_its_boards_and_rewards_strategy() {
 /// `target/tmp/report-pages/` to be looked at.
 #[test]
 fn report_pages_in_chromium_show_the_tables_boards_and_a_players_page() {
-    require_browser();
+    require_browser("the report pages' browser test");
+    let _one_browser = ONE_BROWSER.blocking_lock();
     let shots = PathBuf::from(concat!(env!("CARGO_TARGET_TMPDIR"), "/report-pages"));
     std::fs::create_dir_all(&shots).unwrap();
     let out = out_dir();
@@ -785,33 +787,4 @@ fn report_pages_in_chromium_show_the_tables_boards_and_a_players_page() {
         "each win's line marked"
     );
     std::fs::remove_dir_all(&out).ok();
-}
-
-const BROWSER_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/browser");
-
-/// Node, Chromium and playwright-core are there, or the test fails saying how to get them.
-fn require_browser() {
-    let mut missing = Vec::new();
-    if std::process::Command::new("node")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        missing.push("Node.js (apt-get install -y nodejs npm)");
-    }
-    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
-    if !Path::new(&chromium).exists() {
-        missing.push("Chromium (apt-get install -y chromium chromium-driver)");
-    }
-    if !Path::new(BROWSER_DIR)
-        .join("node_modules/playwright-core")
-        .exists()
-    {
-        missing.push("playwright-core (npm ci --prefix tests/browser)");
-    }
-    assert!(
-        missing.is_empty(),
-        "the report pages' browser test needs {}; scripts/browser-env installs them (or run those commands)",
-        missing.join(", ")
-    );
 }

@@ -26,7 +26,7 @@ use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use tokio::task::JoinHandle;
 
-use crate::invariants::{self, Facts};
+use league_testkit::invariants::{self, Facts};
 
 pub const OPERATOR_TOKEN: &str = "operator-token-for-league-tests";
 
@@ -384,7 +384,7 @@ pub async fn finish(league: &mut RunningLeague) -> Finished {
     Finished { standings }
 }
 
-/// Every check of [`invariants`](crate::invariants), as every full-league test runs them; returns the
+/// Every check of [`invariants`], as every full-league test runs them; returns the
 /// facts for the test's own assertions.
 pub async fn check_all(league: &RunningLeague, finished: &Finished) -> Facts {
     let facts = Facts::load(&league.pool, &league.league_id).await;

@@ -62,50 +62,43 @@ impl FakeManager {
     }
 }
 
-macro_rules! fake_manager {
-    ($($method:ident($request:ident) -> $response:ident;)*) => {
-        #[tonic::async_trait]
-        impl ManagerService for FakeManager {
-            async fn register_player(
-                &self,
-                request: Request<RegisterPlayerRequest>,
-            ) -> Result<Response<RegisterPlayerResponse>, Status> {
-                let resuming = request
-                    .metadata()
-                    .get(league_runtime::credentials::AGENT_ID_KEY)
-                    .and_then(|id| id.to_str().ok())
-                    .map(str::to_owned);
-                self.resuming.lock().expect("lock").push(resuming);
-                self.register(request.into_inner()).await
-            }
-            $(async fn $method(&self, _: Request<$request>) -> Result<Response<$response>, Status> {
-                Err(Status::unimplemented(stringify!($method)))
-            })*
+league_testkit::fake_service! {
+    impl ManagerService for FakeManager {
+        async fn register_player(
+            &self,
+            request: Request<RegisterPlayerRequest>,
+        ) -> Result<Response<RegisterPlayerResponse>, Status> {
+            let resuming = request
+                .metadata()
+                .get(league_runtime::credentials::AGENT_ID_KEY)
+                .and_then(|id| id.to_str().ok())
+                .map(str::to_owned);
+            self.resuming.lock().expect("lock").push(resuming);
+            self.register(request.into_inner()).await
         }
-    };
-}
-
-fake_manager! {
-    register_referee(RegisterRefereeRequest) -> RegisterRefereeResponse;
-    create_league(CreateLeagueRequest) -> CreateLeagueResponse;
-    start_league(StartLeagueRequest) -> StartLeagueResponse;
-    claim_matches(ClaimMatchesRequest) -> ClaimMatchesResponse;
-    renew_leases(RenewLeasesRequest) -> RenewLeasesResponse;
-    report_match_result(ReportMatchResultRequest) -> ReportMatchResultResponse;
-    get_standings(GetStandingsRequest) -> GetStandingsResponse;
-    get_schedule(GetScheduleRequest) -> GetScheduleResponse;
-    get_next_match(GetNextMatchRequest) -> GetNextMatchResponse;
-    get_player_stats(GetPlayerStatsRequest) -> GetPlayerStatsResponse;
-    get_match(GetMatchRequest) -> GetMatchResponse;
-    get_league_status(GetLeagueStatusRequest) -> GetLeagueStatusResponse;
-    get_standings_by_round(GetStandingsByRoundRequest) -> GetStandingsByRoundResponse;
-    list_leagues(ListLeaguesRequest) -> ListLeaguesResponse;
-    enroll_player(EnrollPlayerRequest) -> EnrollPlayerResponse;
-    release_leases(ReleaseLeasesRequest) -> ReleaseLeasesResponse;
-    pause_league(PauseLeagueRequest) -> PauseLeagueResponse;
-    resume_league(ResumeLeagueRequest) -> ResumeLeagueResponse;
-    cancel_league(CancelLeagueRequest) -> CancelLeagueResponse;
-    withdraw_player(WithdrawPlayerRequest) -> WithdrawPlayerResponse;
+    }
+    unimplemented {
+        register_referee(RegisterRefereeRequest) -> RegisterRefereeResponse;
+        create_league(CreateLeagueRequest) -> CreateLeagueResponse;
+        start_league(StartLeagueRequest) -> StartLeagueResponse;
+        claim_matches(ClaimMatchesRequest) -> ClaimMatchesResponse;
+        renew_leases(RenewLeasesRequest) -> RenewLeasesResponse;
+        report_match_result(ReportMatchResultRequest) -> ReportMatchResultResponse;
+        get_standings(GetStandingsRequest) -> GetStandingsResponse;
+        get_schedule(GetScheduleRequest) -> GetScheduleResponse;
+        get_next_match(GetNextMatchRequest) -> GetNextMatchResponse;
+        get_player_stats(GetPlayerStatsRequest) -> GetPlayerStatsResponse;
+        get_match(GetMatchRequest) -> GetMatchResponse;
+        get_league_status(GetLeagueStatusRequest) -> GetLeagueStatusResponse;
+        get_standings_by_round(GetStandingsByRoundRequest) -> GetStandingsByRoundResponse;
+        list_leagues(ListLeaguesRequest) -> ListLeaguesResponse;
+        enroll_player(EnrollPlayerRequest) -> EnrollPlayerResponse;
+        release_leases(ReleaseLeasesRequest) -> ReleaseLeasesResponse;
+        pause_league(PauseLeagueRequest) -> PauseLeagueResponse;
+        resume_league(ResumeLeagueRequest) -> ResumeLeagueResponse;
+        cancel_league(CancelLeagueRequest) -> CancelLeagueResponse;
+        withdraw_player(WithdrawPlayerRequest) -> WithdrawPlayerResponse;
+    }
 }
 
 async fn serve() -> (Arc<FakeManager>, ManagerServiceClient<GrpcChannel>) {

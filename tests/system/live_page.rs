@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::browser::{BROWSER_DIR, ONE_BROWSER, require_browser};
 use league_launcher::children::{self, Service};
 use league_proto::v2::GetLeagueStatusRequest;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
@@ -21,43 +22,12 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
-const BROWSER_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/browser");
 const OUTPUT_DIR: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/live-page");
 const OPERATOR_TOKEN: &str = "operator-token-for-the-live-page-test";
 const REFEREE_REGISTRATION_TOKEN: &str = "referee-registration-token-for-the-live-page-test";
 /// Bounds that only turn a hang into a failure.
 const READY_WITHIN: Duration = Duration::from_secs(60);
 const BROWSER_WITHIN: Duration = Duration::from_secs(300);
-
-/// One browser at a time: Chromium and a league each want the machine's cores.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// Node, Chromium and playwright-core are there, or the test fails saying how to get them.
-fn require_browser() {
-    let mut missing = Vec::new();
-    if std::process::Command::new("node")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        missing.push("Node.js (apt-get install -y nodejs npm)");
-    }
-    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
-    if !Path::new(&chromium).exists() {
-        missing.push("Chromium (apt-get install -y chromium chromium-driver)");
-    }
-    if !Path::new(BROWSER_DIR)
-        .join("node_modules/playwright-core")
-        .exists()
-    {
-        missing.push("playwright-core (npm ci --prefix tests/browser)");
-    }
-    assert!(
-        missing.is_empty(),
-        "the live-page browser test needs {}; scripts/browser-env installs them (or run those commands)",
-        missing.join(", ")
-    );
-}
 
 fn var(key: &str, value: impl Into<String>) -> (String, String) {
     (key.to_owned(), value.into())
@@ -90,8 +60,8 @@ async fn champion(manager: &Service, league_id: &str) -> String {
 /// Runs a league of `players` bots (behaviours `strategies`) with the page open from the start; returns
 /// what the browser reported and the champion the manager declared.
 async fn watch_a_league(test: &str, game: &str, players: u32, strategies: &str) -> (Value, String) {
-    require_browser();
-    let _serial = SERIAL.lock().await;
+    require_browser("the live-page browser test");
+    let _one_browser = ONE_BROWSER.lock().await;
     let out_dir = PathBuf::from(OUTPUT_DIR).join(test);
     std::fs::create_dir_all(&out_dir).expect("the screenshot directory");
     // Dropped when the test is done (kept, and named, when it fails).
@@ -363,8 +333,8 @@ async fn live_page_in_chromium_draws_a_tic_tac_toe_board() {
 /// updates still connected, until Ctrl-C ends the run as a finished one.
 #[tokio::test]
 async fn live_page_in_chromium_outlives_a_league_run_with_keep_page() {
-    require_browser();
-    let _serial = SERIAL.lock().await;
+    require_browser("the live-page browser test");
+    let _one_browser = ONE_BROWSER.lock().await;
     let out_dir = PathBuf::from(OUTPUT_DIR).join("keep_page");
     std::fs::create_dir_all(&out_dir).expect("the screenshot directory");
     let league_id = format!("live-kept-{}", std::process::id());

@@ -7,7 +7,7 @@ use std::time::Duration;
 use league_proto::v2::referee_service_client::RefereeServiceClient;
 use league_proto::v2::{ListRunningMatchesRequest, MatchState};
 
-use crate::support::{Setup, check_all, finish, relaxed_timing, start_league};
+use super::support::{Setup, check_all, finish, relaxed_timing, start_league};
 
 /// Bound on waiting for the referee to be in the middle of a match.
 const MID_MATCH_DEADLINE: Duration = Duration::from_secs(5);
@@ -15,34 +15,31 @@ const MID_MATCH_DEADLINE: Duration = Duration::from_secs(5);
 /// Waits until the referee at `addr` runs a match of `player` that is collecting choices (the move
 /// request to `player` is in flight); returns the referee's id and the match id.
 ///
-/// The only place this suite polls: the referee is a separate service whose match progress offers no
-/// notification, only `RefereeService.ListRunningMatches`. It is asked every 5 ms, for at most 5 s.
+/// The only place this suite polls (the test kit's `observe`, every 5 ms, for at most 5 s): the referee
+/// is a separate service whose match progress offers no notification, only
+/// `RefereeService.ListRunningMatches`.
 async fn mid_match(addr: std::net::SocketAddr, player: &str) -> (String, String) {
     let channel = league_runtime::grpc::channel(&format!("http://{addr}")).expect("a referee channel");
-    let mut referee = RefereeServiceClient::new(channel);
-    let found = tokio::time::timeout(MID_MATCH_DEADLINE, async {
-        loop {
-            let running = referee
-                .list_running_matches(ListRunningMatchesRequest {})
-                .await
-                .expect("the referee lists its matches")
-                .into_inner();
-            let collecting = running.matches.iter().find(|running| {
-                running.state() == MatchState::CollectingChoices
-                    && running
-                        .r#match
-                        .as_ref()
-                        .is_some_and(|m| m.player_a_id == player || m.player_b_id == player)
-            });
-            if let Some(running_match) = collecting {
-                let scheduled = running_match.r#match.as_ref().expect("a scheduled match");
-                return (running.referee_id.clone(), scheduled.match_id.clone());
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+    let referee = RefereeServiceClient::new(channel);
+    let what = format!("a match of {player} collecting choices");
+    league_testkit::observe(&what, MID_MATCH_DEADLINE, async || {
+        let running = referee
+            .clone()
+            .list_running_matches(ListRunningMatchesRequest {})
+            .await
+            .expect("the referee lists its matches")
+            .into_inner();
+        let collecting = running.matches.iter().find(|running| {
+            running.state() == MatchState::CollectingChoices
+                && running
+                    .r#match
+                    .as_ref()
+                    .is_some_and(|m| m.player_a_id == player || m.player_b_id == player)
+        })?;
+        let scheduled = collecting.r#match.as_ref().expect("a scheduled match");
+        Some((running.referee_id.clone(), scheduled.match_id.clone()))
     })
-    .await;
-    found.unwrap_or_else(|_| panic!("no match of {player} was running within {MID_MATCH_DEADLINE:?}"))
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

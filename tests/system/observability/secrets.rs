@@ -16,7 +16,7 @@ use league_runtime::Credentials;
 use league_runtime::credentials::operator_request;
 use secrecy::{ExposeSecret, SecretString};
 
-use crate::harness::{self, OPERATOR_TOKEN, REFEREE_REGISTRATION_TOKEN, Setup, operator_token, var};
+use super::harness::{self, OPERATOR_TOKEN, REFEREE_REGISTRATION_TOKEN, Setup, operator_token, var};
 
 /// The issued tokens (by their hashes) that appear in `text`.
 fn issued_tokens_in(text: &str, issued: &HashSet<[u8; 32]>) -> Vec<String> {
