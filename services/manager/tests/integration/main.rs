@@ -6,6 +6,7 @@ mod support;
 mod enrollment;
 mod event_delivery;
 mod history;
+mod malformed_ids;
 mod manager_api;
 mod operator_actions;
 mod pool;
