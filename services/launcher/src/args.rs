@@ -23,14 +23,6 @@ pub fn positive_duration(text: &str) -> Result<String, String> {
     }
 }
 
-/// A league id (`league_domain::league_id`'s grammar), refused as the manager would refuse it.
-pub fn league_id(text: &str) -> Result<String, String> {
-    match league_domain::league_id::refusal(text) {
-        None => Ok(text.to_owned()),
-        Some(why) => Err(why),
-    }
-}
-
 /// The match timings `league run` and `league serve` give the league they open. Their defaults are the
 /// league's own ([`Timing::default`]), shown as durations: written once, there.
 #[derive(Debug, Clone, clap::Args)]
@@ -237,11 +229,22 @@ mod tests {
 
     #[test]
     fn league_ids_are_checked_as_they_are_parsed() {
+        #[derive(Debug, clap::Parser)]
+        struct Only {
+            #[arg(long)]
+            league: Option<league_domain::LeagueId>,
+        }
+        let parsed = <Only as clap::Parser>::try_parse_from(["x", "--league", "even_odd-20261129-0212"]);
         assert_eq!(
-            league_id("even_odd-20261129-0212"),
-            Ok("even_odd-20261129-0212".to_owned())
+            parsed
+                .map(|only| only.league.map(String::from))
+                .ok()
+                .flatten()
+                .as_deref(),
+            Some("even_odd-20261129-0212")
         );
-        assert!(league_id("../x").is_err_and(|error| error.contains("is not a league id")));
+        let refused = <Only as clap::Parser>::try_parse_from(["x", "--league", "../x"]);
+        assert!(refused.is_err_and(|error| error.to_string().contains("is not a league id")));
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use clap::Args;
+use league_domain::LeagueId;
 use league_manager::postgres;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{GetLeagueStatusRequest, GetLeagueStatusResponse, GetStandingsRequest, LeagueStatus};
@@ -31,8 +32,8 @@ pub struct RunArgs {
     /// The league's id, which names its results folder too (default: the game and the time in UTC,
     /// `even_odd-20261129-0212`, with `-2`, `-3` … when that folder exists). A folder that exists is
     /// never written over: an id whose folder exists is refused.
-    #[arg(long, value_parser = args::league_id)]
-    pub league: Option<String>,
+    #[arg(long)]
+    pub league: Option<LeagueId>,
     /// Bot players in the league.
     #[arg(long, default_value_t = 8)]
     pub players: u32,
@@ -135,7 +136,7 @@ pub async fn run(mut args: RunArgs) -> anyhow::Result<()> {
     // Before anything starts: a refused id leaves nothing behind.
     let results = results_folder::claim(
         Path::new(RUN_RESULTS),
-        args.league.as_deref(),
+        args.league.as_ref(),
         &args.game,
         SystemTime::now(),
     )?;
@@ -275,8 +276,8 @@ async fn play<G, T>(
     let deadline = args::parse(&args.deadline).map_err(anyhow::Error::msg)?;
     let operator_token = league_manager::tokens::issue()?;
     let league_id = match &args.league {
-        Some(league_id) => league_id.clone(),
-        None => results_folder::default_league_id(&args.game, SystemTime::now()),
+        Some(league_id) => league_id.to_string(),
+        None => results_folder::default_league_id(&args.game, SystemTime::now())?.into(),
     };
     let plan = Plan {
         database_url: database_url.clone(),

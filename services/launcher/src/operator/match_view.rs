@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use clap::Args;
+use league_domain::MatchId;
 use league_proto::v2::transcript_entry::Entry;
 use league_proto::v2::{
     Direction, GetMatchRequest, GetMatchResponse, GetStandingsRequest, MatchState, ScheduledMatch,
@@ -21,7 +22,7 @@ use crate::output::{self, Rows, cell};
 #[derive(Debug, Clone, Args)]
 pub struct MatchArgs {
     /// The match, e.g. R1M1.
-    pub match_id: String,
+    pub match_id: MatchId,
     /// Only this table: match (its row), players, or transcript. CSV needs one.
     #[arg(long)]
     pub section: Option<String>,
@@ -36,7 +37,7 @@ pub async fn show(args: MatchArgs) -> anyhow::Result<()> {
         .manager
         .get_match(operator.request(GetMatchRequest {
             league_id: league_id.clone(),
-            match_id: args.match_id,
+            match_id: args.match_id.to_string(),
         }))
         .await
         .map_err(failed("reading the match"))?
