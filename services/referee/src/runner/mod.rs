@@ -231,7 +231,7 @@ impl<'a, P: Players> Runner<'a, P> {
         progress: &'a MatchProgress,
     ) -> Runner<'a, P> {
         let scheduled = assignment.scheduled.clone();
-        let ids = assignment.player_ids().map(str::to_owned);
+        let ids = assignment.player_ids().clone().map(String::from);
         // A player with no record yet (its first match) has played nothing: all zeros.
         let standings = assignment
             .players
