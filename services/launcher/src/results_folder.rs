@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::Context;
-use league_domain::LeagueId;
+use league_domain::{GameType, LeagueId};
 
 use crate::report::folder_name;
 
@@ -34,7 +34,12 @@ impl Claimed {
 
 /// Claims `<out>/<league id>/`: `asked`'s folder, refused when it exists, else the first free one of
 /// the default ids of `game` at `now`.
-pub fn claim(out: &Path, asked: Option<&LeagueId>, game: &str, now: SystemTime) -> anyhow::Result<Claimed> {
+pub fn claim(
+    out: &Path,
+    asked: Option<&LeagueId>,
+    game: GameType,
+    now: SystemTime,
+) -> anyhow::Result<Claimed> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     if let Some(league_id) = asked {
         let dir = out.join(folder_name(league_id.as_str()));
@@ -79,7 +84,7 @@ fn try_claim(dir: &Path) -> anyhow::Result<bool> {
 
 /// `<game>-<YYYYMMDD>-<HHMM>` in UTC: readable, sorted by time, and a league id
 /// (`league_domain::league_id`).
-pub fn default_league_id(game: &str, now: SystemTime) -> anyhow::Result<LeagueId> {
+pub fn default_league_id(game: GameType, now: SystemTime) -> anyhow::Result<LeagueId> {
     // `2026-11-29T02:12:33Z`: the digits of the date, and of the hour and minute.
     let stamp = humantime_serde::re::humantime::format_rfc3339_seconds(now).to_string();
     let digits = |range: std::ops::Range<usize>| -> String {
@@ -120,17 +125,17 @@ mod tests {
 
     #[test]
     fn the_default_id_is_the_game_and_the_minute_in_utc() {
-        let id = default_league_id("even_odd", at_0212()).expect("a league id");
+        let id = default_league_id(GameType::EvenOdd, at_0212()).expect("a league id");
         assert_eq!(id, "even_odd-20261129-0212");
-        assert!(default_league_id("tic_tac_toe", at_0212()).is_ok());
+        assert!(default_league_id(GameType::TicTacToe, at_0212()).is_ok());
     }
 
     #[test]
     fn runs_of_the_same_minute_get_folders_of_their_own() {
         let out = scratch("same-minute");
-        let first = claim(&out, None, "even_odd", at_0212()).expect("claimed");
-        let second = claim(&out, None, "even_odd", at_0212()).expect("claimed");
-        let third = claim(&out, None, "even_odd", at_0212()).expect("claimed");
+        let first = claim(&out, None, GameType::EvenOdd, at_0212()).expect("claimed");
+        let second = claim(&out, None, GameType::EvenOdd, at_0212()).expect("claimed");
+        let third = claim(&out, None, GameType::EvenOdd, at_0212()).expect("claimed");
         assert_eq!(first.league_id, "even_odd-20261129-0212");
         assert_eq!(second.league_id, "even_odd-20261129-0212-2");
         assert_eq!(third.league_id, "even_odd-20261129-0212-3");
@@ -141,10 +146,11 @@ mod tests {
     #[test]
     fn a_chosen_id_whose_folder_exists_is_refused_naming_the_option() {
         let out = scratch("chosen");
-        let claimed = claim(&out, Some(&id("final")), "even_odd", at_0212()).expect("claimed");
+        let claimed = claim(&out, Some(&id("final")), GameType::EvenOdd, at_0212()).expect("claimed");
         assert_eq!(claimed.dir, out.join("final"));
         std::fs::write(claimed.dir.join("index.html"), "results").expect("written");
-        let refused = claim(&out, Some(&id("final")), "even_odd", at_0212()).expect_err("the folder exists");
+        let refused =
+            claim(&out, Some(&id("final")), GameType::EvenOdd, at_0212()).expect_err("the folder exists");
         assert!(
             refused.to_string().contains("choose another id with --league"),
             "{refused}"
@@ -156,7 +162,7 @@ mod tests {
         // A folder something was written to is kept; an empty one goes.
         claimed.release_if_empty();
         assert!(claimed.dir.is_dir());
-        let unused = claim(&out, Some(&id("unused")), "even_odd", at_0212()).expect("claimed");
+        let unused = claim(&out, Some(&id("unused")), GameType::EvenOdd, at_0212()).expect("claimed");
         unused.release_if_empty();
         assert!(!unused.dir.exists());
         std::fs::remove_dir_all(&out).expect("removed");

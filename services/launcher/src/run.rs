@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use clap::Args;
-use league_domain::LeagueId;
+use league_domain::{GameType, LeagueId};
 use league_manager::postgres;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{GetLeagueStatusRequest, GetLeagueStatusResponse, GetStandingsRequest, LeagueStatus};
@@ -46,13 +46,12 @@ pub struct RunArgs {
     #[arg(
         long,
         help = league_player::behaviour::help(),
-        default_value = "random,adaptive,alternating,always_even,always_odd",
+        default_value_t = league_player::strategy::StrategyKind::every(),
         value_parser = args::strategies
     )]
     pub strategies: String,
-    /// The game: even_odd or tic_tac_toe.
-    #[arg(long, default_value = league_domain::GameType::default().as_str(), value_parser = args::game)]
-    pub game: String,
+    #[arg(long, help = args::game_help(), default_value_t = GameType::default())]
+    pub game: GameType,
     #[command(flatten)]
     pub timing: args::TimingArgs,
     /// Times every pairing is played; each second cycle swaps the seats (2: a double round robin).
@@ -137,7 +136,7 @@ pub async fn run(mut args: RunArgs) -> anyhow::Result<()> {
     let results = results_folder::claim(
         Path::new(RUN_RESULTS),
         args.league.as_ref(),
-        &args.game,
+        args.game,
         SystemTime::now(),
     )?;
     args.league = Some(results.league_id.clone());
@@ -257,7 +256,7 @@ pub async fn run_league_with<G, T>(
 /// Refuses what cannot run, before anything starts.
 fn check(args: &RunArgs) -> anyhow::Result<()> {
     args::check_size(args.players + args.external_players, args.cycles)?;
-    args::check_llm(&args.strategies, &args.game)?;
+    args::check_llm(&args.strategies, args.game)?;
     args.timing.check()?;
     system::check_gateway_addr(&args.gateway_addr)?;
     Ok(())
@@ -277,13 +276,13 @@ async fn play<G, T>(
     let operator_token = league_manager::tokens::issue()?;
     let league_id = match &args.league {
         Some(league_id) => league_id.to_string(),
-        None => results_folder::default_league_id(&args.game, SystemTime::now())?.into(),
+        None => results_folder::default_league_id(args.game, SystemTime::now())?.into(),
     };
     let plan = Plan {
         database_url: database_url.clone(),
         operator_token: operator_token.clone(),
         league_id: league_id.clone(),
-        game: args.game.clone(),
+        game: args.game,
         auto_start_players: args.players + args.external_players,
         cycles: args.cycles,
         seed: args.seed,
