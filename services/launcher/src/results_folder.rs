@@ -87,18 +87,16 @@ fn try_claim(dir: &Path) -> anyhow::Result<bool> {
 pub fn default_league_id(game: GameType, now: SystemTime) -> anyhow::Result<LeagueId> {
     // `2026-11-29T02:12:33Z`: the digits of the date, and of the hour and minute.
     let stamp = humantime_serde::re::humantime::format_rfc3339_seconds(now).to_string();
-    let digits = |range: std::ops::Range<usize>| -> String {
-        stamp
+    let digits = |range: std::ops::Range<usize>| -> anyhow::Result<String> {
+        let part = stamp
             .get(range)
-            .unwrap_or_default()
-            .chars()
-            .filter(char::is_ascii_digit)
-            .collect()
+            .with_context(|| format!("{stamp} is not an RFC 3339 time"))?;
+        Ok(part.chars().filter(char::is_ascii_digit).collect())
     };
     Ok(LeagueId::parse(&format!(
         "{game}-{}-{}",
-        digits(0..10),
-        digits(11..16)
+        digits(0..10)?,
+        digits(11..16)?
     ))?)
 }
 

@@ -469,6 +469,7 @@ impl<'a, P: Players> Runner<'a, P> {
                 .await?;
             let miss = match answer {
                 Ok(answer) => {
+                    // No payload is an empty move: the game refuses it as invalid, the honest answer.
                     let payload = answer.move_payload.unwrap_or_default();
                     self.received(seat, response, attempt, Some(payload.clone()), None);
                     match lock(game).submit(seat, &payload) {
