@@ -29,9 +29,7 @@ impl AgentKind {
             AgentKind::Referee => "referee",
         }
     }
-}
 
-impl AgentKind {
     /// The kind an id names (`P01` a player, `REF01` a referee).
     pub fn of(agent_id: &AgentId) -> AgentKind {
         match agent_id {
