@@ -1,13 +1,15 @@
 //! A match handed to a referee, parsed once where it arrives. The wire's `MatchAssignment` makes every
 //! field optional (proto3); a referee cannot run a match without its ids, both players and a lease, so
 //! [`Assignment`] holds them unconditionally and a claim that lacks one is refused at the boundary with
-//! the field it lacks, instead of running as a match with empty ids.
+//! the field it lacks, instead of running as a match with empty ids. The ids are parsed there too
+//! (crate::id): a malformed one is refused as unusable, like a missing one.
 
 use std::time::{Duration, SystemTime};
 
 use league_proto::v2::{AssignedPlayer, MatchAssignment, ScheduledMatch};
 
 use crate::timing::Timing;
+use crate::{LeagueId, MatchId, PlayerId};
 
 /// A claimed match with everything needed to run it.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +21,15 @@ pub struct Assignment {
     /// The league's timings, defaults applied.
     pub timing: Timing,
     pub lease: Lease,
+    /// The ids of `scheduled`, parsed.
+    ids: Ids,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Ids {
+    league_id: LeagueId,
+    match_id: MatchId,
+    players: [PlayerId; 2],
 }
 
 /// The referee's hold on the match: renewals and the report quote its id.
@@ -81,7 +92,16 @@ impl TryFrom<MatchAssignment> for Assignment {
             seat(assignment.player_a, &scheduled.player_a_id, "player_a")?,
             seat(assignment.player_b, &scheduled.player_b_id, "player_b")?,
         ];
+        let ids = Ids {
+            league_id: LeagueId::parse(&scheduled.league_id).map_err(|_| lacks(id, "match.league_id"))?,
+            match_id: MatchId::parse(id).map_err(|_| lacks(id, "match.match_id"))?,
+            players: [
+                PlayerId::parse(&scheduled.player_a_id).map_err(|_| lacks(id, "match.player_a_id"))?,
+                PlayerId::parse(&scheduled.player_b_id).map_err(|_| lacks(id, "match.player_b_id"))?,
+            ],
+        };
         Ok(Assignment {
+            ids,
             timing: Timing::from_proto(assignment.timing.as_ref()),
             lease: Lease {
                 lease_id: assignment.lease_id,
@@ -97,12 +117,12 @@ impl TryFrom<MatchAssignment> for Assignment {
 }
 
 impl Assignment {
-    pub fn league_id(&self) -> &str {
-        &self.scheduled.league_id
+    pub fn league_id(&self) -> &LeagueId {
+        &self.ids.league_id
     }
 
-    pub fn match_id(&self) -> &str {
-        &self.scheduled.match_id
+    pub fn match_id(&self) -> MatchId {
+        self.ids.match_id
     }
 
     pub fn game_type(&self) -> &str {
@@ -110,8 +130,8 @@ impl Assignment {
     }
 
     /// Both players' ids, seat A first.
-    pub fn player_ids(&self) -> [&str; 2] {
-        [&self.scheduled.player_a_id, &self.scheduled.player_b_id]
+    pub fn player_ids(&self) -> &[PlayerId; 2] {
+        &self.ids.players
     }
 }
 
@@ -123,7 +143,7 @@ mod tests {
     fn complete() -> MatchAssignment {
         MatchAssignment {
             r#match: Some(ScheduledMatch {
-                league_id: "L1".into(),
+                league_id: "l1".into(),
                 round_id: 1,
                 match_id: "R1M1".into(),
                 game_type: "even_odd".into(),
@@ -158,7 +178,7 @@ mod tests {
     fn a_complete_assignment_parses_with_its_lease_and_timing() {
         let assignment = Assignment::try_from(complete()).expect("complete");
         assert_eq!(assignment.match_id(), "R1M1");
-        assert_eq!(assignment.player_ids(), ["P01", "P02"]);
+        assert_eq!(*assignment.player_ids(), ["P01", "P02"]);
         assert_eq!(assignment.lease.lease_id, "lease-1");
         assert_eq!(assignment.lease.duration, Some(Duration::from_secs(45)));
         assert!(assignment.lease.expires_at.is_some());
@@ -168,9 +188,23 @@ mod tests {
     #[test]
     fn each_missing_field_is_named() {
         type Spoil = fn(&mut MatchAssignment);
-        let cases: [(&str, Spoil); 6] = [
+        let cases: [(&str, Spoil); 10] = [
             ("match", |a| a.r#match = None),
             ("match.match_id", |a| a.r#match.as_mut().unwrap().match_id.clear()),
+            ("match.match_id", |a| {
+                a.r#match.as_mut().unwrap().match_id = "R1M01".into()
+            }),
+            ("match.league_id", |a| {
+                a.r#match.as_mut().unwrap().league_id = "L1".into()
+            }),
+            ("match.player_a_id", |a| {
+                a.r#match.as_mut().unwrap().player_a_id = "p01".into();
+                a.player_a.as_mut().unwrap().player_id = "p01".into();
+            }),
+            ("match.player_b_id", |a| {
+                a.r#match.as_mut().unwrap().player_b_id = "REF02".into();
+                a.player_b.as_mut().unwrap().player_id = "REF02".into();
+            }),
             ("match.game_type", |a| {
                 a.r#match.as_mut().unwrap().game_type.clear()
             }),

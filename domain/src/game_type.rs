@@ -46,6 +46,15 @@ impl GameType {
     }
 }
 
+/// [`GameType::known`]: options and configuration name a game this way.
+impl std::str::FromStr for GameType {
+    type Err = UnknownGame;
+
+    fn from_str(name: &str) -> Result<GameType, UnknownGame> {
+        GameType::known(name)
+    }
+}
+
 impl std::fmt::Display for GameType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -92,6 +101,12 @@ mod tests {
             GameType::known("chess").map_err(|error| error.to_string()),
             Err("unknown game \"chess\": the known games are even_odd, tic_tac_toe".to_owned())
         );
+    }
+
+    #[test]
+    fn a_name_parses_as_known_does() {
+        assert_eq!("tic_tac_toe".parse(), Ok(GameType::TicTacToe));
+        assert_eq!("chess".parse::<GameType>(), Err(UnknownGame("chess".to_owned())));
     }
 
     #[test]

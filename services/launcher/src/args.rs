@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use league_domain::Timing;
+use league_domain::{GameType, Timing};
 use league_proto::v2::MatchTiming;
 
 /// The most matches one local run may schedule: beyond it a run takes days and its schedule alone
@@ -20,14 +20,6 @@ pub fn positive_duration(text: &str) -> Result<String, String> {
     match parse(text)? {
         zero if zero.is_zero() => Err(format!("{text:?} is zero; it must be more than zero")),
         _ => Ok(text.to_owned()),
-    }
-}
-
-/// A league id (`league_domain::league_id`'s grammar), refused as the manager would refuse it.
-pub fn league_id(text: &str) -> Result<String, String> {
-    match league_domain::league_id::refusal(text) {
-        None => Ok(text.to_owned()),
-        Some(why) => Err(why),
     }
 }
 
@@ -110,11 +102,9 @@ pub fn proto_duration(text: &str) -> anyhow::Result<prost_types::Duration> {
     Ok(prost_types::Duration::try_from(duration)?)
 }
 
-/// A game a referee can run.
-pub fn game(text: &str) -> Result<String, String> {
-    league_domain::GameType::known(text)
-        .map(|_| text.to_owned())
-        .map_err(|error| error.to_string())
+/// What `--game` takes, for its `--help`: the games the league knows (league_domain::GameType).
+pub fn game_help() -> String {
+    format!("The game: {}", GameType::names())
 }
 
 /// A list of bot behaviours (`random,adaptive,late:200`).
@@ -126,15 +116,14 @@ pub fn strategies(text: &str) -> Result<String, String> {
 
 /// Refuses `llm` bots when no chat endpoint is configured (`LEAGUE_LLM_*`), or in a league of a game
 /// other than even_odd (the only game the model is asked about), before anything starts.
-pub fn check_llm(strategies: &str, game: &str) -> anyhow::Result<()> {
+pub fn check_llm(strategies: &str, game: GameType) -> anyhow::Result<()> {
     let behaviours = league_player::Behaviour::parse_list(strategies)?;
     let llm = behaviours.contains(&league_player::Behaviour::Llm);
+    let asked = GameType::EvenOdd;
     anyhow::ensure!(
-        !llm || game == league_player::strategy::EVEN_ODD,
-        "the llm strategy plays only {}: in {game} its bots would play adaptive's moves every time; \
-         use --game {} or take llm out of --strategies",
-        league_player::strategy::EVEN_ODD,
-        league_player::strategy::EVEN_ODD
+        !llm || game == asked,
+        "the llm strategy plays only {asked}: in {game} its bots would play adaptive's moves every time; \
+         use --game {asked} or take llm out of --strategies",
     );
     let specs: Vec<league_player::BotSpec> = behaviours
         .into_iter()
@@ -237,11 +226,22 @@ mod tests {
 
     #[test]
     fn league_ids_are_checked_as_they_are_parsed() {
+        #[derive(Debug, clap::Parser)]
+        struct Only {
+            #[arg(long)]
+            league: Option<league_domain::LeagueId>,
+        }
+        let parsed = <Only as clap::Parser>::try_parse_from(["x", "--league", "even_odd-20261129-0212"]);
         assert_eq!(
-            league_id("even_odd-20261129-0212"),
-            Ok("even_odd-20261129-0212".to_owned())
+            parsed
+                .map(|only| only.league.map(String::from))
+                .ok()
+                .flatten()
+                .as_deref(),
+            Some("even_odd-20261129-0212")
         );
-        assert!(league_id("../x").is_err_and(|error| error.contains("is not a league id")));
+        let refused = <Only as clap::Parser>::try_parse_from(["x", "--league", "../x"]);
+        assert!(refused.is_err_and(|error| error.to_string().contains("is not a league id")));
     }
 
     #[test]
@@ -254,19 +254,32 @@ mod tests {
 
     #[test]
     fn llm_bots_are_refused_in_other_games_with_what_to_do() {
-        let refused = check_llm("adaptive,llm", "tic_tac_toe").expect_err("only even_odd");
+        let refused = check_llm("adaptive,llm", GameType::TicTacToe).expect_err("only even_odd");
         assert!(
             refused.to_string().contains("plays only even_odd") && refused.to_string().contains("--game"),
             "{refused}"
         );
-        assert!(check_llm("adaptive,random", "tic_tac_toe").is_ok());
+        assert!(check_llm("adaptive,random", GameType::TicTacToe).is_ok());
     }
 
     #[test]
-    fn unknown_games_list_the_known_ones() {
-        assert_eq!(game("tic_tac_toe"), Ok("tic_tac_toe".to_owned()));
-        let refused = game("chess").expect_err("no chess here");
-        assert!(refused.contains("even_odd, tic_tac_toe"), "{refused}");
+    fn games_and_strategies_default_to_the_leagues_own() {
+        #[derive(Debug, clap::Parser)]
+        struct Only {
+            #[arg(long, help = game_help(), default_value_t = GameType::default())]
+            game: GameType,
+        }
+        let parse = |args: &[&str]| <Only as clap::Parser>::try_parse_from(args).map(|only| only.game);
+        assert_eq!(parse(&["x"]).ok(), Some(GameType::default()));
+        assert_eq!(
+            parse(&["x", "--game", "tic_tac_toe"]).ok(),
+            Some(GameType::TicTacToe)
+        );
+        let refused = parse(&["x", "--game", "chess"]).expect_err("no chess here");
+        assert!(refused.to_string().contains("even_odd, tic_tac_toe"), "{refused}");
+        let run = crate::run::RunArgs::defaults().expect("the defaults parse");
+        assert_eq!(run.game, GameType::default());
+        assert_eq!(run.strategies, league_player::StrategyKind::every());
     }
 
     #[test]

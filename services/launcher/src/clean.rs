@@ -48,7 +48,7 @@ impl CleanArgs {
 pub async fn clean(mut args: CleanArgs) -> anyhow::Result<()> {
     let everything = args.everything();
     if everything {
-        args.databases = noted();
+        args.databases = noted()?;
         args.stop_cluster = true;
     }
     let prefix = format!("{RUN_DATABASE_PREFIX}_");
@@ -179,9 +179,14 @@ pub fn note_kept(database: &str) {
     }
 }
 
-/// The databases noted by [`note_kept`] and not dropped since.
-fn noted() -> Vec<String> {
-    let text = std::fs::read_to_string(kept_file()).unwrap_or_default();
+/// The databases noted by [`note_kept`] and not dropped since (none when nothing was noted).
+fn noted() -> anyhow::Result<Vec<String>> {
+    let path = kept_file();
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(error) => return Err(error).with_context(|| format!("reading {}", path.display())),
+    };
     let mut names: Vec<String> = text
         .lines()
         .map(str::trim)
@@ -190,16 +195,20 @@ fn noted() -> Vec<String> {
         .collect();
     names.sort();
     names.dedup();
-    names
+    Ok(names)
 }
 
 /// Takes `dropped` out of the notes.
 fn forget(dropped: &[String]) {
-    let left: Vec<String> = noted()
-        .into_iter()
-        .filter(|name| !dropped.contains(name))
-        .collect();
     let path = kept_file();
+    let noted = match noted() {
+        Ok(noted) => noted,
+        Err(error) => {
+            eprintln!("warning: {} was not updated: {error:#}", path.display());
+            return;
+        }
+    };
+    let left: Vec<String> = noted.into_iter().filter(|name| !dropped.contains(name)).collect();
     let written = match left.is_empty() {
         true => std::fs::remove_file(&path).or_else(|error| match error.kind() {
             std::io::ErrorKind::NotFound => Ok(()),

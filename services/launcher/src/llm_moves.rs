@@ -47,7 +47,10 @@ async fn metrics_text(admin_url: &str) -> anyhow::Result<String> {
     let (head, body) = response
         .split_once("\r\n\r\n")
         .with_context(|| format!("{admin_url}/metrics gave no HTTP answer"))?;
-    let status = head.split_whitespace().nth(1).unwrap_or_default();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .with_context(|| format!("{admin_url}/metrics gave no HTTP status"))?;
     anyhow::ensure!(status == "200", "{admin_url}/metrics answered HTTP {status}");
     Ok(body.to_owned())
 }

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
+use league_domain::GameType;
 use league_gateway::bridge::client::AgentClient;
 use league_gateway::bridge::external_agents::ExternalAgents;
 use league_gateway::bridge::outbound::is_not_implemented;
@@ -277,7 +278,7 @@ fn context() -> MatchContext {
         league_id: LEAGUE.to_owned(),
         round_id: 1,
         match_id: MATCH.to_owned(),
-        game_type: "even_odd".to_owned(),
+        game_type: GameType::EvenOdd.as_str().to_owned(),
         conversation_id: "conv-probe-r1m1".to_owned(),
         referee_id: "REF01".to_owned(),
     }
@@ -371,7 +372,7 @@ fn events() -> Vec<(&'static str, Event)> {
         league_id: LEAGUE.to_owned(),
         round_id: 1,
         match_id: MATCH.to_owned(),
-        game_type: "even_odd".to_owned(),
+        game_type: GameType::EvenOdd.as_str().to_owned(),
         player_a_id: PLAYER.to_owned(),
         player_b_id: OPPONENT.to_owned(),
         status: MatchStatus::Ready as i32,

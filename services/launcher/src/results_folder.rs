@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::Context;
+use league_domain::{GameType, LeagueId};
 
 use crate::report::folder_name;
 
@@ -20,7 +21,7 @@ const SAME_MINUTE: u32 = 1_000;
 /// A results folder this run has claimed, and the league id that names it.
 #[derive(Debug)]
 pub struct Claimed {
-    pub league_id: String,
+    pub league_id: LeagueId,
     pub dir: PathBuf,
 }
 
@@ -33,13 +34,18 @@ impl Claimed {
 
 /// Claims `<out>/<league id>/`: `asked`'s folder, refused when it exists, else the first free one of
 /// the default ids of `game` at `now`.
-pub fn claim(out: &Path, asked: Option<&str>, game: &str, now: SystemTime) -> anyhow::Result<Claimed> {
+pub fn claim(
+    out: &Path,
+    asked: Option<&LeagueId>,
+    game: GameType,
+    now: SystemTime,
+) -> anyhow::Result<Claimed> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     if let Some(league_id) = asked {
-        let dir = out.join(folder_name(league_id));
+        let dir = out.join(folder_name(league_id.as_str()));
         return match try_claim(&dir)? {
             true => Ok(Claimed {
-                league_id: league_id.to_owned(),
+                league_id: league_id.clone(),
                 dir,
             }),
             false => anyhow::bail!(
@@ -49,13 +55,13 @@ pub fn claim(out: &Path, asked: Option<&str>, game: &str, now: SystemTime) -> an
             ),
         };
     }
-    let base = default_league_id(game, now);
+    let base = default_league_id(game, now)?;
     for n in 1..=SAME_MINUTE {
         let league_id = match n {
             1 => base.clone(),
-            n => format!("{base}-{n}"),
+            n => LeagueId::parse(&format!("{base}-{n}"))?,
         };
-        let dir = out.join(folder_name(&league_id));
+        let dir = out.join(folder_name(league_id.as_str()));
         if try_claim(&dir)? {
             return Ok(Claimed { league_id, dir });
         }
@@ -78,18 +84,20 @@ fn try_claim(dir: &Path) -> anyhow::Result<bool> {
 
 /// `<game>-<YYYYMMDD>-<HHMM>` in UTC: readable, sorted by time, and a league id
 /// (`league_domain::league_id`).
-pub fn default_league_id(game: &str, now: SystemTime) -> String {
+pub fn default_league_id(game: GameType, now: SystemTime) -> anyhow::Result<LeagueId> {
     // `2026-11-29T02:12:33Z`: the digits of the date, and of the hour and minute.
     let stamp = humantime_serde::re::humantime::format_rfc3339_seconds(now).to_string();
-    let digits = |range: std::ops::Range<usize>| -> String {
-        stamp
+    let digits = |range: std::ops::Range<usize>| -> anyhow::Result<String> {
+        let part = stamp
             .get(range)
-            .unwrap_or_default()
-            .chars()
-            .filter(char::is_ascii_digit)
-            .collect()
+            .with_context(|| format!("{stamp} is not an RFC 3339 time"))?;
+        Ok(part.chars().filter(char::is_ascii_digit).collect())
     };
-    format!("{game}-{}-{}", digits(0..10), digits(11..16))
+    Ok(LeagueId::parse(&format!(
+        "{game}-{}-{}",
+        digits(0..10)?,
+        digits(11..16)?
+    ))?)
 }
 
 #[cfg(test)]
@@ -103,6 +111,10 @@ mod tests {
         SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_918_353)
     }
 
+    fn id(text: &str) -> LeagueId {
+        LeagueId::parse(text).expect("a league id")
+    }
+
     fn scratch(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("league-results-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -111,21 +123,17 @@ mod tests {
 
     #[test]
     fn the_default_id_is_the_game_and_the_minute_in_utc() {
-        let id = default_league_id("even_odd", at_0212());
+        let id = default_league_id(GameType::EvenOdd, at_0212()).expect("a league id");
         assert_eq!(id, "even_odd-20261129-0212");
-        assert!(league_domain::league_id::is_valid(&id));
-        assert!(league_domain::league_id::is_valid(&default_league_id(
-            "tic_tac_toe",
-            at_0212()
-        )));
+        assert!(default_league_id(GameType::TicTacToe, at_0212()).is_ok());
     }
 
     #[test]
     fn runs_of_the_same_minute_get_folders_of_their_own() {
         let out = scratch("same-minute");
-        let first = claim(&out, None, "even_odd", at_0212()).expect("claimed");
-        let second = claim(&out, None, "even_odd", at_0212()).expect("claimed");
-        let third = claim(&out, None, "even_odd", at_0212()).expect("claimed");
+        let first = claim(&out, None, GameType::EvenOdd, at_0212()).expect("claimed");
+        let second = claim(&out, None, GameType::EvenOdd, at_0212()).expect("claimed");
+        let third = claim(&out, None, GameType::EvenOdd, at_0212()).expect("claimed");
         assert_eq!(first.league_id, "even_odd-20261129-0212");
         assert_eq!(second.league_id, "even_odd-20261129-0212-2");
         assert_eq!(third.league_id, "even_odd-20261129-0212-3");
@@ -136,10 +144,11 @@ mod tests {
     #[test]
     fn a_chosen_id_whose_folder_exists_is_refused_naming_the_option() {
         let out = scratch("chosen");
-        let claimed = claim(&out, Some("final"), "even_odd", at_0212()).expect("claimed");
+        let claimed = claim(&out, Some(&id("final")), GameType::EvenOdd, at_0212()).expect("claimed");
         assert_eq!(claimed.dir, out.join("final"));
         std::fs::write(claimed.dir.join("index.html"), "results").expect("written");
-        let refused = claim(&out, Some("final"), "even_odd", at_0212()).expect_err("the folder exists");
+        let refused =
+            claim(&out, Some(&id("final")), GameType::EvenOdd, at_0212()).expect_err("the folder exists");
         assert!(
             refused.to_string().contains("choose another id with --league"),
             "{refused}"
@@ -151,7 +160,7 @@ mod tests {
         // A folder something was written to is kept; an empty one goes.
         claimed.release_if_empty();
         assert!(claimed.dir.is_dir());
-        let unused = claim(&out, Some("unused"), "even_odd", at_0212()).expect("claimed");
+        let unused = claim(&out, Some(&id("unused")), GameType::EvenOdd, at_0212()).expect("claimed");
         unused.release_if_empty();
         assert!(!unused.dir.exists());
         std::fs::remove_dir_all(&out).expect("removed");

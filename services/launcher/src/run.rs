@@ -8,6 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use clap::Args;
+use league_domain::{GameType, LeagueId};
 use league_manager::postgres;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{GetLeagueStatusRequest, GetLeagueStatusResponse, GetStandingsRequest, LeagueStatus};
@@ -31,8 +32,8 @@ pub struct RunArgs {
     /// The league's id, which names its results folder too (default: the game and the time in UTC,
     /// `even_odd-20261129-0212`, with `-2`, `-3` … when that folder exists). A folder that exists is
     /// never written over: an id whose folder exists is refused.
-    #[arg(long, value_parser = args::league_id)]
-    pub league: Option<String>,
+    #[arg(long)]
+    pub league: Option<LeagueId>,
     /// Bot players in the league.
     #[arg(long, default_value_t = 8)]
     pub players: u32,
@@ -45,13 +46,12 @@ pub struct RunArgs {
     #[arg(
         long,
         help = league_player::behaviour::help(),
-        default_value = "random,adaptive,alternating,always_even,always_odd",
+        default_value_t = league_player::strategy::StrategyKind::every(),
         value_parser = args::strategies
     )]
     pub strategies: String,
-    /// The game: even_odd or tic_tac_toe.
-    #[arg(long, default_value = league_domain::GameType::default().as_str(), value_parser = args::game)]
-    pub game: String,
+    #[arg(long, help = args::game_help(), default_value_t = GameType::default())]
+    pub game: GameType,
     #[command(flatten)]
     pub timing: args::TimingArgs,
     /// Times every pairing is played; each second cycle swaps the seats (2: a double round robin).
@@ -135,8 +135,8 @@ pub async fn run(mut args: RunArgs) -> anyhow::Result<()> {
     // Before anything starts: a refused id leaves nothing behind.
     let results = results_folder::claim(
         Path::new(RUN_RESULTS),
-        args.league.as_deref(),
-        &args.game,
+        args.league.as_ref(),
+        args.game,
         SystemTime::now(),
     )?;
     args.league = Some(results.league_id.clone());
@@ -256,7 +256,7 @@ pub async fn run_league_with<G, T>(
 /// Refuses what cannot run, before anything starts.
 fn check(args: &RunArgs) -> anyhow::Result<()> {
     args::check_size(args.players + args.external_players, args.cycles)?;
-    args::check_llm(&args.strategies, &args.game)?;
+    args::check_llm(&args.strategies, args.game)?;
     args.timing.check()?;
     system::check_gateway_addr(&args.gateway_addr)?;
     Ok(())
@@ -275,14 +275,14 @@ async fn play<G, T>(
     let deadline = args::parse(&args.deadline).map_err(anyhow::Error::msg)?;
     let operator_token = league_manager::tokens::issue()?;
     let league_id = match &args.league {
-        Some(league_id) => league_id.clone(),
-        None => results_folder::default_league_id(&args.game, SystemTime::now()),
+        Some(league_id) => league_id.to_string(),
+        None => results_folder::default_league_id(args.game, SystemTime::now())?.into(),
     };
     let plan = Plan {
         database_url: database_url.clone(),
         operator_token: operator_token.clone(),
         league_id: league_id.clone(),
-        game: args.game.clone(),
+        game: args.game,
         auto_start_players: args.players + args.external_players,
         cycles: args.cycles,
         seed: args.seed,

@@ -21,6 +21,7 @@ use anyhow::Context;
 use nix::fcntl::{Flock, FlockArg};
 
 use clap::Args;
+use league_domain::{GameType, LeagueId};
 use league_manager::postgres;
 use secrecy::SecretString;
 
@@ -39,7 +40,7 @@ pub struct ServeArgs {
     #[arg(
         long,
         help = league_player::behaviour::help(),
-        default_value = "random,adaptive,alternating,always_even,always_odd",
+        default_value_t = league_player::strategy::StrategyKind::every(),
         value_parser = args::strategies
     )]
     pub strategies: String,
@@ -52,11 +53,11 @@ pub struct ServeArgs {
     /// The league opened at start-up (unless it exists); more come with `league create`. Default: the
     /// one the first start on this database opened, named by its game and time
     /// (`even_odd-20261129-0212`), so that a `serve` started again carries it on.
-    #[arg(long, value_parser = args::league_id)]
-    pub league: Option<String>,
+    #[arg(long)]
+    pub league: Option<LeagueId>,
     /// The first league's game.
-    #[arg(long, default_value = league_domain::GameType::default().as_str(), value_parser = args::game)]
-    pub game: String,
+    #[arg(long, default_value_t = GameType::default())]
+    pub game: GameType,
     /// Times the first league plays its round robin (2: a double round robin, seats swapped).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub cycles: u32,
@@ -90,7 +91,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         args.auto_start != 1,
         "--auto-start must be 0 (start with `league start`) or at least 2"
     );
-    args::check_llm(&args.strategies, &args.game)?;
+    args::check_llm(&args.strategies, args.game)?;
     let think_time = args.timing.check()?;
     system::check_gateway_addr(&args.gateway_addr)?;
     let mut signals = Signals::listen()?;
@@ -104,7 +105,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let children = ChildrenFile::new(&state_dir);
     children.kill_previous().await?;
     let bridge_addr = kept_bridge_addr(&state_dir)?;
-    let league_id = first_league(&state_dir, args.league.as_deref(), &args.game)?;
+    let league_id = first_league(&state_dir, args.league.as_ref(), args.game)?;
     let server = postgres::resolve(&args.cluster_dir).await?;
     let database_url = postgres::ensure_database(&server, &args.database).await?;
     let operator_token = league_manager::tokens::issue()?;
@@ -113,7 +114,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         database_url,
         operator_token: operator_token.clone(),
         league_id: league_id.clone(),
-        game: args.game.clone(),
+        game: args.game,
         auto_start_players: args.auto_start,
         cycles: args.cycles,
         seed: args.seed,
@@ -243,18 +244,18 @@ pub fn hold(state_dir: &Path) -> anyhow::Result<Option<Flock<File>>> {
 
 /// The league `serve` opens at start-up: `asked`, else the one the first start on this state directory
 /// chose (kept in `first-league`), else a new id of the game and the time.
-fn first_league(state_dir: &Path, asked: Option<&str>, game: &str) -> anyhow::Result<String> {
+fn first_league(state_dir: &Path, asked: Option<&LeagueId>, game: GameType) -> anyhow::Result<String> {
     if let Some(league_id) = asked {
-        return Ok(league_id.to_owned());
+        return Ok(league_id.to_string());
     }
     let path = state_dir.join("first-league");
     match std::fs::read_to_string(&path) {
-        Ok(kept) if league_domain::league_id::is_valid(kept.trim()) => return Ok(kept.trim().to_owned()),
+        Ok(kept) if LeagueId::parse(kept.trim()).is_ok() => return Ok(kept.trim().to_owned()),
         Ok(_) => {}
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
         Err(error) => return Err(error).with_context(|| format!("reading {}", path.display())),
     }
-    let league_id = default_league_id(game, SystemTime::now());
+    let league_id = default_league_id(game, SystemTime::now())?.to_string();
     std::fs::write(&path, &league_id).with_context(|| format!("writing {}", path.display()))?;
     Ok(league_id)
 }

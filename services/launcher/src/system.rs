@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use league_domain::GameType;
 use league_gateway::GatewayConfig;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{CreateLeagueRequest, GetLeagueStatusRequest, MatchTiming};
@@ -26,7 +27,7 @@ pub struct Plan {
     pub operator_token: SecretString,
     /// The league opened once the manager is up (kept if it exists already).
     pub league_id: String,
-    pub game: String,
+    pub game: GameType,
     /// Start the league once this many players are in (0: by `league start`).
     pub auto_start_players: u32,
     /// Times the league plays its round robin (2: a double round robin).
@@ -142,7 +143,7 @@ async fn open_league(plan: &Plan, manager_url: &str) -> anyhow::Result<()> {
             &plan.operator_token,
             CreateLeagueRequest {
                 league_id: plan.league_id.clone(),
-                game_type: plan.game.clone(),
+                game_type: plan.game.to_string(),
                 timing: Some(plan.timing),
                 auto_start_players: plan.auto_start_players,
                 cycles: plan.cycles,

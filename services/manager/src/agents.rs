@@ -8,6 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use futures::Stream;
+use league_domain::{AgentId, RefereeId};
 use league_proto::ErrorCode;
 use league_proto::v2::agents_service_server::AgentsService;
 use league_proto::v2::*;
@@ -19,6 +20,7 @@ use tonic::{Request, Response, Status};
 
 use crate::auth::{self, Authenticator};
 use crate::error::{ManagerResult, reject};
+use crate::ids;
 use crate::league::referee_admission::RefereeAdmission;
 use crate::league::registration::{MAX_LABEL_KEY, MAX_LABEL_VALUE, MAX_LABELS};
 use crate::tokens;
@@ -173,9 +175,10 @@ impl AgentsService for Agents {
         request: Request<AuthenticateRequest>,
     ) -> Result<Response<AuthenticateResponse>, Status> {
         let metadata = request.metadata();
-        let (agent_id, kind) = if metadata.get(credentials::AGENT_ID_KEY).is_some() {
+        let agent_id: AgentId = if metadata.get(credentials::AGENT_ID_KEY).is_some() {
             match self.auth.caller(metadata).await? {
-                auth::Caller::Agent { agent_id, kind } => (agent_id, kind),
+                auth::Caller::Player(player_id) => player_id.into(),
+                auth::Caller::Referee(referee_id) => referee_id.into(),
                 auth::Caller::Operator => unreachable_operator()?,
             }
         } else {
@@ -183,8 +186,8 @@ impl AgentsService for Agents {
             by_token(&self.pool, &token).await?
         };
         Ok(Response::new(AuthenticateResponse {
-            agent_id,
-            kind: proto_kind(kind),
+            kind: proto_kind(auth::AgentKind::of(&agent_id)),
+            agent_id: agent_id.to_string(),
         }))
     }
 
@@ -193,8 +196,8 @@ impl AgentsService for Agents {
         request: Request<GetAgentRequest>,
     ) -> Result<Response<GetAgentResponse>, Status> {
         self.auth.operator(request.metadata()).await?;
-        let agent_id = &request.get_ref().agent_id;
-        let row = agent_rows!("where agent_id = $1", agent_id)
+        let agent_id: AgentId = ids::required("agent_id", &request.get_ref().agent_id)?;
+        let row = agent_rows!("where agent_id = $1", agent_id.as_str())
             .fetch_optional(&self.pool)
             .await
             .map_err(crate::error::ManagerError::from)?;
@@ -249,6 +252,7 @@ impl AgentsService for Agents {
     ) -> Result<Response<SetAgentLabelResponse>, Status> {
         self.auth.operator(request.metadata()).await?;
         let SetAgentLabelRequest { agent_id, key, value } = request.into_inner();
+        let agent_id: AgentId = ids::required("agent_id", &agent_id)?;
         if key.is_empty() || key.len() > MAX_LABEL_KEY || value.len() > MAX_LABEL_VALUE {
             return Err(reject(ErrorCode::InvalidMessageFormat, "label key or value too long").into());
         }
@@ -261,7 +265,7 @@ impl AgentsService for Agents {
                  else label_values || $3 end,
                label_keys = case when $2 = any(label_keys) then label_keys else label_keys || $2 end
              where agent_id = $1 and (cardinality(label_keys) < $4 or $2 = any(label_keys))",
-            agent_id,
+            agent_id.as_str(),
             key,
             value,
             i32::try_from(MAX_LABELS).unwrap_or(i32::MAX),
@@ -288,9 +292,10 @@ impl AgentsService for Agents {
         if warnings.len() > MAX_WARNINGS_PER_CALL {
             return Err(reject(ErrorCode::PayloadTooLarge, "too many warnings in one call").into());
         }
-        let (mut ids, mut kinds, mut details, mut counts) = (vec![], vec![], vec![], vec![]);
+        let (mut agent_ids, mut kinds, mut details, mut counts) = (vec![], vec![], vec![], vec![]);
         for warning in warnings {
-            ids.push(warning.agent_id);
+            let agent_id: AgentId = ids::required("warnings.agent_id", &warning.agent_id)?;
+            agent_ids.push(agent_id.to_string());
             kinds.push(truncate(warning.kind, 64));
             details.push(truncate(warning.detail, 512));
             counts.push(i64::try_from(warning.count.max(1)).unwrap_or(i64::MAX));
@@ -303,7 +308,7 @@ impl AgentsService for Agents {
              join agents using (agent_id)
              on conflict (agent_id, kind) do update
              set count = compliance_warnings.count + excluded.count, detail = excluded.detail, last_seen = now()",
-            &ids,
+            &agent_ids,
             &kinds,
             &details,
             &counts,
@@ -319,14 +324,14 @@ impl AgentsService for Agents {
         request: Request<ListComplianceWarningsRequest>,
     ) -> Result<Response<ListComplianceWarningsResponse>, Status> {
         self.auth.operator(request.metadata()).await?;
-        let agent_id = &request.get_ref().agent_id;
+        let agent_id: Option<AgentId> = ids::optional("agent_id", &request.get_ref().agent_id)?;
         let rows = sqlx::query!(
             r#"select agent_id, kind, detail, count,
                     extract(epoch from first_seen)::float8 as "first_seen!",
                     extract(epoch from last_seen)::float8 as "last_seen!"
-             from compliance_warnings where $1 = '' or agent_id = $1
+             from compliance_warnings where $1::text is null or agent_id = $1
              order by agent_id, kind"#,
-            agent_id
+            agent_id.as_ref().map(AgentId::as_str)
         )
         .fetch_all(&self.pool)
         .await
@@ -375,9 +380,9 @@ impl AgentsService for Agents {
         request: Request<RevokeRefereeRequest>,
     ) -> Result<Response<RevokeRefereeResponse>, Status> {
         self.auth.operator(request.metadata()).await?;
-        let referee_id = request.into_inner().referee_id;
+        let referee_id: RefereeId = ids::required("referee_id", &request.get_ref().referee_id)?;
         let revoked = crate::league::revocation::revoke(&self.pool, &referee_id).await?;
-        self.auth.forget(&referee_id);
+        self.auth.forget(&referee_id.into());
         Ok(Response::new(RevokeRefereeResponse {
             released_match_ids: revoked.released,
             already_revoked: revoked.already,
@@ -449,23 +454,16 @@ fn truncate(mut text: String, max: usize) -> String {
 }
 
 /// The agent whose token this is (E012 when none).
-async fn by_token(pool: &PgPool, token: &secrecy::SecretString) -> ManagerResult<(String, auth::AgentKind)> {
+async fn by_token(pool: &PgPool, token: &secrecy::SecretString) -> ManagerResult<AgentId> {
     let token_hash = tokens::hash(token);
-    let row = sqlx::query!(
-        "select agent_id, kind from agents where token_hash = $1 and revoked_at is null",
+    let agent_id = sqlx::query_scalar!(
+        "select agent_id from agents where token_hash = $1 and revoked_at is null",
         token_hash.as_slice()
     )
     .fetch_optional(pool)
-    .await?;
-    let (agent_id, kind) = row
-        .map(|row| (row.agent_id, row.kind))
-        .ok_or_else(|| reject(ErrorCode::AuthTokenInvalid, "auth token invalid"))?;
-    let kind = if kind == "referee" {
-        auth::AgentKind::Referee
-    } else {
-        auth::AgentKind::Player
-    };
-    Ok((agent_id, kind))
+    .await?
+    .ok_or_else(|| reject(ErrorCode::AuthTokenInvalid, "auth token invalid"))?;
+    ids::stored("agents.agent_id", &agent_id)
 }
 
 /// A stream fed by a task: what `f` sends is what the caller receives.

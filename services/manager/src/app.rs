@@ -55,12 +55,12 @@ impl ManagerApp {
         )
         .await
         .map_err(|error| anyhow::anyhow!("completing rounds left final: {error}"))?;
-        if !config.league_id.is_empty() {
+        if let Some((league_id, game_type)) = config.first_league()? {
             start::ensure(
                 &pool,
                 &NewLeague {
-                    league_id: config.league_id.clone(),
-                    game_type: config.game_type.clone(),
+                    league_id,
+                    game_type,
                     timing: config.timing,
                     auto_start_players: config.auto_start_players,
                     // Other formats and sizes come with CreateLeague.

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use league_domain::{AgentId, PlayerId, RefereeId};
 use league_proto::ErrorCode;
 use league_runtime::credentials;
 use secrecy::SecretString;
@@ -28,21 +29,46 @@ impl AgentKind {
             AgentKind::Referee => "referee",
         }
     }
+
+    /// The kind an id names (`P01` a player, `REF01` a referee).
+    pub fn of(agent_id: &AgentId) -> AgentKind {
+        match agent_id {
+            AgentId::Player(_) => AgentKind::Player,
+            AgentId::Referee(_) => AgentKind::Referee,
+        }
+    }
 }
 
 /// The caller of a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Caller {
-    Agent { agent_id: String, kind: AgentKind },
+    Player(PlayerId),
+    Referee(RefereeId),
     Operator,
+}
+
+impl Caller {
+    pub fn into_player(self) -> Option<PlayerId> {
+        match self {
+            Caller::Player(player_id) => Some(player_id),
+            _ => None,
+        }
+    }
+
+    pub fn into_referee(self) -> Option<RefereeId> {
+        match self {
+            Caller::Referee(referee_id) => Some(referee_id),
+            _ => None,
+        }
+    }
 }
 
 /// How long a stored token hash is used without reading it again: how soon a revocation by another
 /// manager replica is noticed here.
 pub const KNOWN_FOR: Duration = Duration::from_secs(2);
 
-/// An agent's kind and token hash, and when they were read.
-type Known = (AgentKind, [u8; 32], Instant);
+/// An agent's token hash, and when it was read.
+type Known = ([u8; 32], Instant);
 
 /// How often a referee's calls stamp `agents.last_seen_at`, at most: well inside the two minutes that
 /// make a referee live (crate::league::registration::LIVE_WITHIN), and one write per referee per 15 s.
@@ -52,9 +78,9 @@ const SEEN_EVERY: Duration = Duration::from_secs(15);
 pub struct Authenticator {
     pool: PgPool,
     operator_token_hash: Option<[u8; 32]>,
-    known: RwLock<HashMap<String, Known>>,
+    known: RwLock<HashMap<AgentId, Known>>,
     /// When each referee's `last_seen_at` was last stamped by this manager.
-    seen: Mutex<HashMap<String, Instant>>,
+    seen: Mutex<HashMap<RefereeId, Instant>>,
 }
 
 impl Authenticator {
@@ -77,13 +103,14 @@ impl Authenticator {
             };
         }
         let presented = credentials::from_metadata(metadata)?;
-        let (kind, hash) = self.stored(&presented.agent_id).await?;
+        let agent_id = agent_id(&presented.agent_id)?;
+        let hash = self.stored(&agent_id).await?;
         if !tokens::matches(&presented.token, &hash) {
             return Err(reject(ErrorCode::AuthTokenInvalid, "auth token invalid"));
         }
-        Ok(Caller::Agent {
-            agent_id: presented.agent_id,
-            kind,
+        Ok(match agent_id {
+            AgentId::Player(player_id) => Caller::Player(player_id),
+            AgentId::Referee(referee_id) => Caller::Referee(referee_id),
         })
     }
 
@@ -91,7 +118,7 @@ impl Authenticator {
     pub async fn operator(&self, metadata: &MetadataMap) -> ManagerResult<()> {
         match self.caller(metadata).await? {
             Caller::Operator => Ok(()),
-            Caller::Agent { .. } => Err(reject(
+            Caller::Player(_) | Caller::Referee(_) => Err(reject(
                 ErrorCode::PermissionDenied,
                 "operator credential required",
             )),
@@ -100,37 +127,37 @@ impl Authenticator {
 
     /// The caller, who must be a registered referee, or the operator acting for one (the gateway runs
     /// external referees' claims and renewals); returns the referee's id.
-    pub async fn referee(&self, metadata: &MetadataMap) -> ManagerResult<String> {
+    pub async fn referee(&self, metadata: &MetadataMap) -> ManagerResult<RefereeId> {
         let referee_id = self.referee_calling(metadata).await?;
         self.seen(&referee_id);
         Ok(referee_id)
     }
 
-    async fn referee_calling(&self, metadata: &MetadataMap) -> ManagerResult<String> {
+    async fn referee_calling(&self, metadata: &MetadataMap) -> ManagerResult<RefereeId> {
         match self.caller(metadata).await? {
-            Caller::Agent {
-                agent_id,
-                kind: AgentKind::Referee,
-            } => Ok(agent_id),
+            Caller::Referee(referee_id) => Ok(referee_id),
             Caller::Operator => {
-                let referee_id = metadata
+                let on_behalf_of = metadata
                     .get(credentials::ON_BEHALF_OF_KEY)
                     .and_then(|value| value.to_str().ok())
                     .ok_or_else(|| reject(ErrorCode::PermissionDenied, "only a referee may do this"))?;
-                match self.stored(referee_id).await? {
-                    (AgentKind::Referee, _) => Ok(referee_id.to_owned()),
-                    (AgentKind::Player, _) => Err(reject(
+                match agent_id(on_behalf_of)? {
+                    AgentId::Referee(referee_id) => {
+                        self.stored(&AgentId::Referee(referee_id.clone())).await?;
+                        Ok(referee_id)
+                    }
+                    AgentId::Player(player_id) => Err(reject(
                         ErrorCode::PermissionDenied,
-                        format!("{referee_id} is not a referee"),
+                        format!("{player_id} is not a referee"),
                     )),
                 }
             }
-            _ => Err(reject(ErrorCode::PermissionDenied, "only a referee may do this")),
+            Caller::Player(_) => Err(reject(ErrorCode::PermissionDenied, "only a referee may do this")),
         }
     }
 
     /// Forgets what is known of `agent_id` (it was just revoked).
-    pub fn forget(&self, agent_id: &str) {
+    pub fn forget(&self, agent_id: &AgentId) {
         if let Ok(mut known) = self.known.write() {
             known.remove(agent_id);
         }
@@ -139,7 +166,7 @@ impl Authenticator {
     /// Notes that `referee_id` was heard from (`last_seen_at`, which makes it live), at most every
     /// [`SEEN_EVERY`], in a task of its own: the call does not wait for it, and a failed stamp only
     /// makes the referee look idle a little sooner.
-    fn seen(&self, referee_id: &str) {
+    fn seen(&self, referee_id: &RefereeId) {
         let now = Instant::now();
         {
             let Ok(mut seen) = self.seen.lock() else {
@@ -151,13 +178,13 @@ impl Authenticator {
             {
                 return;
             }
-            seen.insert(referee_id.to_owned(), now);
+            seen.insert(referee_id.clone(), now);
         }
-        let (pool, referee_id) = (self.pool.clone(), referee_id.to_owned());
+        let (pool, referee_id) = (self.pool.clone(), referee_id.clone());
         tokio::spawn(async move {
             let stamped = sqlx::query!(
                 "update agents set last_seen_at = now() where agent_id = $1",
-                referee_id
+                referee_id.as_str()
             )
             .execute(&pool)
             .await;
@@ -167,52 +194,68 @@ impl Authenticator {
         });
     }
 
-    async fn stored(&self, agent_id: &str) -> ManagerResult<(AgentKind, [u8; 32])> {
-        if let Some((kind, hash, _)) = self
+    /// The token hash of `agent_id`: E005/E013 when it is not registered, E013 when it was revoked.
+    async fn stored(&self, agent_id: &AgentId) -> ManagerResult<[u8; 32]> {
+        if let Some((hash, _)) = self
             .known
             .read()
             .ok()
             .and_then(|known| known.get(agent_id).copied())
-            .filter(|(_, _, at)| at.elapsed() < KNOWN_FOR)
+            .filter(|(_, at)| at.elapsed() < KNOWN_FOR)
         {
-            return Ok((kind, hash));
+            return Ok(hash);
         }
+        // The id says the kind (P01, REF01), as registration made it.
         let row = sqlx::query!(
-            r#"select kind, token_hash, revoked_at is not null as "revoked!" from agents where agent_id = $1"#,
-            agent_id
+            r#"select token_hash, revoked_at is not null as "revoked!" from agents where agent_id = $1"#,
+            agent_id.as_str()
         )
         .fetch_optional(&self.pool)
-        .await?
-        .map(|row| (row.kind, row.token_hash, row.revoked));
-        if let Some((_, _, true)) = row {
+        .await?;
+        let Some(row) = row else {
+            return Err(reject(
+                not_registered(AgentKind::of(agent_id)),
+                format!("{agent_id} is not registered"),
+            ));
+        };
+        if row.revoked {
             self.forget(agent_id);
             return Err(reject(
                 ErrorCode::RefereeNotRegistered,
                 format!("{agent_id} was revoked by the operator"),
             ));
         }
-        let Some((kind, hash, _)) = row else {
-            let code = if agent_id.starts_with("REF") {
-                ErrorCode::RefereeNotRegistered
-            } else {
-                ErrorCode::PlayerNotRegistered
-            };
-            return Err(reject(code, format!("{agent_id} is not registered")));
-        };
-        let kind = if kind == "referee" {
-            AgentKind::Referee
-        } else {
-            AgentKind::Player
-        };
-        let hash: [u8; 32] = hash
+        let hash: [u8; 32] = row
+            .token_hash
             .try_into()
             .map_err(|_| anyhow::anyhow!("stored token hash of {agent_id} has the wrong length"))?;
         if let Ok(mut known) = self.known.write() {
             if known.len() > 100_000 {
                 known.clear();
             }
-            known.insert(agent_id.to_owned(), (kind, hash, Instant::now()));
+            known.insert(agent_id.clone(), (hash, Instant::now()));
         }
-        Ok((kind, hash))
+        Ok(hash)
     }
+}
+
+/// The code that says an agent of `kind` is not registered.
+fn not_registered(kind: AgentKind) -> ErrorCode {
+    match kind {
+        AgentKind::Player => ErrorCode::PlayerNotRegistered,
+        AgentKind::Referee => ErrorCode::RefereeNotRegistered,
+    }
+}
+
+/// The agent id credentials name: one that is no agent's id is not registered (E013 when it looks meant
+/// for a referee, E005 otherwise), as the stored lookup would have said without parsing it.
+fn agent_id(text: &str) -> ManagerResult<AgentId> {
+    text.parse().map_err(|error: league_domain::InvalidId| {
+        let kind = if text.starts_with("REF") {
+            AgentKind::Referee
+        } else {
+            AgentKind::Player
+        };
+        reject(not_registered(kind), error.to_string())
+    })
 }

@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 
 use anyhow::Context;
-use league_domain::{GameType, Timing};
+use league_domain::{GameType, LeagueId, Timing};
 use secrecy::SecretString;
 use serde::Deserialize;
 
@@ -138,13 +138,25 @@ impl ManagerConfig {
             self.db_max_connections >= 2,
             "LEAGUE_DB_MAX_CONNECTIONS must be at least 2"
         );
-        GameType::known(&self.game_type).context("LEAGUE_GAME_TYPE")?;
+        self.first_league()?;
         anyhow::ensure!(
             self.auto_start_players != 1,
             "LEAGUE_AUTO_START_PLAYERS must be 0 (start by command) or at least 2"
         );
         self.registration.validate()?;
         validate_timing(&self.timing)
+    }
+}
+
+impl ManagerConfig {
+    /// The league created at start-up unless it exists, and its game: `None` when `LEAGUE_ID` is empty.
+    pub fn first_league(&self) -> anyhow::Result<Option<(LeagueId, GameType)>> {
+        let game_type = GameType::known(&self.game_type).context("LEAGUE_GAME_TYPE")?;
+        if self.league_id.is_empty() {
+            return Ok(None);
+        }
+        let league_id = LeagueId::parse(&self.league_id).context("LEAGUE_ID")?;
+        Ok(Some((league_id, game_type)))
     }
 }
 

@@ -8,6 +8,7 @@ pub mod config;
 pub mod db;
 pub mod error;
 pub mod event_delivery;
+pub mod ids;
 pub mod league;
 pub mod metrics;
 pub mod postgres;

@@ -13,14 +13,13 @@
 //! the seats, so in a double round robin each pairing is played once with either player in seat A
 //! (which moves first in tic_tac_toe).
 
-mod match_id;
 #[cfg(test)]
 mod properties;
 
 use std::collections::HashSet;
 use std::hash::Hash;
 
-pub use match_id::{MatchId, ParseMatchIdError};
+pub use league_domain::MatchId;
 
 /// Every round of a league, in play order.
 #[derive(Debug, Clone, PartialEq, Eq)]

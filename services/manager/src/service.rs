@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use league_domain::Timing;
+use league_domain::{GameType, LeagueId, MatchId, PlayerId, Timing};
 use league_proto::ErrorCode;
 use league_proto::v2::manager_service_server::ManagerService;
 use league_proto::v2::*;
@@ -16,6 +16,8 @@ use tonic::{Request, Response, Status};
 
 use crate::auth::{AgentKind, Authenticator, Caller};
 use crate::error::{ManagerError, ManagerResult, reject};
+use crate::ids;
+use crate::league::lease::Lease;
 use crate::league::report::Report;
 use crate::league::report_queue::ReportQueue;
 use crate::league::{
@@ -66,14 +68,19 @@ impl Manager {
     /// What follows the commit that started `league_id`: its first round and event are announced to
     /// the waiting referees and to event delivery, then the planner learns the schedule's tables
     /// ([`start::analyze_schedule`]) while the first matches are claimed.
-    async fn league_started(&self, league_id: &str) {
+    async fn league_started(&self, league_id: &LeagueId) {
         self.wakeups.matches_ready.notify_waiters();
         self.wakeups.events_pending.notify_one();
         start::analyze_schedule(&self.pool, league_id).await;
     }
 
-    /// A pooled connection and the league `league_id` names (empty: the newest), for a query.
-    async fn league_connection(&self, league_id: &str) -> ManagerResult<(PoolConnection<Postgres>, String)> {
+    /// A pooled connection and the league a request's `league_id` names (empty: the newest), for a
+    /// query.
+    async fn league_connection(
+        &self,
+        league_id: &str,
+    ) -> ManagerResult<(PoolConnection<Postgres>, LeagueId)> {
+        let league_id = ids::optional("league_id", league_id)?;
         let mut conn = self.pool.acquire().await?;
         let league_id = queries::resolve_league(&mut conn, league_id).await?;
         Ok((conn, league_id))
@@ -109,28 +116,25 @@ fn timing_from(proto: Option<MatchTiming>, defaults: Timing) -> ManagerResult<Ti
 
 impl Manager {
     /// A registration that carries an agent's credentials resumes that agent (see [`resume`]): the
-    /// agent's id and its token, once checked; `None` for a first registration (no credentials).
-    async fn resuming(
+    /// agent's id (`id_of` the caller, who must be an agent of that `kind`) and its token, once checked;
+    /// `None` for a first registration (no credentials).
+    async fn resuming<Id>(
         &self,
         metadata: &tonic::metadata::MetadataMap,
         kind: AgentKind,
-    ) -> ManagerResult<Option<(String, secrecy::SecretString)>> {
+        id_of: fn(Caller) -> Option<Id>,
+    ) -> ManagerResult<Option<(Id, secrecy::SecretString)>> {
         if metadata.get(league_runtime::credentials::AGENT_ID_KEY).is_none() {
             return Ok(None);
         }
-        match self.auth.caller(metadata).await? {
-            Caller::Agent {
-                agent_id,
-                kind: found,
-            } if found == kind => {
-                let presented = league_runtime::credentials::from_metadata(metadata)?;
-                Ok(Some((agent_id, presented.token)))
-            }
-            _ => Err(reject(
+        let Some(agent_id) = id_of(self.auth.caller(metadata).await?) else {
+            return Err(reject(
                 ErrorCode::PermissionDenied,
                 format!("only a {} resumes as a {}", kind.as_str(), kind.as_str()),
-            )),
-        }
+            ));
+        };
+        let presented = league_runtime::credentials::from_metadata(metadata)?;
+        Ok(Some((agent_id, presented.token)))
     }
 }
 
@@ -142,9 +146,10 @@ impl ManagerService for Manager {
     ) -> Result<Response<RegisterRefereeResponse>, Status> {
         let this = self.clone();
         run_to_end(async move {
-            let registered = match this.resuming(request.metadata(), AgentKind::Referee).await? {
+            let resuming = this.resuming(request.metadata(), AgentKind::Referee, Caller::into_referee);
+            let registered = match resuming.await? {
                 Some((referee_id, token)) => {
-                    resume::resume_referee(&this.pool, &this.rules, &referee_id, token, request.into_inner())
+                    resume::resume_referee(&this.pool, &this.rules, referee_id, token, request.into_inner())
                         .await?
                 }
                 None => {
@@ -154,9 +159,10 @@ impl ManagerService for Manager {
                 }
             };
             Ok(Response::new(RegisterRefereeResponse {
-                referee_id: registered.agent_id,
+                referee_id: registered.referee_id.into(),
                 auth_token: registered.token.expose_secret().to_owned(),
-                league_id: registered.league_id.unwrap_or_default(),
+                // No league of its games is going: proto3's empty string says so.
+                league_id: registered.league_id.map(String::from).unwrap_or_default(),
             }))
         })
         .await
@@ -168,22 +174,31 @@ impl ManagerService for Manager {
     ) -> Result<Response<RegisterPlayerResponse>, Status> {
         let this = self.clone();
         run_to_end(async move {
-            let (registered, started) = match this.resuming(request.metadata(), AgentKind::Player).await? {
+            let requested = ids::optional("league_id", &request.get_ref().league_id)?;
+            let resuming = this.resuming(request.metadata(), AgentKind::Player, Caller::into_player);
+            let registered = match resuming.await? {
                 Some((player_id, token)) => {
-                    resume::resume_player(&this.pool, &this.rules, &player_id, token, request.into_inner())
+                    let request = request.into_inner();
+                    resume::resume_player(&this.pool, &this.rules, player_id, token, requested, request.meta)
                         .await?
                 }
-                None => registration::register_player(&this.pool, &this.rules, request.into_inner()).await?,
+                None => {
+                    registration::register_player(
+                        &this.pool,
+                        &this.rules,
+                        requested,
+                        request.into_inner().meta,
+                    )
+                    .await?
+                }
             };
-            if started {
-                // A registration that started a league names it.
-                this.league_started(registered.league_id.as_deref().unwrap_or_default())
-                    .await;
+            if registered.started {
+                this.league_started(&registered.league_id).await;
             }
             Ok(Response::new(RegisterPlayerResponse {
-                player_id: registered.agent_id,
+                player_id: registered.player_id.into(),
                 auth_token: registered.token.expose_secret().to_owned(),
-                league_id: registered.league_id.unwrap_or_default(),
+                league_id: registered.league_id.into(),
             }))
         })
         .await
@@ -197,14 +212,16 @@ impl ManagerService for Manager {
         run_to_end(async move {
             this.auth.operator(request.metadata()).await?;
             let request = request.into_inner();
-            let league_id = if request.league_id.is_empty() {
-                format!("league_{:08x}", rand::random::<u32>())
-            } else {
-                request.league_id
+            let league_id: LeagueId = match ids::optional("league_id", &request.league_id)? {
+                Some(league_id) => league_id,
+                None => ids::stored(
+                    "a new league's id",
+                    &format!("league_{:08x}", rand::random::<u32>()),
+                )?,
             };
             let league = start::NewLeague {
                 league_id: league_id.clone(),
-                game_type: request.game_type,
+                game_type: game_type(&request.game_type)?,
                 timing: timing_from(request.timing, this.default_timing)?,
                 auto_start_players: request.auto_start_players,
                 cycles: request.cycles.max(1),
@@ -223,7 +240,9 @@ impl ManagerService for Manager {
                 .into());
             }
             start::create(&this.pool, &league).await?;
-            Ok(Response::new(CreateLeagueResponse { league_id }))
+            Ok(Response::new(CreateLeagueResponse {
+                league_id: league_id.into(),
+            }))
         })
         .await
     }
@@ -239,7 +258,7 @@ impl ManagerService for Manager {
             let started = start::start(&this.pool, &league_id).await?;
             this.league_started(&league_id).await;
             Ok(Response::new(StartLeagueResponse {
-                league_id,
+                league_id: league_id.into(),
                 total_rounds: started.total_rounds,
                 total_matches: started.total_matches,
             }))
@@ -255,19 +274,17 @@ impl ManagerService for Manager {
         run_to_end(async move {
             this.auth.operator(request.metadata()).await?;
             let request = request.into_inner();
-            let enrollment = enrollment::enroll_registered(
-                &this.pool,
-                this.rules.max_players,
-                &request.league_id,
-                &request.player_id,
-            )
-            .await?;
+            let league_id: LeagueId = ids::required("league_id", &request.league_id)?;
+            let player_id: PlayerId = ids::required("player_id", &request.player_id)?;
+            let enrollment =
+                enrollment::enroll_registered(&this.pool, this.rules.max_players, &league_id, &player_id)
+                    .await?;
             if enrollment.started {
                 this.league_started(&enrollment.league_id).await;
             }
             Ok(Response::new(EnrollPlayerResponse {
-                league_id: enrollment.league_id,
-                player_id: request.player_id,
+                league_id: enrollment.league_id.into(),
+                player_id: player_id.into(),
                 enrolled: enrollment.enrolled,
                 started: enrollment.started,
             }))
@@ -282,11 +299,17 @@ impl ManagerService for Manager {
         let referee_id = self.auth.referee(request.metadata()).await?;
         let request = request.into_inner();
         let max = request.max_matches.clamp(1, MAX_CLAIM_BATCH);
-        let wait = request
-            .wait
-            .and_then(|wait| Duration::try_from(wait).ok())
-            .unwrap_or_default()
-            .min(MAX_CLAIM_WAIT);
+        // No wait given: the claim answers at once.
+        let wait = match request.wait {
+            None => Duration::ZERO,
+            Some(wait) => Duration::try_from(wait).map_err(|_| {
+                reject(
+                    ErrorCode::InvalidMessageFormat,
+                    "wait must be a duration of zero or more",
+                )
+            })?,
+        }
+        .min(MAX_CLAIM_WAIT);
         let assignments = queue::claim(&self.pool, &self.wakeups, &referee_id, max, wait).await?;
         Ok(Response::new(ClaimMatchesResponse { assignments }))
     }
@@ -297,7 +320,8 @@ impl ManagerService for Manager {
     ) -> Result<Response<RenewLeasesResponse>, Status> {
         let referee_id = self.auth.referee(request.metadata()).await?;
         let request = request.get_ref();
-        let renewals = queue::renew(&self.pool, &referee_id, &request.leases, request.players_called).await?;
+        let leases = Lease::parse_all(&request.leases)?;
+        let renewals = queue::renew(&self.pool, &referee_id, &leases, request.players_called).await?;
         Ok(Response::new(RenewLeasesResponse { renewals }))
     }
 
@@ -329,7 +353,7 @@ impl ManagerService for Manager {
         let standings = table::standings(&mut conn, &league_id).await?;
         let round_id = queries::last_completed_round(&mut conn, &league_id).await?;
         Ok(Response::new(GetStandingsResponse {
-            league_id,
+            league_id: league_id.into(),
             round_id,
             standings,
         }))
@@ -346,7 +370,7 @@ impl ManagerService for Manager {
             history::schedule_page(&mut conn, &league_id, request.first_round_id, request.max_matches)
                 .await?;
         Ok(Response::new(GetScheduleResponse {
-            league_id,
+            league_id: league_id.into(),
             rounds,
             next_round_id,
         }))
@@ -363,7 +387,7 @@ impl ManagerService for Manager {
             history::standings_by_round(&mut conn, &league_id, request.first_round_id, request.max_rounds)
                 .await?;
         Ok(Response::new(GetStandingsByRoundResponse {
-            league_id,
+            league_id: league_id.into(),
             rounds,
             next_round_id,
         }))
@@ -387,9 +411,10 @@ impl ManagerService for Manager {
     ) -> Result<Response<GetNextMatchResponse>, Status> {
         let caller = self.querier(request.metadata()).await?;
         let request = request.into_inner();
-        only_about_self(&caller, &request.player_id)?;
+        let player_id = ids::required("player_id", &request.player_id)?;
+        only_about_self(&caller, &player_id)?;
         let (mut conn, league_id) = self.league_connection(&request.league_id).await?;
-        let found = queries::next_match(&mut conn, &league_id, &request.player_id).await?;
+        let found = queries::next_match(&mut conn, &league_id, &player_id).await?;
         Ok(Response::new(GetNextMatchResponse { r#match: found }))
     }
 
@@ -399,9 +424,10 @@ impl ManagerService for Manager {
     ) -> Result<Response<GetPlayerStatsResponse>, Status> {
         self.querier(request.metadata()).await?;
         let request = request.into_inner();
+        let player_id = ids::required("player_id", &request.player_id)?;
         let (mut conn, league_id) = self.league_connection(&request.league_id).await?;
         Ok(Response::new(
-            queries::player_stats(&mut conn, &league_id, &request.player_id).await?,
+            queries::player_stats(&mut conn, &league_id, &player_id).await?,
         ))
     }
 
@@ -411,9 +437,10 @@ impl ManagerService for Manager {
     ) -> Result<Response<GetMatchResponse>, Status> {
         self.querier(request.metadata()).await?;
         let request = request.into_inner();
+        let match_id: MatchId = ids::required("match_id", &request.match_id)?;
         let (mut conn, league_id) = self.league_connection(&request.league_id).await?;
         Ok(Response::new(
-            queries::match_detail(&mut conn, &league_id, &request.match_id).await?,
+            queries::match_detail(&mut conn, &league_id, match_id).await?,
         ))
     }
 
@@ -436,10 +463,11 @@ impl ManagerService for Manager {
         run_to_end(async move {
             let referee_id = this.auth.referee(request.metadata()).await?;
             let request = request.get_ref();
+            let leases = Lease::parse_all(&request.leases)?;
             let released = crate::league::release::release(
                 &this.pool,
                 &referee_id,
-                &request.leases,
+                &leases,
                 request.unless_players_called,
             )
             .await?;
@@ -458,7 +486,7 @@ impl ManagerService for Manager {
         let this = self.clone();
         run_to_end(async move {
             this.auth.operator(request.metadata()).await?;
-            let league_id = named_league(&request.get_ref().league_id)?;
+            let league_id = ids::required("league_id", &request.get_ref().league_id)?;
             Ok(Response::new(lifecycle::pause(&this.pool, &league_id).await?))
         })
         .await
@@ -471,9 +499,11 @@ impl ManagerService for Manager {
         let this = self.clone();
         run_to_end(async move {
             this.auth.operator(request.metadata()).await?;
-            let league_id = named_league(&request.get_ref().league_id)?;
+            let league_id = ids::required("league_id", &request.get_ref().league_id)?;
             lifecycle::resume(&this.pool, &this.wakeups, &league_id).await?;
-            Ok(Response::new(ResumeLeagueResponse { league_id }))
+            Ok(Response::new(ResumeLeagueResponse {
+                league_id: league_id.into(),
+            }))
         })
         .await
     }
@@ -485,7 +515,7 @@ impl ManagerService for Manager {
         let this = self.clone();
         run_to_end(async move {
             this.auth.operator(request.metadata()).await?;
-            let league_id = named_league(&request.get_ref().league_id)?;
+            let league_id = ids::required("league_id", &request.get_ref().league_id)?;
             Ok(Response::new(lifecycle::cancel(&this.pool, &league_id).await?))
         })
         .await
@@ -498,19 +528,16 @@ impl ManagerService for Manager {
         let this = self.clone();
         run_to_end(async move {
             this.auth.operator(request.metadata()).await?;
-            let league_id = named_league(&request.get_ref().league_id)?;
-            let player_id = request.into_inner().player_id;
-            if player_id.is_empty() {
-                return Err(reject(ErrorCode::MissingRequiredField, "player_id is required").into());
-            }
+            let league_id = ids::required("league_id", &request.get_ref().league_id)?;
+            let player_id = ids::required("player_id", &request.get_ref().player_id)?;
             let withdrawn =
                 withdrawal::withdraw(&this.pool, &this.wakeups.waiting_claims, &league_id, &player_id)
                     .await?;
             // A forfeit may have completed a round: its successor's matches and events are ready.
             this.wakeups.matches_ready.notify_waiters();
             Ok(Response::new(WithdrawPlayerResponse {
-                league_id,
-                player_id,
+                league_id: league_id.into(),
+                player_id: player_id.into(),
                 forfeits: withdrawn.forfeits,
             }))
         })
@@ -536,22 +563,18 @@ async fn run_to_end<T: Send + 'static>(
         })?
 }
 
-/// The league an operator's change names: never "the newest" by default, as queries allow, since the
-/// change cannot be undone.
-fn named_league(league_id: &str) -> ManagerResult<String> {
-    if league_id.is_empty() {
-        return Err(reject(ErrorCode::MissingRequiredField, "league_id is required"));
+/// The game a new league plays: E003 when none is named, E010 for a game no referee runs.
+fn game_type(name: &str) -> ManagerResult<GameType> {
+    if name.is_empty() {
+        return Err(reject(ErrorCode::MissingRequiredField, "game_type is required"));
     }
-    Ok(league_id.to_owned())
+    GameType::known(name).map_err(|unknown| reject(ErrorCode::UnsupportedGameType, unknown.to_string()))
 }
 
 /// GET_NEXT_MATCH names a player: a player may ask only about itself.
-fn only_about_self(caller: &Caller, player_id: &str) -> ManagerResult<()> {
+fn only_about_self(caller: &Caller, player_id: &PlayerId) -> ManagerResult<()> {
     match caller {
-        Caller::Agent {
-            agent_id,
-            kind: AgentKind::Player,
-        } if agent_id != player_id => Err(reject(
+        Caller::Player(caller_id) if caller_id != player_id => Err(reject(
             ErrorCode::PermissionDenied,
             "a player may only ask about its own matches",
         )),

@@ -16,6 +16,7 @@ use tokio::net::TcpListener;
 
 use crate::llm::{LlmClient, LlmConfig};
 use crate::registration::resume_or_register_bots;
+use crate::strategy::StrategyKind;
 use crate::{Behaviour, BotSpec, PlayerHost, RegisteredBot};
 
 #[derive(Debug, Clone, Deserialize)]
@@ -29,7 +30,8 @@ pub struct PlayerConfig {
     pub advertise_url: Option<String>,
     /// `LEAGUE_PLAYERS`: how many bots to host.
     pub players: u32,
-    /// `LEAGUE_STRATEGIES`: behaviours assigned to the bots in turn.
+    /// `LEAGUE_STRATEGIES`: behaviours assigned to the bots in turn (empty: every strategy,
+    /// [`StrategyKind::every`]).
     pub strategies: String,
     /// `LEAGUE_ID`: the league to join (empty: the one open for registration).
     #[serde(rename = "id")]
@@ -58,7 +60,7 @@ impl Default for PlayerConfig {
             manager_url: "http://127.0.0.1:50051".to_owned(),
             advertise_url: None,
             players: 4,
-            strategies: "random,adaptive,alternating,always_even,always_odd".to_owned(),
+            strategies: StrategyKind::every(),
             league_id: String::new(),
             state_dir: None,
             player_host_name: "players".to_owned(),
@@ -80,7 +82,11 @@ impl PlayerConfig {
     /// One bot per player, behaviours taken from the list in turn. A bot's name says its behaviour
     /// (`bot-adaptive`); its player id, given at registration, is what tells it apart.
     pub fn specs(&self) -> anyhow::Result<Vec<BotSpec>> {
-        let behaviours = Behaviour::parse_list(&self.strategies).context("LEAGUE_STRATEGIES")?;
+        let behaviours = match self.strategies.trim() {
+            "" => Behaviour::parse_list(&StrategyKind::every()),
+            named => Behaviour::parse_list(named),
+        }
+        .context("LEAGUE_STRATEGIES")?;
         anyhow::ensure!(!behaviours.is_empty(), "LEAGUE_STRATEGIES names no behaviour");
         Ok((0..self.players as usize)
             .map(|i| {
@@ -189,5 +195,32 @@ impl PlayerApp {
             let _ = sender.send(bots);
         }
         server.await.context("player server task")?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_strategies_named_is_every_strategy_in_turn() {
+        let every = [
+            "random",
+            "adaptive",
+            "alternating",
+            "always_even",
+            "always_odd",
+            "random",
+        ];
+        for strategies in [PlayerConfig::default().strategies, String::new(), " ".to_owned()] {
+            let config = PlayerConfig {
+                players: 6,
+                strategies,
+                ..PlayerConfig::default()
+            };
+            let specs = config.specs().expect("every strategy");
+            let names: Vec<String> = specs.iter().map(|spec| spec.behaviour.to_string()).collect();
+            assert_eq!(names, every);
+        }
     }
 }

@@ -1,8 +1,8 @@
 //! The player host: one process serving many bot players behind a single `PlayerService`.
 //!
 //! Each bot is registered with the manager under its own player id and plays by its own [`Behaviour`]:
-//! a strategy (random, always_even, always_odd, alternating, adaptive) or, for exercising the referee's
-//! fault handling, a deliberate fault (silent, late, invalid, declines, flaky).
+//! a strategy ([`StrategyKind::ALL`]) or, for exercising the referee's fault handling, a deliberate
+//! fault ([`fault::Fault::NAMES`]); [`behaviour::names`] lists them all.
 
 pub mod app;
 pub mod behaviour;

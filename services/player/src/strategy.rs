@@ -37,13 +37,21 @@ pub enum StrategyKind {
 }
 
 impl StrategyKind {
+    /// Every strategy, in the order a league's bots take them when no list is given
+    /// ([`StrategyKind::every`]): the two bots of the smallest league are the most unlike.
     pub const ALL: [StrategyKind; 5] = [
         StrategyKind::Random,
+        StrategyKind::Adaptive,
+        StrategyKind::Alternating,
         StrategyKind::AlwaysEven,
         StrategyKind::AlwaysOdd,
-        StrategyKind::Alternating,
-        StrategyKind::Adaptive,
     ];
+
+    /// Every strategy's name in [`StrategyKind::ALL`]'s order, comma-separated: the behaviours a
+    /// host's bots take in turn when none are named (`LEAGUE_STRATEGIES`, `--strategies`).
+    pub fn every() -> String {
+        StrategyKind::ALL.map(StrategyKind::as_str).join(",")
+    }
 
     /// The configuration name, e.g. `"always_even"`.
     pub fn as_str(self) -> &'static str {

@@ -10,6 +10,8 @@ pub mod metrics;
 pub mod payload;
 pub mod runner;
 pub mod service;
+#[cfg(test)]
+mod test_support;
 pub mod worker;
 
 pub use chance::{Chance, OsChance};

@@ -73,27 +73,11 @@ impl RefereeService for RefereeApi {
 mod tests {
     use std::time::Duration;
 
-    use league_domain::{Assignment, Lease, Timing};
-    use league_proto::v2::ScheduledMatch;
-
     use super::*;
     use crate::runner::MatchProgress;
 
     fn running_match(running: &RunningMatches) -> impl Sized + use<> {
-        let assignment = Assignment {
-            scheduled: ScheduledMatch {
-                league_id: "L1".into(),
-                match_id: "R1M1".into(),
-                ..ScheduledMatch::default()
-            },
-            players: Default::default(),
-            timing: Timing::default(),
-            lease: Lease {
-                lease_id: "lease".into(),
-                expires_at: None,
-                duration: None,
-            },
-        };
+        let assignment = crate::test_support::assignment("l1", "R1M1", "lease", "");
         let progress = MatchProgress::new();
         progress.start("claimed".into());
         running.register(&assignment, Duration::from_secs(30), progress)
@@ -107,7 +91,7 @@ mod tests {
         let shown = api
             .get_match_state(Request::new(GetMatchStateRequest {
                 match_id: "R1M1".into(),
-                league_id: "L1".into(),
+                league_id: "l1".into(),
             }))
             .await
             .expect("running")
@@ -137,13 +121,13 @@ mod tests {
             league_id: league_id.into(),
         };
         let other_league = api
-            .get_match_state(Request::new(ask("L2")))
+            .get_match_state(Request::new(ask("l2")))
             .await
-            .expect_err("L2");
+            .expect_err("l2");
         assert_eq!(error_code::code_of(&other_league), Some(ErrorCode::MatchNotFound));
         drop(registration);
         let finished = api
-            .get_match_state(Request::new(ask("L1")))
+            .get_match_state(Request::new(ask("l1")))
             .await
             .expect_err("gone");
         assert_eq!(finished.code(), tonic::Code::NotFound);

@@ -105,9 +105,9 @@ pub(super) async fn queries(
         );
         let line = stdout
             .lines()
-            .find(|line| line.starts_with(&format!("{method}:")))
-            .unwrap_or_default()
-            .trim_start_matches(&format!("{method}: "))
+            .find_map(|line| line.strip_prefix(&format!("{method}:")))
+            .with_context(|| format!("wrk printed no {method} line: {stdout}"))?
+            .trim_start()
             .to_owned();
         measured.push(Throughput {
             call,

@@ -2,6 +2,7 @@
 //! system.
 
 use clap::Args;
+use league_domain::GameType;
 use league_proto::v2::{CreateLeagueRequest, CreateLeagueResponse, MatchTiming};
 
 use super::{Operator, failed};
@@ -13,9 +14,8 @@ pub struct CreateArgs {
     /// The new league's id (default: the manager chooses one).
     #[arg(long, default_value = "")]
     pub league: String,
-    /// The game: even_odd or tic_tac_toe.
-    #[arg(long, default_value = league_domain::GameType::default().as_str(), value_parser = args::game)]
-    pub game: String,
+    #[arg(long, help = args::game_help(), default_value_t = GameType::default())]
+    pub game: GameType,
     /// Start on its own once this many players have registered (0: only by `league start`).
     #[arg(long, default_value_t = 0)]
     pub auto_start: u32,
@@ -59,7 +59,7 @@ pub async fn create(args: CreateArgs) -> anyhow::Result<()> {
         .manager
         .create_league(operator.request(CreateLeagueRequest {
             league_id: args.league,
-            game_type: args.game,
+            game_type: args.game.to_string(),
             timing: Some(timing),
             auto_start_players: args.auto_start,
             cycles: args.cycles,

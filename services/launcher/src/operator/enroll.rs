@@ -2,6 +2,7 @@
 //! token.
 
 use clap::Args;
+use league_domain::PlayerId;
 use league_proto::v2::EnrollPlayerRequest;
 
 use super::{Common, Operator};
@@ -11,7 +12,7 @@ use crate::output::{self, Rows};
 pub struct EnrollArgs {
     /// The players to enroll (P01 P02 …).
     #[arg(required = true)]
-    pub players: Vec<String>,
+    pub players: Vec<PlayerId>,
     #[command(flatten)]
     pub common: Common,
 }
@@ -26,7 +27,7 @@ pub async fn enroll(args: EnrollArgs) -> anyhow::Result<()> {
             .manager
             .enroll_player(operator.request(EnrollPlayerRequest {
                 league_id: league_id.clone(),
-                player_id: player_id.clone(),
+                player_id: player_id.to_string(),
             }))
             .await
             .map_err(|status| anyhow::anyhow!("enrolling {player_id}: {}", status.message()))?

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use clap::Args;
+use league_domain::MatchId;
 use league_proto::v2::transcript_entry::Entry;
 use league_proto::v2::{
     Direction, GetMatchRequest, GetMatchResponse, GetStandingsRequest, MatchState, ScheduledMatch,
@@ -21,7 +22,7 @@ use crate::output::{self, Rows, cell};
 #[derive(Debug, Clone, Args)]
 pub struct MatchArgs {
     /// The match, e.g. R1M1.
-    pub match_id: String,
+    pub match_id: MatchId,
     /// Only this table: match (its row), players, or transcript. CSV needs one.
     #[arg(long)]
     pub section: Option<String>,
@@ -36,7 +37,7 @@ pub async fn show(args: MatchArgs) -> anyhow::Result<()> {
         .manager
         .get_match(operator.request(GetMatchRequest {
             league_id: league_id.clone(),
-            match_id: args.match_id,
+            match_id: args.match_id.to_string(),
         }))
         .await
         .map_err(failed("reading the match"))?
@@ -51,7 +52,7 @@ pub async fn show(args: MatchArgs) -> anyhow::Result<()> {
         .into_iter()
         .map(|row| (row.player_id, row.display_name))
         .collect();
-    let scheduled = whole(&found);
+    let scheduled = whole(&found)?;
     let mut row = Rows::new(&columns::MATCHES);
     row.push(columns::a_match(&scheduled));
     let seats = [
@@ -94,8 +95,11 @@ pub async fn show(args: MatchArgs) -> anyhow::Result<()> {
 /// The scheduled match with its result and times: `GetMatch` gives the result beside the match, and
 /// the times only in its transcript (its first entry, and its last once the match is finished: the
 /// referee's clock, as the schedule's `started_at` and `finished_at`).
-fn whole(found: &GetMatchResponse) -> ScheduledMatch {
-    let mut scheduled = found.r#match.clone().unwrap_or_default();
+fn whole(found: &GetMatchResponse) -> anyhow::Result<ScheduledMatch> {
+    let mut scheduled = found
+        .r#match
+        .clone()
+        .ok_or_else(|| anyhow::anyhow!("the manager's answer about the match has no match"))?;
     if scheduled.result.is_none() {
         scheduled.result = found.result.clone();
     }
@@ -109,7 +113,7 @@ fn whole(found: &GetMatchResponse) -> ScheduledMatch {
     if scheduled.finished_at.is_none() && scheduled.result.is_some() {
         scheduled.finished_at = entries.last().and_then(|entry| entry.at).map(as_recorded);
     }
-    scheduled
+    Ok(scheduled)
 }
 
 /// A referee's time as the schedule gives it, so that a match's row reads the same here and in
@@ -276,11 +280,11 @@ mod tests {
             }),
             ..GetMatchResponse::default()
         };
-        let running = whole(&found);
+        let running = whole(&found).expect("a match");
         assert_eq!(running.started_at.map(|t| t.seconds), Some(100));
         assert_eq!(running.finished_at, None, "not finished yet");
         found.result = Some(league_proto::v2::MatchResult::default());
-        let finished = whole(&found);
+        let finished = whole(&found).expect("a match");
         assert_eq!(finished.finished_at.map(|t| t.seconds), Some(103));
         assert_eq!(columns::a_match(&finished)[12], "3000", "duration_ms");
     }

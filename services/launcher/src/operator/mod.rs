@@ -23,6 +23,7 @@ pub mod withdraw;
 use std::path::PathBuf;
 
 use clap::Args;
+use league_domain::LeagueId;
 use league_proto::v2::ListLeaguesRequest;
 use league_proto::v2::agents_service_client::AgentsServiceClient;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
@@ -43,7 +44,7 @@ pub struct Common {
     pub output: Format,
     /// The league (default: LEAGUE_ID, else the running system's league, else the newest).
     #[arg(long)]
-    pub league: Option<String>,
+    pub league: Option<LeagueId>,
 }
 
 /// What every reading command takes: [`Common`], and where to read the league.
@@ -155,8 +156,11 @@ impl Operator {
     }
 
     /// The league a command is about: the one asked for, else the default, else the newest.
-    pub async fn league(&mut self, asked: Option<String>) -> anyhow::Result<String> {
-        if let Some(league) = asked.or_else(|| self.default_league.clone()) {
+    pub async fn league(&mut self, asked: Option<LeagueId>) -> anyhow::Result<String> {
+        if let Some(league) = asked {
+            return Ok(league.into());
+        }
+        if let Some(league) = self.default_league.clone() {
             return Ok(league);
         }
         let newest = self

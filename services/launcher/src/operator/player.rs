@@ -2,6 +2,7 @@
 //! one `--section` names.
 
 use clap::Args;
+use league_domain::PlayerId;
 use league_proto::v2::GetPlayerStatsRequest;
 
 use super::{Reading, failed};
@@ -11,7 +12,7 @@ use crate::output::{self, Rows};
 #[derive(Debug, Clone, Args)]
 pub struct PlayerArgs {
     /// The player, e.g. P01 (without it: `league player` runs the bot host).
-    pub player_id: Option<String>,
+    pub player_id: Option<PlayerId>,
     /// Only this table: standing (the player's row of the league table) or matches. CSV needs one.
     #[arg(long)]
     pub section: Option<String>,
@@ -20,12 +21,15 @@ pub struct PlayerArgs {
 }
 
 /// Shows `player_id`'s row and matches.
-pub async fn show(player_id: String, args: PlayerArgs) -> anyhow::Result<()> {
+pub async fn show(player_id: PlayerId, args: PlayerArgs) -> anyhow::Result<()> {
     let mut operator = args.reading.connect().await?;
     let league_id = operator.league(args.reading.common.league).await?;
     let stats = operator
         .manager
-        .get_player_stats(operator.request(GetPlayerStatsRequest { league_id, player_id }))
+        .get_player_stats(operator.request(GetPlayerStatsRequest {
+            league_id,
+            player_id: player_id.into(),
+        }))
         .await
         .map_err(failed("reading the player"))?
         .into_inner();

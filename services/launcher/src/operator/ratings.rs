@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use clap::Args;
+use league_domain::GameType;
 use league_proto::v2::{LeagueStatus, LeagueSummary, ResultStatus, ScheduledMatch};
 use serde_json::json;
 use skillratings::Outcomes;
@@ -25,8 +26,8 @@ pub struct RatingsArgs {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub output: Format,
     /// The game whose leagues are rated (each game is rated on its own).
-    #[arg(long, default_value = "even_odd")]
-    pub game: String,
+    #[arg(long, default_value_t = GameType::default())]
+    pub game: GameType,
     #[command(flatten)]
     pub from: super::ReadFrom,
 }
@@ -41,7 +42,7 @@ pub struct Rated {
 
 pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
     let mut operator = args.from.connect().await?;
-    let (completed, rated) = current(&mut operator.manager, &operator.token, &args.game).await?;
+    let (completed, rated) = current(&mut operator.manager, &operator.token, args.game.as_str()).await?;
     let mut ranked: Vec<(&String, &Rated)> = rated.iter().collect();
     ranked.sort_by(|a, b| b.1.rating.rating.total_cmp(&a.1.rating.rating).then(a.0.cmp(b.0)));
     // ratings.csv's columns, after the rank.
@@ -55,7 +56,7 @@ pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
     }
     output::print(args.output, &rows, || {
         Ok(json!({
-            "game_type": args.game,
+            "game_type": args.game.as_str(),
             "leagues": completed.iter().map(|league| league.league_id.clone()).collect::<Vec<_>>(),
             "ratings": ranked.iter().map(|(player, rated)| json!({
                 "player_id": player,

@@ -4,6 +4,7 @@
 //! referee must present to register.
 
 use clap::Args;
+use league_domain::RefereeId;
 use league_proto::v2::{
     AgentKind, GetRefereeRegistrationTokenRequest, ListAgentsRequest, RevokeRefereeRequest,
 };
@@ -20,7 +21,7 @@ pub struct RefereesArgs {
 #[derive(Debug, Clone, Args)]
 pub struct RevokeRefereeArgs {
     /// The referee's id (`REF03`), as `league referees` lists it.
-    pub referee_id: String,
+    pub referee_id: RefereeId,
 }
 
 pub async fn referees(args: RefereesArgs) -> anyhow::Result<()> {
@@ -65,7 +66,7 @@ pub async fn revoke(args: RevokeRefereeArgs) -> anyhow::Result<()> {
     let revoked = operator
         .agents()?
         .revoke_referee(operator.request(RevokeRefereeRequest {
-            referee_id: args.referee_id.clone(),
+            referee_id: args.referee_id.to_string(),
         }))
         .await
         .map_err(failed("revoking the referee"))?

@@ -2,6 +2,7 @@
 //! lose (docs/operations.md).
 
 use clap::Args;
+use league_domain::PlayerId;
 use league_proto::v2::{ResultStatus, WithdrawPlayerRequest};
 
 use super::{Common, Operator};
@@ -11,7 +12,7 @@ use crate::output::{self, Rows};
 pub struct WithdrawArgs {
     /// The players to withdraw (P01 P02 …).
     #[arg(required = true)]
-    pub players: Vec<String>,
+    pub players: Vec<PlayerId>,
     #[command(flatten)]
     pub common: Common,
 }
@@ -26,7 +27,7 @@ pub async fn withdraw(args: WithdrawArgs) -> anyhow::Result<()> {
             .manager
             .withdraw_player(operator.request(WithdrawPlayerRequest {
                 league_id: league_id.clone(),
-                player_id: player_id.clone(),
+                player_id: player_id.to_string(),
             }))
             .await
             .map_err(|status| anyhow::anyhow!("withdrawing {player_id}: {}", status.message()))?

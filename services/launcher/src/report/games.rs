@@ -4,33 +4,29 @@
 
 use std::fmt::Write;
 
+use league_domain::GameType;
 use league_proto::v2::ScheduledMatch;
 use prost_types::value::Kind;
 
 use super::html::{counted, escape};
 
-/// A game the report knows how to draw.
+/// A game as the report draws it: one the league knows, or another it shows by its reasons alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Game {
-    EvenOdd,
-    TicTacToe,
+    Known(GameType),
     Other,
 }
 
 impl Game {
     pub fn of(game_type: &str) -> Game {
-        match game_type {
-            "even_odd" => Game::EvenOdd,
-            "tic_tac_toe" => Game::TicTacToe,
-            _ => Game::Other,
-        }
+        GameType::parse(game_type).map_or(Game::Other, Game::Known)
     }
 
     /// The heading of the column that shows a match's play.
     pub fn play_heading(self) -> &'static str {
         match self {
-            Game::EvenOdd => "choices and drawn number",
-            Game::TicTacToe => "final board",
+            Game::Known(GameType::EvenOdd) => "choices and drawn number",
+            Game::Known(GameType::TicTacToe) => "final board",
             Game::Other => "play",
         }
     }
@@ -42,7 +38,7 @@ impl Game {
         };
         let field = |name: &str| metadata.fields.get(name).and_then(|v| v.kind.as_ref());
         match self {
-            Game::EvenOdd => {
+            Game::Known(GameType::EvenOdd) => {
                 let mut html = String::new();
                 if let Some(Kind::StructValue(choices)) = field("choices") {
                     for player in [&scheduled.player_a_id, &scheduled.player_b_id] {
@@ -67,7 +63,7 @@ impl Game {
                 }
                 html
             }
-            Game::TicTacToe => {
+            Game::Known(GameType::TicTacToe) => {
                 let Some(Kind::ListValue(board)) = field("final_board") else {
                     return String::new();
                 };
@@ -151,7 +147,7 @@ mod tests {
             ]
             .into(),
         };
-        let html = Game::EvenOdd.play_html(&finished(vec![
+        let html = Game::Known(GameType::EvenOdd).play_html(&finished(vec![
             ("choices", Kind::StructValue(choices)),
             ("drawn_number", Kind::NumberValue(7.0)),
         ]));
@@ -177,7 +173,7 @@ mod tests {
                 .map(|&c| value(Kind::NumberValue(c)))
                 .collect(),
         };
-        let html = Game::TicTacToe.play_html(&finished(vec![
+        let html = Game::Known(GameType::TicTacToe).play_html(&finished(vec![
             ("final_board", Kind::ListValue(board)),
             ("winning_line", Kind::ListValue(line)),
             ("total_turns", Kind::NumberValue(5.0)),
@@ -190,7 +186,10 @@ mod tests {
             html.ends_with("</table><span class=\"turns\">5 turns</span>"),
             "{html}"
         );
-        assert_eq!(Game::TicTacToe.play_heading(), "final board");
-        assert_eq!(Game::of("even_odd").play_heading(), "choices and drawn number");
+        assert_eq!(Game::Known(GameType::TicTacToe).play_heading(), "final board");
+        assert_eq!(
+            Game::of(GameType::EvenOdd.as_str()).play_heading(),
+            "choices and drawn number"
+        );
     }
 }

@@ -147,7 +147,7 @@ pub fn write(data: &LeagueData, out: &Path) -> anyhow::Result<PathBuf> {
 /// its UTF-8 bytes in hex. `~` is in no id, so two ids never share a folder and none leaves the
 /// results folder.
 pub fn folder_name(league_id: &str) -> String {
-    if league_domain::league_id::is_valid(league_id) {
+    if league_domain::LeagueId::parse(league_id).is_ok() {
         return league_id.to_owned();
     }
     let mut name = String::from("~");

@@ -159,8 +159,8 @@ pub async fn database_url(given: &str, cluster_dir: &Path) -> anyhow::Result<Sec
 
 /// The database part of a connection URL, for saying what was read (never the credentials).
 fn database_name(url: &str) -> String {
-    let path = url.split('?').next().unwrap_or_default();
-    path.rsplit('/').next().unwrap_or_default().to_owned()
+    let path = url.split_once('?').map_or(url, |(path, _)| path);
+    path.rsplit_once('/').map_or(path, |(_, name)| name).to_owned()
 }
 
 #[cfg(test)]

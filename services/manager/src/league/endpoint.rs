@@ -207,6 +207,7 @@ impl EndpointPolicy {
                     vec![[127, 0, 0, 1].into(), std::net::Ipv6Addr::LOCALHOST.into()]
                 }
                 Ok(ip) => vec![ip],
+                // A name that resolves to nothing (a service not deployed here) refuses no address.
                 Err(_) => resolve(host, port).await.unwrap_or_default(),
             };
             addresses.extend(ips.into_iter().map(|ip| SocketAddr::new(canonical(ip), port)));

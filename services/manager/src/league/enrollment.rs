@@ -6,17 +6,19 @@
 //! and has room (its own `max_players`, else the deployment's); the enrollment that reaches the league's
 //! auto-start threshold starts it. A player enrolled already changes nothing.
 
+use league_domain::{LeagueId, PlayerId};
 use league_proto::ErrorCode;
 use sqlx::{PgConnection, PgPool};
 
 use crate::error::{ManagerResult, reject};
+use crate::ids;
 use crate::league::start;
 
 /// A league taking registrations, its row locked by the transaction that found it: concurrent
 /// enrollments count its players one at a time.
 #[derive(Debug)]
 pub struct OpenLeague {
-    pub league_id: String,
+    pub league_id: LeagueId,
     auto_start_players: i32,
     max_players: u32,
 }
@@ -24,18 +26,18 @@ pub struct OpenLeague {
 /// What an enrollment did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Enrollment {
-    pub league_id: String,
+    pub league_id: LeagueId,
     /// False when the player was in the league already.
     pub enrolled: bool,
     /// True when this enrollment started the league.
     pub started: bool,
 }
 
-/// Locks `requested`, or the newest league open for registration when it is empty, and checks that it
+/// Locks `requested`, or the newest league open for registration when none is, and checks that it
 /// takes a player of `game_types`. `deployment_max` is LEAGUE_MAX_PLAYERS.
 pub async fn open_league(
     tx: &mut PgConnection,
-    requested: &str,
+    requested: Option<&LeagueId>,
     game_types: &[String],
     deployment_max: u32,
 ) -> ManagerResult<OpenLeague> {
@@ -46,23 +48,26 @@ pub async fn open_league(
         auto_start_players: i32,
         max_players: Option<i32>,
     }
-    let league = if requested.is_empty() {
-        sqlx::query_as!(
-            Row,
-            "select league_id, status, game_type, auto_start_players, max_players from leagues
-             where status = 'registering' order by created_at desc limit 1 for update",
-        )
-        .fetch_optional(&mut *tx)
-        .await?
-    } else {
-        sqlx::query_as!(
-            Row,
-            "select league_id, status, game_type, auto_start_players, max_players from leagues
-             where league_id = $1 for update",
-            requested
-        )
-        .fetch_optional(&mut *tx)
-        .await?
+    let league = match requested {
+        None => {
+            sqlx::query_as!(
+                Row,
+                "select league_id, status, game_type, auto_start_players, max_players from leagues
+                 where status = 'registering' order by created_at desc limit 1 for update",
+            )
+            .fetch_optional(&mut *tx)
+            .await?
+        }
+        Some(requested) => {
+            sqlx::query_as!(
+                Row,
+                "select league_id, status, game_type, auto_start_players, max_players from leagues
+                 where league_id = $1 for update",
+                requested.as_str()
+            )
+            .fetch_optional(&mut *tx)
+            .await?
+        }
     };
     let Some(Row {
         league_id,
@@ -72,13 +77,12 @@ pub async fn open_league(
         max_players,
     }) = league
     else {
-        return Err(if requested.is_empty() {
-            reject(
+        return Err(match requested {
+            None => reject(
                 ErrorCode::InvalidLeagueState,
                 "no league is open for registration",
-            )
-        } else {
-            reject(ErrorCode::LeagueNotFound, format!("no league {requested}"))
+            ),
+            Some(requested) => reject(ErrorCode::LeagueNotFound, format!("no league {requested}")),
         });
     };
     if status != "registering" {
@@ -97,7 +101,7 @@ pub async fn open_league(
         .and_then(|max| u32::try_from(max).ok())
         .map_or(deployment_max, |max| max.min(deployment_max));
     Ok(OpenLeague {
-        league_id,
+        league_id: ids::stored("leagues.league_id", &league_id)?,
         auto_start_players,
         max_players,
     })
@@ -120,11 +124,11 @@ impl OpenLeague {
 
     /// Enrolls `player_id` (checked for room by the caller, registered in this transaction or before);
     /// returns whether that started the league.
-    pub async fn add(&self, tx: &mut PgConnection, player_id: &str) -> ManagerResult<bool> {
+    pub async fn add(&self, tx: &mut PgConnection, player_id: &PlayerId) -> ManagerResult<bool> {
         sqlx::query!(
             "insert into league_players (league_id, player_id) values ($1, $2)",
-            self.league_id,
-            player_id,
+            self.league_id.as_str(),
+            player_id.as_str(),
         )
         .execute(&mut *tx)
         .await?;
@@ -136,11 +140,11 @@ impl OpenLeague {
     }
 
     /// Enrolls a registered player unless it is in the league already.
-    pub async fn enroll(&self, tx: &mut PgConnection, player_id: &str) -> ManagerResult<Enrollment> {
+    pub async fn enroll(&self, tx: &mut PgConnection, player_id: &PlayerId) -> ManagerResult<Enrollment> {
         let already = sqlx::query_scalar!(
             r#"select exists (select 1 from league_players where league_id = $1 and player_id = $2) as "already!""#,
-            self.league_id,
-            player_id,
+            self.league_id.as_str(),
+            player_id.as_str(),
         )
         .fetch_one(&mut *tx)
         .await?;
@@ -160,7 +164,7 @@ impl OpenLeague {
     async fn players(&self, tx: &mut PgConnection) -> ManagerResult<i64> {
         let joined = sqlx::query_scalar!(
             r#"select count(*) as "joined!" from league_players where league_id = $1"#,
-            self.league_id
+            self.league_id.as_str()
         )
         .fetch_one(&mut *tx)
         .await?;
@@ -172,19 +176,13 @@ impl OpenLeague {
 pub async fn enroll_registered(
     pool: &PgPool,
     deployment_max: u32,
-    league_id: &str,
-    player_id: &str,
+    league_id: &LeagueId,
+    player_id: &PlayerId,
 ) -> ManagerResult<Enrollment> {
-    if league_id.is_empty() || player_id.is_empty() {
-        return Err(reject(
-            ErrorCode::MissingRequiredField,
-            "league_id and player_id are required",
-        ));
-    }
     let mut tx = pool.begin().await?;
     let player = sqlx::query_scalar!(
         "select game_types from agents where agent_id = $1 and kind = 'player'",
-        player_id
+        player_id.as_str()
     )
     .fetch_optional(&mut *tx)
     .await?;
@@ -194,7 +192,7 @@ pub async fn enroll_registered(
             format!("no registered player {player_id}"),
         ));
     };
-    let league = open_league(&mut tx, league_id, &game_types, deployment_max).await?;
+    let league = open_league(&mut tx, Some(league_id), &game_types, deployment_max).await?;
     let enrollment = league.enroll(&mut tx, player_id).await?;
     tx.commit().await?;
     if enrollment.enrolled {

@@ -5,6 +5,7 @@
 //! a fanned-out event without a row got it then, at the first attempt (the view
 //! `every_event_delivery` spells every pair out). A crash can delay an event but not lose it.
 
+use league_domain::LeagueId;
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::{NotifyLeagueEventRequest, RoundAnnouncement, ScheduledMatch};
 use prost::Message;
@@ -25,7 +26,7 @@ pub struct Queued {
 
 impl Queued {
     /// `events` of `league_id`, each with its round.
-    pub fn new(league_id: &str, events: Vec<(u32, Event)>) -> Self {
+    pub fn new(league_id: &LeagueId, events: Vec<(u32, Event)>) -> Self {
         let mut queued = Self {
             kinds: Vec::with_capacity(events.len()),
             rounds: Vec::with_capacity(events.len()),
@@ -43,7 +44,7 @@ impl Queued {
             queued.payloads.push(
                 NotifyLeagueEventRequest {
                     player_id: String::new(),
-                    league_id: league_id.to_owned(),
+                    league_id: league_id.to_string(),
                     event_id: String::new(),
                     event: Some(event),
                 }
@@ -72,7 +73,11 @@ impl Queued {
 /// `returning`, so it runs whether or not the statement reads `queued`; one per row, which Postgres
 /// folds into one (same channel and payload, one transaction). Its recipients are written by
 /// [`fan_out`].
-pub async fn enqueue(tx: &mut PgConnection, league_id: &str, events: Vec<(u32, Event)>) -> ManagerResult<()> {
+pub async fn enqueue(
+    tx: &mut PgConnection,
+    league_id: &LeagueId,
+    events: Vec<(u32, Event)>,
+) -> ManagerResult<()> {
     let queued = Queued::new(league_id, events);
     let (kinds, rounds, payloads) = queued.columns();
     sqlx::query!(
@@ -85,7 +90,7 @@ pub async fn enqueue(tx: &mut PgConnection, league_id: &str, events: Vec<(u32, E
          )
          -- No columns: the statement is run for what `queued` writes.
          select",
-        league_id,
+        league_id.as_str(),
         kinds as &[&str],
         rounds,
         payloads,
@@ -159,7 +164,7 @@ pub async fn fan_out(
 /// ROUND_ANNOUNCEMENT for `round_id`, with its matches.
 pub async fn round_announcement(
     tx: &mut PgConnection,
-    league_id: &str,
+    league_id: &LeagueId,
     round_id: u32,
 ) -> ManagerResult<Event> {
     let matches: Vec<ScheduledMatch> = scheduled_matches(&mut *tx, league_id, Some(round_id)).await?;

@@ -2,6 +2,7 @@
 //! outcome, a player's match history, the table after each round, and the list of leagues. Every
 //! answer is bounded: large ones come a page at a time.
 
+use league_domain::{LeagueId, PlayerId};
 use league_proto::v2::{
     LeagueStatus, LeagueSummary, ListLeaguesResponse, MatchResult, RoundStandings, ScheduledMatch,
     ScheduledRound,
@@ -9,6 +10,7 @@ use league_proto::v2::{
 use sqlx::PgConnection;
 
 use crate::error::{ManagerResult, reject};
+use crate::ids;
 use crate::league::queries::{MatchRow, decode, query_matches};
 use crate::league::queue::timestamp_from_millis;
 use crate::league::table::{self, LeagueResults};
@@ -93,7 +95,7 @@ impl PlayedRow {
 /// match with its outcome once finished; and the round the next page starts at (0: none).
 pub async fn schedule_page(
     conn: &mut PgConnection,
-    league_id: &str,
+    league_id: &LeagueId,
     first_round_id: u32,
     max_matches: u32,
 ) -> ManagerResult<(Vec<ScheduledRound>, u32)> {
@@ -108,7 +110,7 @@ pub async fn schedule_page(
     let rounds: Vec<(i32, Option<String>, i64)> = sqlx::query!(
         r#"select r.round_id, r.bye_player_id, r.matches::bigint as "matches!"
          from rounds r where r.league_id = $1 and r.round_id >= $2 order by r.round_id"#,
-        league_id,
+        league_id.as_str(),
         first,
     )
     .fetch_all(&mut *conn)
@@ -132,7 +134,7 @@ pub async fn schedule_page(
     };
     let rows = query_played!(
         "where m.league_id = $1 and m.round_id between $2 and $3 order by m.round_id, m.match_number",
-        league_id,
+        league_id.as_str(),
         first,
         last,
     )
@@ -163,14 +165,14 @@ pub async fn schedule_page(
 /// Every match of `player_id` (one per opponent at most), in play order, with its outcome once finished.
 pub async fn player_matches(
     conn: &mut PgConnection,
-    league_id: &str,
-    player_id: &str,
+    league_id: &LeagueId,
+    player_id: &PlayerId,
 ) -> ManagerResult<Vec<ScheduledMatch>> {
     let rows = query_played!(
         "where m.league_id = $1 and (m.player_a_id = $2 or m.player_b_id = $2)
          order by m.round_id, m.match_number",
-        league_id,
-        player_id,
+        league_id.as_str(),
+        player_id.as_str(),
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -181,14 +183,14 @@ pub async fn player_matches(
 /// as [`MAX_STANDINGS_ROWS`] allows, always at least one); and the round the next page starts at (0: none).
 pub async fn standings_by_round(
     conn: &mut PgConnection,
-    league_id: &str,
+    league_id: &LeagueId,
     first_round_id: u32,
     max_rounds: u32,
 ) -> ManagerResult<(Vec<RoundStandings>, u32)> {
     let completed = sqlx::query_scalar!(
         "select round_id from rounds where league_id = $1 and status = 'completed' and round_id >= $2
          order by round_id",
-        league_id,
+        league_id.as_str(),
         first_round_id.max(1) as i32,
     )
     .fetch_all(&mut *conn)
@@ -255,7 +257,8 @@ pub async fn list_leagues(
             (row.players, row.created_ms, row.started_ms, row.completed_ms);
         let status = league_status(&status);
         let champion = if status == LeagueStatus::Completed {
-            table::standings(conn, &league_id).await?.into_iter().next()
+            let stored = ids::stored("leagues.league_id", &league_id)?;
+            table::standings(conn, &stored).await?.into_iter().next()
         } else {
             None
         };

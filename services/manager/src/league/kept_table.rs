@@ -15,6 +15,7 @@
 //! on the same database — finds no table through the round before, and loads the league's results
 //! once from the database (the same results the database table is made of).
 
+use league_domain::LeagueId;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -29,13 +30,13 @@ use crate::standings::{self, rank_totals};
 /// The kept tables of every league this manager completes rounds of, by league id.
 #[derive(Debug, Clone, Default)]
 pub struct KeptTables {
-    tables: Arc<Mutex<HashMap<String, KeptTable>>>,
+    tables: Arc<Mutex<HashMap<LeagueId, KeptTable>>>,
 }
 
 impl KeptTables {
     /// The table of `league_id` through `round_id`, taken out (see the module doc), if it is kept.
     /// A table kept through another round is dropped: it is of no use any more.
-    fn take(&self, league_id: &str, round_id: u32) -> Option<KeptTable> {
+    fn take(&self, league_id: &LeagueId, round_id: u32) -> Option<KeptTable> {
         let mut tables = self.tables.lock().unwrap_or_else(PoisonError::into_inner);
         let kept = tables.remove(league_id)?;
         (kept.through_round == round_id).then_some(kept)
@@ -43,9 +44,9 @@ impl KeptTables {
 
     /// Keeps `table` for the next round of `league_id`: called once the completion that made it has
     /// committed.
-    pub fn keep(&self, league_id: &str, table: KeptTable) {
+    pub fn keep(&self, league_id: &LeagueId, table: KeptTable) {
         let mut tables = self.tables.lock().unwrap_or_else(PoisonError::into_inner);
-        tables.insert(league_id.to_owned(), table);
+        tables.insert(league_id.clone(), table);
     }
 
     /// The table of `league_id` through `round_id`, whose results are those of the table through the
@@ -55,7 +56,7 @@ impl KeptTables {
     pub async fn through(
         &self,
         tx: &mut PgConnection,
-        league_id: &str,
+        league_id: &LeagueId,
         round_id: u32,
         round: &[RecordedResult<String>],
     ) -> ManagerResult<(KeptTable, Vec<StandingRow>)> {
@@ -310,20 +311,21 @@ mod tests {
     #[test]
     fn only_the_table_through_the_round_before_is_taken() {
         let tables = KeptTables::default();
+        let l = LeagueId::parse("l").expect("a league id");
         let (players, names) = league(2);
         let mut kept = KeptTable::empty(players, names);
         kept.through_round = 3;
-        tables.keep("L", kept);
+        tables.keep(&l, kept);
         assert!(
-            tables.take("L", 2).is_none(),
+            tables.take(&l, 2).is_none(),
             "a table through another round is of no use"
         );
-        assert!(tables.take("L", 3).is_none(), "and was dropped");
+        assert!(tables.take(&l, 3).is_none(), "and was dropped");
         let (players, names) = league(2);
         let mut kept = KeptTable::empty(players, names);
         kept.through_round = 3;
-        tables.keep("L", kept);
-        assert_eq!(tables.take("L", 3).map(|kept| kept.through_round), Some(3));
-        assert!(tables.take("L", 3).is_none(), "taken out while in use");
+        tables.keep(&l, kept);
+        assert_eq!(tables.take(&l, 3).map(|kept| kept.through_round), Some(3));
+        assert!(tables.take(&l, 3).is_none(), "taken out while in use");
     }
 }

@@ -7,6 +7,7 @@
 //! hands nothing out while everything else goes on: running matches finish and are recorded, and a
 //! round whose last result arrives completes (its successor is announced, and handed out on resume).
 
+use league_domain::{LeagueId, PlayerId};
 use league_proto::ErrorCode;
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::{CancelLeagueResponse, LeagueCompleted, PauseLeagueResponse};
@@ -17,10 +18,10 @@ use crate::league::{events, table};
 use crate::wakeups::Wakeups;
 
 /// The league's status, its row locked until `tx` ends; E006 when there is no such league.
-pub async fn lock_league(tx: &mut PgConnection, league_id: &str) -> ManagerResult<String> {
+pub async fn lock_league(tx: &mut PgConnection, league_id: &LeagueId) -> ManagerResult<String> {
     let found = sqlx::query_scalar!(
         "select status from leagues where league_id = $1 for update",
-        league_id
+        league_id.as_str()
     )
     .fetch_optional(&mut *tx)
     .await?;
@@ -33,8 +34,8 @@ pub async fn lock_league(tx: &mut PgConnection, league_id: &str) -> ManagerResul
 /// deadlock with it. A match a report finishes meanwhile is not locked (it is no longer unfinished).
 pub async fn lock_unfinished(
     tx: &mut PgConnection,
-    league_id: &str,
-    player_id: Option<&str>,
+    league_id: &LeagueId,
+    player_id: Option<&PlayerId>,
 ) -> ManagerResult<()> {
     // No columns: the statement is run for its locks.
     sqlx::query!(
@@ -43,8 +44,8 @@ pub async fn lock_unfinished(
            and ($2::text is null or $2 in (player_a_id, player_b_id))
          order by league_id, match_id
          for update",
-        league_id,
-        player_id,
+        league_id.as_str(),
+        player_id.map(PlayerId::as_str),
     )
     .execute(&mut *tx)
     .await?;
@@ -52,7 +53,7 @@ pub async fn lock_unfinished(
 }
 
 /// E008 for an action the league's status does not allow.
-fn wrong_state(league_id: &str, status: &str, action: &str) -> crate::error::ManagerError {
+fn wrong_state(league_id: &LeagueId, status: &str, action: &str) -> crate::error::ManagerError {
     reject(
         ErrorCode::InvalidLeagueState,
         format!("league {league_id} is {status}: only a {action}"),
@@ -60,7 +61,7 @@ fn wrong_state(league_id: &str, status: &str, action: &str) -> crate::error::Man
 }
 
 /// Pauses a running league: no match of it is handed out until [`resume`]; the running ones finish.
-pub async fn pause(pool: &PgPool, league_id: &str) -> ManagerResult<PauseLeagueResponse> {
+pub async fn pause(pool: &PgPool, league_id: &LeagueId) -> ManagerResult<PauseLeagueResponse> {
     let mut tx = pool.begin().await?;
     let status = lock_league(&mut tx, league_id).await?;
     if status != "running" {
@@ -71,21 +72,21 @@ pub async fn pause(pool: &PgPool, league_id: &str) -> ManagerResult<PauseLeagueR
              update leagues set status = 'paused', paused_at = now() where league_id = $1
          )
          select count(*) as "running!" from matches where league_id = $1 and status = 'running'"#,
-        league_id
+        league_id.as_str()
     )
     .fetch_one(&mut *tx)
     .await?;
     tx.commit().await?;
     tracing::info!(%league_id, running, "league paused by the operator");
     Ok(PauseLeagueResponse {
-        league_id: league_id.to_owned(),
+        league_id: league_id.to_string(),
         running_matches: u32::try_from(running).unwrap_or(u32::MAX),
     })
 }
 
 /// Resumes a paused league: its ready matches are handed out again, and the claims waiting in every
 /// manager are woken to take them.
-pub async fn resume(pool: &PgPool, wakeups: &Wakeups, league_id: &str) -> ManagerResult<()> {
+pub async fn resume(pool: &PgPool, wakeups: &Wakeups, league_id: &LeagueId) -> ManagerResult<()> {
     let mut tx = pool.begin().await?;
     let status = lock_league(&mut tx, league_id).await?;
     if status != "paused" {
@@ -93,7 +94,7 @@ pub async fn resume(pool: &PgPool, wakeups: &Wakeups, league_id: &str) -> Manage
     }
     sqlx::query!(
         "update leagues set status = 'running', paused_at = null where league_id = $1",
-        league_id
+        league_id.as_str()
     )
     .execute(&mut *tx)
     .await?;
@@ -108,7 +109,7 @@ pub async fn resume(pool: &PgPool, wakeups: &Wakeups, league_id: &str) -> Manage
 /// matches are cancelled — no result, so nobody is charged — and lose their leases, so their referees'
 /// renewals and reports are refused; its players are sent LEAGUE_COMPLETED with the table as it stands
 /// (the results recorded so far), the matches played, and no champion.
-pub async fn cancel(pool: &PgPool, league_id: &str) -> ManagerResult<CancelLeagueResponse> {
+pub async fn cancel(pool: &PgPool, league_id: &LeagueId) -> ManagerResult<CancelLeagueResponse> {
     let mut tx = pool.begin().await?;
     lock_unfinished(&mut tx, league_id, None).await?;
     let status = lock_league(&mut tx, league_id).await?;
@@ -137,7 +138,7 @@ pub async fn cancel(pool: &PgPool, league_id: &str) -> ManagerResult<CancelLeagu
                 (select count(*) from matches where league_id = $1 and status = 'finished') as "played!",
                 total_rounds as "total_rounds!", current_round as "current_round!"
          from league"#,
-        league_id
+        league_id.as_str()
     )
     .fetch_one(&mut *tx)
     .await?;
@@ -168,7 +169,7 @@ pub async fn cancel(pool: &PgPool, league_id: &str) -> ManagerResult<CancelLeagu
     tx.commit().await?;
     tracing::info!(%league_id, cancelled, running, "league cancelled by the operator");
     Ok(CancelLeagueResponse {
-        league_id: league_id.to_owned(),
+        league_id: league_id.to_string(),
         cancelled_matches: u32::try_from(cancelled).unwrap_or(u32::MAX),
         running_matches: u32::try_from(running).unwrap_or(u32::MAX),
     })

@@ -6,6 +6,7 @@ pub mod enrollment;
 pub mod events;
 pub mod history;
 pub mod kept_table;
+pub mod lease;
 pub mod lifecycle;
 pub mod queries;
 pub mod queue;

@@ -1,6 +1,7 @@
 //! Read-only questions about a league (LEAGUE_QUERY and the operator's views). An empty league id
 //! means the most recently created league.
 
+use league_domain::{LeagueId, MatchId, PlayerId};
 use league_proto::ErrorCode;
 use league_proto::v2::{
     GetLeagueStatusResponse, GetMatchResponse, GetPlayerStatsResponse, LeagueStatus, MatchResult,
@@ -10,21 +11,34 @@ use prost::Message;
 use sqlx::PgConnection;
 
 use crate::error::{ManagerResult, reject};
+use crate::ids;
 use crate::league::queue::{TimingRow, match_timing, timestamp_from_millis};
 use crate::league::{history, stall, table};
 
-/// The league `league_id` names, or the newest one when it is empty.
-pub async fn resolve_league(conn: &mut PgConnection, league_id: &str) -> ManagerResult<String> {
-    let found = if league_id.is_empty() {
-        sqlx::query_scalar!("select league_id from leagues order by created_at desc limit 1")
+/// The league `league_id` names, or the newest one when it names none.
+pub async fn resolve_league(conn: &mut PgConnection, league_id: Option<LeagueId>) -> ManagerResult<LeagueId> {
+    let Some(league_id) = league_id else {
+        let newest = sqlx::query_scalar!("select league_id from leagues order by created_at desc limit 1")
             .fetch_optional(&mut *conn)
-            .await?
-    } else {
-        sqlx::query_scalar!("select league_id from leagues where league_id = $1", league_id)
-            .fetch_optional(&mut *conn)
-            .await?
+            .await?;
+        return match newest {
+            Some(newest) => ids::stored("leagues.league_id", &newest),
+            None => Err(reject(ErrorCode::LeagueNotFound, "there is no league yet")),
+        };
     };
-    found.ok_or_else(|| reject(ErrorCode::LeagueNotFound, format!("no league {league_id:?}")))
+    let found = sqlx::query_scalar!(
+        "select league_id from leagues where league_id = $1",
+        league_id.as_str()
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    match found {
+        Some(_) => Ok(league_id),
+        None => Err(reject(
+            ErrorCode::LeagueNotFound,
+            format!("no league {:?}", league_id.as_str()),
+        )),
+    }
 }
 
 /// A schedule row as the queries read it.
@@ -101,7 +115,7 @@ pub fn match_status(status: &str) -> MatchStatus {
 /// The matches of a league (or of one round), in play order.
 pub async fn scheduled_matches(
     conn: &mut PgConnection,
-    league_id: &str,
+    league_id: &LeagueId,
     round_id: Option<u32>,
 ) -> ManagerResult<Vec<ScheduledMatch>> {
     let rows = query_matches!(
@@ -109,7 +123,7 @@ pub async fn scheduled_matches(
         " from matches m join leagues l on l.league_id = m.league_id
          where m.league_id = $1 and ($2::int is null or m.round_id = $2)
          order by m.round_id, m.match_number",
-        league_id,
+        league_id.as_str(),
         round_id.map(|round| round as i32),
     )
     .fetch_all(&mut *conn)
@@ -118,11 +132,11 @@ pub async fn scheduled_matches(
 }
 
 /// The last round whose matches are all final (0 before any).
-pub async fn last_completed_round(conn: &mut PgConnection, league_id: &str) -> ManagerResult<u32> {
+pub async fn last_completed_round(conn: &mut PgConnection, league_id: &LeagueId) -> ManagerResult<u32> {
     let round_id = sqlx::query_scalar!(
         r#"select coalesce(max(round_id), 0) as "round_id!" from rounds
            where league_id = $1 and status = 'completed'"#,
-        league_id
+        league_id.as_str()
     )
     .fetch_one(&mut *conn)
     .await?;
@@ -132,8 +146,8 @@ pub async fn last_completed_round(conn: &mut PgConnection, league_id: &str) -> M
 /// The player's first match that is not finished, if any.
 pub async fn next_match(
     conn: &mut PgConnection,
-    league_id: &str,
-    player_id: &str,
+    league_id: &LeagueId,
+    player_id: &PlayerId,
 ) -> ManagerResult<Option<ScheduledMatch>> {
     ensure_player(conn, league_id, player_id).await?;
     let row = query_matches!(
@@ -141,8 +155,8 @@ pub async fn next_match(
         " from matches m join leagues l on l.league_id = m.league_id
          where m.league_id = $1 and m.status <> 'finished' and (m.player_a_id = $2 or m.player_b_id = $2)
          order by m.round_id, m.match_number limit 1",
-        league_id,
-        player_id,
+        league_id.as_str(),
+        player_id.as_str(),
     )
     .fetch_optional(&mut *conn)
     .await?;
@@ -151,19 +165,19 @@ pub async fn next_match(
 
 pub async fn player_stats(
     conn: &mut PgConnection,
-    league_id: &str,
-    player_id: &str,
+    league_id: &LeagueId,
+    player_id: &PlayerId,
 ) -> ManagerResult<GetPlayerStatsResponse> {
     ensure_player(conn, league_id, player_id).await?;
     let standing = table::standings(conn, league_id)
         .await?
         .into_iter()
-        .find(|row| row.player_id == player_id);
+        .find(|row| *player_id == row.player_id);
     let results = sqlx::query_scalar!(
         r#"select result as "result!" from matches where league_id = $1 and status = 'finished'
            and (player_a_id = $2 or player_b_id = $2) order by round_id, match_number"#,
-        league_id,
-        player_id,
+        league_id.as_str(),
+        player_id.as_str(),
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -179,15 +193,15 @@ pub async fn player_stats(
 
 pub async fn match_detail(
     conn: &mut PgConnection,
-    league_id: &str,
-    match_id: &str,
+    league_id: &LeagueId,
+    match_id: MatchId,
 ) -> ManagerResult<GetMatchResponse> {
     let row = query_matches!(
         MatchDetailRow,
         ", m.result, m.transcript from matches m
              join leagues l on l.league_id = m.league_id where m.league_id = $1 and m.match_id = $2",
-        league_id,
-        match_id,
+        league_id.as_str(),
+        match_id.to_string(),
     )
     .fetch_optional(&mut *conn)
     .await?;
@@ -224,7 +238,7 @@ pub async fn match_detail(
         "select join_timeout_ms, move_timeout_ms, game_over_timeout_ms, max_attempts, retry_delay_ms,
                 lease_duration_ms
          from leagues where league_id = $1",
-        league_id
+        league_id.as_str()
     )
     .fetch_one(&mut *conn)
     .await?;
@@ -238,7 +252,7 @@ pub async fn match_detail(
 
 pub async fn league_status(
     conn: &mut PgConnection,
-    league_id: &str,
+    league_id: &LeagueId,
 ) -> ManagerResult<GetLeagueStatusResponse> {
     let league = sqlx::query!(
         r#"select game_type, status, current_round, total_rounds,
@@ -246,7 +260,7 @@ pub async fn league_status(
                 (extract(epoch from completed_at) * 1000)::bigint as "completed_ms?",
                 (extract(epoch from cancelled_at) * 1000)::bigint as "cancelled_ms?"
          from leagues where league_id = $1"#,
-        league_id
+        league_id.as_str()
     )
     .fetch_one(&mut *conn)
     .await?;
@@ -270,7 +284,7 @@ pub async fn league_status(
                  where e.league_id = $1 and d.delivered_at is null and d.gave_up_at is null)
                 + (select count(*) from league_events e join league_players p using (league_id)
                    where e.league_id = $1 and not e.fanned_out) as "pending!""#,
-        league_id
+        league_id.as_str()
     )
     .fetch_one(&mut *conn)
     .await?;
@@ -297,7 +311,7 @@ pub async fn league_status(
         None
     };
     Ok(GetLeagueStatusResponse {
-        league_id: league_id.to_owned(),
+        league_id: league_id.to_string(),
         game_type,
         status: status as i32,
         current_round_id: current_round as u32,
@@ -315,11 +329,15 @@ pub async fn league_status(
     })
 }
 
-async fn ensure_player(conn: &mut PgConnection, league_id: &str, player_id: &str) -> ManagerResult<()> {
+async fn ensure_player(
+    conn: &mut PgConnection,
+    league_id: &LeagueId,
+    player_id: &PlayerId,
+) -> ManagerResult<()> {
     let found = sqlx::query_scalar!(
         "select 1 from league_players where league_id = $1 and player_id = $2",
-        league_id,
-        player_id,
+        league_id.as_str(),
+        player_id.as_str(),
     )
     .fetch_optional(&mut *conn)
     .await?;

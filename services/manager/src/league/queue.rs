@@ -4,15 +4,16 @@
 
 use std::time::Duration;
 
+use league_domain::{LeagueId, RefereeId};
 use league_proto::v2::{
-    AssignedPlayer, LeaseRef, LeaseRenewal, MatchAssignment, MatchStatus, MatchTiming, PlayerRecord,
-    ScheduledMatch,
+    AssignedPlayer, LeaseRenewal, MatchAssignment, MatchStatus, MatchTiming, PlayerRecord, ScheduledMatch,
 };
 use sqlx::{PgConnection, PgPool};
 use tokio::time::Instant;
 
 use crate::error::ManagerResult;
 use crate::league::events::Queued;
+use crate::league::lease::Lease;
 use crate::league::waiting_claims::WaitingClaim;
 use crate::wakeups::{EVENTS_PENDING_CHANNEL, MATCHES_READY_CHANNEL, Wakeups};
 
@@ -91,7 +92,7 @@ macro_rules! query_seated {
 pub async fn claim(
     pool: &PgPool,
     wakeups: &Wakeups,
-    referee_id: &str,
+    referee_id: &RefereeId,
     max: u32,
     wait: Duration,
 ) -> ManagerResult<Vec<MatchAssignment>> {
@@ -147,7 +148,7 @@ async fn next_lease_expiry(pool: &PgPool) -> ManagerResult<Option<Duration>> {
 
 /// Claims once, without waiting: in one statement, as a claim is on the critical path between two
 /// rounds.
-async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<Vec<MatchAssignment>> {
+async fn claim_once(pool: &PgPool, referee_id: &RefereeId, max: u32) -> ManagerResult<Vec<MatchAssignment>> {
     crate::metrics::CLAIM_LOOKS.inc();
     let rows = query_seated!(
         r#"with free as (
@@ -189,7 +190,7 @@ async fn claim_once(pool: &PgPool, referee_id: &str, max: u32) -> ManagerResult<
                 c.retry_delay_ms as "retry_delay_ms!", c.lease_duration_ms as "lease_duration_ms!""#,
         " from claimed c",
         " order by c.round_id, c.match_number",
-        referee_id,
+        referee_id.as_str(),
         i64::from(max),
     )
     .fetch_all(pool)
@@ -217,7 +218,7 @@ const HANDED_PER_CLAIM: i32 = 16;
 /// handed to each claim, in the order of the claims given.
 pub async fn release_round(
     tx: &mut PgConnection,
-    league_id: &str,
+    league_id: &LeagueId,
     round_id: u32,
     claims: &[WaitingClaim],
     events: &Queued,
@@ -286,7 +287,7 @@ pub async fn release_round(
                 l.retry_delay_ms, l.lease_duration_ms"#,
         " from handed c join leagues l on l.league_id = c.league_id",
         " order by c.match_number",
-        league_id,
+        league_id.as_str(),
         round_id as i32,
         &referees as &[&str],
         &maxima,
@@ -369,13 +370,11 @@ fn assignment(row: ClaimedRow) -> MatchAssignment {
 /// holds now (the gateway's replica that takes the call may not know it).
 pub async fn renew(
     pool: &PgPool,
-    referee_id: &str,
-    leases: &[LeaseRef],
+    referee_id: &RefereeId,
+    leases: &[Lease],
     players_called: bool,
 ) -> ManagerResult<Vec<LeaseRenewal>> {
-    let leagues: Vec<&str> = leases.iter().map(|lease| lease.league_id.as_str()).collect();
-    let matches: Vec<&str> = leases.iter().map(|lease| lease.match_id.as_str()).collect();
-    let ids: Vec<&str> = leases.iter().map(|lease| lease.lease_id.as_str()).collect();
+    let (leagues, matches, ids) = Lease::columns(leases);
     let renewed: Vec<(String, String, i64)> = sqlx::query!(
         r#"update matches m set lease_expires_at = now() + l.lease_duration_ms * interval '1 millisecond',
              called_lease_id = case when $5 then m.lease_id else m.called_lease_id end
@@ -385,9 +384,9 @@ pub async fn renew(
            and m.referee_id = $1 and m.status = 'running' and l.league_id = m.league_id
          returning m.league_id, m.match_id,
              (extract(epoch from m.lease_expires_at) * 1000)::bigint as "expires_ms!""#,
-        referee_id,
+        referee_id.as_str(),
         &leagues as &[&str],
-        &matches as &[&str],
+        &matches as &[String],
         &ids as &[&str],
         players_called,
     )
@@ -399,12 +398,10 @@ pub async fn renew(
     Ok(leases
         .iter()
         .map(|lease| {
-            let found = renewed
-                .iter()
-                .find(|(league, id, _)| *league == lease.league_id && *id == lease.match_id);
+            let found = renewed.iter().find(|(league, id, _)| lease.is_of(league, id));
             LeaseRenewal {
-                match_id: lease.match_id.clone(),
-                league_id: lease.league_id.clone(),
+                match_id: lease.match_id.to_string(),
+                league_id: lease.league_id.to_string(),
                 renewed: found.is_some(),
                 lease_expires_at: found.map(|(_, _, millis)| timestamp_from_millis(*millis)),
             }

@@ -4,7 +4,10 @@
 //! numbers of players per league and of live referees bounded, and a player joining its league (which may
 //! start it, when enough players have joined).
 
-use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
+use std::num::NonZeroU32;
+
+use league_domain::{LeagueId, PlayerId, RefereeId};
+use league_proto::v2::{AgentMeta, RegisterRefereeRequest};
 use league_proto::{ErrorCode, ProtocolVersion};
 use secrecy::SecretString;
 use sqlx::{PgConnection, PgPool};
@@ -12,6 +15,7 @@ use sqlx::{PgConnection, PgPool};
 use crate::auth::AgentKind;
 use crate::config::RegistrationConfig;
 use crate::error::{ManagerError, ManagerResult, reject, violates};
+use crate::ids;
 use crate::league::endpoint::{Endpoint, EndpointPolicy, Network};
 use crate::league::enrollment;
 use crate::league::referee_admission::RefereeAdmission;
@@ -83,19 +87,31 @@ fn is_external(meta: &AgentMeta) -> bool {
     meta.labels.get(league_proto::EXTERNAL_LABEL).map(String::as_str) == Some("true")
 }
 
-/// What a registration hands back, once.
+/// What a referee's registration hands back, once.
 #[derive(Debug)]
-pub struct Registered {
-    pub agent_id: String,
+pub struct RegisteredReferee {
+    pub referee_id: RefereeId,
     pub token: SecretString,
-    pub league_id: Option<String>,
+    /// The newest league of its games that is not over, if any.
+    pub league_id: Option<LeagueId>,
+}
+
+/// What a player's registration hands back, once.
+#[derive(Debug)]
+pub struct RegisteredPlayer {
+    pub player_id: PlayerId,
+    pub token: SecretString,
+    /// The league it is in now.
+    pub league_id: LeagueId,
+    /// Whether its enrollment started that league.
+    pub started: bool,
 }
 
 pub async fn register_referee(
     pool: &PgPool,
     rules: &Rules,
     request: RegisterRefereeRequest,
-) -> ManagerResult<Registered> {
+) -> ManagerResult<RegisteredReferee> {
     let meta = rules.admit(request.meta).await?;
     if request.max_concurrent_matches == 0 {
         return Err(reject(
@@ -130,64 +146,76 @@ pub async fn register_referee(
             ),
         ));
     }
-    let (agent_id, token) = insert_agent(
+    let (referee_id, token) = insert_agent(
         &mut tx,
         AgentKind::Referee,
+        RefereeId::numbered,
         &meta,
         Some(request.max_concurrent_matches),
     )
     .await?;
     tx.commit().await?;
-    tracing::info!(referee_id = %agent_id, display_name = %meta.display_name, "referee registered");
-    // A referee serves every league of its games; REFEREE_REGISTER_RESPONSE names the current one.
+    tracing::info!(%referee_id, display_name = %meta.display_name, "referee registered");
+    Ok(RegisteredReferee {
+        referee_id,
+        token,
+        league_id: current_league(pool, &meta.game_types).await?,
+    })
+}
+
+/// The league a referee serves now: it serves every league of its games, and REFEREE_REGISTER_RESPONSE
+/// names the newest one that is not over.
+pub(crate) async fn current_league(
+    conn: impl sqlx::PgExecutor<'_>,
+    game_types: &[String],
+) -> ManagerResult<Option<LeagueId>> {
     let league_id = sqlx::query_scalar!(
         "select league_id from leagues
          where status in ('registering', 'running', 'paused') and game_type = any($1)
          order by created_at desc limit 1",
-        &meta.game_types
+        game_types
     )
-    .fetch_optional(pool)
+    .fetch_optional(conn)
     .await?;
-    Ok(Registered {
-        agent_id,
-        token,
-        league_id,
-    })
+    league_id
+        .map(|league_id| ids::stored("leagues.league_id", &league_id))
+        .transpose()
 }
 
-/// Registers a player and enrolls it in `league_id` (or the league open for registration). Returns
-/// whether the enrollment started the league.
+/// Registers a player and enrolls it in `requested` (or the league open for registration).
 pub async fn register_player(
     pool: &PgPool,
     rules: &Rules,
-    request: RegisterPlayerRequest,
-) -> ManagerResult<(Registered, bool)> {
-    let meta = rules.admit(request.meta).await?;
+    requested: Option<LeagueId>,
+    meta: Option<AgentMeta>,
+) -> ManagerResult<RegisteredPlayer> {
+    let meta = rules.admit(meta).await?;
     let mut tx = pool.begin().await?;
     let league =
-        enrollment::open_league(&mut tx, &request.league_id, &meta.game_types, rules.max_players).await?;
+        enrollment::open_league(&mut tx, requested.as_ref(), &meta.game_types, rules.max_players).await?;
     league.check_room(&mut tx).await?;
-    let (agent_id, token) = insert_agent(&mut tx, AgentKind::Player, &meta, None).await?;
-    let started = league.add(&mut tx, &agent_id).await?;
+    let (player_id, token) =
+        insert_agent(&mut tx, AgentKind::Player, PlayerId::numbered, &meta, None).await?;
+    let started = league.add(&mut tx, &player_id).await?;
     let league_id = league.league_id;
     tx.commit().await?;
-    tracing::info!(player_id = %agent_id, %league_id, display_name = %meta.display_name, "player registered");
-    Ok((
-        Registered {
-            agent_id,
-            token,
-            league_id: Some(league_id),
-        },
+    tracing::info!(%player_id, %league_id, display_name = %meta.display_name, "player registered");
+    Ok(RegisteredPlayer {
+        player_id,
+        token,
+        league_id,
         started,
-    ))
+    })
 }
 
-async fn insert_agent(
+/// Stores a new agent of `kind` under the next number of its kind, which `numbered` makes its id.
+async fn insert_agent<Id: AsRef<str>>(
     tx: &mut PgConnection,
     kind: AgentKind,
+    numbered: fn(NonZeroU32) -> Id,
     meta: &AgentMeta,
     max_concurrent_matches: Option<u32>,
-) -> ManagerResult<(String, SecretString)> {
+) -> ManagerResult<(Id, SecretString)> {
     // The counter row's lock orders concurrent registrations; a refused one rolls its number back.
     let number = sqlx::query_scalar!(
         "update agent_counters set last_number = last_number + 1 where kind = $1 returning last_number",
@@ -195,10 +223,11 @@ async fn insert_agent(
     )
     .fetch_one(&mut *tx)
     .await?;
-    let agent_id = match kind {
-        AgentKind::Player => format!("P{number:02}"),
-        AgentKind::Referee => format!("REF{number:02}"),
-    };
+    let agent_id = u32::try_from(number)
+        .ok()
+        .and_then(NonZeroU32::new)
+        .map(numbered)
+        .ok_or_else(|| anyhow::anyhow!("agent_counters gave {kind:?} the number {number}"))?;
     let token = tokens::issue()?;
     let (label_keys, label_values): (Vec<&String>, Vec<&String>) = meta.labels.iter().unzip();
     let token_hash = tokens::hash(&token);
@@ -207,7 +236,7 @@ async fn insert_agent(
              contact_endpoint, service_endpoint, protocol_version, label_keys, label_values,
              max_concurrent_matches, token_hash)
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-        agent_id,
+        agent_id.as_ref(),
         kind.as_str(),
         number,
         meta.display_name,

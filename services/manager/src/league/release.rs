@@ -3,10 +3,12 @@
 //! lease holder can release (the same test as a renewal or a report: referee, lease id, still running);
 //! any other lease in the request is left exactly as it is.
 
+use league_domain::RefereeId;
 use league_proto::v2::LeaseRef;
 use sqlx::{PgConnection, PgPool};
 
 use crate::error::ManagerResult;
+use crate::league::lease::Lease;
 use crate::wakeups::Wakeups;
 
 /// Puts every match of `leases` that `referee_id` still holds back in the queue (`scheduled`, which in
@@ -17,16 +19,14 @@ use crate::wakeups::Wakeups;
 /// referee left untouched.
 pub async fn release(
     pool: &PgPool,
-    referee_id: &str,
-    leases: &[LeaseRef],
+    referee_id: &RefereeId,
+    leases: &[Lease],
     unless_players_called: bool,
 ) -> ManagerResult<Vec<LeaseRef>> {
     if leases.is_empty() {
         return Ok(Vec::new());
     }
-    let leagues: Vec<&str> = leases.iter().map(|lease| lease.league_id.as_str()).collect();
-    let matches: Vec<&str> = leases.iter().map(|lease| lease.match_id.as_str()).collect();
-    let ids: Vec<&str> = leases.iter().map(|lease| lease.lease_id.as_str()).collect();
+    let (leagues, matches, ids) = Lease::columns(leases);
     let mut tx = pool.begin().await?;
     // `claims` keeps counting: the next claim of a released match is its second.
     let released: Vec<(String, String)> = sqlx::query!(
@@ -36,9 +36,9 @@ pub async fn release(
            and m.referee_id = $1 and m.status = 'running'
            and not ($5 and m.called_lease_id is not distinct from m.lease_id)
          returning m.league_id, m.match_id",
-        referee_id,
+        referee_id.as_str(),
         &leagues as &[&str],
-        &matches as &[&str],
+        &matches as &[String],
         &ids as &[&str],
         unless_players_called,
     )
@@ -56,12 +56,8 @@ pub async fn release(
     }
     Ok(leases
         .iter()
-        .filter(|lease| {
-            released
-                .iter()
-                .any(|(league, id)| *league == lease.league_id && *id == lease.match_id)
-        })
-        .cloned()
+        .filter(|lease| released.iter().any(|(league, id)| lease.is_of(league, id)))
+        .map(LeaseRef::from)
         .collect())
 }
 
@@ -69,12 +65,15 @@ pub async fn release(
 /// under a new process, or was revoked), in the caller's transaction; returns them as
 /// (league, match). `claims` keeps counting: the next claim of a released match is its second.
 /// Claimers waiting in any manager are woken when the transaction commits.
-pub async fn release_all(tx: &mut PgConnection, referee_id: &str) -> ManagerResult<Vec<(String, String)>> {
+pub async fn release_all(
+    tx: &mut PgConnection,
+    referee_id: &RefereeId,
+) -> ManagerResult<Vec<(String, String)>> {
     let released: Vec<(String, String)> = sqlx::query!(
         "update matches set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
          where referee_id = $1 and status = 'running'
          returning league_id, match_id",
-        referee_id
+        referee_id.as_str()
     )
     .fetch_all(&mut *tx)
     .await?

@@ -14,6 +14,7 @@
 use std::collections::{HashMap, HashSet};
 
 use league_domain::points::{DRAW, LOSS, WIN};
+use league_domain::{LeagueId, MatchId, RefereeId};
 use league_proto::ErrorCode;
 use league_proto::json::StoredRecord;
 use league_proto::v2::{MatchResult, ReportMatchResultRequest, ResultStatus, TranscriptEntry};
@@ -21,6 +22,7 @@ use prost::Message;
 use sqlx::{PgConnection, PgPool};
 
 use crate::error::{ManagerError, ManagerResult, reject};
+use crate::ids;
 use crate::league::kept_table::KeptTables;
 use crate::league::round_completion;
 use crate::league::waiting_claims::WaitingClaims;
@@ -39,9 +41,9 @@ pub struct Reported {
 /// match_results and transcript_entries views) before it waits for any lock.
 #[derive(Debug)]
 pub struct Report {
-    referee_id: String,
-    league_id: String,
-    match_id: String,
+    referee_id: RefereeId,
+    league_id: LeagueId,
+    match_id: MatchId,
     /// Empty: the referee's current lease (league.v2 reports carry none; the gateway reports for
     /// external referees this way).
     lease_id: String,
@@ -58,7 +60,7 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn new(referee_id: String, request: ReportMatchResultRequest) -> ManagerResult<Self> {
+    pub fn new(referee_id: RefereeId, request: ReportMatchResultRequest) -> ManagerResult<Self> {
         let ReportMatchResultRequest {
             league_id,
             match_id,
@@ -66,6 +68,8 @@ impl Report {
             result,
             transcript,
         } = request;
+        let league_id = ids::required("league_id", &league_id)?;
+        let match_id = ids::required("match_id", &match_id)?;
         let result = result.ok_or_else(|| reject(ErrorCode::MissingRequiredField, "result is required"))?;
         // A report without a transcript (an external referee's) stores an empty one.
         let transcript = transcript.unwrap_or_default();
@@ -89,11 +93,11 @@ impl Report {
     }
 
     fn key(&self) -> MatchKey {
-        (self.league_id.clone(), self.match_id.clone())
+        (self.league_id.to_string(), self.match_id.to_string())
     }
 }
 
-/// A match by league and match id.
+/// A match by league and match id, as its row has them.
 type MatchKey = (String, String);
 
 /// How one report of a batch was judged inside the batch's transaction.
@@ -132,13 +136,13 @@ pub async fn record(
     };
     // One completion check per round the batch touched and did not complete itself; a duplicate checks
     // too (see the module doc).
-    let mut rounds: HashMap<(&str, u32), Result<bool, tonic::Status>> =
+    let mut rounds: HashMap<(&LeagueId, u32), Result<bool, tonic::Status>> =
         completed.into_iter().map(|round| (round, Ok(true))).collect();
     for (report, judged) in reports.iter().zip(&judged) {
         let Some(round_id) = judged.round_id() else {
             continue;
         };
-        let round = (report.league_id.as_str(), round_id);
+        let round = (&report.league_id, round_id);
         if rounds.contains_key(&round) {
             continue;
         }
@@ -147,7 +151,7 @@ pub async fn record(
             .map_err(tonic::Status::from);
         rounds.insert(round, completed);
     }
-    let mut completing: HashSet<(&str, u32)> = HashSet::new();
+    let mut completing: HashSet<(&LeagueId, u32)> = HashSet::new();
     reports
         .iter()
         .zip(judged)
@@ -157,7 +161,7 @@ pub async fn record(
                 Judged::Duplicate { recorded, round_id } => (recorded, true, round_id),
                 Judged::Recorded { round_id } => (report.result.clone(), false, round_id),
             };
-            let round = (report.league_id.as_str(), round_id);
+            let round = (&report.league_id, round_id);
             let completed = rounds[&round].clone().map_err(ManagerError::Status)?;
             // The round is reported completed to one of its reports only.
             let round_completed = completed && completing.insert(round);
@@ -177,10 +181,10 @@ async fn record_together<'r>(
     tables: &KeptTables,
     waiting: &WaitingClaims,
     reports: &'r [Report],
-) -> ManagerResult<(Vec<Judged>, HashSet<(&'r str, u32)>)> {
+) -> ManagerResult<(Vec<Judged>, HashSet<(&'r LeagueId, u32)>)> {
     let mut tx = pool.begin().await?;
     let leagues: Vec<&str> = reports.iter().map(|report| report.league_id.as_str()).collect();
-    let match_ids: Vec<&str> = reports.iter().map(|report| report.match_id.as_str()).collect();
+    let match_ids: Vec<String> = reports.iter().map(|report| report.match_id.to_string()).collect();
     // Locked in one order, so two batches (two managers) cannot deadlock on each other's matches.
     let rows = sqlx::query_as!(
         LeasedMatch,
@@ -191,7 +195,7 @@ async fn record_together<'r>(
          order by m.league_id, m.match_id
          for update of m"#,
         &leagues as &[&str],
-        &match_ids as &[&str],
+        &match_ids as &[String],
     )
     .fetch_all(&mut *tx)
     .await?;
@@ -224,7 +228,7 @@ async fn record_together<'r>(
         let Some(round_id) = judged.round_id() else {
             continue;
         };
-        let round = (report.league_id.as_str(), round_id);
+        let round = (&report.league_id, round_id);
         if !checked.insert(round) {
             continue;
         }
@@ -330,7 +334,7 @@ fn judge<'r>(
     }
     let verdict = match verify(
         &report.result,
-        &report.match_id,
+        report.match_id,
         &leased.player_a,
         &leased.player_b,
     ) {
@@ -349,7 +353,7 @@ fn judge<'r>(
 #[derive(Default)]
 struct Finishing<'r> {
     league_ids: Vec<&'r str>,
-    match_ids: Vec<&'r str>,
+    match_ids: Vec<String>,
     statuses: Vec<&'static str>,
     winners: Vec<Option<&'r str>>,
     /// Every at-fault player with the number (from 1) of its match's row: an array per row does not
@@ -371,8 +375,8 @@ impl<'r> Finishing<'r> {
             self.at_fault_rows.push(row);
             self.at_fault_players.push(player);
         }
-        self.league_ids.push(&report.league_id);
-        self.match_ids.push(&report.match_id);
+        self.league_ids.push(report.league_id.as_str());
+        self.match_ids.push(report.match_id.to_string());
         self.statuses.push(verdict.status);
         self.winners.push(verdict.winner);
         self.results.push(&report.result_bytes);
@@ -420,7 +424,7 @@ impl<'r> Finishing<'r> {
              -- No columns: the statement is run for what its parts write.
              select",
             &self.league_ids as &[&str],
-            &self.match_ids as &[&str],
+            &self.match_ids as &[String],
             &self.statuses as &[&str],
             &self.winners as &[Option<&str>],
             &self.results as &[&[u8]],
@@ -454,11 +458,11 @@ struct Totals {
 }
 
 impl Totals {
-    fn add(&mut self, league_id: &str, verdict: &Verdict<'_>, player_a: &str, player_b: &str) {
+    fn add(&mut self, league_id: &LeagueId, verdict: &Verdict<'_>, player_a: &str, player_b: &str) {
         let outcome = verdict.outcome(player_a);
         for (player, side) in [(player_a, Side::A), (player_b, Side::B)] {
             self.rows
-                .entry((league_id.to_owned(), player.to_owned()))
+                .entry((league_id.to_string(), player.to_owned()))
                 .or_insert_with(|| StandingRow::new(()))
                 .record(outcome.mark_for(side));
         }
@@ -557,14 +561,14 @@ impl Verdict<'_> {
     }
 }
 
-fn verify<'a>(result: &'a MatchResult, match_id: &str, a: &str, b: &str) -> ManagerResult<Verdict<'a>> {
+fn verify<'a>(result: &'a MatchResult, match_id: MatchId, a: &str, b: &str) -> ManagerResult<Verdict<'a>> {
     let invalid = |why: String| {
         reject(
             ErrorCode::InvalidMessageFormat,
             format!("result of {match_id}: {why}"),
         )
     };
-    if !result.match_id.is_empty() && result.match_id != match_id {
+    if !result.match_id.is_empty() && match_id != result.match_id {
         return Err(invalid(format!("names match {}", result.match_id)));
     }
     let points = |player: &str| {

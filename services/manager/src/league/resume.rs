@@ -22,25 +22,27 @@
 //! making the league wait for them to expire. Should the previous process still be alive after all, its
 //! reports are refused as E015 — a match is still recorded exactly once.
 
+use league_domain::{AgentId, LeagueId, PlayerId, RefereeId};
 use league_proto::ErrorCode;
-use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
+use league_proto::v2::{AgentMeta, RegisterRefereeRequest};
 use secrecy::SecretString;
 use sqlx::{PgConnection, PgPool};
 
 use crate::auth::AgentKind;
 use crate::error::{ManagerError, ManagerResult, reject, violates};
+use crate::ids;
 use crate::league::enrollment;
-use crate::league::registration::{Registered, Rules};
+use crate::league::registration::{self, RegisteredPlayer, RegisteredReferee, Rules};
 use crate::wakeups::Wakeups;
 
 /// Resumes referee `referee_id`, whose `token` the caller has checked.
 pub async fn resume_referee(
     pool: &PgPool,
     rules: &Rules,
-    referee_id: &str,
+    referee_id: RefereeId,
     token: SecretString,
     request: RegisterRefereeRequest,
-) -> ManagerResult<Registered> {
+) -> ManagerResult<RegisteredReferee> {
     let meta = rules.admit(request.meta).await?;
     if request.max_concurrent_matches == 0 {
         return Err(reject(
@@ -51,79 +53,71 @@ pub async fn resume_referee(
     let mut tx = pool.begin().await?;
     update_agent(
         &mut tx,
-        AgentKind::Referee,
-        referee_id,
+        &referee_id.clone().into(),
         &meta,
         Some(request.max_concurrent_matches),
     )
     .await?;
-    let released = crate::league::release::release_all(&mut tx, referee_id).await?;
-    let league_id = sqlx::query_scalar!(
-        "select league_id from leagues
-         where status in ('registering', 'running', 'paused') and game_type = any($1)
-         order by created_at desc limit 1",
-        &meta.game_types
-    )
-    .fetch_optional(&mut *tx)
-    .await?;
+    let released = crate::league::release::release_all(&mut tx, &referee_id).await?;
+    let league_id = registration::current_league(&mut *tx, &meta.game_types).await?;
     tx.commit().await?;
     for (league_id, match_id) in &released {
         tracing::info!(%league_id, %match_id, %referee_id, "lease of a restarted referee released");
     }
     tracing::info!(%referee_id, released = released.len(), "referee resumed its registration");
-    Ok(Registered {
-        agent_id: referee_id.to_owned(),
+    Ok(RegisteredReferee {
+        referee_id,
         token,
         league_id,
     })
 }
 
 /// Resumes player `player_id`, whose `token` the caller has checked. It stays in its league while that
-/// league is registering or running; otherwise it is enrolled in the league the request names, or in the
-/// newest open league of one of its games if there is one with room (it keeps its id and token across
-/// leagues); with none, it is answered with its latest league. Returns whether an enrollment started a
-/// league.
+/// league is registering or running; otherwise it is enrolled in the league the request names
+/// (`requested`), or in the newest open league of one of its games if there is one with room (it keeps
+/// its id and token across leagues); with none, it is answered with its latest league.
 pub async fn resume_player(
     pool: &PgPool,
     rules: &Rules,
-    player_id: &str,
+    player_id: PlayerId,
     token: SecretString,
-    request: RegisterPlayerRequest,
-) -> ManagerResult<(Registered, bool)> {
+    requested: Option<LeagueId>,
+    meta: Option<AgentMeta>,
+) -> ManagerResult<RegisteredPlayer> {
     let deployment_max = rules.max_players;
-    let meta = rules.admit(request.meta).await?;
+    let meta = rules.admit(meta).await?;
     let mut tx = pool.begin().await?;
-    let moved = update_agent(&mut tx, AgentKind::Player, player_id, &meta, None).await?;
+    let moved = update_agent(&mut tx, &player_id.clone().into(), &meta, None).await?;
     // Its leagues, the ones still going first, newest first.
     let leagues: Vec<(String, bool)> = sqlx::query!(
         r#"select l.league_id, l.status in ('registering', 'running', 'paused') as "going!" from league_players lp
          join leagues l on l.league_id = lp.league_id
          where lp.player_id = $1
          order by l.status in ('registering', 'running', 'paused') desc, l.created_at desc"#,
-        player_id
+        player_id.as_str()
     )
     .fetch_all(&mut *tx)
     .await?
     .into_iter()
     .map(|league| (league.league_id, league.going))
     .collect();
-    let (league_id, started) = if !request.league_id.is_empty() {
-        if leagues.iter().any(|(id, _)| *id == request.league_id) {
-            (request.league_id, false)
+    let stored = |league_id: &String| ids::stored::<LeagueId>("league_players.league_id", league_id);
+    let (league_id, started) = if let Some(requested) = requested {
+        if leagues.iter().any(|(id, _)| requested == *id) {
+            (requested, false)
         } else {
             let league =
-                enrollment::open_league(&mut tx, &request.league_id, &meta.game_types, deployment_max)
-                    .await?;
-            let enrolled = league.enroll(&mut tx, player_id).await?;
+                enrollment::open_league(&mut tx, Some(&requested), &meta.game_types, deployment_max).await?;
+            let enrolled = league.enroll(&mut tx, &player_id).await?;
             (enrolled.league_id, enrolled.started)
         }
     } else if let Some((current, true)) = leagues.first() {
-        (current.clone(), false)
+        (stored(current)?, false)
     } else {
-        match next_league(&mut tx, player_id, &meta.game_types, deployment_max).await? {
+        match next_league(&mut tx, &player_id, &meta.game_types, deployment_max).await? {
             Some(enrolled) => (enrolled.league_id, enrolled.started),
-            None => match leagues.into_iter().next() {
-                Some((latest, _)) => (latest, false),
+            None => match leagues.first() {
+                Some((latest, _)) => (stored(latest)?, false),
                 None => {
                     return Err(reject(
                         ErrorCode::InvalidLeagueState,
@@ -135,17 +129,15 @@ pub async fn resume_player(
     };
     tx.commit().await?;
     if moved {
-        give_back_matches_of(pool, player_id).await?;
+        give_back_matches_of(pool, &player_id).await?;
     }
     tracing::info!(%player_id, %league_id, enrolled_now = started, moved, "player resumed its registration");
-    Ok((
-        Registered {
-            agent_id: player_id.to_owned(),
-            token,
-            league_id: Some(league_id),
-        },
+    Ok(RegisteredPlayer {
+        player_id,
+        token,
+        league_id,
         started,
-    ))
+    })
 }
 
 /// Gives back every running match of `player_id`, which has just moved: their referees call the
@@ -153,13 +145,13 @@ pub async fn resume_player(
 /// before it (which may have read the old address) is running here and given back too; a claim whose
 /// statement straddles the move may still hold the old address, and its referee then waits out its
 /// patience (the lease) and gives the match back uncharged — slower, never wrong.
-async fn give_back_matches_of(pool: &PgPool, player_id: &str) -> ManagerResult<()> {
+async fn give_back_matches_of(pool: &PgPool, player_id: &PlayerId) -> ManagerResult<()> {
     let mut tx = pool.begin().await?;
     let given_back = sqlx::query!(
         "update matches set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
          where status = 'running' and (player_a_id = $1 or player_b_id = $1)
          returning league_id, match_id",
-        player_id
+        player_id.as_str()
     )
     .fetch_all(&mut *tx)
     .await?;
@@ -177,7 +169,7 @@ async fn give_back_matches_of(pool: &PgPool, player_id: &str) -> ManagerResult<(
 /// one has room.
 async fn next_league(
     tx: &mut PgConnection,
-    player_id: &str,
+    player_id: &PlayerId,
     game_types: &[String],
     deployment_max: u32,
 ) -> ManagerResult<Option<enrollment::Enrollment>> {
@@ -191,7 +183,8 @@ async fn next_league(
     let Some(league_id) = open else {
         return Ok(None);
     };
-    let league = enrollment::open_league(tx, &league_id, game_types, deployment_max).await?;
+    let league_id = ids::stored("leagues.league_id", &league_id)?;
+    let league = enrollment::open_league(tx, Some(&league_id), game_types, deployment_max).await?;
     if league.check_room(tx).await.is_err() {
         return Ok(None);
     }
@@ -203,14 +196,13 @@ async fn next_league(
 /// moved (its contact or service endpoint changed).
 async fn update_agent(
     tx: &mut PgConnection,
-    kind: AgentKind,
-    agent_id: &str,
+    agent_id: &AgentId,
     meta: &AgentMeta,
     max_concurrent_matches: Option<u32>,
 ) -> ManagerResult<bool> {
     let stored = sqlx::query!(
         "select kind, contact_endpoint, service_endpoint from agents where agent_id = $1 for update",
-        agent_id
+        agent_id.as_str()
     )
     .fetch_optional(&mut *tx)
     .await?
@@ -221,6 +213,7 @@ async fn update_agent(
             format!("{agent_id} is not registered"),
         ));
     };
+    let kind = AgentKind::of(agent_id);
     if stored_kind != kind.as_str() {
         return Err(reject(
             ErrorCode::PermissionDenied,
@@ -236,7 +229,7 @@ async fn update_agent(
              max_concurrent_matches = coalesce($9, max_concurrent_matches), contact_endpoint = $10,
              last_seen_at = now()
          where agent_id = $1",
-        agent_id,
+        agent_id.as_str(),
         meta.display_name,
         meta.version,
         &meta.game_types,

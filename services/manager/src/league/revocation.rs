@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use league_domain::RefereeId;
 use league_proto::ErrorCode;
 use sqlx::PgPool;
 
@@ -21,12 +22,12 @@ pub struct Revoked {
 }
 
 /// Revokes referee `referee_id` and hands its running matches on (E013 if there is no such referee).
-pub async fn revoke(pool: &PgPool, referee_id: &str) -> ManagerResult<Revoked> {
+pub async fn revoke(pool: &PgPool, referee_id: &RefereeId) -> ManagerResult<Revoked> {
     let mut tx = pool.begin().await?;
     let row = sqlx::query_scalar!(
         r#"select revoked_at is not null as "revoked!" from agents
            where agent_id = $1 and kind = 'referee' for update"#,
-        referee_id
+        referee_id.as_str()
     )
     .fetch_optional(&mut *tx)
     .await?;
@@ -39,7 +40,7 @@ pub async fn revoke(pool: &PgPool, referee_id: &str) -> ManagerResult<Revoked> {
     if !already {
         sqlx::query!(
             "update agents set revoked_at = clock_timestamp() where agent_id = $1",
-            referee_id
+            referee_id.as_str()
         )
         .execute(&mut *tx)
         .await?;

@@ -17,6 +17,7 @@
 //! dies between a result's commit and its check is made good by the referee, which reports again until it
 //! gets an answer (a repeated report checks too), and by [`complete_final_rounds`] at start-up.
 
+use league_domain::LeagueId;
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::{
     LeagueCompleted, MatchStatus, RoundAnnouncement, RoundCompleted, RoundSummary, ScheduledMatch,
@@ -25,6 +26,7 @@ use league_proto::v2::{
 use sqlx::{PgConnection, PgPool};
 
 use crate::error::ManagerResult;
+use crate::ids;
 use crate::league::events;
 use crate::league::kept_table::{KeptTable, KeptTables};
 use crate::league::queue;
@@ -39,7 +41,7 @@ use crate::results::RecordedResult;
 #[must_use = "the table is kept and the claims answered only once the completing transaction has committed"]
 #[derive(Debug)]
 pub struct Completed {
-    league_id: String,
+    league_id: LeagueId,
     following: Following,
 }
 
@@ -75,7 +77,7 @@ pub async fn complete_if_final(
     pool: &PgPool,
     tables: &KeptTables,
     waiting: &WaitingClaims,
-    league_id: &str,
+    league_id: &LeagueId,
     round_id: u32,
 ) -> ManagerResult<bool> {
     let mut next = Some(round_id);
@@ -102,7 +104,7 @@ pub async fn complete_in(
     tx: &mut PgConnection,
     tables: &KeptTables,
     waiting: &WaitingClaims,
-    league_id: &str,
+    league_id: &LeagueId,
     round_id: u32,
 ) -> ManagerResult<Option<Completed>> {
     // The round completed and what follows it needs, in one statement: no row when the round is not
@@ -128,7 +130,7 @@ pub async fn complete_in(
          join leagues l on l.league_id = $1
          left join matches m on m.league_id = $1 and m.round_id in ($2, $2 + 1)
          order by m.round_id, m.match_number"#,
-        league_id,
+        league_id.as_str(),
         round_id as i32,
     )
     .fetch_all(&mut *tx)
@@ -138,7 +140,7 @@ pub async fn complete_in(
     }
     let following = follow_round(tx, tables, waiting, league_id, round_id, rows).await?;
     Ok(Some(Completed {
-        league_id: league_id.to_owned(),
+        league_id: league_id.clone(),
         following,
     }))
 }
@@ -160,6 +162,7 @@ pub async fn complete_final_rounds(
     .await?;
     let mut completed = 0;
     for (league_id, round_id) in rounds.into_iter().map(|round| (round.league_id, round.round_id)) {
+        let league_id = ids::stored("rounds.league_id", &league_id)?;
         if complete_if_final(pool, tables, waiting, &league_id, round_id as u32).await? {
             tracing::warn!(%league_id, round_id, "a round left final but not completed was completed");
             completed += 1;
@@ -192,7 +195,7 @@ async fn follow_round(
     tx: &mut PgConnection,
     tables: &KeptTables,
     waiting: &WaitingClaims,
-    league_id: &str,
+    league_id: &LeagueId,
     round_id: u32,
     rows: Vec<RoundRow>,
 ) -> ManagerResult<Following> {
@@ -216,7 +219,7 @@ async fn follow_round(
             let forfeited = row.result_status.is_some();
             next_final &= forfeited;
             announced.push(ScheduledMatch {
-                league_id: league_id.to_owned(),
+                league_id: league_id.to_string(),
                 round_id: row_round as u32,
                 match_id,
                 game_type: game_type.clone(),
@@ -291,7 +294,7 @@ async fn follow_round(
         events::enqueue(tx, league_id, queued).await?;
         sqlx::query!(
             "update leagues set status = 'completed', completed_at = now() where league_id = $1",
-            league_id
+            league_id.as_str()
         )
         .execute(&mut *tx)
         .await?;

@@ -7,6 +7,7 @@
 //! every count reads that round's matches (matches_by_round): O(the round), asked every 500 ms by each
 //! gateway's live page watcher.
 
+use league_domain::LeagueId;
 use std::time::Duration;
 
 use league_proto::v2::{LeagueStall, StallReason};
@@ -33,7 +34,7 @@ struct StallRow {
 }
 
 /// The stall of `league_id`, if it is stalled.
-pub async fn stall(conn: &mut PgConnection, league_id: &str) -> ManagerResult<Option<LeagueStall>> {
+pub async fn stall(conn: &mut PgConnection, league_id: &LeagueId) -> ManagerResult<Option<LeagueStall>> {
     let row = sqlx::query_as!(
         StallRow,
         r#"with league as (
@@ -60,7 +61,7 @@ pub async fn stall(conn: &mut PgConnection, league_id: &str) -> ManagerResult<Op
                 (select count(*) from agents where kind = 'referee' and l.game_type = any(game_types))
                     as "referees!"
          from league l"#,
-        league_id
+        league_id.as_str()
     )
     .fetch_optional(&mut *conn)
     .await?;

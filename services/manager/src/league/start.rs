@@ -2,7 +2,7 @@
 //! (in registration order), persisted whole, and round 1 is released to the referees.
 
 use crate::schedule::round_robin_cycles;
-use league_domain::Timing;
+use league_domain::{GameType, LeagueId, Timing};
 use league_proto::ErrorCode;
 use sqlx::{PgConnection, PgPool};
 
@@ -13,8 +13,8 @@ use crate::wakeups::Wakeups;
 /// A league to create.
 #[derive(Debug, Clone)]
 pub struct NewLeague {
-    pub league_id: String,
-    pub game_type: String,
+    pub league_id: LeagueId,
+    pub game_type: GameType,
     pub timing: Timing,
     /// 0: started by command; otherwise at least 2.
     pub auto_start_players: u32,
@@ -48,18 +48,6 @@ pub async fn ensure(pool: &PgPool, league: &NewLeague) -> ManagerResult<()> {
 }
 
 async fn insert(pool: &PgPool, league: &NewLeague) -> ManagerResult<bool> {
-    if league.league_id.is_empty() || league.game_type.is_empty() {
-        return Err(reject(
-            ErrorCode::MissingRequiredField,
-            "league_id and game_type are required",
-        ));
-    }
-    if let Some(why) = league_domain::league_id::refusal(&league.league_id) {
-        return Err(reject(ErrorCode::InvalidMessageFormat, why));
-    }
-    if let Err(unknown) = league_domain::GameType::known(&league.game_type) {
-        return Err(reject(ErrorCode::UnsupportedGameType, unknown.to_string()));
-    }
     if league.cycles == 0 {
         return Err(reject(
             ErrorCode::InvalidMessageFormat,
@@ -81,8 +69,8 @@ async fn insert(pool: &PgPool, league: &NewLeague) -> ManagerResult<bool> {
              max_players)
          values ($1, $2, 'registering', $3, $4, $5, $6, $7, $8, $9, $10, $11)
          on conflict (league_id) do nothing",
-        league.league_id,
-        league.game_type,
+        league.league_id.as_str(),
+        league.game_type.as_str(),
         millis(league.timing.join_timeout),
         millis(league.timing.move_timeout),
         millis(league.timing.game_over_timeout),
@@ -99,11 +87,11 @@ async fn insert(pool: &PgPool, league: &NewLeague) -> ManagerResult<bool> {
 }
 
 /// Starts `league_id` (operator command).
-pub async fn start(pool: &PgPool, league_id: &str) -> ManagerResult<Started> {
+pub async fn start(pool: &PgPool, league_id: &LeagueId) -> ManagerResult<Started> {
     let mut tx = pool.begin().await?;
     let found = sqlx::query_scalar!(
         "select league_id from leagues where league_id = $1 for update",
-        league_id
+        league_id.as_str()
     )
     .fetch_optional(&mut *tx)
     .await?;
@@ -135,7 +123,7 @@ pub async fn start(pool: &PgPool, league_id: &str) -> ManagerResult<Started> {
 /// does), and at 500 players each read tens of thousands of them. `status` is left out: it changes with
 /// every result, and a picture from the start (no match finished) would mislead every plan that filters
 /// on it. Sampled, so bounded whatever the tables hold.
-pub async fn analyze_schedule(pool: &PgPool, league_id: &str) {
+pub async fn analyze_schedule(pool: &PgPool, league_id: &LeagueId) {
     let began = std::time::Instant::now();
     let analyzed = sqlx::query!(
         "analyze matches (league_id, round_id, match_id, referee_id), rounds (league_id, round_id),
@@ -152,10 +140,10 @@ pub async fn analyze_schedule(pool: &PgPool, league_id: &str) {
 }
 
 /// Starts a league whose row the caller has locked.
-pub async fn start_locked(tx: &mut PgConnection, league_id: &str) -> ManagerResult<Started> {
+pub async fn start_locked(tx: &mut PgConnection, league_id: &LeagueId) -> ManagerResult<Started> {
     let league = sqlx::query!(
         "select status, cycles from leagues where league_id = $1",
-        league_id
+        league_id.as_str()
     )
     .fetch_one(&mut *tx)
     .await?;
@@ -169,7 +157,7 @@ pub async fn start_locked(tx: &mut PgConnection, league_id: &str) -> ManagerResu
     let players = sqlx::query_scalar!(
         "select lp.player_id from league_players lp join agents a on a.agent_id = lp.player_id
          where lp.league_id = $1 order by a.agent_number",
-        league_id
+        league_id.as_str()
     )
     .fetch_all(&mut *tx)
     .await?;
@@ -202,7 +190,7 @@ pub async fn start_locked(tx: &mut PgConnection, league_id: &str) -> ManagerResu
         "insert into rounds (league_id, round_id, matches, bye_player_id, status, released_at)
          select $1, r.*, case when r.status = 'released' then clock_timestamp() end
          from unnest($2::int[], $3::int[], $4::text[], $5::text[]) as r(round_id, matches, bye, status)",
-        league_id,
+        league_id.as_str(),
         &round_ids,
         &counts,
         &byes as &[Option<&str>],
@@ -232,7 +220,7 @@ pub async fn start_locked(tx: &mut PgConnection, league_id: &str) -> ManagerResu
     sqlx::query!(
         "update leagues set status = 'running', started_at = now(), total_rounds = $2, current_round = 1
          where league_id = $1",
-        league_id,
+        league_id.as_str(),
         started.total_rounds as i32,
     )
     .execute(&mut *tx)
@@ -242,7 +230,7 @@ pub async fn start_locked(tx: &mut PgConnection, league_id: &str) -> ManagerResu
         "insert into standings (league_id, player_id)
          select league_id, player_id from league_players where league_id = $1
          on conflict do nothing",
-        league_id
+        league_id.as_str()
     )
     .execute(&mut *tx)
     .await?;
@@ -271,14 +259,14 @@ const MATCHES_PER_INSERT: usize = 10_000;
 
 impl MatchColumns<'_> {
     /// Inserts the matches gathered so far and empties the columns for the next ones.
-    async fn insert(&mut self, tx: &mut PgConnection, league_id: &str) -> ManagerResult<()> {
+    async fn insert(&mut self, tx: &mut PgConnection, league_id: &LeagueId) -> ManagerResult<()> {
         if self.match_ids.is_empty() {
             return Ok(());
         }
         sqlx::query!(
             "insert into matches (league_id, match_id, round_id, match_number, player_a_id, player_b_id, status)
              select $1, *, 'scheduled' from unnest($2::text[], $3::int[], $4::int[], $5::text[], $6::text[])",
-            league_id,
+            league_id.as_str(),
             &self.match_ids,
             &self.rounds,
             &self.numbers,

@@ -4,6 +4,7 @@
 //! league tests). The table after an earlier round is that recomputation over the results of the rounds
 //! up to it.
 
+use league_domain::LeagueId;
 use std::collections::HashMap;
 
 use league_proto::v2::{RoundStandings, StandingRow, TieBreak as ProtoTieBreak};
@@ -36,7 +37,7 @@ struct ResultRow {
 /// A league's players and finished matches, read once: the table after any round comes from them.
 #[derive(Debug)]
 pub struct LeagueResults {
-    league_id: String,
+    league_id: LeagueId,
     players: Vec<Ranked>,
     names: HashMap<String, String>,
     /// The finished matches in round order, and the round of each: the table after a round is the
@@ -46,12 +47,12 @@ pub struct LeagueResults {
 }
 
 impl LeagueResults {
-    pub async fn load(conn: &mut PgConnection, league_id: &str) -> ManagerResult<Self> {
+    pub async fn load(conn: &mut PgConnection, league_id: &LeagueId) -> ManagerResult<Self> {
         let players: Vec<(String, i32, String)> = sqlx::query!(
             "select a.agent_id, a.agent_number, a.display_name
              from league_players lp join agents a on a.agent_id = lp.player_id
              where lp.league_id = $1 order by a.agent_number",
-            league_id
+            league_id.as_str()
         )
         .fetch_all(&mut *conn)
         .await?
@@ -67,7 +68,7 @@ impl LeagueResults {
              join agents pa on pa.agent_id = m.player_a_id
              join agents pb on pb.agent_id = m.player_b_id
              where m.league_id = $1 and m.status = 'finished'"#,
-            league_id
+            league_id.as_str()
         )
         .fetch_all(&mut *conn)
         .await?;
@@ -75,7 +76,7 @@ impl LeagueResults {
         results.sort_by_key(|(round, _)| *round);
         let (rounds, results) = results.into_iter().unzip();
         Ok(Self {
-            league_id: league_id.to_owned(),
+            league_id: league_id.clone(),
             players: players
                 .iter()
                 .map(|(id, number, _)| Ranked {
@@ -127,7 +128,7 @@ impl LeagueResults {
 /// The current table of `league_id`, best first: each player's totals (kept with every result),
 /// ranked with the results between players level on points — one statement, so the totals and those
 /// results are read from the same snapshot.
-pub async fn standings(conn: &mut PgConnection, league_id: &str) -> ManagerResult<Vec<StandingRow>> {
+pub async fn standings(conn: &mut PgConnection, league_id: &LeagueId) -> ManagerResult<Vec<StandingRow>> {
     let lines = sqlx::query_as!(
         TableLine,
         r#"with totals as (
@@ -160,7 +161,7 @@ pub async fn standings(conn: &mut PgConnection, league_id: &str) -> ManagerResul
                and status = 'finished'
              offset 0
          ) m"#,
-        league_id
+        league_id.as_str()
     )
     .fetch_all(&mut *conn)
     .await?;

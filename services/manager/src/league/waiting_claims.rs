@@ -15,10 +15,12 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use league_domain::RefereeId;
 use league_proto::v2::{LeaseRef, MatchAssignment};
 use sqlx::PgPool;
 use tokio::sync::oneshot;
 
+use crate::league::lease::Lease;
 use crate::league::release;
 
 /// The claims waiting in this manager. A cheap handle: clones share the registry.
@@ -33,7 +35,7 @@ pub struct WaitingClaims {
 #[derive(Debug)]
 pub struct WaitingClaim {
     id: u64,
-    pub referee_id: String,
+    pub referee_id: RefereeId,
     pub max: u32,
     answer: oneshot::Sender<Vec<MatchAssignment>>,
 }
@@ -49,12 +51,12 @@ pub struct Waiting {
 
 impl WaitingClaims {
     /// Registers a claim of `referee_id` for up to `max` matches.
-    pub fn wait(&self, referee_id: &str, max: u32) -> Waiting {
+    pub fn wait(&self, referee_id: &RefereeId, max: u32) -> Waiting {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (answer, receiver) = oneshot::channel();
         self.lock().push(WaitingClaim {
             id,
-            referee_id: referee_id.to_owned(),
+            referee_id: referee_id.clone(),
             max,
             answer,
         });
@@ -117,7 +119,11 @@ impl Handed {
             .collect();
         let pool = pool.clone();
         tokio::spawn(async move {
-            match release::release(&pool, &referee_id, &leases, false).await {
+            let released = match Lease::parse_all(&leases) {
+                Ok(leases) => release::release(&pool, &referee_id, &leases, false).await,
+                Err(error) => Err(error),
+            };
+            match released {
                 Ok(released) => tracing::info!(
                     %referee_id,
                     released = released.len(),
@@ -140,8 +146,9 @@ mod tests {
     #[test]
     fn a_claim_withdraws_itself_unless_taken() {
         let claims = WaitingClaims::default();
-        let first = claims.wait("REF01", 4);
-        let second = claims.wait("REF02", 8);
+        let referee = |id| RefereeId::parse(id).expect("a referee id");
+        let first = claims.wait(&referee("REF01"), 4);
+        let second = claims.wait(&referee("REF02"), 8);
         drop(first);
         assert!(!second.is_taken());
         let taken = claims.take_all();

@@ -12,6 +12,7 @@
 //! A forfeit of a round not released yet is recorded now and counted when that round completes; the
 //! round completes at its release if every match of it is a forfeit (crate::league::round_completion).
 
+use league_domain::{LeagueId, PlayerId};
 use league_proto::ErrorCode;
 use league_proto::v2::{
     MatchResult, MatchState, MatchTranscript, PlayerScore, ResultStatus, StateTransition, TranscriptEntry,
@@ -46,8 +47,8 @@ struct Unfinished {
 pub async fn withdraw(
     pool: &PgPool,
     waiting: &WaitingClaims,
-    league_id: &str,
-    player_id: &str,
+    league_id: &LeagueId,
+    player_id: &PlayerId,
 ) -> ManagerResult<Withdrawn> {
     let mut tx = pool.begin().await?;
     lock_unfinished(&mut tx, league_id, Some(player_id)).await?;
@@ -55,8 +56,8 @@ pub async fn withdraw(
     let enrolled = sqlx::query_scalar!(
         r#"select withdrawn_at is not null as "withdrawn!" from league_players
            where league_id = $1 and player_id = $2"#,
-        league_id,
-        player_id,
+        league_id.as_str(),
+        player_id.as_str(),
     )
     .fetch_optional(&mut *tx)
     .await?;
@@ -79,8 +80,8 @@ pub async fn withdraw(
         "registering" => {
             sqlx::query!(
                 "delete from league_players where league_id = $1 and player_id = $2",
-                league_id,
-                player_id,
+                league_id.as_str(),
+                player_id.as_str(),
             )
             .execute(&mut *tx)
             .await?;
@@ -99,7 +100,7 @@ pub async fn withdraw(
     let forfeits = forfeit_unfinished(&mut tx, league_id, player_id).await?;
     let current_round = sqlx::query_scalar!(
         "select current_round from leagues where league_id = $1",
-        league_id
+        league_id.as_str()
     )
     .fetch_one(&mut *tx)
     .await?;
@@ -121,13 +122,13 @@ pub async fn withdraw(
 /// forfeit it loses, adding the results to the standings.
 async fn forfeit_unfinished(
     tx: &mut PgConnection,
-    league_id: &str,
-    player_id: &str,
+    league_id: &LeagueId,
+    player_id: &PlayerId,
 ) -> ManagerResult<Vec<MatchResult>> {
     sqlx::query!(
         "update league_players set withdrawn_at = now() where league_id = $1 and player_id = $2",
-        league_id,
-        player_id,
+        league_id.as_str(),
+        player_id.as_str(),
     )
     .execute(&mut *tx)
     .await?;
@@ -138,19 +139,19 @@ async fn forfeit_unfinished(
          where m.league_id = $1 and $2 in (m.player_a_id, m.player_b_id)
            and m.status in ('scheduled', 'running')
          order by m.round_id, m.match_number",
-        league_id,
-        player_id,
+        league_id.as_str(),
+        player_id.as_str(),
     )
     .fetch_all(&mut *tx)
     .await?;
     let mut forfeits = Vec::with_capacity(unfinished.len());
     for unfinished in unfinished {
-        let loser = if unfinished.player_a_id == player_id {
+        let loser = if *player_id == unfinished.player_a_id {
             Side::A
         } else {
             Side::B
         };
-        let result = forfeit_result(&unfinished, player_id, loser);
+        let result = forfeit_result(&unfinished, player_id.as_str(), loser);
         record(
             tx,
             league_id,
@@ -193,7 +194,7 @@ fn forfeit_result(unfinished: &Unfinished, withdrawing: &str, loser: Side) -> Ma
 /// Finishes the match with `result`, the forfeit `outcome` (no referee, no lease), and adds it to both players' totals.
 async fn record(
     tx: &mut PgConnection,
-    league_id: &str,
+    league_id: &LeagueId,
     unfinished: &Unfinished,
     result: &MatchResult,
     outcome: Outcome,
@@ -251,7 +252,7 @@ async fn record(
          )
          -- No columns: the statement is run for what its parts write.
          select",
-        league_id,
+        league_id.as_str(),
         unfinished.match_id,
         "technical_loss",
         result.winner_player_id,

@@ -7,6 +7,7 @@ mod enrollment;
 mod event_delivery;
 mod history;
 mod idle_claims;
+mod malformed_ids;
 mod manager_api;
 mod operator_actions;
 mod pool;

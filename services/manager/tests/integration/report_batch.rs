@@ -24,7 +24,7 @@ async fn a_batch_judges_each_report_as_if_it_came_alone() {
     assert_eq!(round.len(), 2);
     let (first, second) = (&round[0], &round[1]);
     let report = |referee: &league_runtime::Credentials, request: ReportMatchResultRequest| {
-        Report::new(referee.agent_id.clone(), request).unwrap()
+        Report::new(referee_id(referee), request).unwrap()
     };
     let mut not_its_players = a_wins(second);
     not_its_players.scores[1].player_id = "P99".into();

@@ -213,7 +213,7 @@ async fn every_standings_update_is_the_table_of_the_results_so_far() {
             .unwrap();
     assert_eq!(updates.len(), 5, "one update a round");
     let mut conn = manager.pool.acquire().await.unwrap();
-    let results = league_manager::league::table::LeagueResults::load(&mut conn, "test_league")
+    let results = league_manager::league::table::LeagueResults::load(&mut conn, &test_league())
         .await
         .unwrap();
     for (round_id, (payload,)) in (1..).zip(updates) {

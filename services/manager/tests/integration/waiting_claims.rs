@@ -18,7 +18,7 @@ use support::*;
 
 /// Nothing to queue with a release.
 fn no_events() -> Queued {
-    Queued::new("test_league", Vec::new())
+    Queued::new(&test_league(), Vec::new())
 }
 
 /// Round 2's matches by status (as the contracts show it) and referee, and whether each was last
@@ -43,15 +43,11 @@ async fn a_waiting_claim_is_handed_the_next_round_by_the_transaction_that_releas
     assert_eq!(round.len(), 2);
 
     let claims = WaitingClaims::default();
-    let mut waiting = claims.wait(&referee.agent_id, 16);
+    let mut waiting = claims.wait(&referee_id(&referee), 16);
     let reports: Vec<Report> = round
         .iter()
         .map(|assignment| {
-            Report::new(
-                referee.agent_id.clone(),
-                report_of(assignment, a_wins(assignment)),
-            )
-            .unwrap()
+            Report::new(referee_id(&referee), report_of(assignment, a_wins(assignment))).unwrap()
         })
         .collect();
     let outcomes = report::record(&manager.pool, &Default::default(), &claims, &reports).await;
@@ -91,11 +87,11 @@ async fn the_matches_of_a_claim_gone_before_its_answer_go_back_to_the_queue() {
     let referee = players_and_referee(&mut client, &["a", "b", "c", "d"]).await;
 
     let claims = WaitingClaims::default();
-    let waiting = claims.wait(&referee.agent_id, 16);
+    let waiting = claims.wait(&referee_id(&referee), 16);
     let taken = claims.take_all();
     drop(waiting);
     let mut tx = manager.pool.begin().await.unwrap();
-    let handed = queue::release_round(&mut tx, "test_league", 2, &taken, &no_events())
+    let handed = queue::release_round(&mut tx, &test_league(), 2, &taken, &no_events())
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -134,12 +130,12 @@ async fn a_release_writes_only_the_matches_it_hands_and_the_rest_are_ready_for_a
     let referee = players_and_referee(&mut client, &["a", "b", "c", "d", "e", "f"]).await;
 
     let claims = WaitingClaims::default();
-    let _waiting = claims.wait(&referee.agent_id, 1);
+    let _waiting = claims.wait(&referee_id(&referee), 1);
     let taken = claims.take_all();
     let mut listener = PgListener::connect_with(&manager.pool).await.unwrap();
     listener.listen(MATCHES_READY_CHANNEL).await.unwrap();
     let mut tx = manager.pool.begin().await.unwrap();
-    let handed = queue::release_round(&mut tx, "test_league", 2, &taken, &no_events())
+    let handed = queue::release_round(&mut tx, &test_league(), 2, &taken, &no_events())
         .await
         .unwrap();
     tx.commit().await.unwrap();

@@ -231,7 +231,7 @@ impl<'a, P: Players> Runner<'a, P> {
         progress: &'a MatchProgress,
     ) -> Runner<'a, P> {
         let scheduled = assignment.scheduled.clone();
-        let ids = assignment.player_ids().map(str::to_owned);
+        let ids = assignment.player_ids().clone().map(String::from);
         // A player with no record yet (its first match) has played nothing: all zeros.
         let standings = assignment
             .players
@@ -469,6 +469,7 @@ impl<'a, P: Players> Runner<'a, P> {
                 .await?;
             let miss = match answer {
                 Ok(answer) => {
+                    // No payload is an empty move: the game refuses it as invalid, the honest answer.
                     let payload = answer.move_payload.unwrap_or_default();
                     self.received(seat, response, attempt, Some(payload.clone()), None);
                     match lock(game).submit(seat, &payload) {

@@ -223,22 +223,6 @@ mod tests {
 
     /// An assignment whose player A is served at `endpoint` and whose player B has no endpoint.
     fn assignment_with(endpoint: &str) -> Assignment {
-        Assignment {
-            scheduled: league_proto::v2::ScheduledMatch::default(),
-            players: [
-                AssignedPlayer {
-                    player_id: "P01".into(),
-                    service_endpoint: endpoint.into(),
-                    ..AssignedPlayer::default()
-                },
-                AssignedPlayer::default(),
-            ],
-            timing: league_domain::Timing::default(),
-            lease: league_domain::Lease {
-                lease_id: "lease".into(),
-                expires_at: None,
-                duration: None,
-            },
-        }
+        crate::test_support::assignment("l1", "R1M1", "lease", endpoint)
     }
 }

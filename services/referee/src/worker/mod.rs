@@ -200,7 +200,7 @@ impl Worker {
             for (index, assignment) in assignments.into_iter().filter_map(parse).enumerate() {
                 if index >= asked {
                     tracing::error!(
-                        match_id = assignment.match_id(),
+                        match_id = %assignment.match_id(),
                         "the manager assigned more matches than asked for; leaving this one to expire"
                     );
                     continue;
@@ -369,9 +369,9 @@ fn report_request(assignment: &Assignment) -> ReportMatchResultRequest {
 /// The lease an assignment was handed out under.
 fn lease_of(assignment: &Assignment) -> LeaseRef {
     LeaseRef {
-        match_id: assignment.match_id().to_owned(),
+        match_id: assignment.match_id().to_string(),
         lease_id: assignment.lease.lease_id.clone(),
-        league_id: assignment.league_id().to_owned(),
+        league_id: assignment.league_id().to_string(),
     }
 }
 

@@ -269,26 +269,13 @@ mod tests {
     use super::*;
 
     fn assignment(league_id: &str, match_id: &str, lease_id: &str) -> Assignment {
-        Assignment {
-            scheduled: ScheduledMatch {
-                league_id: league_id.into(),
-                match_id: match_id.into(),
-                ..ScheduledMatch::default()
-            },
-            players: Default::default(),
-            timing: league_domain::Timing::default(),
-            lease: league_domain::Lease {
-                lease_id: lease_id.into(),
-                expires_at: None,
-                duration: None,
-            },
-        }
+        crate::test_support::assignment(league_id, match_id, lease_id, "")
     }
 
     fn renewal(match_id: &str, renewed: bool) -> LeaseRenewal {
         LeaseRenewal {
             match_id: match_id.into(),
-            league_id: "L1".into(),
+            league_id: "l1".into(),
             renewed,
             lease_expires_at: None,
         }
@@ -298,16 +285,16 @@ mod tests {
     fn a_registration_removes_its_match_when_dropped() {
         let running = RunningMatches::new();
         let registration = running.register(
-            &assignment("L1", "R1M1", "lease-1"),
+            &assignment("l1", "R1M1", "lease-1"),
             Duration::from_secs(30),
             MatchProgress::new(),
         );
         assert_eq!(running.len(), 1);
         assert_eq!(running.renewal_interval(), Some(Duration::from_secs(6)));
         let (summary, transcript) = running.get("", "R1M1").expect("running");
-        assert_eq!(summary.r#match.map(|m| m.league_id), Some("L1".to_owned()));
+        assert_eq!(summary.r#match.map(|m| m.league_id), Some("l1".to_owned()));
         assert_eq!(transcript.match_id, "R1M1");
-        assert!(running.get("L2", "R1M1").is_none());
+        assert!(running.get("l2", "R1M1").is_none());
         drop(registration);
         assert!(running.is_empty());
         assert_eq!(running.renewal_interval(), None);
@@ -317,12 +304,12 @@ mod tests {
     fn a_stale_registration_does_not_remove_a_newer_claim() {
         let running = RunningMatches::new();
         let old = running.register(
-            &assignment("L1", "R1M1", "lease-1"),
+            &assignment("l1", "R1M1", "lease-1"),
             Duration::from_secs(30),
             MatchProgress::new(),
         );
         let _new = running.register(
-            &assignment("L1", "R1M1", "lease-2"),
+            &assignment("l1", "R1M1", "lease-2"),
             Duration::from_secs(30),
             MatchProgress::new(),
         );
@@ -337,12 +324,12 @@ mod tests {
     async fn a_lost_lease_stops_and_removes_its_match() {
         let running = RunningMatches::new();
         let _kept = running.register(
-            &assignment("L1", "R1M1", "a"),
+            &assignment("l1", "R1M1", "a"),
             Duration::from_secs(3),
             MatchProgress::new(),
         );
         let lost = running.register(
-            &assignment("L1", "R1M2", "b"),
+            &assignment("l1", "R1M2", "b"),
             Duration::from_secs(3),
             MatchProgress::new(),
         );
@@ -370,7 +357,7 @@ mod tests {
     async fn a_refused_renewal_leaves_a_match_whose_result_is_being_reported() {
         let running = RunningMatches::new();
         let reporting = running.register(
-            &assignment("L1", "R1M1", "a"),
+            &assignment("l1", "R1M1", "a"),
             Duration::from_secs(3),
             MatchProgress::new(),
         );

@@ -381,7 +381,7 @@ fn player(id: &str, wins: u32) -> AssignedPlayer {
 fn assignment(game_type: &str) -> Assignment {
     let wire = MatchAssignment {
         r#match: Some(ScheduledMatch {
-            league_id: "L1".into(),
+            league_id: "l1".into(),
             round_id: 2,
             match_id: "R2M1".into(),
             game_type: game_type.into(),
@@ -590,7 +590,7 @@ async fn requests_carry_the_match_context_role_standings_and_deadlines() {
             context.round_id,
             context.match_id.as_str()
         ),
-        ("L1", 2, "R2M1")
+        ("l1", 2, "R2M1")
     );
     assert_eq!(
         (context.game_type.as_str(), context.referee_id.as_str()),

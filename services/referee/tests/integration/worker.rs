@@ -242,7 +242,8 @@ league_testkit::fake_service! {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// A fake player host serving every player: joins, answers "even" after a delay; "SLOW" never moves.
+// A fake player host serving every player: joins, answers "even" after a delay; SLOW (P99) never moves.
+const SLOW: &str = "P99";
 
 /// (call, player, match) of a call a player host took.
 type Call = (&'static str, String, String);
@@ -324,7 +325,7 @@ impl PlayerService for FakePlayerHost {
     ) -> Result<Response<RequestMoveResponse>, Status> {
         let request = request.into_inner();
         self.record("move", &request.player_id, request.context.as_ref());
-        if request.player_id == "SLOW" {
+        if request.player_id == SLOW {
             std::future::pending::<()>().await;
         }
         tokio::time::sleep(self.move_delay).await;
@@ -422,7 +423,7 @@ fn assignment(match_id: &str, players: [&str; 2], endpoint: &str) -> MatchAssign
     };
     MatchAssignment {
         r#match: Some(ScheduledMatch {
-            league_id: "L1".into(),
+            league_id: "l1".into(),
             round_id: 1,
             match_id: match_id.into(),
             game_type: "even_odd".into(),
@@ -532,7 +533,7 @@ async fn three_matches_with_capacity_two_are_each_reported_exactly_once() {
     );
     assert_eq!(state.claims[0], 2, "the first claim asks for every slot");
     for report in &state.reports {
-        assert_eq!(report.league_id, "L1");
+        assert_eq!(report.league_id, "l1");
         assert_eq!(report.lease_id, format!("lease-{}", report.match_id));
         let result = report.result.as_ref().expect("result");
         assert_eq!(result.match_id, report.match_id);
@@ -548,7 +549,7 @@ async fn three_matches_with_capacity_two_are_each_reported_exactly_once() {
         for lease in renewal {
             assert_eq!(
                 (lease.league_id.as_str(), lease.lease_id.clone()),
-                ("L1", format!("lease-{}", lease.match_id))
+                ("l1", format!("lease-{}", lease.match_id))
             );
         }
     }
@@ -565,18 +566,18 @@ async fn a_match_whose_lease_is_lost_is_stopped_and_never_reported() {
     let endpoint = serve_players(&host).await;
     let manager = FakeManager::with_queue([
         // SLOW never chooses: left alone, this match would take 3 × 5 s of move timeouts.
-        assignment("R1M1", ["SLOW", "P02"], &endpoint),
+        assignment("R1M1", [SLOW, "P02"], &endpoint),
         assignment("R1M2", ["P03", "P04"], &endpoint),
     ]);
     let running = start_worker(&manager, config(2)).await;
 
     // R1M1 runs, waiting for SLOW's choice; RefereeService shows it.
-    host.wait_for_call("move", "SLOW").await;
+    host.wait_for_call("move", SLOW).await;
     let shown = running
         .api
         .get_match_state(Request::new(GetMatchStateRequest {
             match_id: "R1M1".into(),
-            league_id: "L1".into(),
+            league_id: "l1".into(),
         }))
         .await
         .expect("R1M1 is running")
@@ -590,7 +591,7 @@ async fn a_match_whose_lease_is_lost_is_stopped_and_never_reported() {
     let transcript = shown.transcript.expect("transcript so far");
     assert!(transcript.entries.iter().any(|entry| matches!(
         &entry.entry,
-        Some(transcript_entry::Entry::Message(m)) if m.player_id == "SLOW" && m.message_type == "CHOOSE_PARITY_CALL"
+        Some(transcript_entry::Entry::Message(m)) if m.player_id == SLOW && m.message_type == "CHOOSE_PARITY_CALL"
     )));
 
     // The lease is lost: the next renewal says so.
@@ -618,7 +619,7 @@ async fn a_match_whose_lease_is_lost_is_stopped_and_never_reported() {
     let status = api
         .get_match_state(Request::new(GetMatchStateRequest {
             match_id: "R1M1".into(),
-            league_id: "L1".into(),
+            league_id: "l1".into(),
         }))
         .await
         .expect_err("no longer running");
@@ -736,7 +737,7 @@ async fn shutdown_releases_the_matches_still_running_after_the_grace() {
     let endpoint = serve_players(&host).await;
     let manager = FakeManager::with_queue([
         // SLOW never chooses: R1M1 would run for 3 × 5 s of move timeouts, far past the grace.
-        assignment("R1M1", ["SLOW", "P02"], &endpoint),
+        assignment("R1M1", [SLOW, "P02"], &endpoint),
         assignment("R1M2", ["P03", "P04"], &endpoint),
     ]);
     let running = start_worker(
@@ -748,7 +749,7 @@ async fn shutdown_releases_the_matches_still_running_after_the_grace() {
     )
     .await;
 
-    host.wait_for_call("move", "SLOW").await;
+    host.wait_for_call("move", SLOW).await;
     manager
         .wait_until("R1M2 is reported", |state| !state.reports.is_empty())
         .await;
@@ -763,7 +764,7 @@ async fn shutdown_releases_the_matches_still_running_after_the_grace() {
             [vec![LeaseRef {
                 match_id: "R1M1".into(),
                 lease_id: "lease-R1M1".into(),
-                league_id: "L1".into(),
+                league_id: "l1".into(),
             }]],
             "the unfinished match is given back, once"
         );

@@ -53,6 +53,7 @@ fn remote_span_context(headers: &HeaderMap) -> Option<SpanContext> {
             let state = headers
                 .get(&TRACESTATE)
                 .and_then(|value| value.to_str().ok())
+                // A tracestate that does not parse is dropped, as W3C Trace Context says; the trace goes on.
                 .map_or_else(TraceState::default, |state| state.parse().unwrap_or_default());
             SpanContext::new(trace_id, span_id, flags & TraceFlags::SAMPLED, true, state)
         }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use league_domain::Timing;
+use league_domain::{LeagueId, RefereeId, Timing};
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::*;
 use league_runtime::Credentials;
@@ -25,6 +25,16 @@ pub async fn spawn_manager(auto_start: u32) -> TestManager {
         };
     })
     .await
+}
+
+/// The league [`spawn_manager`] opens, typed as the manager's own functions take it.
+pub fn test_league() -> LeagueId {
+    LeagueId::parse("test_league").unwrap()
+}
+
+/// A registered referee's id, typed as the manager's own functions take it.
+pub fn referee_id(referee: &Credentials) -> RefereeId {
+    RefereeId::parse(&referee.agent_id).unwrap()
 }
 
 pub fn meta(name: &str) -> AgentMeta {

@@ -1,7 +1,10 @@
-//! Match ids: `R<round>M<number>`, the name a match goes by on the wire and in logs.
+//! Match ids: `R<round>M<number>`, the name a match goes by on the wire, in the database and in logs.
+//! The manager's schedule makes them; everyone else parses them where they arrive.
 
 use std::fmt;
 use std::str::FromStr;
+
+use crate::id::{IdKind, InvalidId};
 
 /// Which match of which round, both counted from 1.
 ///
@@ -14,18 +17,16 @@ pub struct MatchId {
     number: u32,
 }
 
-/// A string that is not a canonical match id.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{input:?} is not a match id of the form R<round>M<number>, e.g. R1M1")]
-pub struct ParseMatchIdError {
-    input: String,
-}
-
 impl MatchId {
-    /// Both numbers must be at least 1; only the scheduler makes ids this way.
-    pub(crate) fn new(round: u32, number: u32) -> Self {
+    /// Both numbers must be at least 1; only the manager's schedule makes ids this way.
+    pub fn new(round: u32, number: u32) -> Self {
         debug_assert!(round >= 1 && number >= 1, "match ids count from 1");
         Self { round, number }
+    }
+
+    /// `text` as a match id, or why it is not one.
+    pub fn parse(text: &str) -> Result<MatchId, InvalidId> {
+        text.parse()
     }
 
     pub fn round(self) -> u32 {
@@ -45,14 +46,48 @@ impl fmt::Display for MatchId {
 }
 
 impl FromStr for MatchId {
-    type Err = ParseMatchIdError;
+    type Err = InvalidId;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let parsed = s
             .strip_prefix('R')
             .and_then(|rest| rest.split_once('M'))
             .and_then(|(round, number)| Some(Self::new(counter(round)?, counter(number)?)));
-        parsed.ok_or_else(|| ParseMatchIdError { input: s.to_owned() })
+        parsed.ok_or_else(|| InvalidId::new(IdKind::Match, s))
+    }
+}
+
+/// The match a string names, when it names one: the same as comparing with the id's canonical text.
+impl PartialEq<str> for MatchId {
+    fn eq(&self, other: &str) -> bool {
+        other.parse::<MatchId>().is_ok_and(|id| id == *self)
+    }
+}
+
+impl PartialEq<&str> for MatchId {
+    fn eq(&self, other: &&str) -> bool {
+        *self == **other
+    }
+}
+
+impl PartialEq<String> for MatchId {
+    fn eq(&self, other: &String) -> bool {
+        *self == *other.as_str()
+    }
+}
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for MatchId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for MatchId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<MatchId, D::Error> {
+        let text = <String as serde::Deserialize>::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -123,9 +158,20 @@ mod tests {
             let error = input.parse::<MatchId>().unwrap_err();
             assert_eq!(
                 error.to_string(),
-                format!("{input:?} is not a match id of the form R<round>M<number>, e.g. R1M1")
+                format!(
+                    "{input:?} is not a match id: a match id is R<round>M<number>, both counted from 1 \
+                     and written without leading zeros (R1M1, R12M25)"
+                )
             );
         }
+    }
+
+    #[test]
+    fn equals_its_canonical_text_only() {
+        let id = MatchId::new(12, 25);
+        let owned = String::from("R12M25");
+        assert!(id == "R12M25" && id == *"R12M25" && id == owned);
+        assert!(id != "R12M025" && id != "R12M26" && id != "r12m25" && id != "");
     }
 
     #[test]
