@@ -116,7 +116,7 @@ impl GatewayConfig {
         Ok(config)
     }
 
-    pub fn validate(&self) -> anyhow::Result<()> {
+    pub(crate) fn validate(&self) -> anyhow::Result<()> {
         anyhow::ensure!(
             self.max_body_bytes >= 1024,
             "LEAGUE_MAX_BODY_BYTES must be at least 1024"

@@ -49,15 +49,15 @@ const REFUSAL_WRITE: Duration = Duration::from_secs(1);
 /// The bounds on connections (configuration: `LEAGUE_MAX_CONNECTIONS`,
 /// `LEAGUE_MAX_CONNECTIONS_PER_ADDRESS`, `LEAGUE_HEADER_TIMEOUT`).
 #[derive(Debug, Clone, Copy)]
-pub struct ConnectionLimits {
-    pub max_connections: usize,
-    pub max_per_address: usize,
-    pub header_timeout: Duration,
+pub(crate) struct ConnectionLimits {
+    pub(crate) max_connections: usize,
+    pub(crate) max_per_address: usize,
+    pub(crate) header_timeout: Duration,
 }
 
 /// Serves `router` on `listener` until `shutdown`, then lets open connections finish (for at most
 /// [`SHUTDOWN_GRACE`]).
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
     limits: ConnectionLimits,

@@ -28,16 +28,16 @@ use crate::limits::RequestLimits;
 use crate::mcp::McpService;
 
 #[derive(Debug, Clone)]
-pub struct HttpState {
-    pub inbound: Inbound,
-    pub limits: Arc<RequestLimits>,
-    pub max_body_bytes: usize,
-    pub body_timeout: Duration,
-    pub mcp: McpService,
-    pub readiness: league_runtime::admin::Readiness,
+pub(crate) struct HttpState {
+    pub(crate) inbound: Inbound,
+    pub(crate) limits: Arc<RequestLimits>,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) body_timeout: Duration,
+    pub(crate) mcp: McpService,
+    pub(crate) readiness: league_runtime::admin::Readiness,
 }
 
-pub fn router(state: HttpState) -> Router {
+pub(crate) fn router(state: HttpState) -> Router {
     Router::new()
         .route("/mcp", post(mcp_post).get(mcp_other).delete(mcp_other))
         // Where external referees reach a player of their match (the path names the player).
@@ -206,7 +206,7 @@ async fn read_body(state: &HttpState, body: Body) -> Result<bytes::Bytes, Respon
 }
 
 /// A JSON content type (`application/json`, `application/<anything>+json`, any parameters).
-pub fn is_json(headers: &HeaderMap) -> bool {
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())

@@ -42,20 +42,20 @@ use league_v2::league_error::LeagueError;
 /// Keys kept by one limiter before those whose allowance is full again are forgotten.
 const MAX_KEYS: usize = 10_000;
 /// The longest a token's lookup waits for the lookups in flight from its address to settle.
-pub const SETTLE_WAIT: Duration = Duration::from_secs(5);
+pub(crate) const SETTLE_WAIT: Duration = Duration::from_secs(5);
 
 /// The configured rates (see the module's documentation).
 #[derive(Debug, Clone, Copy)]
-pub struct Rates {
-    pub per_address: u32,
-    pub per_agent: u32,
-    pub failed_auth_per_minute: u32,
-    pub registrations_per_minute: u32,
+pub(crate) struct Rates {
+    pub(crate) per_address: u32,
+    pub(crate) per_agent: u32,
+    pub(crate) failed_auth_per_minute: u32,
+    pub(crate) registrations_per_minute: u32,
 }
 
 /// Every request-rate bound of one gateway.
 #[derive(Debug)]
-pub struct RequestLimits {
+pub(crate) struct RequestLimits {
     address: Keyed<IpAddr>,
     agent: Keyed<(IpAddr, String)>,
     registrations: Keyed<IpAddr>,
@@ -64,13 +64,13 @@ pub struct RequestLimits {
 
 /// What kind of call is being admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallKind {
+pub(crate) enum CallKind {
     Registration,
     Other,
 }
 
 impl RequestLimits {
-    pub fn new(rates: Rates) -> Self {
+    pub(crate) fn new(rates: Rates) -> Self {
         let per_second = |n: u32| Quota::per_second(NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN));
         let per_minute = |n: u32| Quota::per_minute(NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN));
         Self {
@@ -83,14 +83,14 @@ impl RequestLimits {
 
     /// Whether an HTTP request from `ip` may be read at all: its address's rate, and room for another
     /// failed authentication.
-    pub fn allow_address(&self, ip: IpAddr) -> bool {
+    pub(crate) fn allow_address(&self, ip: IpAddr) -> bool {
         !self.failures.barred(ip) && self.address.allow(&ip)
     }
 
     /// Whether one call from `ip`, naming `sender` (`None`: names none), may go on: room for another
     /// failed authentication, its agent's rate, and its address's registrations when it is one. Every
     /// call is admitted here, whatever carried it.
-    pub fn admit(&self, ip: IpAddr, sender: Option<&str>, kind: CallKind) -> Result<(), LeagueError> {
+    pub(crate) fn admit(&self, ip: IpAddr, sender: Option<&str>, kind: CallKind) -> Result<(), LeagueError> {
         if self.failures.barred(ip) {
             return Err(rate_limited(
                 "too many failed authentications from this address; retry later",
@@ -112,7 +112,7 @@ impl RequestLimits {
     /// (many agents behind one address starting at once), it waits for them to settle, at most
     /// [`SETTLE_WAIT`]; with no room even if they all succeed, it is refused at once. The ticket says
     /// how the lookup went.
-    pub async fn authentication(&self, ip: IpAddr) -> Result<AuthenticationTicket, LeagueError> {
+    pub(crate) async fn authentication(&self, ip: IpAddr) -> Result<AuthenticationTicket, LeagueError> {
         let refused = || rate_limited("too many failed authentications from this address; retry later");
         let deadline = tokio::time::Instant::now() + SETTLE_WAIT;
         loop {
@@ -140,7 +140,7 @@ impl RequestLimits {
 
     /// A refused token that never reached the manager (the league's own outbound token, or another
     /// agent's token for a claimed id): a failed authentication all the same.
-    pub fn failed_authentication(&self, ip: IpAddr) {
+    pub(crate) fn failed_authentication(&self, ip: IpAddr) {
         self.failures.failed(ip);
     }
 
@@ -160,7 +160,7 @@ fn rate_limited(description: &str) -> LeagueError {
 /// One lookup of a token with the manager, holding its address's place until it is settled. Dropped
 /// without [`failed`](Self::failed): the token was good, and costs nothing.
 #[derive(Debug)]
-pub struct AuthenticationTicket {
+pub(crate) struct AuthenticationTicket {
     failures: Arc<Failures>,
     ip: IpAddr,
     failed: bool,
@@ -168,7 +168,7 @@ pub struct AuthenticationTicket {
 
 impl AuthenticationTicket {
     /// The manager refused the token.
-    pub fn failed(mut self) {
+    pub(crate) fn failed(mut self) {
         self.failed = true;
     }
 }

@@ -7,21 +7,21 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct RequestLabels {
+pub(crate) struct RequestLabels {
     /// The resolved league.v2 message type or action (never the raw method, which agents choose).
-    pub method: String,
+    pub(crate) method: String,
     /// `ok`, or the league.v2 / JSON-RPC error code.
-    pub status: String,
+    pub(crate) status: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct OutboundLabels {
-    pub message_type: &'static str,
+pub(crate) struct OutboundLabels {
+    pub(crate) message_type: &'static str,
     /// `ok`, `not_implemented`, `refused`, or the league.v2 code (E001 timeout, E009 connection…).
-    pub outcome: String,
+    pub(crate) outcome: String,
 }
 
-pub static REQUESTS: LazyLock<Family<RequestLabels, Counter>> = LazyLock::new(|| {
+pub(crate) static REQUESTS: LazyLock<Family<RequestLabels, Counter>> = LazyLock::new(|| {
     let family = Family::default();
     league_runtime::metrics::register(
         "league_gateway_requests",
@@ -31,7 +31,7 @@ pub static REQUESTS: LazyLock<Family<RequestLabels, Counter>> = LazyLock::new(||
     family
 });
 
-pub static OUTBOUND: LazyLock<Family<OutboundLabels, Counter>> = LazyLock::new(|| {
+pub(crate) static OUTBOUND: LazyLock<Family<OutboundLabels, Counter>> = LazyLock::new(|| {
     let family = Family::default();
     league_runtime::metrics::register(
         "league_gateway_agent_calls",

@@ -19,7 +19,7 @@ pub struct WarningBuffer {
 type Pending = (String, u64);
 
 impl WarningBuffer {
-    pub fn record(&self, agent_id: &str, deviations: impl IntoIterator<Item = Deviation>) {
+    pub(crate) fn record(&self, agent_id: &str, deviations: impl IntoIterator<Item = Deviation>) {
         let Ok(mut pending) = self.pending.lock() else {
             return;
         };
@@ -51,7 +51,7 @@ impl WarningBuffer {
     }
 
     /// Puts back warnings a flush could not deliver.
-    pub fn restore(&self, warnings: Vec<ComplianceWarning>) {
+    pub(crate) fn restore(&self, warnings: Vec<ComplianceWarning>) {
         let Ok(mut pending) = self.pending.lock() else {
             return;
         };
@@ -68,7 +68,7 @@ impl WarningBuffer {
 }
 
 /// How often buffered warnings go to the manager.
-pub const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
+pub(crate) const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
 
 #[cfg(test)]
 mod tests {

@@ -32,7 +32,7 @@ pub(crate) const MAX_ANSWER_BYTES: usize = 1 << 20;
 
 /// What an agent answered.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Answer {
+pub(crate) enum Answer {
     Result(Value),
     Error(RpcError),
     /// The agent is an MCP server, which takes calls only as MCP tool calls
@@ -71,7 +71,7 @@ impl AgentClient {
 
     /// Calls `method` on the agent at `endpoint` and waits at most `limit` for the answer. Deviations in
     /// the answer's framing are noted on `checker` (and are errors in strict mode).
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         endpoint: &str,
         method: &str,
@@ -207,7 +207,11 @@ fn present<'de, D: serde::Deserializer<'de>>(value: D) -> Result<Option<&'de Raw
 }
 
 /// Reads an agent's HTTP answer.
-pub fn read_answer(status: http::StatusCode, body: &[u8], checker: &mut Checker) -> LeagueResult<Answer> {
+pub(crate) fn read_answer(
+    status: http::StatusCode,
+    body: &[u8],
+    checker: &mut Checker,
+) -> LeagueResult<Answer> {
     if super::mcp_agent::is_mcp_server(status) {
         return Ok(Answer::McpServer);
     }

@@ -17,12 +17,12 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 
 /// League events sent at once by default (`LEAGUE_EVENT_SLOTS`), each until its answer or the window.
-pub const SLOTS: usize = 16;
+pub(crate) const SLOTS: usize = 16;
 /// The longest an event holds its slot by default (`LEAGUE_EVENT_SLOT_WINDOW`). An agent across a
 /// network answers later than this, so its events go out side by side almost as before: the slots
 /// start at least `SLOTS / WINDOW` (3,200) events a second, a 500-player round's 1,500 in under half a
 /// second.
-pub const WINDOW: Duration = Duration::from_millis(5);
+pub(crate) const WINDOW: Duration = Duration::from_millis(5);
 
 #[derive(Debug)]
 pub struct EventSlots {
@@ -39,7 +39,7 @@ impl Default for EventSlots {
 
 impl EventSlots {
     /// `slots` events at once (0: no limit), each holding its slot for at most `window`.
-    pub fn new(slots: usize, window: Duration) -> Self {
+    pub(crate) fn new(slots: usize, window: Duration) -> Self {
         Self {
             slots: (slots > 0).then(|| Semaphore::new(slots)),
             window,
@@ -48,7 +48,7 @@ impl EventSlots {
 
     /// Runs `delivery` (one event to one agent) once a slot is free, holding the slot until it ends or
     /// the window has passed.
-    pub async fn deliver<F: Future>(&self, delivery: F) -> F::Output {
+    pub(crate) async fn deliver<F: Future>(&self, delivery: F) -> F::Output {
         let Some(slots) = &self.slots else {
             return delivery.await;
         };

@@ -21,28 +21,28 @@ use secrecy::SecretString;
 use league_manager_link::league_status::to_league_error;
 
 /// The label an external agent's dialect is stored under in its registration.
-pub const DIALECT_LABEL: &str = "league.dialect";
+pub(crate) const DIALECT_LABEL: &str = "league.dialect";
 /// The label an external agent's sender form ([`SenderForm`]) is stored under, once learned.
-pub const SENDER_FORM_LABEL: &str = "league.sender_form";
+pub(crate) const SENDER_FORM_LABEL: &str = "league.sender_form";
 /// An external agent, as the gateway calls it.
 #[derive(Debug)]
 pub struct ExternalAgent {
-    pub agent_id: String,
-    pub contact_endpoint: String,
+    pub(crate) agent_id: String,
+    pub(crate) contact_endpoint: String,
     /// The `auth_token` on every message the league sends it, computed once: an HMAC per message was
     /// the largest single cost of a bridged call (docs/benchmarks.md).
-    pub outbound_token: outbound_token::OutboundToken,
+    pub(crate) outbound_token: outbound_token::OutboundToken,
     /// Learned at registration; switched when the agent turns out to answer another dialect.
-    pub dialect: Mutex<Dialect>,
+    pub(crate) dialect: Mutex<Dialect>,
     /// How the league's senders are written for this agent (learned, see [`league_v2::sender`]).
-    pub sender_form: Mutex<SenderForm>,
+    pub(crate) sender_form: Mutex<SenderForm>,
     /// The dialect that worked for each message type when it was not the agent's own, so a fallback
     /// costs the agent's -32601s once, not on every message.
-    pub methods: Mutex<HashMap<MessageType, Dialect>>,
+    pub(crate) methods: Mutex<HashMap<MessageType, Dialect>>,
     /// The MCP session with the agent, when it is an MCP server (the `mcp` dialect; ADR 0046).
-    pub mcp: super::mcp_agent::McpSession,
+    pub(crate) mcp: super::mcp_agent::McpSession,
     /// A referee that answers START_MATCH only as `assign_match` (learned, see [`super::start_match`]).
-    pub assign_match: AtomicBool,
+    pub(crate) assign_match: AtomicBool,
     /// Whether the greeting that learns its sender form is under way (crate::inbound::greeting): the
     /// league's other calls to it wait for it, so none goes out in a form the agent is about to refuse.
     greeting: tokio::sync::watch::Sender<bool>,
@@ -50,7 +50,7 @@ pub struct ExternalAgent {
 
 impl ExternalAgent {
     /// `key`: the operator credential, which the outbound token is derived from.
-    pub fn new(
+    pub(crate) fn new(
         key: &SecretString,
         agent_id: String,
         contact_endpoint: String,
@@ -71,7 +71,7 @@ impl ExternalAgent {
     }
 
     /// Waits (at most `limit`) while the agent's greeting is under way.
-    pub async fn greeted(&self, limit: Duration) {
+    pub(crate) async fn greeted(&self, limit: Duration) {
         if !*self.greeting.borrow() {
             return;
         }
@@ -82,7 +82,7 @@ impl ExternalAgent {
     }
 
     /// Marks the greeting under way until the guard is dropped.
-    pub fn greeting(&self) -> GreetingUnderWay<'_> {
+    pub(crate) fn greeting(&self) -> GreetingUnderWay<'_> {
         self.greeting.send_replace(true);
         GreetingUnderWay(&self.greeting)
     }
@@ -91,14 +91,14 @@ impl ExternalAgent {
         self.dialect.lock().map(|d| *d).unwrap_or(Dialect::Canonical)
     }
 
-    pub fn set_dialect(&self, dialect: Dialect) {
+    pub(crate) fn set_dialect(&self, dialect: Dialect) {
         if let Ok(mut current) = self.dialect.lock() {
             *current = dialect;
         }
     }
 
     /// The dialect to try first for `kind`: the one that worked for it before, else the agent's own.
-    pub fn dialect_for(&self, kind: MessageType) -> Dialect {
+    pub(crate) fn dialect_for(&self, kind: MessageType) -> Dialect {
         self.methods
             .lock()
             .ok()
@@ -107,7 +107,7 @@ impl ExternalAgent {
     }
 
     /// Remembers that `kind` reached the agent in `dialect`.
-    pub fn set_dialect_for(&self, kind: MessageType, dialect: Dialect) {
+    pub(crate) fn set_dialect_for(&self, kind: MessageType, dialect: Dialect) {
         if let Ok(mut methods) = self.methods.lock() {
             methods.insert(kind, dialect);
         }
@@ -117,7 +117,7 @@ impl ExternalAgent {
         self.sender_form.lock().map(|f| *f).unwrap_or_default()
     }
 
-    pub fn set_sender_form(&self, form: SenderForm) {
+    pub(crate) fn set_sender_form(&self, form: SenderForm) {
         if let Ok(mut current) = self.sender_form.lock() {
             *current = form;
         }
@@ -127,7 +127,7 @@ impl ExternalAgent {
 /// While it lives, an agent's greeting is under way ([`ExternalAgent::greeting`]); dropped, it is over
 /// (also when the registration that greets is abandoned half-way).
 #[derive(Debug)]
-pub struct GreetingUnderWay<'a>(&'a tokio::sync::watch::Sender<bool>);
+pub(crate) struct GreetingUnderWay<'a>(&'a tokio::sync::watch::Sender<bool>);
 
 impl Drop for GreetingUnderWay<'_> {
     fn drop(&mut self) {
@@ -153,7 +153,7 @@ const REGISTRATION_WAIT: Duration =
 /// While it lives, a player registration is under way at its contact endpoint
 /// ([`ExternalAgents::registering`]); dropped, it is over, however it ended.
 #[derive(Debug)]
-pub struct RegistrationUnderWay {
+pub(crate) struct RegistrationUnderWay {
     registering: Arc<RwLock<HashMap<String, tokio::sync::watch::Receiver<bool>>>>,
     contact_endpoint: String,
     over: tokio::sync::watch::Sender<bool>,
@@ -178,7 +178,7 @@ impl ExternalAgents {
     }
 
     /// The `auth_token` on every message the league sends `agent_id` ([`outbound_token`]).
-    pub fn outbound_token(&self, agent_id: &str) -> String {
+    pub(crate) fn outbound_token(&self, agent_id: &str) -> String {
         outbound_token::OutboundToken::for_agent(self.manager_link.operator_token(), agent_id)
             .as_str()
             .to_owned()
@@ -203,7 +203,7 @@ impl ExternalAgents {
 
     /// [`ExternalAgents::remember`], for an agent about to be greeted: its greeting is under way before
     /// any other call can find it (the caller's [`ExternalAgent::greeting`] guard ends it).
-    pub fn remember_to_greet(
+    pub(crate) fn remember_to_greet(
         &self,
         agent_id: String,
         contact_endpoint: String,
@@ -230,14 +230,14 @@ impl ExternalAgents {
 
     /// Sets the sender form learned for `agent`, and stores it with its registration so every replica
     /// that looks the agent up from now on uses it (in the background: the call in hand goes on).
-    pub fn learned_sender_form(&self, agent: &ExternalAgent, form: SenderForm) {
+    pub(crate) fn learned_sender_form(&self, agent: &ExternalAgent, form: SenderForm) {
         agent.set_sender_form(form);
         self.store_label(agent, SENDER_FORM_LABEL, form.as_str(), "sender form");
     }
 
     /// Sets the dialect learned for `agent` from its answers (an MCP server, ADR 0046), and stores it with
     /// its registration as [`ExternalAgents::learned_sender_form`] stores a sender form.
-    pub fn learned_dialect(&self, agent: &ExternalAgent, dialect: Dialect) {
+    pub(crate) fn learned_dialect(&self, agent: &ExternalAgent, dialect: Dialect) {
         agent.set_dialect(dialect);
         self.store_label(agent, DIALECT_LABEL, dialect.as_str(), "dialect");
     }
@@ -262,7 +262,7 @@ impl ExternalAgents {
     /// registration that starts a league makes the manager queue its first events at once: one may reach
     /// this gateway's bridge before the registration's answer does, and, sent before the greeting, in a
     /// sender form the agent refuses. [`ExternalAgents::external_agent`] waits for the registration instead.
-    pub fn registering(&self, contact_endpoint: &str) -> RegistrationUnderWay {
+    pub(crate) fn registering(&self, contact_endpoint: &str) -> RegistrationUnderWay {
         let (over, under_way) = tokio::sync::watch::channel(true);
         if let Ok(mut registering) = self.registering.write() {
             registering.insert(contact_endpoint.to_owned(), under_way);
@@ -275,7 +275,7 @@ impl ExternalAgents {
     }
 
     /// An external agent this gateway knows already (no manager call).
-    pub fn known_agent(&self, agent_id: &str) -> Option<Arc<ExternalAgent>> {
+    pub(crate) fn known_agent(&self, agent_id: &str) -> Option<Arc<ExternalAgent>> {
         self.external
             .read()
             .ok()
@@ -284,7 +284,7 @@ impl ExternalAgents {
 
     /// An external agent by id, from the cache or the manager (it may have registered through another
     /// gateway replica, or before this one started).
-    pub async fn external_agent(&self, agent_id: &str) -> LeagueResult<Arc<ExternalAgent>> {
+    pub(crate) async fn external_agent(&self, agent_id: &str) -> LeagueResult<Arc<ExternalAgent>> {
         if let Some(agent) = self
             .external
             .read()

@@ -8,15 +8,15 @@ use serde_json::Value;
 /// What every call of a match names: the match, and the player the call is for.
 #[derive(Debug, Serialize)]
 pub(super) struct InMatch<'a> {
-    pub league_id: &'a str,
-    pub round_id: u32,
-    pub match_id: &'a str,
-    pub game_type: &'a str,
-    pub player_id: &'a str,
+    pub(crate) league_id: &'a str,
+    pub(crate) round_id: u32,
+    pub(crate) match_id: &'a str,
+    pub(crate) game_type: &'a str,
+    pub(crate) player_id: &'a str,
 }
 
 impl<'a> InMatch<'a> {
-    pub fn new(context: &'a MatchContext, player_id: &'a str) -> Self {
+    pub(crate) fn new(context: &'a MatchContext, player_id: &'a str) -> Self {
         Self {
             league_id: &context.league_id,
             round_id: context.round_id,
@@ -31,44 +31,44 @@ impl<'a> InMatch<'a> {
 #[derive(Debug, Serialize)]
 pub(super) struct Invitation<'a> {
     #[serde(flatten)]
-    pub in_match: InMatch<'a>,
-    pub role_in_match: &'static str,
-    pub opponent_id: &'a str,
-    pub referee_endpoint: &'a str,
+    pub(crate) in_match: InMatch<'a>,
+    pub(crate) role_in_match: &'static str,
+    pub(crate) opponent_id: &'a str,
+    pub(crate) referee_endpoint: &'a str,
     /// `null` when the referee set none.
-    pub deadline: Option<String>,
+    pub(crate) deadline: Option<String>,
 }
 
 /// The move call's fields (CHOOSE_PARITY_CALL, or the game's own move call).
 #[derive(Debug, Serialize)]
 pub(super) struct MoveCall<'a> {
     #[serde(flatten)]
-    pub in_match: InMatch<'a>,
-    pub context: MoveContext<'a>,
-    pub deadline: Option<String>,
-    pub attempt: u32,
-    pub referee_endpoint: &'a str,
+    pub(crate) in_match: InMatch<'a>,
+    pub(crate) context: MoveContext<'a>,
+    pub(crate) deadline: Option<String>,
+    pub(crate) attempt: u32,
+    pub(crate) referee_endpoint: &'a str,
     /// Turn-based games only: the step and what the game tells the player before it (`null` if
     /// nothing).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub step: Option<u32>,
+    pub(crate) step: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub step_context: Option<Value>,
+    pub(crate) step_context: Option<Value>,
 }
 
 #[derive(Debug, Serialize)]
 pub(super) struct MoveContext<'a> {
-    pub opponent_id: &'a str,
-    pub round_id: u32,
-    pub your_standings: Record,
+    pub(crate) opponent_id: &'a str,
+    pub(crate) round_id: u32,
+    pub(crate) your_standings: Record,
 }
 
 /// The player's record so far.
 #[derive(Debug, Serialize)]
 pub(super) struct Record {
-    pub wins: u32,
-    pub losses: u32,
-    pub draws: u32,
+    pub(crate) wins: u32,
+    pub(crate) losses: u32,
+    pub(crate) draws: u32,
 }
 
 impl From<PlayerRecord> for Record {
@@ -85,8 +85,8 @@ impl From<PlayerRecord> for Record {
 #[derive(Debug, Serialize)]
 pub(super) struct GameOver<'a> {
     #[serde(flatten)]
-    pub in_match: InMatch<'a>,
-    pub game_result: Value,
+    pub(crate) in_match: InMatch<'a>,
+    pub(crate) game_result: Value,
 }
 
 #[cfg(test)]

@@ -99,7 +99,7 @@ const FALLBACKS: [Dialect; 3] = [
 /// Whether an agent's words (an error's message, a result's `status`) say it does not know the message:
 /// "Unknown message type", `unknown_message_type`, "not implemented", "unsupported message". Such an
 /// answer is the agent's way of saying -32601, whatever code or result carries it.
-pub fn says_unknown_message(text: &str) -> bool {
+pub(crate) fn says_unknown_message(text: &str) -> bool {
     let text = text.to_ascii_lowercase().replace(['_', '-'], " ");
     [
         "unknown message",

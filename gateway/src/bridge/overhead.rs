@@ -40,13 +40,13 @@ tokio::task_local! {
 }
 
 /// Counts `spent` as the agent's time in the bridge call running in this task (if one is measured).
-pub fn agent_time(spent: Duration) {
+pub(crate) fn agent_time(spent: Duration) {
     let _ = AGENT_TIME.try_with(|total| total.set(total.get() + spent));
 }
 
 /// Awaits `future` (a wait for the agent, e.g. for a reply it sends separately), counting the wait as
 /// the agent's time.
-pub async fn waiting<F: Future>(future: F) -> F::Output {
+pub(crate) async fn waiting<F: Future>(future: F) -> F::Output {
     let started = Instant::now();
     let output = future.await;
     agent_time(started.elapsed());
@@ -101,13 +101,13 @@ struct OpenMatch {
 
 /// Per-match sums, recorded into a histogram when the match is over.
 #[derive(Debug, Default)]
-pub struct MatchOverheads {
+pub(crate) struct MatchOverheads {
     open: Mutex<HashMap<String, OpenMatch>>,
 }
 
 impl MatchOverheads {
     /// Adds one call's overhead to its match; returns the match's total when this call ended it.
-    pub fn add(
+    pub(crate) fn add(
         &self,
         kind: MessageType,
         match_id: &str,
@@ -181,7 +181,7 @@ async fn measured<T>(
 /// The bridge with its overhead measured: what the gateway serves as every external player's
 /// `PlayerService`.
 #[derive(Debug, Clone)]
-pub struct MeasuredBridge(pub PlayerBridge);
+pub(crate) struct MeasuredBridge(pub PlayerBridge);
 
 #[tonic::async_trait]
 impl PlayerService for MeasuredBridge {

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
 /// What a reply is matched on.
-pub fn reply_key(kind: MessageType, match_id: &str, agent_id: &str) -> String {
+pub(crate) fn reply_key(kind: MessageType, match_id: &str, agent_id: &str) -> String {
     format!("{}|{match_id}|{agent_id}", kind.as_str())
 }
 
@@ -27,7 +27,7 @@ pub struct Replies {
 
 /// A registered wait; dropping it stops waiting.
 #[derive(Debug)]
-pub struct Waiter {
+pub(crate) struct Waiter {
     replies: Arc<Replies>,
     key: String,
     receiver: Option<oneshot::Receiver<Map<String, Value>>>,
@@ -35,7 +35,7 @@ pub struct Waiter {
 
 impl Waiter {
     /// The reply, or `None` when `limit` passes first.
-    pub async fn reply(mut self, limit: Duration) -> Option<Map<String, Value>> {
+    pub(crate) async fn reply(mut self, limit: Duration) -> Option<Map<String, Value>> {
         let receiver = self.receiver.take()?;
         tokio::time::timeout(limit, receiver).await.ok()?.ok()
     }
@@ -51,7 +51,7 @@ impl Drop for Waiter {
 
 impl Replies {
     /// Starts waiting for the reply `key` names (a newer wait for the same key replaces an older one).
-    pub fn wait(self: &Arc<Self>, key: String) -> Waiter {
+    pub(crate) fn wait(self: &Arc<Self>, key: String) -> Waiter {
         let (sender, receiver) = oneshot::channel();
         if let Ok(mut waiting) = self.waiting.lock() {
             waiting.insert(key.clone(), sender);
@@ -64,7 +64,7 @@ impl Replies {
     }
 
     /// Hands a reply to its waiter on this replica; false when none waits here.
-    pub fn deliver(&self, key: &str, reply: Map<String, Value>) -> bool {
+    pub(crate) fn deliver(&self, key: &str, reply: Map<String, Value>) -> bool {
         let sender = self
             .waiting
             .lock()
@@ -74,7 +74,7 @@ impl Replies {
     }
 
     /// Receives replies relayed by other replicas until shutdown, reconnecting after failures.
-    pub async fn watch(self: Arc<Self>, manager_link: ManagerLink, shutdown: ShutdownSignal) {
+    pub(crate) async fn watch(self: Arc<Self>, manager_link: ManagerLink, shutdown: ShutdownSignal) {
         let mut delay = Duration::from_millis(100);
         while !shutdown.is_triggered() {
             let stream = manager_link

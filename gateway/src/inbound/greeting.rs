@@ -27,11 +27,11 @@ use super::Inbound;
 use crate::bridge::external_agents::ExternalAgent;
 
 /// The longest a registration's answer waits for the greeting (the standings and the agent's answers).
-pub const GREETING_LIMIT: Duration = Duration::from_secs(2);
+pub(crate) const GREETING_LIMIT: Duration = Duration::from_secs(2);
 
 /// Greets `agent`, a player of `league_id` just registered; learns its sender form if it shows one.
 /// The league's other calls to the agent (a round starting as it registers) wait for the greeting.
-pub async fn greet(inbound: &Inbound, agent: &ExternalAgent, league_id: &str) {
+pub(crate) async fn greet(inbound: &Inbound, agent: &ExternalAgent, league_id: &str) {
     let _under_way = agent.greeting();
     let greeting = async {
         let message = standings_update(inbound, league_id, &agent.agent_id).await;

@@ -3,7 +3,7 @@
 
 pub(crate) mod greeting;
 mod operator;
-pub mod queries;
+pub(crate) mod queries;
 mod referees;
 mod registration;
 mod replies;
@@ -33,40 +33,40 @@ use referees::Pull;
 
 /// Everything the inbound side needs, shared by every request.
 #[derive(Debug, Clone)]
-pub struct Inbound {
-    pub manager_link: ManagerLink,
-    pub config: Arc<GatewayConfig>,
-    pub warnings: Arc<WarningBuffer>,
-    pub replies: Arc<Replies>,
-    pub referees: Arc<Referees>,
+pub(crate) struct Inbound {
+    pub(crate) manager_link: ManagerLink,
+    pub(crate) config: Arc<GatewayConfig>,
+    pub(crate) warnings: Arc<WarningBuffer>,
+    pub(crate) replies: Arc<Replies>,
+    pub(crate) referees: Arc<Referees>,
     /// The standings queries are answered from ([`standings`]).
-    pub standings: Arc<StandingsCache<Arc<standings::Standings>>>,
+    pub(crate) standings: Arc<StandingsCache<Arc<standings::Standings>>>,
     /// The request limits every call is admitted by (crate::limits).
-    pub limits: Arc<RequestLimits>,
+    pub(crate) limits: Arc<RequestLimits>,
     /// How the gateway calls agents (a registration's greeting goes through it).
-    pub bridge: PlayerBridge,
+    pub(crate) bridge: PlayerBridge,
     /// Where referees reach the gateway's `PlayerService` bridge (registered as external players'
     /// service endpoint).
-    pub bridge_url: String,
+    pub(crate) bridge_url: String,
     /// Where agents reach `/mcp`.
-    pub public_url: String,
+    pub(crate) public_url: String,
 }
 
 /// What the HTTP request says beside the message: the caller's address (what the limits are kept by),
 /// credentials (`Authorization: Bearer`), and the player a call is for when it came to a player's path
 /// (`/mcp/players/<id>`, where external referees reach players).
 #[derive(Debug, Clone)]
-pub struct HttpContext {
-    pub peer: IpAddr,
-    pub bearer: Option<String>,
-    pub player_path: Option<String>,
+pub(crate) struct HttpContext {
+    pub(crate) peer: IpAddr,
+    pub(crate) bearer: Option<String>,
+    pub(crate) player_path: Option<String>,
 }
 
 /// A handled message: its result, and the agent it came from when known (for compliance warnings).
 #[derive(Debug)]
-pub struct Handled {
-    pub result: Value,
-    pub agent_id: Option<String>,
+pub(crate) struct Handled {
+    pub(crate) result: Value,
+    pub(crate) agent_id: Option<String>,
 }
 
 impl Handled {
@@ -105,19 +105,19 @@ fn count(method: &str, status: &str) {
 
 /// An authenticated agent.
 #[derive(Debug, Clone)]
-pub struct Agent {
-    pub agent_id: String,
-    pub kind: AgentKind,
-    pub token: String,
+pub(crate) struct Agent {
+    pub(crate) agent_id: String,
+    pub(crate) kind: AgentKind,
+    pub(crate) token: String,
 }
 
 impl Inbound {
-    pub fn mode(&self) -> Mode {
+    pub(crate) fn mode(&self) -> Mode {
         self.config.compliance
     }
 
     /// One call: its response, or `None` for a notification.
-    pub async fn handle(&self, call: Call, http: &HttpContext) -> Option<Value> {
+    pub(crate) async fn handle(&self, call: Call, http: &HttpContext) -> Option<Value> {
         let Call { method, params, id } = call;
         let outcome = self.dispatch(&method, params, http).await;
         let id = id?;
@@ -237,7 +237,7 @@ impl Inbound {
 
     /// Checks the envelope of a message from a registered agent and authenticates it. The token comes
     /// from the message, or else from the HTTP `Authorization` header.
-    pub async fn authenticated(
+    pub(crate) async fn authenticated(
         &self,
         message: &Map<String, Value>,
         checker: &mut Checker,
@@ -267,7 +267,7 @@ impl Inbound {
     /// agent's valid token). A token not verified in the last minute is looked up with the manager only
     /// with the caller's leave, and every refusal counts against the caller's failed authentications
     /// (crate::limits): the one way a token is checked.
-    pub async fn verify(
+    pub(crate) async fn verify(
         &self,
         claimed: Option<&str>,
         token: &str,
@@ -314,7 +314,7 @@ impl Inbound {
     }
 
     /// Whether this token is the operator's.
-    pub fn is_operator(&self, token: &str) -> bool {
+    pub(crate) fn is_operator(&self, token: &str) -> bool {
         use secrecy::ExposeSecret;
         use subtle::ConstantTimeEq;
         token

@@ -62,7 +62,7 @@ fn conversation_id(message: &Map<String, Value>) -> &str {
     text(message, "conversation_id").unwrap_or("")
 }
 
-pub async fn start_league(
+pub(crate) async fn start_league(
     inbound: &Inbound,
     message: &Map<String, Value>,
     http: &HttpContext,
@@ -142,7 +142,7 @@ impl TimingMillis {
     }
 }
 
-pub async fn create_league(
+pub(crate) async fn create_league(
     inbound: &Inbound,
     message: &Map<String, Value>,
     http: &HttpContext,
@@ -179,7 +179,7 @@ pub async fn create_league(
     ))
 }
 
-pub async fn enroll_player(
+pub(crate) async fn enroll_player(
     inbound: &Inbound,
     message: &Map<String, Value>,
     http: &HttpContext,
@@ -215,7 +215,7 @@ pub async fn enroll_player(
 
 /// Pauses, resumes or cancels the league the call names, or withdraws a player from it; the manager
 /// judges it (E008 for a league whose status does not allow it, E003 without a league).
-pub async fn change_league(
+pub(crate) async fn change_league(
     inbound: &Inbound,
     change: Lifecycle,
     message: &Map<String, Value>,
@@ -284,7 +284,7 @@ pub async fn change_league(
     ))
 }
 
-pub async fn compliance_warnings(
+pub(crate) async fn compliance_warnings(
     inbound: &Inbound,
     message: &Map<String, Value>,
     http: &HttpContext,

@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use super::referees::Pull;
 use super::{Handled, HttpContext, Inbound};
 
-pub const QUERY_TYPES: &[&str] = &[
+pub(crate) const QUERY_TYPES: &[&str] = &[
     "GET_STANDINGS",
     "GET_SCHEDULE",
     "GET_NEXT_MATCH",
@@ -32,7 +32,7 @@ pub const QUERY_TYPES: &[&str] = &[
 ];
 
 /// The registered agents, asked by pulling referees (answered by league_external_referees).
-pub const REGISTRATIONS: &str = "GET_REGISTRATIONS";
+pub(crate) const REGISTRATIONS: &str = "GET_REGISTRATIONS";
 
 /// Who asks: an agent (and which), or the operator.
 enum Asker {
@@ -41,7 +41,7 @@ enum Asker {
 }
 
 /// LEAGUE_QUERY with its full envelope.
-pub async fn league_query(
+pub(crate) async fn league_query(
     inbound: &Inbound,
     message: &Map<String, Value>,
     checker: &mut Checker,
@@ -82,7 +82,7 @@ pub async fn league_query(
 }
 
 /// `get_standings` and friends: the same queries, envelope optional.
-pub async fn shorthand(
+pub(crate) async fn shorthand(
     inbound: &Inbound,
     query_type: &'static str,
     message: &Map<String, Value>,

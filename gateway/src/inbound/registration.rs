@@ -29,7 +29,7 @@ const MAX_TEXT: usize = 256;
 const RESUME_HINT: &str = "an agent that registered before resumes its identity by registering again \
      with its own id as sender (player:<id> or referee:<id>) and its own token as auth_token";
 
-pub async fn player(
+pub(crate) async fn player(
     inbound: &Inbound,
     dialect: Dialect,
     message: &Map<String, Value>,
@@ -105,7 +105,7 @@ pub async fn player(
     }
 }
 
-pub async fn referee(
+pub(crate) async fn referee(
     inbound: &Inbound,
     dialect: Dialect,
     message: &Map<String, Value>,

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use super::{Handled, HttpContext, Inbound};
 use crate::bridge::replies::reply_key;
 
-pub async fn deliver(
+pub(crate) async fn deliver(
     inbound: &Inbound,
     kind: MessageType,
     message: &Map<String, Value>,

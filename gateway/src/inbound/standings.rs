@@ -18,13 +18,13 @@ use super::Inbound;
 /// A league's standings as fetched: the manager's answer and the league.v2 JSON of it (the
 /// LEAGUE_QUERY_RESPONSE's `data`), built and serialized once per fetch rather than once per query.
 #[derive(Debug)]
-pub struct Standings {
-    pub response: GetStandingsResponse,
-    pub data: SharedJson,
+pub(crate) struct Standings {
+    pub(crate) response: GetStandingsResponse,
+    pub(crate) data: SharedJson,
 }
 
 impl Standings {
-    pub fn new(response: GetStandingsResponse) -> Self {
+    pub(crate) fn new(response: GetStandingsResponse) -> Self {
         let data = json!({
             "league_id": response.league_id,
             "round_id": response.round_id,
@@ -40,7 +40,7 @@ impl Standings {
 impl Inbound {
     /// The standings of `league_id` (empty: the newest league), from the gateway's cache. The same for
     /// every caller the league lets ask: authenticate the caller first.
-    pub async fn standings(&self, league_id: &str) -> LeagueResult<Arc<Standings>> {
+    pub(crate) async fn standings(&self, league_id: &str) -> LeagueResult<Arc<Standings>> {
         let fetch = || {
             let (link, league_id) = (self.manager_link.clone(), league_id.to_owned());
             async move { Ok(Arc::new(Standings::new(link.standings(&league_id).await?))) }
@@ -53,7 +53,7 @@ impl Inbound {
 
     /// Forgets the cached standings, after a change this gateway made (a registration adds a row, a
     /// report changes points): whoever asks this gateway next sees it at once.
-    pub fn forget_standings(&self) {
+    pub(crate) fn forget_standings(&self) {
         self.standings.clear();
     }
 }

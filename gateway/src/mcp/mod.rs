@@ -38,7 +38,7 @@ use tools::{SPECS, TOOLS};
 /// address need no sticky sessions. Answers are `application/json` (the league's tools answer once
 /// and never stream). GET and DELETE, which only sessions use, answer 405.
 #[derive(Clone)]
-pub struct McpService {
+pub(crate) struct McpService {
     http: StreamableHttpService<LeagueTools, NeverSessionManager>,
 }
 
@@ -51,7 +51,7 @@ impl std::fmt::Debug for McpService {
 }
 
 impl McpService {
-    pub fn new(inbound: Inbound) -> Self {
+    pub(crate) fn new(inbound: Inbound) -> Self {
         let max_body_bytes = inbound.config.max_body_bytes;
         let tools = LeagueTools { inbound };
         let config = StreamableHttpServerConfig::default()
@@ -73,14 +73,14 @@ impl McpService {
         Self { http }
     }
 
-    pub async fn handle(&self, request: Request<Body>) -> Response {
+    pub(crate) async fn handle(&self, request: Request<Body>) -> Response {
         self.http.handle(request).await.map(Body::new)
     }
 }
 
 /// A `tools/call` whose `arguments` is not an object: rmcp cannot read it as a tool call and would
 /// answer "method not found"; it is invalid params (-32602), answered here with the call's id.
-pub fn invalid_tool_arguments(body: &[u8]) -> Option<Value> {
+pub(crate) fn invalid_tool_arguments(body: &[u8]) -> Option<Value> {
     if !body.windows(10).any(|window| window == b"tools/call") {
         return None;
     }
@@ -102,7 +102,7 @@ pub fn invalid_tool_arguments(body: &[u8]) -> Option<Value> {
 /// The transport's own refusals (a wrong `Content-Type` or `Accept`, a body that is not a JSON-RPC
 /// message) come from rmcp as plain text; they are rewritten as JSON-RPC errors (-32600, or -32700 for
 /// a body that is not JSON) with the same HTTP status, so every answer on `/mcp` is JSON-RPC.
-pub async fn json_rpc_transport_error(response: Response) -> Response {
+pub(crate) async fn json_rpc_transport_error(response: Response) -> Response {
     let is_json = crate::http::is_json(response.headers());
     if !(response.status().is_client_error() || response.status().is_server_error()) || is_json {
         return response;

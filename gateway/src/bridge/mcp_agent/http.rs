@@ -30,7 +30,7 @@ use crate::bridge::client::{HttpClient, MAX_ANSWER_BYTES};
 
 /// What went wrong below MCP: the request, the connection, or the answer's body.
 #[derive(Debug, thiserror::Error)]
-pub enum HttpError {
+pub(crate) enum HttpError {
     #[error("{}", league_runtime::tls::chain(.0))]
     Request(#[from] hyper_util::client::legacy::Error),
     #[error("reading the answer: {0}")]
@@ -45,8 +45,8 @@ type Failed = StreamableHttpError<HttpError>;
 
 /// The gateway's hyper client as rmcp's streamable HTTP client.
 #[derive(Debug, Clone)]
-pub struct HyperMcp {
-    pub http: HttpClient,
+pub(crate) struct HyperMcp {
+    pub(crate) http: HttpClient,
 }
 
 impl HyperMcp {

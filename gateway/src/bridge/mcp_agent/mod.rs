@@ -17,7 +17,7 @@
 //! operator may also name the dialect in configuration (`dialects`).
 
 mod http;
-pub mod tools;
+pub(crate) mod tools;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,7 +40,7 @@ use tools::Tools;
 /// Whether an HTTP answer is the streamable HTTP transport refusing a plain JSON-RPC POST: `406 Not
 /// Acceptable` (the official SDKs' and rmcp's answer to a client that does not accept
 /// `text/event-stream`). No JSON-RPC endpoint answers a POST that accepts JSON with 406.
-pub fn is_mcp_server(status: ::http::StatusCode) -> bool {
+pub(crate) fn is_mcp_server(status: ::http::StatusCode) -> bool {
     status == ::http::StatusCode::NOT_ACCEPTABLE
 }
 
@@ -52,7 +52,7 @@ struct Open {
 
 /// The MCP session with one agent, opened by the first call that needs it.
 #[derive(Default)]
-pub struct McpSession(tokio::sync::Mutex<Option<Arc<Open>>>);
+pub(crate) struct McpSession(tokio::sync::Mutex<Option<Arc<Open>>>);
 
 impl std::fmt::Debug for McpSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -104,7 +104,7 @@ impl McpSession {
     /// Sends `message` (a league message of type `kind`, as the agent takes it) to the tool that handles
     /// it, within `limit`. An agent with no tool for it answers "method not found", as any dialect's
     /// agent that lacks the method.
-    pub async fn call<M: Serialize>(
+    pub(crate) async fn call<M: Serialize>(
         &self,
         client: &AgentClient,
         endpoint: &str,

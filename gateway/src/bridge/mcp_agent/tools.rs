@@ -14,11 +14,11 @@ use crate::bridge::client::Answer;
 
 /// The JSON-RPC code a tool's own failure (`isError: true`) is read as: the agent ran the tool and
 /// refused the message (JSON-RPC's "server error" range; the agent's words are the message).
-pub const TOOL_ERROR: i64 = -32000;
+pub(crate) const TOOL_ERROR: i64 = -32000;
 
 /// How a tool takes a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Arguments {
+pub(crate) enum Arguments {
     /// The message's fields are the tool's arguments (`choose_parity(match_id, player_id, …)`).
     Fields,
     /// The message is the tool's one argument, of this name (`handle_game_invitation(message: dict)`).
@@ -27,20 +27,20 @@ pub enum Arguments {
 
 /// The tool for a message type, and how it takes the message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolFor {
-    pub name: String,
-    pub arguments: Arguments,
+pub(crate) struct ToolFor {
+    pub(crate) name: String,
+    pub(crate) arguments: Arguments,
 }
 
 /// The tools of one agent, by the message type each takes.
 #[derive(Debug, Default)]
-pub struct Tools(HashMap<MessageType, ToolFor>);
+pub(crate) struct Tools(HashMap<MessageType, ToolFor>);
 
 impl Tools {
     /// Reads `tools/list`: the tool for each message type is the one named as the specification names
     /// its method (`choose_parity`), else by the message type (`CHOOSE_PARITY_CALL`, in any case), else
     /// `receive_<type>`; the names the field's agents use, in the order the bridge tries dialects.
-    pub fn new(listed: &[Tool]) -> Self {
+    pub(crate) fn new(listed: &[Tool]) -> Self {
         let by_name: HashMap<String, &Tool> = listed
             .iter()
             .map(|tool| (tool.name.to_ascii_lowercase(), tool))
@@ -65,7 +65,7 @@ impl Tools {
         Self(tools)
     }
 
-    pub fn get(&self, kind: MessageType) -> Option<&ToolFor> {
+    pub(crate) fn get(&self, kind: MessageType) -> Option<&ToolFor> {
         self.0.get(&kind)
     }
 }
@@ -91,7 +91,7 @@ fn arguments(tool: &Tool) -> Arguments {
 
 impl ToolFor {
     /// The arguments that carry `message` (a league message, an object) to this tool.
-    pub fn arguments(&self, message: Value) -> Map<String, Value> {
+    pub(crate) fn arguments(&self, message: Value) -> Map<String, Value> {
         match (&self.arguments, message) {
             (Arguments::Fields, Value::Object(fields)) => fields,
             (Arguments::Under(name), message) => Map::from_iter([(name.clone(), message)]),
@@ -105,7 +105,7 @@ impl ToolFor {
 /// text content when it is JSON (what the SDKs write a returned object as), else the structured content
 /// (without the `{"result": …}` wrapper the Python SDK puts around a value that is not an object), else
 /// the text itself (`"ok"`), else nothing.
-pub fn answer(result: CallToolResult) -> Answer {
+pub(crate) fn answer(result: CallToolResult) -> Answer {
     let text = result.content.iter().find_map(|block| match block {
         ContentBlock::Text(text) => Some(text.text.as_str()),
         _ => None,
