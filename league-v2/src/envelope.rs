@@ -84,9 +84,9 @@ pub fn text<'a>(message: &'a Map<String, Value>, field: &str) -> Option<&'a str>
     message.get(field).and_then(Value::as_str)
 }
 
-/// An id field the message must carry (`match_id`, `league_id`…): a non-empty string of at most 128
-/// characters, else E003.
-pub fn required_id<'a>(message: &'a Map<String, Value>, field: &str) -> LeagueResult<&'a str> {
+/// A text field the message must carry (an `error_code`…): a non-empty string of at most 128
+/// characters, else E003. Ids are parsed into their types instead ([`crate::ids`]).
+pub fn required_text<'a>(message: &'a Map<String, Value>, field: &str) -> LeagueResult<&'a str> {
     text(message, field)
         .filter(|id| !id.is_empty() && id.len() <= 128)
         .ok_or_else(|| LeagueError::new(ErrorCode::MissingRequiredField, format!("{field} is required")))

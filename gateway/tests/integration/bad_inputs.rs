@@ -671,7 +671,7 @@ fn match_cases(
             "match not running (replayed)" => Lenient, own.clone(), error(200, -32008, "E008");
             "replayed again" => Lenient, own.clone(), error(200, -32008, "E008");
             "match_id missing" => Lenient, without(&own, &["match_id"]), params("E003");
-            "match_id a number" => Lenient, with(&own, &["match_id"], 11.into()), params("E003");
+            "match_id a number" => Lenient, with(&own, &["match_id"], 11.into()), params("E002");
             "no auth_token" => Lenient, without(&own, &["auth_token"]), error(200, -32011, "E011");
             "the opponent's token" => Lenient, with(&own, &["auth_token"], b.token.clone().into()), error(200, -32012, "E012");
             "strict: basic-format timestamp" => Strict, with(&own, &["timestamp"], "20261121T085400Z".into()), params("E021");
