@@ -60,9 +60,12 @@ pub(crate) async fn deliver(
             .await
             .map_err(to_league_error)?;
     }
+    // Only the three replies reach here (crate::inbound's dispatch); any other kind is answered as
+    // itself rather than with a made-up name.
+    let acknowledgement = kind.received().unwrap_or(kind);
     Ok(Handled {
         result: league_v2::envelope::message(
-            &format!("{}_RECEIVED", kind.as_str()),
+            acknowledgement.as_str(),
             sender::MANAGER,
             envelope.conversation_id.as_deref().unwrap_or_default(),
             json!({"status": "received", "match_id": match_id.to_string()}),
