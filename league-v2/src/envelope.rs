@@ -15,7 +15,8 @@ pub const PROTOCOL: &str = "league.v2";
 /// A message from the league (`sender` = `league_manager` or `referee:<id>`), with its envelope filled
 /// in; `fields` are the message's own. The bridge writes the sender in the receiving agent's form
 /// ([`crate::sender::SenderForm`]) and adds its `auth_token` ([`crate::outbound_token`]) when it sends
-/// it ([`crate::addressed::Addressed`]).
+/// it ([`crate::addressed::Addressed`]). `conversation_id` is empty when the message belongs to none
+/// (written `null`), so a caller with none passes `""`.
 pub fn message(message_type: &str, sender: &str, conversation_id: &str, fields: Value) -> Value {
     let mut object = Map::new();
     object.insert("protocol".into(), PROTOCOL.into());

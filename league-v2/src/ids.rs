@@ -89,7 +89,7 @@ mod tests {
             error.as_ref().map(|error| error.code),
             Some(ErrorCode::InvalidMessageFormat)
         );
-        let description = error.map(|error| error.description).unwrap_or_default();
+        let description = error.map_or_else(String::new, |error| error.description);
         assert!(
             description.starts_with("player_id \"p1\" is not a player id: a player id is P"),
             "{description}"

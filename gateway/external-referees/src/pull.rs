@@ -164,6 +164,7 @@ impl Referees {
             .agents
             .into_iter()
             .map(|player| {
+                // Registered without metadata (proto3: unset): listed with empty fields.
                 let meta = player.meta.unwrap_or_default();
                 let endpoint = self.player_url(&player.agent_id);
                 json!({
@@ -183,6 +184,7 @@ impl Referees {
             .agents
             .into_iter()
             .map(|referee| {
+                // As for players: no metadata, empty fields.
                 let meta = referee.meta.unwrap_or_default();
                 json!({
                     "referee_id": referee.agent_id,
@@ -259,6 +261,7 @@ impl Referees {
             }
         };
         for referee in candidates {
+            // No metadata: no contact endpoint, so no address to match.
             let meta = referee.meta.clone().unwrap_or_default();
             let external = meta.labels.contains_key(EXTERNAL_LABEL);
             if referee.kind == AgentKind::Referee as i32
@@ -392,7 +395,7 @@ mod tests {
 
     #[test]
     fn a_pull_names_its_referee_by_id_or_sender() {
-        let message = |value: Value| value.as_object().cloned().unwrap_or_default();
+        let message = |value: Value| value.as_object().cloned().unwrap_or_else(Map::new);
         let named = |value: Value| named_referee(&message(value)).map(|named| named.map(String::from));
         assert_eq!(
             named(json!({"referee_id": "REF02"})),

@@ -99,7 +99,7 @@ async fn ask<T>(call: impl Future<Output = Result<T, tonic::Status>>) -> Result<
 }
 
 fn json_answer(body: &Value, cache: &'static str) -> Answer {
-    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    let bytes = body.to_string().into_bytes();
     if bytes.len() > MAX_JSON_BYTES {
         return Err(error(
             StatusCode::INSUFFICIENT_STORAGE,

@@ -150,7 +150,7 @@ impl Live {
                 id += 1;
                 sender.send_replace(Some(Arc::new(Update {
                     id,
-                    json: Bytes::from(serde_json::to_vec(&snapshot).unwrap_or_default()),
+                    json: Bytes::from(snapshot.to_string()),
                 })));
             }
             let shutdown = self.shutdown.clone();

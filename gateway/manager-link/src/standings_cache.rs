@@ -50,7 +50,11 @@ pub struct StandingsCache<T> {
 
 impl<T> std::fmt::Debug for StandingsCache<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let leagues = self.slots.lock().map(|slots| slots.len()).unwrap_or_default();
+        let leagues = self
+            .slots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .len();
         f.debug_struct("StandingsCache")
             .field("max_age", &self.max_age)
             .field("leagues", &leagues)
