@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use league_proto::v2::{Direction, MatchTranscript, transcript_entry};
+use league_testkit::observe;
 use prost::Message;
 
 use super::harness::{self, Setup, http_get};
@@ -93,22 +94,21 @@ async fn metrics_add_up_to_the_league_that_was_played() {
         referees.push(samples(&text));
     }
     // The manager's gRPC layer times a call once its answer is sent, a moment after the last report's
-    // commit completed the league: scrape until that last report is counted (or give up and let the
-    // assertions below say what is missing).
+    // commit completed the league: scrape until that last report is counted.
     let reports = [("method", "/league.v2.ManagerService/ReportMatchResult")];
-    let patience = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    let manager = loop {
-        let (status, text) = http_get(&league.process("manager").admin_url, "/metrics").await;
-        assert_eq!(status, 200);
-        let manager = vec![samples(&text)];
-        let expected = 15 + sum(&referees, "league_referee_report_retries_total", &[]);
-        if sum(&manager, "league_rpc_server_duration_seconds_count", &reports) >= expected
-            || tokio::time::Instant::now() > patience
-        {
-            break manager;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    };
+    let expected = 15 + sum(&referees, "league_referee_report_retries_total", &[]);
+    let manager = observe(
+        "the manager's metrics counting every report (15, and each retry)",
+        Duration::from_secs(10),
+        async || {
+            let (status, text) = http_get(&league.process("manager").admin_url, "/metrics").await;
+            assert_eq!(status, 200);
+            let manager = vec![samples(&text)];
+            (sum(&manager, "league_rpc_server_duration_seconds_count", &reports) >= expected)
+                .then_some(manager)
+        },
+    )
+    .await;
     let (_, text) = http_get(&league.process("players").admin_url, "/metrics").await;
     let players = vec![samples(&text)];
 
