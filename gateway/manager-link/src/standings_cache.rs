@@ -151,6 +151,27 @@ mod tests {
         StandingsCache::new(MAX_AGE)
     }
 
+    /// Numbers the fetches a test's cache makes (1, 2, …), so that an answer says which fetch it came
+    /// from, and counts them.
+    #[derive(Default)]
+    struct Fetches(AtomicU32);
+
+    impl Fetches {
+        fn next(&self) -> u32 {
+            self.0.fetch_add(1, Ordering::SeqCst) + 1
+        }
+
+        fn made(&self) -> u32 {
+            self.0.load(Ordering::SeqCst)
+        }
+
+        /// A fetch that answers at once, with its own number as the version.
+        fn versioned(&self) -> impl Future<Output = Answer> + Send + 'static {
+            let n = self.next();
+            async move { version(n) }
+        }
+    }
+
     /// A league id the tests name; `None` when `text` is none (then the newest league is asked).
     fn league(text: &str) -> Option<LeagueId> {
         LeagueId::parse(text).ok()
@@ -161,11 +182,8 @@ mod tests {
         let cache = cache();
         let evening = league("evening");
         let other = league("other");
-        let fetches = AtomicU32::new(0);
-        let fetch = || {
-            let n = fetches.fetch_add(1, Ordering::SeqCst) + 1;
-            async move { version(n) }
-        };
+        let fetches = Fetches::default();
+        let fetch = || fetches.versioned();
         assert_eq!(round_of(&cache.get(evening.as_ref(), fetch).await), 1);
         tokio::time::advance(MAX_AGE - Duration::from_millis(1)).await;
         assert_eq!(
@@ -173,7 +191,7 @@ mod tests {
             1,
             "still fresh"
         );
-        assert_eq!(fetches.load(Ordering::SeqCst), 1);
+        assert_eq!(fetches.made(), 1);
         tokio::time::advance(Duration::from_millis(1)).await;
         assert_eq!(
             round_of(&cache.get(evening.as_ref(), fetch).await),
@@ -183,7 +201,7 @@ mod tests {
         // Leagues are cached apart.
         assert_eq!(round_of(&cache.get(other.as_ref(), fetch).await), 3);
         assert_eq!(round_of(&cache.get(evening.as_ref(), fetch).await), 2);
-        assert_eq!(fetches.load(Ordering::SeqCst), 3);
+        assert_eq!(fetches.made(), 3);
     }
 
     /// The league changes (a round completes) at known instants; whatever instant a query arrives at,
@@ -221,11 +239,11 @@ mod tests {
     async fn callers_during_a_fetch_share_it() {
         let cache = cache();
         let evening = league("evening");
-        let fetches = AtomicU32::new(0);
+        let fetches = Fetches::default();
         let (release, released) = oneshot::channel::<()>();
         let released = released.shared();
         let fetch = || {
-            fetches.fetch_add(1, Ordering::SeqCst);
+            fetches.next();
             let released = released.clone();
             async move {
                 released.await.ok();
@@ -238,25 +256,21 @@ mod tests {
         for caller in &mut waiting {
             assert!(futures::poll!(caller.as_mut()).is_pending());
         }
-        assert_eq!(
-            fetches.load(Ordering::SeqCst),
-            1,
-            "one fetch in flight for ten callers"
-        );
+        assert_eq!(fetches.made(), 1, "one fetch in flight for ten callers");
         release.send(()).ok();
         for answer in futures::future::join_all(waiting).await {
             assert_eq!(round_of(&answer), 7);
         }
-        assert_eq!(fetches.load(Ordering::SeqCst), 1);
+        assert_eq!(fetches.made(), 1);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_fetch_older_than_the_bound_is_not_joined_even_in_flight() {
         let cache = cache();
         let evening = league("evening");
-        let fetches = AtomicU32::new(0);
+        let fetches = Fetches::default();
         let fetch = || {
-            let n = fetches.fetch_add(1, Ordering::SeqCst) + 1;
+            let n = fetches.next();
             async move {
                 // The first fetch is slow (longer than the bound), the next one quick.
                 if n == 1 {
@@ -276,11 +290,8 @@ mod tests {
     async fn a_change_made_here_is_seen_at_once() {
         let cache = cache();
         let evening = league("evening");
-        let fetches = AtomicU32::new(0);
-        let fetch = || {
-            let n = fetches.fetch_add(1, Ordering::SeqCst) + 1;
-            async move { version(n) }
-        };
+        let fetches = Fetches::default();
+        let fetch = || fetches.versioned();
         assert_eq!(round_of(&cache.get(evening.as_ref(), fetch).await), 1);
         cache.clear();
         assert_eq!(
@@ -294,9 +305,9 @@ mod tests {
     async fn failures_are_not_cached() {
         let cache = cache();
         let evening = league("evening");
-        let fetches = AtomicU32::new(0);
+        let fetches = Fetches::default();
         let fetch = || {
-            let n = fetches.fetch_add(1, Ordering::SeqCst) + 1;
+            let n = fetches.next();
             async move {
                 if n == 1 {
                     Err(tonic::Status::unavailable("manager down"))
@@ -312,7 +323,7 @@ mod tests {
             "tried again at once"
         );
         assert_eq!(round_of(&cache.get(evening.as_ref(), fetch).await), 2);
-        assert_eq!(fetches.load(Ordering::SeqCst), 2);
+        assert_eq!(fetches.made(), 2);
     }
 
     #[tokio::test(start_paused = true)]

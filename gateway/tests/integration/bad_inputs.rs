@@ -790,24 +790,9 @@ async fn bad_inputs_get_their_error_and_change_nothing() {
     let lenient = &gateways.lenient;
     // Agents that acknowledge every notification cleanly, so no compliance warning appears on its own.
     let agents = spawn_agents(Behaviour::Clean).await;
-    let alice = register(
-        lenient,
-        "register_player",
-        player_registration("alice", &agents.endpoint("alice")),
-    )
-    .await;
-    let bob = register(
-        lenient,
-        "register_player",
-        player_registration("bob", &agents.endpoint("bob")),
-    )
-    .await;
-    let carol = register(
-        lenient,
-        "register_player",
-        player_registration("carol", &agents.endpoint("carol")),
-    )
-    .await;
+    let alice = register_player(lenient, &agents, "alice").await;
+    let bob = register_player(lenient, &agents, "bob").await;
+    let carol = register_player(lenient, &agents, "carol").await;
     // The referee referees tic-tac-toe only: the gateway claims matches for external referees, and an
     // even/odd match it held would change under the cases below (they need R1M1 ready, not running).
     let referee = register(

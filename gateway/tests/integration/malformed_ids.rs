@@ -47,12 +47,7 @@ async fn a_malformed_id_is_refused_naming_its_field_and_changes_nothing() {
     let manager = spawn_manager().await;
     let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
     let agents = spawn_agents(Behaviour::Clean).await;
-    let alice = register(
-        &gateway,
-        "register_player",
-        player_registration("alice", &agents.endpoint("alice")),
-    )
-    .await;
+    let alice = register_player(&gateway, &agents, "alice").await;
     let operator = |fields: Value| {
         let mut params = json!({"auth_token": OPERATOR_TOKEN});
         if let (Some(params), Value::Object(fields)) = (params.as_object_mut(), fields) {

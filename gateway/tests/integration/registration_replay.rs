@@ -77,12 +77,7 @@ async fn a_replayed_registration_gets_no_token_and_changes_nothing() {
             .to_owned(),
     };
     let attacker_agents = FakeAgents::start(Behaviour::Instant).await;
-    let attacker = register(
-        &gateway,
-        "register_player",
-        player_registration("mallory", &attacker_agents.endpoint("mallory")),
-    )
-    .await;
+    let attacker = register_player(&gateway, &attacker_agents, "mallory").await;
     // The form it takes is stored with its registration in the background: wait until it is there.
     observe("the sender form stored", PATIENCE, async || {
         let (_, forms) = labels(&manager, &victim.id).await;

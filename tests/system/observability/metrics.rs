@@ -40,6 +40,29 @@ fn samples(text: &str) -> Vec<Sample> {
         .collect()
 }
 
+/// Each of `counts` (a label's value → how many the transcripts show) is what `metric` counts under
+/// `label`, and the metric counts nothing else.
+fn assert_counted<K: AsRef<str>>(
+    scraped: &[Vec<Sample>],
+    metric: &str,
+    label: &str,
+    counts: &BTreeMap<K, u64>,
+) {
+    for (value, count) in counts {
+        let value = value.as_ref();
+        assert_eq!(
+            sum(scraped, metric, &[(label, value)]),
+            *count,
+            "{metric}{{{label}=\"{value}\"}}"
+        );
+    }
+    assert_eq!(
+        sum(scraped, metric, &[]),
+        counts.values().sum::<u64>(),
+        "{metric} in all"
+    );
+}
+
 /// The sum of `name` over every scraped text, for the samples carrying all of `labels`.
 fn sum(scraped: &[Vec<Sample>], name: &str, labels: &[(&str, &str)]) -> u64 {
     let total: f64 = scraped
@@ -194,45 +217,31 @@ async fn metrics_add_up_to_the_league_that_was_played() {
         );
     }
     assert!(causes.len() == 3, "every fault happened: {causes:?}");
-    for (cause, count) in &causes {
-        let labels = [("cause", *cause)];
-        assert_eq!(
-            sum(&referees, "league_referee_technical_losses_total", &labels),
-            *count,
-            "{cause}"
-        );
-    }
-    let all_causes = sum(&referees, "league_referee_technical_losses_total", &[]);
-    assert_eq!(all_causes, causes.values().sum::<u64>());
+    assert_counted(
+        &referees,
+        "league_referee_technical_losses_total",
+        "cause",
+        &causes,
+    );
     assert!(
         timeouts.contains_key("GAME_JOIN_ACK"),
         "the silent bot timed out: {timeouts:?}"
     );
-    for (reply, count) in &timeouts {
-        let labels = [("reply", reply.as_str())];
-        assert_eq!(
-            sum(&referees, "league_referee_player_timeouts_total", &labels),
-            *count,
-            "{reply}"
-        );
-    }
-    let all_timeouts = sum(&referees, "league_referee_player_timeouts_total", &[]);
-    assert_eq!(all_timeouts, timeouts.values().sum::<u64>());
+    assert_counted(
+        &referees,
+        "league_referee_player_timeouts_total",
+        "reply",
+        &timeouts,
+    );
     assert!(
         retries.contains_key("move request"),
         "flaky and invalid moves were retried: {retries:?}"
     );
-    for (exchange, count) in &retries {
-        let labels = [("exchange", *exchange)];
-        assert_eq!(
-            sum(&referees, "league_referee_player_retries_total", &labels),
-            *count,
-            "{exchange}"
-        );
-    }
-    assert_eq!(
-        sum(&referees, "league_referee_player_retries_total", &[]),
-        retries.values().sum::<u64>()
+    assert_counted(
+        &referees,
+        "league_referee_player_retries_total",
+        "exchange",
+        &retries,
     );
 
     // Every report answered once, timed by the manager's gRPC layer.
