@@ -574,7 +574,7 @@ async fn an_operator_pauses_withdraws_from_and_cancels_a_league() {
     };
     // `leagues` lists the held league with `status`.
     let listed = |status: &'static str| {
-        let ok = ok.clone();
+        // `ok` borrows only the URL: copied into the future.
         async move {
             let leagues = ok(&["leagues", "--output", "csv"]).await;
             let row = format!("held,even_odd,{status},");
