@@ -303,19 +303,20 @@ fn an_operator_runs_leagues_on_a_served_system() {
     ] {
         assert!(shown.contains(expected), "no {expected}: {shown}");
     }
-    let row = ok(
-        &state_file,
-        &[
-            "match",
-            "R1M1",
+    // One table of what a command shows about the first league, as CSV.
+    let csv_section = |command: &[&str], section: &str| {
+        let mut args = command.to_vec();
+        args.extend([
             "--league",
             "league_even_odd",
             "--output",
             "csv",
             "--section",
-            "match",
-        ],
-    );
+            section,
+        ]);
+        ok(&state_file, &args)
+    };
+    let row = csv_section(&["match", "R1M1"], "match");
     assert_eq!(
         row,
         schedule_csv
@@ -333,19 +334,7 @@ fn an_operator_runs_leagues_on_a_served_system() {
         stderr.contains("CSV holds one table: choose it with --section (match, players, transcript)"),
         "{stderr}"
     );
-    let players = ok(
-        &state_file,
-        &[
-            "match",
-            "R1M1",
-            "--league",
-            "league_even_odd",
-            "--output",
-            "csv",
-            "--section",
-            "players",
-        ],
-    );
+    let players = csv_section(&["match", "R1M1"], "players");
     let rows: Vec<&str> = players.lines().collect();
     assert_eq!(rows[0], "seat,player_id,display_name,choice,points,at_fault");
     assert_eq!(rows.len(), 3, "{players}");
@@ -355,19 +344,7 @@ fn an_operator_runs_leagues_on_a_served_system() {
             .all(|row| row.contains(",bot-") && (row.contains(",even,") || row.contains(",odd,"))),
         "{players}"
     );
-    let matches = ok(
-        &state_file,
-        &[
-            "player",
-            "P01",
-            "--league",
-            "league_even_odd",
-            "--output",
-            "csv",
-            "--section",
-            "matches",
-        ],
-    );
+    let matches = csv_section(&["player", "P01"], "matches");
     assert_eq!(matches.lines().next(), Some(first_line("matches.csv").as_str()));
     assert_eq!(matches.lines().count(), 2, "one match: {matches}");
     // Two tables in one CSV stream: refused.
