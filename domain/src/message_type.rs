@@ -47,6 +47,11 @@ pub enum MessageType {
     LeagueStartResponse,
     /// The answer to pausing, resuming or cancelling a league, or withdrawing a player.
     LeagueOperatorResponse,
+    // The answers to a player's reply sent as a call of its own ([`MessageType::received`]; not in the
+    // specification's table).
+    GameJoinAckReceived,
+    ChooseParityResponseReceived,
+    GameMoveResponseReceived,
 }
 
 impl MessageType {
@@ -79,7 +84,22 @@ impl MessageType {
                 | MessageType::LeagueEnrollResponse
                 | MessageType::LeagueStartResponse
                 | MessageType::LeagueOperatorResponse
+                | MessageType::GameJoinAckReceived
+                | MessageType::ChooseParityResponseReceived
+                | MessageType::GameMoveResponseReceived
         )
+    }
+
+    /// The acknowledgement of a player's reply (GAME_JOIN_ACK, CHOOSE_PARITY_RESPONSE,
+    /// GAME_MOVE_RESPONSE) that came as a call of its own, not as the result of the league's call:
+    /// `<reply>_RECEIVED`. `None` for every other type.
+    pub fn received(self) -> Option<MessageType> {
+        match self {
+            MessageType::GameJoinAck => Some(MessageType::GameJoinAckReceived),
+            MessageType::ChooseParityResponse => Some(MessageType::ChooseParityResponseReceived),
+            MessageType::GameMoveResponse => Some(MessageType::GameMoveResponseReceived),
+            _ => None,
+        }
     }
 }
 
@@ -129,12 +149,30 @@ mod tests {
                 "LEAGUE_ENROLL_RESPONSE",
                 "LEAGUE_START_RESPONSE",
                 "LEAGUE_OPERATOR_RESPONSE",
+                "GAME_JOIN_ACK_RECEIVED",
+                "CHOOSE_PARITY_RESPONSE_RECEIVED",
+                "GAME_MOVE_RESPONSE_RECEIVED",
             ]
         );
-        // The answers are the last nine; everything before them is sent as a call.
+        // The answers are the last twelve; everything before them is sent as a call.
         let answers: Vec<bool> = MessageType::all().map(MessageType::is_answer).collect();
-        assert_eq!(answers.iter().filter(|answer| **answer).count(), 9);
-        assert!(answers.ends_with(&[true; 9]));
+        assert_eq!(answers.iter().filter(|answer| **answer).count(), 12);
+        assert!(answers.ends_with(&[true; 12]));
+    }
+
+    #[test]
+    fn a_reply_sent_as_a_call_is_acknowledged_by_its_own_name() {
+        for kind in MessageType::all() {
+            if let Some(received) = kind.received() {
+                assert_eq!(received.as_str(), format!("{}_RECEIVED", kind.as_str()));
+                assert!(received.is_answer());
+            }
+        }
+        assert_eq!(
+            MessageType::GameJoinAck.received(),
+            Some(MessageType::GameJoinAckReceived)
+        );
+        assert_eq!(MessageType::GameInvitation.received(), None);
     }
 
     #[test]

@@ -138,13 +138,14 @@ fn refusal() -> Vec<u8> {
         ErrorCode::ServerBusy,
         "too many open connections (from this address, or in all); retry later",
     );
-    let body = serde_json::to_vec(&jsonrpc::failure(Value::Null, &error.to_rpc(None))).unwrap_or_default();
+    // A `Value` prints infallibly: no serializer error to hide.
+    let body = jsonrpc::failure(Value::Null, &error.to_rpc(None)).to_string();
     let mut response = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
         body.len()
     )
     .into_bytes();
-    response.extend_from_slice(&body);
+    response.extend_from_slice(body.as_bytes());
     response
 }
 

@@ -15,7 +15,8 @@ pub const PROTOCOL: &str = "league.v2";
 /// A message from the league (`sender` = `league_manager` or `referee:<id>`), with its envelope filled
 /// in; `fields` are the message's own. The bridge writes the sender in the receiving agent's form
 /// ([`crate::sender::SenderForm`]) and adds its `auth_token` ([`crate::outbound_token`]) when it sends
-/// it ([`crate::addressed::Addressed`]).
+/// it ([`crate::addressed::Addressed`]). `conversation_id` is empty when the message belongs to none
+/// (written `null`), so a caller with none passes `""`.
 pub fn message(message_type: &str, sender: &str, conversation_id: &str, fields: Value) -> Value {
     let mut object = Map::new();
     object.insert("protocol".into(), PROTOCOL.into());
@@ -84,9 +85,9 @@ pub fn text<'a>(message: &'a Map<String, Value>, field: &str) -> Option<&'a str>
     message.get(field).and_then(Value::as_str)
 }
 
-/// An id field the message must carry (`match_id`, `league_id`…): a non-empty string of at most 128
-/// characters, else E003.
-pub fn required_id<'a>(message: &'a Map<String, Value>, field: &str) -> LeagueResult<&'a str> {
+/// A text field the message must carry (an `error_code`…): a non-empty string of at most 128
+/// characters, else E003. Ids are parsed into their types instead ([`crate::ids`]).
+pub fn required_text<'a>(message: &'a Map<String, Value>, field: &str) -> LeagueResult<&'a str> {
     text(message, field)
         .filter(|id| !id.is_empty() && id.len() <= 128)
         .ok_or_else(|| LeagueError::new(ErrorCode::MissingRequiredField, format!("{field} is required")))

@@ -79,6 +79,7 @@ pub fn parse(body: &[u8]) -> Result<Body, RpcError> {
         }
         Value::Array(mut items) => {
             if items.iter().any(has_rounded_id) {
+                // The body parsed as this array just now; were it not to, ids stay as parsed.
                 let raw: Vec<&RawValue> = serde_json::from_slice(body).unwrap_or_default();
                 for (item, raw) in items.iter_mut().zip(raw) {
                     keep_id_verbatim(item, raw.get().as_bytes());

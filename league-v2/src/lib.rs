@@ -11,6 +11,7 @@ pub mod compliance;
 pub mod convert;
 pub mod dialect;
 pub mod envelope;
+pub mod ids;
 pub mod jsonrpc;
 pub mod league_error;
 pub mod match_message;

@@ -115,6 +115,7 @@ pub fn read(
     Ok(MatchResult {
         match_id: match_id.to_owned(),
         status: status as i32,
+        // proto3's empty values: no winner (a draw), no scores, no reason given.
         winner_player_id: winner.unwrap_or_default(),
         scores: scores.unwrap_or_default(),
         reason: result

@@ -16,6 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use league_domain::MessageType;
 use league_player::{EventKind, PlayerHost};
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::{
@@ -596,7 +597,12 @@ pub fn standings_equal_recomputation(facts: &Facts, standings: &GetStandingsResp
     let completed = completed[0];
     assert_eq!(completed.total_rounds as i32, last);
     assert_eq!(completed.total_matches as usize, facts.matches.len());
-    assert_table_is(facts, &completed.final_standings, &expected, "LEAGUE_COMPLETED");
+    assert_table_is(
+        facts,
+        &completed.final_standings,
+        &expected,
+        MessageType::LeagueCompleted.as_str(),
+    );
     assert_eq!(
         completed.final_standings, standings.standings,
         "LEAGUE_COMPLETED's table is GetStandings'"
@@ -904,8 +910,8 @@ pub fn choices_before_the_draw(facts: &Facts) {
                 },
                 Some(transcript_entry::Entry::Message(message)) => {
                     let to_player = message.direction() == Direction::ToPlayer;
-                    match (message.message_type.as_str(), to_player) {
-                        ("CHOOSE_PARITY_CALL", true) => {
+                    match (MessageType::parse(&message.message_type), to_player) {
+                        (Some(MessageType::ChooseParityCall), true) => {
                             let payload = message.payload.clone().unwrap_or_default();
                             assert!(
                                 !mentions_key(&payload, "parity_choice")
@@ -917,7 +923,7 @@ pub fn choices_before_the_draw(facts: &Facts) {
                                 first_ask.entry(message.player_id.clone()).or_insert(position);
                             }
                         }
-                        ("CHOOSE_PARITY_RESPONSE", false) => {
+                        (Some(MessageType::ChooseParityResponse), false) => {
                             first_answer.get_or_insert(position);
                             last_answer = position;
                             if message.error_code.is_empty() {
@@ -933,7 +939,7 @@ pub fn choices_before_the_draw(facts: &Facts) {
                                 answers.insert(message.player_id.clone(), choice);
                             }
                         }
-                        ("GAME_OVER", true) => game_overs.push(position),
+                        (Some(MessageType::GameOver), true) => game_overs.push(position),
                         _ => {}
                     }
                 }

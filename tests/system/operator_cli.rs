@@ -37,6 +37,17 @@ fn ok(state_file: &Path, args: &[&str]) -> String {
     stdout
 }
 
+/// Runs an operator command that must fail; its stderr.
+fn refused(state_file: &Path, args: &[&str]) -> String {
+    let output = league(state_file, args).output().expect("the league binary runs");
+    assert!(
+        !output.status.success(),
+        "league {args:?} succeeded:\n{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
 /// Stops the server and drops its database whatever the test's outcome.
 struct Served {
     child: Child,
@@ -53,45 +64,70 @@ impl Drop for Served {
     }
 }
 
-#[test]
-fn an_operator_runs_leagues_on_a_served_system() {
-    let tag = format!(
+/// A name no other run of these tests uses at the same time: the process and a clock reading.
+fn unique_tag() -> String {
+    format!(
         "{}_{}",
         std::process::id(),
         Instant::now().elapsed().subsec_nanos()
-    );
-    let dir = std::env::temp_dir().join(format!("league-cli-{tag}"));
-    std::fs::create_dir_all(&dir).expect("a temporary folder");
-    let state_file = dir.join("state.json");
-    let database = format!("league_cli_{tag}");
+    )
+}
+
+/// Where one test's `league serve` keeps its state: a new folder (`league-<name>-<tag>`, with the state
+/// file in it) and a new database.
+struct Place {
+    dir: PathBuf,
+    state_file: PathBuf,
+    database: String,
+}
+
+impl Place {
+    fn new(name: &str) -> Place {
+        let tag = unique_tag();
+        let dir = std::env::temp_dir().join(format!("league-{name}-{tag}"));
+        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        Place {
+            state_file: dir.join("state.json"),
+            database: format!("league_{}_{tag}", name.replace('-', "_")),
+            dir,
+        }
+    }
+
+    /// `league serve` with `args` (a gateway on a free port, this place's database), `configure`d, once
+    /// it has written its state file: the server, stopped and cleaned up when dropped, and its state.
+    fn serve(&self, args: &[&str], configure: impl FnOnce(&mut Command)) -> (Served, serde_json::Value) {
+        let mut command = league(&self.state_file, &["serve"]);
+        command
+            .args(["--gateway-addr", "127.0.0.1:0", "--database", &self.database])
+            .args(args);
+        configure(&mut command);
+        let child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("league serve starts");
+        let served = Served {
+            child,
+            database: self.database.clone(),
+            dir: self.dir.clone(),
+        };
+        wait_for_state_file(&self.state_file);
+        let state = std::fs::read_to_string(&self.state_file).expect("state");
+        (served, serde_json::from_str(&state).expect("JSON"))
+    }
+}
+
+#[test]
+fn an_operator_runs_leagues_on_a_served_system() {
+    let place = Place::new("cli");
+    let state_file = place.state_file.clone();
 
     // Nothing runs yet: the commands say where they looked.
     let output = league(&state_file, &["leagues"]).output().expect("runs");
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("LEAGUE_MANAGER_URL"));
 
-    let child = league(
-        &state_file,
-        &[
-            "serve",
-            "--players",
-            "2",
-            "--gateway-addr",
-            "127.0.0.1:0",
-            "--database",
-            &database,
-            "--league",
-            "league_even_odd",
-        ],
-    )
-    .stdout(Stdio::null())
-    .stderr(Stdio::null())
-    .spawn()
-    .expect("league serve starts");
-    let mut served = Served { child, database, dir };
-    wait_for_state_file(&state_file);
-    let state: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&state_file).expect("state")).expect("JSON");
+    let (mut served, state) = place.serve(&["--players", "2", "--league", "league_even_odd"], |_| {});
     let token_file = state["operator_token_file"].as_str().expect("a token file");
     let mode = std::fs::metadata(token_file)
         .expect("token file")
@@ -267,19 +303,20 @@ fn an_operator_runs_leagues_on_a_served_system() {
     ] {
         assert!(shown.contains(expected), "no {expected}: {shown}");
     }
-    let row = ok(
-        &state_file,
-        &[
-            "match",
-            "R1M1",
+    // One table of what a command shows about the first league, as CSV.
+    let csv_section = |command: &[&str], section: &str| {
+        let mut args = command.to_vec();
+        args.extend([
             "--league",
             "league_even_odd",
             "--output",
             "csv",
             "--section",
-            "match",
-        ],
-    );
+            section,
+        ]);
+        ok(&state_file, &args)
+    };
+    let row = csv_section(&["match", "R1M1"], "match");
     assert_eq!(
         row,
         schedule_csv
@@ -289,32 +326,15 @@ fn an_operator_runs_leagues_on_a_served_system() {
             .collect::<String>(),
         "the match's row is its schedule row, times and all"
     );
-    let refused = league(
+    let stderr = refused(
         &state_file,
         &["match", "R1M1", "--league", "league_even_odd", "--output", "csv"],
-    )
-    .output()
-    .expect("runs");
-    assert!(!refused.status.success());
+    );
     assert!(
-        String::from_utf8_lossy(&refused.stderr)
-            .contains("CSV holds one table: choose it with --section (match, players, transcript)"),
-        "{}",
-        String::from_utf8_lossy(&refused.stderr)
+        stderr.contains("CSV holds one table: choose it with --section (match, players, transcript)"),
+        "{stderr}"
     );
-    let players = ok(
-        &state_file,
-        &[
-            "match",
-            "R1M1",
-            "--league",
-            "league_even_odd",
-            "--output",
-            "csv",
-            "--section",
-            "players",
-        ],
-    );
+    let players = csv_section(&["match", "R1M1"], "players");
     let rows: Vec<&str> = players.lines().collect();
     assert_eq!(rows[0], "seat,player_id,display_name,choice,points,at_fault");
     assert_eq!(rows.len(), 3, "{players}");
@@ -324,28 +344,14 @@ fn an_operator_runs_leagues_on_a_served_system() {
             .all(|row| row.contains(",bot-") && (row.contains(",even,") || row.contains(",odd,"))),
         "{players}"
     );
-    let matches = ok(
-        &state_file,
-        &[
-            "player",
-            "P01",
-            "--league",
-            "league_even_odd",
-            "--output",
-            "csv",
-            "--section",
-            "matches",
-        ],
-    );
+    let matches = csv_section(&["player", "P01"], "matches");
     assert_eq!(matches.lines().next(), Some(first_line("matches.csv").as_str()));
     assert_eq!(matches.lines().count(), 2, "one match: {matches}");
-    let refused = league(
+    // Two tables in one CSV stream: refused.
+    refused(
         &state_file,
         &["player", "P01", "--league", "league_even_odd", "--output", "csv"],
-    )
-    .output()
-    .expect("runs");
-    assert!(!refused.status.success(), "two tables in one CSV stream");
+    );
     let player = ok(&state_file, &["player", "P01", "--league", "league_even_odd"]);
     assert!(player.contains("P01") && player.contains("R1M1"), "{player}");
     let ratings = ok(&state_file, &["ratings", "--output", "csv"]);
@@ -534,22 +540,31 @@ async fn an_operator_pauses_withdraws_from_and_cancels_a_league() {
             stdout
         }
     };
-    let refused = |args: &'static [&'static str]| {
+    // A command the league refuses, saying why.
+    let refused = |args: &'static [&'static str], saying: &'static str| {
         let url = url.clone();
         async move {
             let (success, stdout, stderr) = against(&url, args).await;
             assert!(!success, "league {args:?} succeeded:\n{stdout}");
-            stderr
+            assert!(stderr.contains(saying), "league {args:?}: {stderr}");
+        }
+    };
+    // `leagues` lists the held league with `status`.
+    let listed = |status: &'static str| {
+        // `ok` borrows only the URL: copied into the future.
+        async move {
+            let leagues = ok(&["leagues", "--output", "csv"]).await;
+            let row = format!("held,even_odd,{status},");
+            assert!(leagues.lines().any(|line| line.starts_with(&row)), "{leagues}");
         }
     };
 
     // Before the start: nothing to pause; a withdrawn player is simply not scheduled.
-    let stderr = refused(&["pause", "--league", "held"]).await;
-    assert!(
-        stderr
-            .contains("pausing the league: league held is registering: only a running league can be paused"),
-        "{stderr}"
-    );
+    refused(
+        &["pause", "--league", "held"],
+        "pausing the league: league held is registering: only a running league can be paused",
+    )
+    .await;
     assert_eq!(
         ok(&["withdraw", "P04", "--league", "held", "--output", "csv"]).await,
         "league,player,match,result,winner\nheld,P04,,no match to forfeit,\n"
@@ -572,48 +587,36 @@ async fn an_operator_pauses_withdraws_from_and_cancels_a_league() {
         forfeits[1].starts_with("held,P03,R") && forfeits[1].ends_with(",forfeit,P02"),
         "{withdrawn}"
     );
-    let stderr = refused(&["withdraw", "P03", "--league", "held"]).await;
-    assert!(
-        stderr.contains("withdrawing P03: P03 has already withdrawn"),
-        "{stderr}"
-    );
+    refused(
+        &["withdraw", "P03", "--league", "held"],
+        "withdrawing P03: P03 has already withdrawn",
+    )
+    .await;
 
     // Paused and resumed; the status shows in `leagues`.
     assert_eq!(
         ok(&["pause", "--league", "held", "--output", "csv"]).await,
         "league,status,still running\nheld,paused,0\n"
     );
-    let leagues = ok(&["leagues", "--output", "csv"]).await;
-    assert!(
-        leagues
-            .lines()
-            .any(|line| line.starts_with("held,even_odd,paused,")),
-        "{leagues}"
-    );
+    listed("paused").await;
     ok(&["resume", "--league", "held"]).await;
-    let stderr = refused(&["resume", "--league", "held"]).await;
-    assert!(
-        stderr.contains("resuming the league: league held is running"),
-        "{stderr}"
-    );
+    refused(
+        &["resume", "--league", "held"],
+        "resuming the league: league held is running",
+    )
+    .await;
 
     // Cancelled: P01 against P02 was never played and is cancelled; the table keeps the forfeits.
     assert_eq!(
         ok(&["cancel", "--league", "held", "--output", "csv"]).await,
         "league,status,matches cancelled,of them running\nheld,cancelled,1,0\n"
     );
-    let stderr = refused(&["cancel", "--league", "held"]).await;
-    assert!(
-        stderr.contains("cancelling the league: league held is cancelled: there is nothing left to cancel"),
-        "{stderr}"
-    );
-    let leagues = ok(&["leagues", "--output", "csv"]).await;
-    assert!(
-        leagues
-            .lines()
-            .any(|line| line.starts_with("held,even_odd,cancelled,")),
-        "{leagues}"
-    );
+    refused(
+        &["cancel", "--league", "held"],
+        "cancelling the league: league held is cancelled: there is nothing left to cancel",
+    )
+    .await;
+    listed("cancelled").await;
     let standings = ok(&["standings", "--league", "held", "--output", "csv"]).await;
     assert!(
         standings.contains("P03,charlie,external,2,0,0,2,2,0,"),
@@ -622,11 +625,11 @@ async fn an_operator_pauses_withdraws_from_and_cancels_a_league() {
     assert!(!standings.contains("P04"), "{standings}");
     let schedule = ok(&["schedule", "--league", "held"]).await;
     assert!(schedule.contains("cancelled"), "{schedule}");
-    let stderr = refused(&["cancel", "--league", "nope"]).await;
-    assert!(
-        stderr.contains("cancelling the league: no league nope"),
-        "{stderr}"
-    );
+    refused(
+        &["cancel", "--league", "nope"],
+        "cancelling the league: no league nope",
+    )
+    .await;
 }
 
 /// `league serve` with the state in the user's state directory (`XDG_STATE_HOME`), as people run it:
@@ -635,11 +638,7 @@ async fn an_operator_pauses_withdraws_from_and_cancels_a_league() {
 /// its data and the identities it kept, once it has stopped.
 #[test]
 fn a_served_system_is_found_from_any_folder_and_its_data_cleaned_by_name() {
-    let tag = format!(
-        "{}_{}",
-        std::process::id(),
-        Instant::now().elapsed().subsec_nanos()
-    );
+    let tag = unique_tag();
     let home = std::env::temp_dir().join(format!("league-xdg-{tag}"));
     let (started_in, asked_from) = (home.join("project"), home.join("elsewhere"));
     for dir in [&started_in, &asked_from] {
@@ -780,38 +779,11 @@ fn timings(name: &str, league: &str) -> (i64, i64) {
 /// warning's example all say the certificate is not trusted and name LEAGUE_EXTRA_ROOTS.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_https_agent_whose_certificate_is_not_trusted_is_told_so() {
-    let tag = format!(
-        "{}_{}",
-        std::process::id(),
-        Instant::now().elapsed().subsec_nanos()
-    );
-    let dir = std::env::temp_dir().join(format!("league-cli-tls-{tag}"));
-    std::fs::create_dir_all(&dir).expect("a temporary folder");
-    let state_file = dir.join("state.json");
-    let database = format!("league_cli_tls_{tag}");
-    let child = league(
-        &state_file,
-        &[
-            "serve",
-            "--players",
-            "1",
-            "--gateway-addr",
-            "127.0.0.1:0",
-            "--database",
-            &database,
-            "--league",
-            "league_even_odd",
-        ],
-    )
-    .env_remove("LEAGUE_EXTRA_ROOTS")
-    .stdout(Stdio::null())
-    .stderr(Stdio::null())
-    .spawn()
-    .expect("league serve starts");
-    let _served = Served { child, database, dir };
-    wait_for_state_file(&state_file);
-    let state: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&state_file).expect("state")).expect("JSON");
+    let place = Place::new("cli-tls");
+    let state_file = place.state_file.clone();
+    let (_served, state) = place.serve(&["--players", "1", "--league", "league_even_odd"], |command| {
+        command.env_remove("LEAGUE_EXTRA_ROOTS");
+    });
     let gateway = state["gateway_url"].as_str().expect("a gateway URL");
 
     let agents = league_testkit::FakeAgents::start_tls(league_testkit::Behaviour::Clean).await;

@@ -9,7 +9,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use league_domain::Assignment;
+use league_domain::{Assignment, RefereeId};
 use league_proto::EXTERNAL_LABEL;
 use league_proto::v2::{Agent, AgentKind, ClaimMatchesRequest, ListAgentsRequest};
 use league_runtime::ShutdownSignal;
@@ -31,7 +31,7 @@ const MAX_PAUSE: Duration = Duration::from_secs(30);
 /// One external referee's claimer on this replica.
 #[derive(Debug)]
 struct Claimer {
-    referee_id: String,
+    referee_id: RefereeId,
     slots: Arc<Semaphore>,
     /// When claiming may resume, and the pause to use after the next failure.
     paused: Mutex<(Instant, Duration)>,
@@ -81,11 +81,19 @@ impl Referees {
     }
 
     fn start_claimer(self: &Arc<Self>, referee: Agent, shutdown: &ShutdownSignal) {
-        if !lock(&self.claimers).insert(referee.agent_id.clone()) {
+        // The manager names its referees under the grammar; one it does not is listed, never claimed for.
+        let referee_id = match RefereeId::parse(&referee.agent_id) {
+            Ok(referee_id) => referee_id,
+            Err(error) => {
+                tracing::error!(%error, "the manager listed an external referee whose id is no referee id; not claiming for it");
+                return;
+            }
+        };
+        if !lock(&self.claimers).insert(referee_id.to_string()) {
             return;
         }
         let claimer = Arc::new(Claimer {
-            referee_id: referee.agent_id,
+            referee_id,
             slots: Arc::new(Semaphore::new(referee.max_concurrent_matches.max(1) as usize)),
             paused: Mutex::new((Instant::now(), FIRST_PAUSE)),
         });
@@ -170,7 +178,7 @@ impl Referees {
         let held = self.hold(&claimer.referee_id, &assignment);
         // The lease is renewed while START_MATCH is on its way (retries take longer than a lease).
         let pushed = tokio::select! {
-            pushed = self.push(&claimer.referee_id, &assignment) => pushed,
+            pushed = self.push(claimer.referee_id.as_str(), &assignment) => pushed,
             never = self.renew_while_pushing(&held) => match never {},
         };
         if pushed == Pushed::NoSuchMethod {
@@ -193,12 +201,12 @@ impl Referees {
     }
 
     /// Whether matches are pushed to `referee_id` (no: it pulls).
-    fn pushes_to(&self, referee_id: &str) -> bool {
-        !lock(&self.pulling).contains(referee_id)
+    fn pushes_to(&self, referee_id: &RefereeId) -> bool {
+        !lock(&self.pulling).contains(referee_id.as_str())
     }
 
     /// `referee_id` takes its matches by pulling: its claimer here stops.
-    pub(super) fn pulls(&self, referee_id: &str) {
-        lock(&self.pulling).insert(referee_id.to_owned());
+    pub(super) fn pulls(&self, referee_id: &RefereeId) {
+        lock(&self.pulling).insert(referee_id.to_string());
     }
 }

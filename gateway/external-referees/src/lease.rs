@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use league_domain::{Assignment, Timing};
+use league_domain::{Assignment, RefereeId, Timing};
 use league_manager_link::league_status::to_league_error;
 use league_proto::ErrorCode;
 use league_proto::v2::{LeaseRef, ReleaseLeasesRequest, RenewLeasesRequest};
@@ -38,7 +38,7 @@ pub(super) enum Kept {
 /// A claimed match this replica keeps the lease of.
 #[derive(Debug)]
 pub(super) struct Held {
-    referee_id: String,
+    referee_id: RefereeId,
     lease: LeaseRef,
     timing: Timing,
     reported: Arc<Notify>,
@@ -47,7 +47,7 @@ pub(super) struct Held {
 impl Referees {
     /// Remembers a match just claimed for `referee_id`, so its calls to players and its report are
     /// recognised here at once.
-    pub(super) fn hold(&self, referee_id: &str, assignment: &Assignment) -> Held {
+    pub(super) fn hold(&self, referee_id: &RefereeId, assignment: &Assignment) -> Held {
         let scheduled = &assignment.scheduled;
         let timing = assignment.timing;
         self.remember_match(RefereedMatch {
@@ -57,7 +57,7 @@ impl Referees {
             game_type: scheduled.game_type.clone(),
             player_a: scheduled.player_a_id.clone(),
             player_b: scheduled.player_b_id.clone(),
-            referee_id: referee_id.to_owned(),
+            referee_id: referee_id.to_string(),
             running: true,
             timing,
         });
@@ -67,7 +67,7 @@ impl Referees {
             reported.clone(),
         );
         Held {
-            referee_id: referee_id.to_owned(),
+            referee_id: referee_id.clone(),
             lease: LeaseRef {
                 match_id: scheduled.match_id.clone(),
                 lease_id: assignment.lease.lease_id.clone(),
@@ -83,18 +83,22 @@ impl Referees {
         let kept = self.keep_lease(&held, shutdown).await;
         let key = self.key(&held);
         lock(&self.reported).remove(&key);
-        lock(&self.called).remove(&(key.0, key.1, held.referee_id));
+        lock(&self.called).remove(&(key.0, key.1, held.referee_id.to_string()));
         kept
     }
 
     /// The referee is calling a player of `found`: the first such call through this replica is noted at
     /// the manager (with a renewal of its current lease), so that no replica gives the match back as
     /// untouched. A referee that no longer holds the match gets E015 and the player hears nothing.
-    pub(super) async fn player_called(&self, found: &RefereedMatch, referee_id: &str) -> LeagueResult<()> {
+    pub(super) async fn player_called(
+        &self,
+        found: &RefereedMatch,
+        referee_id: &RefereeId,
+    ) -> LeagueResult<()> {
         let key = (
             found.league_id.clone(),
             found.match_id.clone(),
-            referee_id.to_owned(),
+            referee_id.to_string(),
         );
         {
             let mut called = lock(&self.called);
@@ -227,7 +231,7 @@ impl Referees {
     /// replica, or another — the manager knows), the match goes back to the queue. True when it did.
     async fn given_back_untouched(&self, held: &Held) -> bool {
         let (league_id, match_id) = self.key(held);
-        let called_here = lock(&self.called).contains(&(league_id, match_id, held.referee_id.clone()));
+        let called_here = lock(&self.called).contains(&(league_id, match_id, held.referee_id.to_string()));
         if called_here {
             return false;
         }

@@ -27,7 +27,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use league_domain::{Assignment, Timing};
+use league_domain::{Assignment, LeagueId, MatchId, RefereeId, Timing};
 use league_manager_link::ManagerLink;
 use league_proto::ErrorCode;
 use league_proto::v2::player_service_client::PlayerServiceClient;
@@ -48,7 +48,7 @@ const MAX_CACHED: usize = 10_000;
 /// A referee the gateway authenticated (its token, of a referee), as its calls reach the worker.
 #[derive(Debug, Clone)]
 pub struct Referee {
-    pub referee_id: String,
+    pub referee_id: RefereeId,
     /// What it authenticated with: its report goes to the manager with its own credentials.
     pub token: String,
     /// The call's `conversation_id` (empty without one), echoed in the answer.
@@ -134,8 +134,12 @@ impl Referees {
 
     /// A match's players and referee: from the cache while it is fresh and the match was running, else
     /// from the manager.
-    async fn refereed_match(&self, league_id: &str, match_id: &str) -> LeagueResult<RefereedMatch> {
-        let key = (league_id.to_owned(), match_id.to_owned());
+    async fn refereed_match(
+        &self,
+        league_id: Option<&LeagueId>,
+        match_id: MatchId,
+    ) -> LeagueResult<RefereedMatch> {
+        let key = (league_manager_link::named(league_id), match_id.to_string());
         if let Some((found, _)) = lock(&self.matches)
             .get(&key)
             .filter(|(found, at)| found.running && at.elapsed() < MATCH_TTL)
@@ -147,8 +151,8 @@ impl Referees {
             .manager
             .clone()
             .get_match(self.manager_link.as_operator(GetMatchRequest {
-                league_id: league_id.to_owned(),
-                match_id: match_id.to_owned(),
+                league_id: key.0,
+                match_id: key.1,
             }))
             .await
             .map_err(to_league_error)?
@@ -172,13 +176,13 @@ impl Referees {
     }
 
     /// The league of match `match_id` that `referee_id` runs, for a call that names no league (`"league_id":
-    /// null`): a match this replica handed to the referee, else the current league's.
-    fn league_of(&self, match_id: &str, referee_id: &str) -> String {
+    /// null`): a match this replica handed to the referee, else (`None`) the current league's.
+    fn league_of(&self, match_id: MatchId, referee_id: &RefereeId) -> Option<LeagueId> {
         lock(&self.matches)
             .values()
-            .find(|(found, _)| found.match_id == match_id && found.referee_id == referee_id && found.running)
-            .map(|(found, _)| found.league_id.clone())
-            .unwrap_or_default()
+            .find(|(found, _)| match_id == found.match_id && *referee_id == found.referee_id && found.running)
+            // Written by the manager; one that does not parse names no league here, as none cached.
+            .and_then(|(found, _)| LeagueId::parse(&found.league_id).ok())
     }
 
     fn remember_match(&self, found: RefereedMatch) {

@@ -14,7 +14,7 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use league_domain::Timing;
+use league_domain::{RefereeId, Timing};
 use league_proto::v2::{
     Agent, AgentKind, AssignedPlayer, ClaimMatchesRequest, GetAgentRequest, GetScheduleRequest,
     ListAgentsRequest, MatchStatus, ScheduledMatch,
@@ -26,6 +26,7 @@ use league_domain::MessageType;
 use league_manager_link::league_status::to_league_error;
 use league_v2::compliance::{Checker, kinds};
 use league_v2::envelope::{Sender, text};
+use league_v2::ids;
 use league_v2::league_error::{LeagueError, LeagueResult};
 use league_v2::sender;
 
@@ -38,7 +39,7 @@ const PULL_BATCH: u32 = 64;
 /// ([`Referees::tokenless_puller`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Puller {
-    Referee(String),
+    Referee(RefereeId),
     /// A tokenless pull naming no referee, from the address of one (or more: referees may share a host).
     SomeReferee,
     Operator,
@@ -46,7 +47,7 @@ pub enum Puller {
 
 impl Puller {
     /// The referee pulling, when it is known (its compliance warnings are counted against it).
-    pub fn referee_id(&self) -> Option<&str> {
+    pub fn referee_id(&self) -> Option<&RefereeId> {
         match self {
             Puller::Referee(referee_id) => Some(referee_id),
             Puller::SomeReferee | Puller::Operator => None,
@@ -54,15 +55,16 @@ impl Puller {
     }
 }
 
-/// The referee a pull names: `referee_id`, or the sender's id.
-pub fn named_referee(message: &Map<String, Value>) -> Option<String> {
-    text(message, "referee_id")
-        .filter(|id| !id.is_empty())
-        .map(str::to_owned)
-        .or_else(|| match text(message, "sender").and_then(Sender::parse) {
-            Some(Sender::Referee(id)) => Some(id),
-            _ => None,
-        })
+/// The referee a pull names: `referee_id` (E002 when it is no referee id), or the sender's id when that
+/// is a referee's.
+pub fn named_referee(message: &Map<String, Value>) -> LeagueResult<Option<RefereeId>> {
+    if let Some(named) = ids::optional(message, "referee_id")? {
+        return Ok(Some(named));
+    }
+    Ok(match text(message, "sender").and_then(Sender::parse) {
+        Some(Sender::Referee(id)) => RefereeId::parse(&id).ok(),
+        _ => None,
+    })
 }
 
 impl Referees {
@@ -70,7 +72,7 @@ impl Referees {
     /// for it.
     pub async fn assigned_matches(self: &Arc<Self>, puller: &Puller) -> LeagueResult<Value> {
         let referee_id = match puller {
-            Puller::Referee(referee_id) => referee_id.as_str(),
+            Puller::Referee(referee_id) => referee_id,
             Puller::SomeReferee => {
                 return Err(LeagueError::new(
                     ErrorCode::MissingRequiredField,
@@ -92,7 +94,7 @@ impl Referees {
                 seat(&found.scheduled.player_b_id),
             ];
             entries.push(entry(
-                self.match_fields(referee_id, &found.scheduled, &players, found.timing),
+                self.match_fields(referee_id.as_str(), &found.scheduled, &players, found.timing),
                 &found.scheduled,
             ));
         }
@@ -124,7 +126,12 @@ impl Referees {
                 .iter()
                 .any(|e| e["match_id"] == scheduled.match_id.as_str())
             {
-                let fields = self.match_fields(referee_id, scheduled, &assignment.players, assignment.timing);
+                let fields = self.match_fields(
+                    referee_id.as_str(),
+                    scheduled,
+                    &assignment.players,
+                    assignment.timing,
+                );
                 entries.push(entry(fields, scheduled));
             }
             let held = self.hold(referee_id, &assignment);
@@ -134,7 +141,7 @@ impl Referees {
                 referees.keep(held, shutdown).await;
             });
         }
-        Ok(json!({"referee_id": referee_id, "matches": entries}))
+        Ok(json!({"referee_id": referee_id.as_str(), "matches": entries}))
     }
 
     /// `league_query GET_REGISTRATIONS`: the registered players (reached at their paths on this gateway)
@@ -157,6 +164,7 @@ impl Referees {
             .agents
             .into_iter()
             .map(|player| {
+                // Registered without metadata (proto3: unset): listed with empty fields.
                 let meta = player.meta.unwrap_or_default();
                 let endpoint = self.player_url(&player.agent_id);
                 json!({
@@ -176,6 +184,7 @@ impl Referees {
             .agents
             .into_iter()
             .map(|referee| {
+                // As for players: no metadata, empty fields.
                 let meta = referee.meta.unwrap_or_default();
                 json!({
                     "referee_id": referee.agent_id,
@@ -202,7 +211,7 @@ impl Referees {
         result["referees"] = result["data"]["referees"].clone();
         // The manager's sender in the form this referee takes it.
         if let Puller::Referee(referee_id) = puller {
-            self.agents.address(referee_id, &mut result).await;
+            self.agents.address(referee_id.as_str(), &mut result).await;
         }
         Ok(result)
     }
@@ -214,7 +223,7 @@ impl Referees {
     pub async fn tokenless_puller(
         &self,
         source: IpAddr,
-        named: Option<&str>,
+        named: Option<&RefereeId>,
         checker: &mut Checker,
     ) -> LeagueResult<Puller> {
         checker.deviation(
@@ -229,7 +238,7 @@ impl Referees {
                 .agents
                 .clone()
                 .get_agent(self.manager_link.as_operator(GetAgentRequest {
-                    agent_id: referee_id.to_owned(),
+                    agent_id: referee_id.to_string(),
                 }))
                 .await
                 .ok()
@@ -252,6 +261,7 @@ impl Referees {
             }
         };
         for referee in candidates {
+            // No metadata: no contact endpoint, so no address to match.
             let meta = referee.meta.clone().unwrap_or_default();
             let external = meta.labels.contains_key(EXTERNAL_LABEL);
             if referee.kind == AgentKind::Referee as i32
@@ -259,7 +269,7 @@ impl Referees {
                 && addresses(&meta.contact_endpoint).await.contains(&source)
             {
                 return Ok(match named {
-                    Some(_) => Puller::Referee(referee.agent_id),
+                    Some(named) => Puller::Referee(named.clone()),
                     None => Puller::SomeReferee,
                 });
             }
@@ -268,7 +278,7 @@ impl Referees {
             ErrorCode::AuthTokenMissing,
             format!(
                 "auth_token is required: {source} is not the address of {}'s contact endpoint",
-                named.unwrap_or("any registered referee")
+                named.map_or("any registered referee", RefereeId::as_str)
             ),
         ))
     }
@@ -301,7 +311,7 @@ struct HeldMatch {
 
 impl Referees {
     /// The matches of the current league running under `referee_id`'s lease (claimed by any replica).
-    async fn held_by(&self, referee_id: &str) -> LeagueResult<Vec<HeldMatch>> {
+    async fn held_by(&self, referee_id: &RefereeId) -> LeagueResult<Vec<HeldMatch>> {
         // The schedule comes in pages of whole rounds; a referee's running matches may be in any of them.
         let mut rounds = Vec::new();
         let mut first_round_id = 0;
@@ -326,10 +336,10 @@ impl Referees {
         }
         let mut held = Vec::new();
         for scheduled in rounds.into_iter().flat_map(|round| round.matches) {
-            if scheduled.status == MatchStatus::Running as i32 && scheduled.referee_id == referee_id {
-                let found = self
-                    .refereed_match(&scheduled.league_id, &scheduled.match_id)
-                    .await?;
+            if scheduled.status == MatchStatus::Running as i32 && *referee_id == scheduled.referee_id {
+                let league_id = ids::answered("league_id", &scheduled.league_id)?;
+                let match_id = ids::answered("match_id", &scheduled.match_id)?;
+                let found = self.refereed_match(Some(&league_id), match_id).await?;
                 held.push(HeldMatch {
                     scheduled,
                     timing: found.timing,
@@ -385,19 +395,21 @@ mod tests {
 
     #[test]
     fn a_pull_names_its_referee_by_id_or_sender() {
-        let message = |value: Value| value.as_object().cloned().unwrap_or_default();
+        let message = |value: Value| value.as_object().cloned().unwrap_or_else(Map::new);
+        let named = |value: Value| named_referee(&message(value)).map(|named| named.map(String::from));
         assert_eq!(
-            named_referee(&message(json!({"referee_id": "REF02"}))).as_deref(),
-            Some("REF02")
+            named(json!({"referee_id": "REF02"})),
+            Ok(Some("REF02".to_owned()))
         );
         assert_eq!(
-            named_referee(&message(json!({"sender": "referee:REF03"}))).as_deref(),
-            Some("REF03")
+            named(json!({"sender": "referee:REF03"})),
+            Ok(Some("REF03".to_owned()))
         );
-        assert_eq!(named_referee(&message(json!({"sender": "player:P01"}))), None);
+        assert_eq!(named(json!({"sender": "player:P01"})), Ok(None));
+        assert_eq!(named(json!({"query_type": "GET_REGISTRATIONS"})), Ok(None));
         assert_eq!(
-            named_referee(&message(json!({"query_type": "GET_REGISTRATIONS"}))),
-            None
+            named(json!({"referee_id": "ref2"})).map_err(|error| error.code),
+            Err(ErrorCode::InvalidMessageFormat)
         );
     }
 }

@@ -9,11 +9,11 @@ use league_runtime::credentials::Credentials;
 use serde_json::{Map, Value, json};
 
 use league_domain::MessageType;
+use league_domain::{LeagueId, MatchId};
 use league_manager_link::league_status::to_league_error;
 use league_v2::compliance::Checker;
-use league_v2::envelope::required_id;
 use league_v2::league_error::{LeagueError, LeagueResult};
-use league_v2::{convert, envelope, result, sender};
+use league_v2::{convert, envelope, ids, result, sender};
 
 use super::{Referee, Referees};
 
@@ -25,23 +25,23 @@ impl Referees {
         message: &Map<String, Value>,
         checker: &mut Checker,
     ) -> LeagueResult<Value> {
-        let league_id = required_id(message, "league_id")?;
-        let match_id = required_id(message, "match_id")?;
+        let league_id: LeagueId = ids::required(message, "league_id")?;
+        let match_id: MatchId = ids::required(message, "match_id")?;
         let reported = message
             .get("result")
             .or_else(|| message.get("game_result"))
             .and_then(Value::as_object)
             .ok_or_else(|| LeagueError::new(ErrorCode::MissingRequiredField, "result is required"))?;
-        let found = self.refereed_match(league_id, match_id).await?;
+        let found = self.refereed_match(Some(&league_id), match_id).await?;
         let players = result::Players {
             a: &found.player_a,
             b: &found.player_b,
         };
-        let read = result::read(match_id, players, reported, checker)?;
+        let read = result::read(&match_id.to_string(), players, reported, checker)?;
         let request =
-            Credentials::new(&referee.referee_id, &referee.token).request(ReportMatchResultRequest {
-                league_id: league_id.to_owned(),
-                match_id: match_id.to_owned(),
+            Credentials::new(referee.referee_id.as_str(), &referee.token).request(ReportMatchResultRequest {
+                league_id: league_id.to_string(),
+                match_id: match_id.to_string(),
                 lease_id: String::new(),
                 result: Some(read),
                 transcript: None,
@@ -54,7 +54,7 @@ impl Referees {
             .await
             .map_err(to_league_error)?
             .into_inner();
-        self.match_reported(league_id, match_id);
+        self.match_reported(league_id.as_str(), &match_id.to_string());
         Ok(envelope::message(
             MessageType::MatchResultReportAck.as_str(),
             sender::MANAGER,

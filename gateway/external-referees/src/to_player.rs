@@ -21,11 +21,12 @@ use league_runtime::grpc::GrpcChannel;
 use serde_json::{Map, Value, json};
 
 use league_domain::MessageType;
+use league_domain::{MatchId, PlayerId};
 use league_manager_link::league_status::to_league_error;
 use league_v2::compliance::{Checker, kinds};
-use league_v2::envelope::{required_id, text};
+use league_v2::envelope::{required_text, text};
 use league_v2::league_error::{LeagueError, LeagueResult};
-use league_v2::{convert, envelope, result, sender, timestamp};
+use league_v2::{convert, envelope, ids, result, sender, timestamp};
 
 use super::{Referee, RefereedMatch, Referees};
 
@@ -78,7 +79,7 @@ impl PlayerCall {
         checker: &mut Checker,
         player_path: Option<&str>,
     ) -> LeagueResult<Self> {
-        let match_id = required_id(message, "match_id")?;
+        let match_id: MatchId = ids::required(message, "match_id")?;
         let league_id = match message.get("league_id") {
             Some(Value::Null) | None => {
                 checker.deviation(
@@ -91,16 +92,16 @@ impl PlayerCall {
                 )?;
                 referees.league_of(match_id, &referee.referee_id)
             }
-            Some(_) => required_id(message, "league_id")?.to_owned(),
+            Some(_) => Some(ids::required(message, "league_id")?),
         };
-        let found = referees.refereed_match(&league_id, match_id).await?;
-        if !found.running || found.referee_id != referee.referee_id {
+        let found = referees.refereed_match(league_id.as_ref(), match_id).await?;
+        if !found.running || referee.referee_id != found.referee_id {
             return Err(LeagueError::new(
                 ErrorCode::LeaseNotHeld,
                 format!("{} does not hold match {match_id}", referee.referee_id),
             ));
         }
-        let player_id = target(message, player_path)?;
+        let player_id: String = target(message, player_path)?.into();
         let opponent_id = found.opponent(&player_id).map(str::to_owned).ok_or_else(|| {
             LeagueError::new(
                 ErrorCode::InvalidMessageFormat,
@@ -114,7 +115,7 @@ impl PlayerCall {
             game_type: found.game_type.clone(),
             // A call without one (a deviation the envelope check already counted) has none to echo.
             conversation_id: referee.conversation_id.clone(),
-            referee_id: referee.referee_id.clone(),
+            referee_id: referee.referee_id.to_string(),
         };
         referees.player_called(&found, &referee.referee_id).await?;
         let client = referees.player(&player_id).await?;
@@ -246,7 +247,7 @@ impl PlayerCall {
         let request = NotifyGameErrorRequest {
             player_id: self.player_id.clone(),
             context: Some(self.context.clone()),
-            error_code: required_id(message, "error_code")?.to_owned(),
+            error_code: required_text(message, "error_code")?.to_owned(),
             error_description: explained("error_description"),
             affected_player: text(message, "affected_player")
                 .unwrap_or(&self.player_id)
@@ -274,14 +275,18 @@ impl PlayerCall {
 }
 
 /// The player the call is for: its path, or `player_id` in the message; both must agree.
-fn target(message: &Map<String, Value>, player_path: Option<&str>) -> LeagueResult<String> {
-    match (player_path, text(message, "player_id")) {
+fn target(message: &Map<String, Value>, player_path: Option<&str>) -> LeagueResult<PlayerId> {
+    let named: Option<PlayerId> = ids::optional(message, "player_id")?;
+    let path: Option<PlayerId> = player_path
+        .map(|path| ids::parsed("the player's path (/mcp/players/<id>)", path))
+        .transpose()?;
+    match (path, named) {
         (Some(path), Some(named)) if path != named => Err(LeagueError::new(
             ErrorCode::InvalidMessageFormat,
             format!("sent to {path}'s path but names player {named}"),
         )),
-        (Some(player), _) | (None, Some(player)) if !player.is_empty() => Ok(player.to_owned()),
-        _ => Err(LeagueError::new(
+        (Some(player), _) | (None, Some(player)) => Ok(player),
+        (None, None) => Err(LeagueError::new(
             ErrorCode::MissingRequiredField,
             "player_id is required (or send to the player's path, /mcp/players/<id>)",
         )),

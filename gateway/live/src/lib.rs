@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use league_domain::LeagueId;
 use league_manager_link::{ManagerLink, StandingsCache};
 use league_proto::v2::GetStandingsResponse;
 use league_runtime::ShutdownSignal;
@@ -90,13 +91,13 @@ impl Live {
     /// The standings of `league_id`, shared among the page's requests and watchers.
     pub(crate) async fn standings(
         &self,
-        league_id: &str,
+        league_id: &LeagueId,
     ) -> Result<Arc<GetStandingsResponse>, tonic::Status> {
         let fetch = || {
-            let (link, league_id) = (self.manager_link.clone(), league_id.to_owned());
-            async move { Ok(Arc::new(link.standings(&league_id).await?)) }
+            let (link, league_id) = (self.manager_link.clone(), league_id.clone());
+            async move { Ok(Arc::new(link.standings(Some(&league_id)).await?)) }
         };
-        self.standings.get(league_id, fetch).await
+        self.standings.get(Some(league_id), fetch).await
     }
 }
 

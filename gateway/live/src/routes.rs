@@ -15,6 +15,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::{Stream, StreamExt};
+use league_domain::{LeagueId, MatchId};
 use league_proto::v2::{GetStandingsResponse, MatchStatus};
 use serde_json::{Value, json};
 
@@ -88,7 +89,7 @@ fn upstream(status: tonic::Status) -> Refusal {
 }
 
 /// The league's standings (shared through the gateway's cache), bounded in time.
-async fn standings(live: &Live, league_id: &str) -> Result<Arc<GetStandingsResponse>, Refusal> {
+async fn standings(live: &Live, league_id: &LeagueId) -> Result<Arc<GetStandingsResponse>, Refusal> {
     ask(live.standings(league_id)).await
 }
 
@@ -98,7 +99,7 @@ async fn ask<T>(call: impl Future<Output = Result<T, tonic::Status>>) -> Result<
 }
 
 fn json_answer(body: &Value, cache: &'static str) -> Answer {
-    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    let bytes = body.to_string().into_bytes();
     if bytes.len() > MAX_JSON_BYTES {
         return Err(error(
             StatusCode::INSUFFICIENT_STORAGE,
@@ -115,25 +116,9 @@ fn json_answer(body: &Value, cache: &'static str) -> Answer {
         .into_response())
 }
 
-/// League ids as the league makes them: letters, digits, `_`, `-` and `.`, at most 64.
-pub(crate) fn valid_league_id(league_id: &str) -> bool {
-    valid_id(league_id, 64)
-}
-
-fn valid_id(id: &str, max: usize) -> bool {
-    !id.is_empty()
-        && id.len() <= max
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-}
-
-fn league_id(league_id: &str) -> Result<&str, Refusal> {
-    if valid_league_id(league_id) {
-        Ok(league_id)
-    } else {
-        Err(error(StatusCode::NOT_FOUND, "no such league"))
-    }
+/// The league a path names: no league id (league_domain's grammar) names no league.
+fn league_id(league_id: &str) -> Result<LeagueId, Refusal> {
+    LeagueId::parse(league_id).map_err(|_| error(StatusCode::NOT_FOUND, "no such league"))
 }
 
 async fn league_page(Path(id): Path<String>, headers: HeaderMap) -> Response {
@@ -156,15 +141,15 @@ async fn leagues(State(live): State<Arc<Live>>) -> Answer {
 /// What the event stream sends, once: the league now. Shared by the requests of the same half second
 /// (single flight), so scripts polling it cost the manager no more than a watcher does.
 async fn snapshot(State(live): State<Arc<Live>>, Path(id): Path<String>) -> Answer {
-    let id = league_id(&id)?.to_owned();
+    let id = league_id(&id)?;
     let fetch = {
         let (live, id) = (live.clone(), id.clone());
         || async move {
-            let status = bounded(view::status(&live.manager_link, &id)).await?;
+            let status = bounded(view::status(&live.manager_link, id.as_str())).await?;
             Ok(Arc::new(bounded(live.snapshot(status)).await?))
         }
     };
-    let body = live.snapshots.get(&id, fetch).await.map_err(upstream)?;
+    let body = live.snapshots.get(Some(&id), fetch).await.map_err(upstream)?;
     json_answer(&body, REVALIDATE)
 }
 
@@ -177,17 +162,19 @@ async fn events(
 ) -> Answer {
     let id = league_id(&id)?;
     // Only leagues that exist are watched (an unknown id gets 404, and EventSource stops retrying).
-    ask(view::status(&live.manager_link, id)).await?;
-    let viewer = live.watch(id, peer.ip()).map_err(|refused| match refused {
-        Refused::TooManyViewers => error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too many viewers on this gateway, or from this address; retry later",
-        ),
-        Refused::TooManyLeagues => error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too many leagues watched on this gateway; retry later",
-        ),
-    })?;
+    ask(view::status(&live.manager_link, id.as_str())).await?;
+    let viewer = live
+        .watch(id.as_str(), peer.ip())
+        .map_err(|refused| match refused {
+            Refused::TooManyViewers => error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many viewers on this gateway, or from this address; retry later",
+            ),
+            Refused::TooManyLeagues => error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many leagues watched on this gateway; retry later",
+            ),
+        })?;
     // The stream ends when the gateway stops, or when its place went to a viewer elsewhere.
     let evicted = viewer.seat.share.evicted();
     let stream = updates(viewer)
@@ -227,7 +214,7 @@ fn updates(viewer: Viewer) -> impl Stream<Item = Result<Event, Infallible>> {
 /// ETag, which names the rounds it covers.
 async fn progression(State(live): State<Arc<Live>>, Path(id): Path<String>, headers: HeaderMap) -> Answer {
     let id = league_id(&id)?;
-    let standings = standings(&live, id).await?;
+    let standings = standings(&live, &id).await?;
     let completed = standings.round_id;
     let etag = format!("\"{}-{completed}-{}\"", id, standings.standings.len());
     if headers
@@ -236,7 +223,7 @@ async fn progression(State(live): State<Arc<Live>>, Path(id): Path<String>, head
     {
         return Ok(StatusCode::NOT_MODIFIED.into_response());
     }
-    let points = ask(live.rounds.points(&live.manager_link, id, completed)).await?;
+    let points = ask(live.rounds.points(&live.manager_link, id.as_str(), completed)).await?;
     let mut answer = json_answer(&view::progression_json(&standings.standings, &points), REVALIDATE)?;
     if let Ok(etag) = HeaderValue::from_str(&etag) {
         answer.headers_mut().insert(header::ETAG, etag);
@@ -252,14 +239,14 @@ async fn round(State(live): State<Arc<Live>>, Path((id, round_id)): Path<(String
         .ok()
         .filter(|round| *round >= 1)
         .ok_or_else(|| error(StatusCode::BAD_REQUEST, "a round is a number from 1"))?;
-    let standings = standings(&live, id).await?;
+    let standings = standings(&live, &id).await?;
     let completed = round_id <= standings.round_id;
     let found = if completed {
-        ask(live.rounds.matches(&live.manager_link, id, round_id))
+        ask(live.rounds.matches(&live.manager_link, id.as_str(), round_id))
             .await?
             .map(|round| view::round_json(&round))
     } else {
-        ask(view::round(&live.manager_link, id, round_id))
+        ask(view::round(&live.manager_link, id.as_str(), round_id))
             .await?
             .map(|round| view::round_json(&round))
     };
@@ -270,10 +257,13 @@ async fn round(State(live): State<Arc<Live>>, Path((id, round_id)): Path<(String
 /// A match with its result and full transcript; cached for long once it is finished.
 async fn one_match(State(live): State<Arc<Live>>, Path((id, match_id)): Path<(String, String)>) -> Answer {
     let id = league_id(&id)?;
-    if !valid_id(&match_id, 32) {
-        return Err(error(StatusCode::NOT_FOUND, "no such match"));
-    }
-    let answer = ask(view::one_match(&live.manager_link, id, &match_id)).await?;
+    let match_id = MatchId::parse(&match_id).map_err(|_| error(StatusCode::NOT_FOUND, "no such match"))?;
+    let answer = ask(view::one_match(
+        &live.manager_link,
+        id.as_str(),
+        &match_id.to_string(),
+    ))
+    .await?;
     let finished = answer
         .r#match
         .as_ref()

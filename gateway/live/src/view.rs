@@ -28,6 +28,7 @@ fn precise_time(at: Option<prost_types::Timestamp>) -> Value {
             let millis = at
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .map(|since| since.subsec_millis())
+                // Before 1970 (never a league's time): whole seconds.
                 .unwrap_or_default();
             let seconds = timestamp::format(at);
             format!("{}.{millis:03}Z", seconds.trim_end_matches('Z')).into()
@@ -225,6 +226,7 @@ pub(crate) fn progression_json(standings: &[StandingRow], rounds: &[Points]) -> 
         .map(|row| {
             let points: Vec<u32> = rounds
                 .iter()
+                // Not in that round's table (enrolled later): no points yet.
                 .map(|round| round.get(&row.player_id).copied().unwrap_or_default())
                 .collect();
             json!({"player_id": row.player_id, "display_name": row.display_name, "points": points})
@@ -239,6 +241,7 @@ pub(crate) fn transcript_json(answer: &GetMatchResponse) -> Value {
         .transcript
         .as_ref()
         .map(|transcript| transcript.entries.iter().map(entry_json).collect())
+        // No transcript yet (the match has not started): no entries.
         .unwrap_or_default();
     json!({
         "match": answer.r#match.as_ref().map_or(Value::Null, |m| match_json(m, answer.result.as_ref())),
@@ -278,6 +281,7 @@ fn entry_json(entry: &TranscriptEntry) -> Value {
 
 /// A match state by its name, e.g. `WAITING_FOR_PLAYERS`.
 fn state_name(state: i32) -> &'static str {
+    // A state this gateway does not know (a newer manager's) shows as unspecified.
     let state = league_proto::v2::MatchState::try_from(state).unwrap_or_default();
     state.as_str_name().trim_start_matches("MATCH_STATE_")
 }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use league_domain::LeagueId;
 use league_proto::v2::{GetLeagueStatusResponse, LeagueStatus};
 use league_v2::convert;
 use serde_json::{Value, json};
@@ -149,7 +150,7 @@ impl Live {
                 id += 1;
                 sender.send_replace(Some(Arc::new(Update {
                     id,
-                    json: Bytes::from(serde_json::to_vec(&snapshot).unwrap_or_default()),
+                    json: Bytes::from(snapshot.to_string()),
                 })));
             }
             let shutdown = self.shutdown.clone();
@@ -165,7 +166,10 @@ impl Live {
     /// being played with each match's outcome so far, and the points after the last completed round.
     pub(crate) async fn snapshot(&self, status: GetLeagueStatusResponse) -> Result<Value, tonic::Status> {
         let league_id = status.league_id.clone();
-        let standings = self.standings(&league_id).await?;
+        // Parsed where it enters: the manager names its leagues under the grammar.
+        let parsed = LeagueId::parse(&league_id)
+            .map_err(|error| tonic::Status::internal(format!("the manager answered league_id {error}")))?;
+        let standings = self.standings(&parsed).await?;
         let completed = standings.round_id;
         let rows = &standings.standings;
         let round = if status.current_round_id == 0 {

@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
+use league_domain::LeagueId;
 use tokio::time::Instant;
 
 /// How old a league's standings may be when answered (see the module's documentation).
@@ -41,15 +42,19 @@ struct Slot<T> {
 }
 
 /// Standings (whatever form `T` the caller keeps them in, cheap to clone: an `Arc`) by requested
-/// league id (`""`: the newest league, as the manager reads it).
+/// league id (`None`: the newest league, as the manager reads it).
 pub struct StandingsCache<T> {
     max_age: Duration,
-    slots: Mutex<HashMap<String, Slot<T>>>,
+    slots: Mutex<HashMap<Option<LeagueId>, Slot<T>>>,
 }
 
 impl<T> std::fmt::Debug for StandingsCache<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let leagues = self.slots.lock().map(|slots| slots.len()).unwrap_or_default();
+        let leagues = self
+            .slots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .len();
         f.debug_struct("StandingsCache")
             .field("max_age", &self.max_age)
             .field("leagues", &leagues)
@@ -83,7 +88,7 @@ impl<T: Clone + Send + Sync + 'static> StandingsCache<T> {
 
     /// The standings of `league_id`: shared from a fetch issued less than `max_age` ago (finished or
     /// still in flight), or from a new one that `fetch` starts.
-    pub async fn get<F, Fut>(&self, league_id: &str, fetch: F) -> Result<T, tonic::Status>
+    pub async fn get<F, Fut>(&self, league_id: Option<&LeagueId>, fetch: F) -> Result<T, tonic::Status>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, tonic::Status>> + Send + 'static,
@@ -91,13 +96,14 @@ impl<T: Clone + Send + Sync + 'static> StandingsCache<T> {
         let shared = {
             let now = Instant::now();
             let mut slots = self.slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            let reusable = slots.get(league_id).filter(|slot| {
+            let key = league_id.cloned();
+            let reusable = slots.get(&key).filter(|slot| {
                 now.duration_since(slot.issued) < self.max_age && !matches!(slot.fetch.peek(), Some(Err(_)))
             });
             match reusable {
                 Some(slot) => slot.fetch.clone(),
                 None => {
-                    if slots.len() >= MAX_LEAGUES && !slots.contains_key(league_id) {
+                    if slots.len() >= MAX_LEAGUES && !slots.contains_key(&key) {
                         let max_age = self.max_age;
                         slots.retain(|_, slot| now.duration_since(slot.issued) < max_age);
                         if slots.len() >= MAX_LEAGUES {
@@ -110,7 +116,7 @@ impl<T: Clone + Send + Sync + 'static> StandingsCache<T> {
                         fetch: fetch().boxed().shared(),
                     };
                     let shared = slot.fetch.clone();
-                    slots.insert(league_id.to_owned(), slot);
+                    slots.insert(key, slot);
                     shared
                 }
             }
@@ -145,28 +151,57 @@ mod tests {
         StandingsCache::new(MAX_AGE)
     }
 
+    /// Numbers the fetches a test's cache makes (1, 2, …), so that an answer says which fetch it came
+    /// from, and counts them.
+    #[derive(Default)]
+    struct Fetches(AtomicU32);
+
+    impl Fetches {
+        fn next(&self) -> u32 {
+            self.0.fetch_add(1, Ordering::SeqCst) + 1
+        }
+
+        fn made(&self) -> u32 {
+            self.0.load(Ordering::SeqCst)
+        }
+
+        /// A fetch that answers at once, with its own number as the version.
+        fn versioned(&self) -> impl Future<Output = Answer> + Send + 'static {
+            let n = self.next();
+            async move { version(n) }
+        }
+    }
+
+    /// A league id the tests name; `None` when `text` is none (then the newest league is asked).
+    fn league(text: &str) -> Option<LeagueId> {
+        LeagueId::parse(text).ok()
+    }
+
     #[tokio::test(start_paused = true)]
     async fn fresh_standings_are_shared_and_stale_ones_fetched_again() {
         let cache = cache();
-        let fetches = AtomicU32::new(0);
-        let fetch = || {
-            let n = fetches.fetch_add(1, Ordering::SeqCst) + 1;
-            async move { version(n) }
-        };
-        assert_eq!(round_of(&cache.get("L", fetch).await), 1);
+        let evening = league("evening");
+        let other = league("other");
+        let fetches = Fetches::default();
+        let fetch = || fetches.versioned();
+        assert_eq!(round_of(&cache.get(evening.as_ref(), fetch).await), 1);
         tokio::time::advance(MAX_AGE - Duration::from_millis(1)).await;
-        assert_eq!(round_of(&cache.get("L", fetch).await), 1, "still fresh");
-        assert_eq!(fetches.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            round_of(&cache.get(evening.as_ref(), fetch).await),
+            1,
+            "still fresh"
+        );
+        assert_eq!(fetches.made(), 1);
         tokio::time::advance(Duration::from_millis(1)).await;
         assert_eq!(
-            round_of(&cache.get("L", fetch).await),
+            round_of(&cache.get(evening.as_ref(), fetch).await),
             2,
             "max_age old: fetched again"
         );
         // Leagues are cached apart.
-        assert_eq!(round_of(&cache.get("other", fetch).await), 3);
-        assert_eq!(round_of(&cache.get("L", fetch).await), 2);
-        assert_eq!(fetches.load(Ordering::SeqCst), 3);
+        assert_eq!(round_of(&cache.get(other.as_ref(), fetch).await), 3);
+        assert_eq!(round_of(&cache.get(evening.as_ref(), fetch).await), 2);
+        assert_eq!(fetches.made(), 3);
     }
 
     /// The league changes (a round completes) at known instants; whatever instant a query arrives at,
@@ -174,6 +209,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn no_answer_is_older_than_the_bound() {
         let cache = cache();
+        let evening = league("evening");
         let start = Instant::now();
         // The league's version at an instant: a round completes every 37 ms.
         let version_at = move |at: Instant| (at.duration_since(start).as_millis() / 37) as u32;
@@ -189,7 +225,7 @@ mod tests {
             // Queries at uneven instants: 0, 7, 14… ms apart, in bursts.
             tokio::time::advance(Duration::from_millis(step % 11)).await;
             let arrival = Instant::now();
-            let got = round_of(&cache.get("L", fetch).await);
+            let got = round_of(&cache.get(evening.as_ref(), fetch).await);
             let oldest_allowed = version_at(arrival.checked_sub(MAX_AGE).unwrap_or(start).max(start));
             assert!(
                 got >= oldest_allowed,
@@ -202,39 +238,39 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn callers_during_a_fetch_share_it() {
         let cache = cache();
-        let fetches = AtomicU32::new(0);
+        let evening = league("evening");
+        let fetches = Fetches::default();
         let (release, released) = oneshot::channel::<()>();
         let released = released.shared();
         let fetch = || {
-            fetches.fetch_add(1, Ordering::SeqCst);
+            fetches.next();
             let released = released.clone();
             async move {
                 released.await.ok();
                 version(7)
             }
         };
-        let mut waiting: Vec<_> = (0..10).map(|_| Box::pin(cache.get("L", fetch))).collect();
+        let mut waiting: Vec<_> = (0..10)
+            .map(|_| Box::pin(cache.get(evening.as_ref(), fetch)))
+            .collect();
         for caller in &mut waiting {
             assert!(futures::poll!(caller.as_mut()).is_pending());
         }
-        assert_eq!(
-            fetches.load(Ordering::SeqCst),
-            1,
-            "one fetch in flight for ten callers"
-        );
+        assert_eq!(fetches.made(), 1, "one fetch in flight for ten callers");
         release.send(()).ok();
         for answer in futures::future::join_all(waiting).await {
             assert_eq!(round_of(&answer), 7);
         }
-        assert_eq!(fetches.load(Ordering::SeqCst), 1);
+        assert_eq!(fetches.made(), 1);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_fetch_older_than_the_bound_is_not_joined_even_in_flight() {
         let cache = cache();
-        let fetches = AtomicU32::new(0);
+        let evening = league("evening");
+        let fetches = Fetches::default();
         let fetch = || {
-            let n = fetches.fetch_add(1, Ordering::SeqCst) + 1;
+            let n = fetches.next();
             async move {
                 // The first fetch is slow (longer than the bound), the next one quick.
                 if n == 1 {
@@ -243,25 +279,23 @@ mod tests {
                 version(n)
             }
         };
-        let mut slow = Box::pin(cache.get("L", fetch));
+        let mut slow = Box::pin(cache.get(evening.as_ref(), fetch));
         assert!(futures::poll!(slow.as_mut()).is_pending());
         tokio::time::advance(MAX_AGE).await;
-        assert_eq!(round_of(&cache.get("L", fetch).await), 2);
+        assert_eq!(round_of(&cache.get(evening.as_ref(), fetch).await), 2);
         assert_eq!(round_of(&slow.await), 1);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_change_made_here_is_seen_at_once() {
         let cache = cache();
-        let fetches = AtomicU32::new(0);
-        let fetch = || {
-            let n = fetches.fetch_add(1, Ordering::SeqCst) + 1;
-            async move { version(n) }
-        };
-        assert_eq!(round_of(&cache.get("L", fetch).await), 1);
+        let evening = league("evening");
+        let fetches = Fetches::default();
+        let fetch = || fetches.versioned();
+        assert_eq!(round_of(&cache.get(evening.as_ref(), fetch).await), 1);
         cache.clear();
         assert_eq!(
-            round_of(&cache.get("L", fetch).await),
+            round_of(&cache.get(evening.as_ref(), fetch).await),
             2,
             "no waiting for max_age"
         );
@@ -270,9 +304,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn failures_are_not_cached() {
         let cache = cache();
-        let fetches = AtomicU32::new(0);
+        let evening = league("evening");
+        let fetches = Fetches::default();
         let fetch = || {
-            let n = fetches.fetch_add(1, Ordering::SeqCst) + 1;
+            let n = fetches.next();
             async move {
                 if n == 1 {
                     Err(tonic::Status::unavailable("manager down"))
@@ -281,10 +316,14 @@ mod tests {
                 }
             }
         };
-        assert!(cache.get("L", fetch).await.is_err());
-        assert_eq!(round_of(&cache.get("L", fetch).await), 2, "tried again at once");
-        assert_eq!(round_of(&cache.get("L", fetch).await), 2);
-        assert_eq!(fetches.load(Ordering::SeqCst), 2);
+        assert!(cache.get(evening.as_ref(), fetch).await.is_err());
+        assert_eq!(
+            round_of(&cache.get(evening.as_ref(), fetch).await),
+            2,
+            "tried again at once"
+        );
+        assert_eq!(round_of(&cache.get(evening.as_ref(), fetch).await), 2);
+        assert_eq!(fetches.made(), 2);
     }
 
     #[tokio::test(start_paused = true)]
@@ -292,7 +331,10 @@ mod tests {
         let cache = cache();
         for n in 0..(MAX_LEAGUES as u32 * 3) {
             cache
-                .get(&format!("L{n}"), move || async move { version(n) })
+                .get(
+                    league(&format!("l{n}")).as_ref(),
+                    move || async move { version(n) },
+                )
                 .await
                 .ok();
         }

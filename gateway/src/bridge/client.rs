@@ -259,6 +259,7 @@ pub(crate) fn read_answer(
                 .get("code")
                 .and_then(Value::as_i64)
                 .unwrap_or(jsonrpc::INTERNAL_ERROR);
+            // An error without its message (JSON-RPC requires one) still has its code to go by.
             let message = error
                 .get("message")
                 .and_then(Value::as_str)

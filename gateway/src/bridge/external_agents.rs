@@ -114,7 +114,10 @@ impl ExternalAgent {
     }
 
     pub fn sender_form(&self) -> SenderForm {
-        self.sender_form.lock().map(|f| *f).unwrap_or_default()
+        *self
+            .sender_form
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub(crate) fn set_sender_form(&self, form: SenderForm) {

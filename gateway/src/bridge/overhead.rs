@@ -157,6 +157,7 @@ async fn measured<T>(
     player_id: &str,
     call: impl Future<Output = Result<T, Status>>,
 ) -> Result<T, Status> {
+    // A call outside a match (no context) is measured alone, under no match.
     let match_id = context.map(|c| c.match_id.clone()).unwrap_or_default();
     let player_id = player_id.to_owned();
     let started = Instant::now();

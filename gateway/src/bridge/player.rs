@@ -223,6 +223,7 @@ impl PlayerService for PlayerBridge {
         record_call_fields(&context, &request.player_id);
         let agent = self.agent(&request.player_id).await?;
         let limit = remaining(request.deadline.as_ref(), self.timeouts.other);
+        // Unset (proto3): a player with no standing yet, nothing played.
         let standings = request.your_standings.unwrap_or_default();
         let (kind, reply_kind) = move_messages(&context.game_type);
         let even_odd = kind == MessageType::ChooseParityCall;

@@ -17,7 +17,7 @@
 
 use std::time::Duration;
 
-use league_domain::MessageType;
+use league_domain::{LeagueId, MessageType};
 use league_v2::jsonrpc;
 use league_v2::sender;
 use league_v2::{convert, envelope};
@@ -31,7 +31,7 @@ pub(crate) const GREETING_LIMIT: Duration = Duration::from_secs(2);
 
 /// Greets `agent`, a player of `league_id` just registered; learns its sender form if it shows one.
 /// The league's other calls to the agent (a round starting as it registers) wait for the greeting.
-pub(crate) async fn greet(inbound: &Inbound, agent: &ExternalAgent, league_id: &str) {
+pub(crate) async fn greet(inbound: &Inbound, agent: &ExternalAgent, league_id: Option<&LeagueId>) {
     let _under_way = agent.greeting();
     let greeting = async {
         let message = standings_update(inbound, league_id, &agent.agent_id).await;
@@ -60,14 +60,14 @@ pub(crate) async fn greet(inbound: &Inbound, agent: &ExternalAgent, league_id: &
 
 /// The league's table as LEAGUE_STANDINGS_UPDATE (with the league's sender and no token: the bridge
 /// writes both for the agent). If the table cannot be read, an empty one of the league.
-async fn standings_update(inbound: &Inbound, league_id: &str, agent_id: &str) -> Value {
+async fn standings_update(inbound: &Inbound, league_id: Option<&LeagueId>, agent_id: &str) -> Value {
     let (round_id, standings) = match inbound.standings(league_id).await {
         Ok(table) => (
             table.response.round_id,
             convert::standings(&table.response.standings),
         ),
         Err(error) => {
-            tracing::debug!(%league_id, %error, "no standings for the greeting: an empty table");
+            tracing::debug!(?league_id, %error, "no standings for the greeting: an empty table");
             (0, Value::Array(Vec::new()))
         }
     };
@@ -76,7 +76,7 @@ async fn standings_update(inbound: &Inbound, league_id: &str, agent_id: &str) ->
         sender::MANAGER,
         &format!("greeting-{agent_id}"),
         jsonrpc::object([
-            ("league_id", league_id.into()),
+            ("league_id", league_manager_link::named(league_id).into()),
             ("round_id", round_id.into()),
             ("standings", standings),
         ]),

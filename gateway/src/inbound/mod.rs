@@ -12,7 +12,7 @@ mod standings;
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use league_domain::MessageType;
+use league_domain::{AgentId, MessageType};
 use league_external_referees::Referees;
 use league_manager_link::league_status::to_league_error;
 use league_manager_link::{ManagerLink, StandingsCache};
@@ -66,7 +66,7 @@ pub(crate) struct HttpContext {
 #[derive(Debug)]
 pub(crate) struct Handled {
     pub(crate) result: Value,
-    pub(crate) agent_id: Option<String>,
+    pub(crate) agent_id: Option<AgentId>,
 }
 
 impl Handled {
@@ -106,7 +106,7 @@ fn count(method: &str, status: &str) {
 /// An authenticated agent.
 #[derive(Debug, Clone)]
 pub(crate) struct Agent {
-    pub(crate) agent_id: String,
+    pub(crate) agent_id: AgentId,
     pub(crate) kind: AgentKind,
     pub(crate) token: String,
 }
@@ -163,7 +163,7 @@ impl Inbound {
             Ok(handled) => {
                 count(label, "ok");
                 if let Some(agent_id) = handled.agent_id {
-                    self.warnings.record(&agent_id, checker.into_deviations());
+                    self.warnings.record(agent_id.as_str(), checker.into_deviations());
                 }
                 Ok(handled.result)
             }
@@ -272,7 +272,7 @@ impl Inbound {
         claimed: Option<&str>,
         token: &str,
         http: &HttpContext,
-    ) -> LeagueResult<(String, AgentKind)> {
+    ) -> LeagueResult<(AgentId, AgentKind)> {
         if league_v2::outbound_token::is_outbound(token) {
             // What the league sends an agent proves the league, never the agent.
             self.limits.failed_authentication(http.peer);
@@ -302,7 +302,7 @@ impl Inbound {
             }
         };
         if let Some(claimed) = claimed
-            && claimed != agent_id
+            && claimed != agent_id.as_str()
         {
             self.limits.failed_authentication(http.peer);
             return Err(LeagueError::new(

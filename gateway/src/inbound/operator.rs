@@ -5,15 +5,17 @@
 
 use std::time::Duration;
 
-use league_domain::MessageType;
+use league_domain::{AgentId, LeagueId, MessageType, PlayerId};
 use league_manager_link::league_status::to_league_error;
+use league_manager_link::named;
 use league_proto::ErrorCode;
 use league_proto::v2::{
     CancelLeagueRequest, CreateLeagueRequest, EnrollPlayerRequest, ListComplianceWarningsRequest,
     MatchTiming, PauseLeagueRequest, ResumeLeagueRequest, StartLeagueRequest, WithdrawPlayerRequest,
 };
 use league_v2::dialect::Lifecycle;
-use league_v2::envelope::{required_id, text};
+use league_v2::envelope::text;
+use league_v2::ids;
 use league_v2::league_error::{LeagueError, LeagueResult};
 use league_v2::sender;
 use serde::Deserialize;
@@ -51,10 +53,10 @@ async fn require_operator(
     }
 }
 
-/// The league an operator's call names; empty when it names none, which the manager reads as its newest
-/// league (for an enrollment, the newest one registering players).
-fn league_named(message: &Map<String, Value>) -> String {
-    text(message, "league_id").map_or_else(String::new, str::to_owned)
+/// The league an operator's call names; `None` when it names none, which the manager reads as its
+/// newest league (for an enrollment, the newest one registering players). E002 when it is no league id.
+fn league_named(message: &Map<String, Value>) -> LeagueResult<Option<LeagueId>> {
+    ids::optional(message, "league_id")
 }
 
 /// The conversation an answer belongs to; an operator's call need not name one.
@@ -68,7 +70,7 @@ pub(crate) async fn start_league(
     http: &HttpContext,
 ) -> LeagueResult<Value> {
     require_operator(inbound, message, http).await?;
-    let league_id = league_named(message);
+    let league_id = named(league_named(message)?.as_ref());
     let started = inbound
         .manager_link
         .manager
@@ -96,8 +98,6 @@ pub(crate) async fn start_league(
 /// start by command).
 #[derive(Debug, Deserialize)]
 struct NewLeague {
-    #[serde(default)]
-    league_id: String,
     #[serde(default = "default_game")]
     game_type: String,
     #[serde(default)]
@@ -148,6 +148,8 @@ pub(crate) async fn create_league(
     http: &HttpContext,
 ) -> LeagueResult<Value> {
     require_operator(inbound, message, http).await?;
+    // Without one, the manager names the league.
+    let league_id = league_named(message)?;
     let asked = NewLeague::deserialize(Value::Object(message.clone())).map_err(|error| {
         LeagueError::new(ErrorCode::InvalidMessageFormat, format!("create_league: {error}"))
     })?;
@@ -156,7 +158,7 @@ pub(crate) async fn create_league(
         .manager
         .clone()
         .create_league(inbound.manager_link.as_operator(CreateLeagueRequest {
-            league_id: asked.league_id,
+            league_id: named(league_id.as_ref()),
             game_type: asked.game_type.clone(),
             timing: Some(asked.timing.to_proto()),
             auto_start_players: asked.auto_start_players,
@@ -185,8 +187,8 @@ pub(crate) async fn enroll_player(
     http: &HttpContext,
 ) -> LeagueResult<Value> {
     require_operator(inbound, message, http).await?;
-    let league_id = league_named(message);
-    let player_id = required_id(message, "player_id")?.to_owned();
+    let league_id = named(league_named(message)?.as_ref());
+    let player_id = ids::required::<PlayerId>(message, "player_id")?.into();
     let enrolled = inbound
         .manager_link
         .manager
@@ -222,7 +224,7 @@ pub(crate) async fn change_league(
     http: &HttpContext,
 ) -> LeagueResult<Value> {
     require_operator(inbound, message, http).await?;
-    let league_id = league_named(message);
+    let league_id = named(league_named(message)?.as_ref());
     let link = &inbound.manager_link;
     let mut manager = link.manager.clone();
     let mut answer = match change {
@@ -256,7 +258,7 @@ pub(crate) async fn change_league(
             })
         }
         Lifecycle::Withdraw => {
-            let player_id = required_id(message, "player_id")?.to_owned();
+            let player_id = ids::required::<PlayerId>(message, "player_id")?.into();
             let withdrawn = manager
                 .withdraw_player(link.as_operator(WithdrawPlayerRequest { league_id, player_id }))
                 .await
@@ -290,8 +292,9 @@ pub(crate) async fn compliance_warnings(
     http: &HttpContext,
 ) -> LeagueResult<Value> {
     require_operator(inbound, message, http).await?;
-    // Without `agent_id`, every agent's warnings.
-    let agent_id = text(message, "agent_id").map_or_else(String::new, str::to_owned);
+    // Without `agent_id`, every agent's warnings (proto3's empty string).
+    let agent_id = ids::optional::<AgentId>(message, "agent_id")?
+        .map_or_else(String::new, |agent_id| agent_id.to_string());
     let warnings = inbound
         .manager_link
         .agents

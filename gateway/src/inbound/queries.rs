@@ -4,14 +4,16 @@
 //! Every query is authenticated, by an agent's token or the operator's. Standings, the hot query, come
 //! from a cache at most 100 ms old (crate::inbound::standings); the others go to the manager each time.
 
-use league_domain::MessageType;
+use league_domain::{AgentId, LeagueId, MatchId, MessageType, PlayerId};
 use league_manager_link::league_status::to_league_error;
+use league_manager_link::named;
 use league_proto::ErrorCode;
 use league_proto::v2::*;
 use league_runtime::Credentials;
 use league_v2::compliance::Checker;
 use league_v2::convert;
 use league_v2::envelope::text;
+use league_v2::ids;
 use league_v2::jsonrpc;
 use league_v2::league_error::{LeagueError, LeagueResult};
 use league_v2::sender;
@@ -36,7 +38,7 @@ pub(crate) const REGISTRATIONS: &str = "GET_REGISTRATIONS";
 
 /// Who asks: an agent (and which), or the operator.
 enum Asker {
-    Agent { agent_id: String, token: String },
+    Agent { agent_id: AgentId, token: String },
     Operator,
 }
 
@@ -139,19 +141,21 @@ async fn run(
             ));
         }
     };
-    let league_id = text(message, "league_id").unwrap_or_default().to_owned();
-    let param = |name: &str| {
-        text(&params, name)
-            .or_else(|| text(message, name))
-            .map(str::to_owned)
+    // A player asking about itself need not name itself.
+    let asker_player = match &agent_id {
+        Some(AgentId::Player(player_id)) => Some(player_id.clone()),
+        _ => None,
     };
     let asked = Asked {
-        league_id,
-        player_id: param("player_id").or_else(|| agent_id.clone()),
-        match_id: param("match_id"),
+        league_id: ids::optional(message, "league_id")?,
+        player_id: id_param(&params, message, "player_id")?.or(asker_player),
+        match_id: id_param(&params, message, "match_id")?,
         first_round_id: number(&params, message, "first_round_id")?,
         limit: number(&params, message, "limit")?,
-        page_token: param("page_token").unwrap_or_default(),
+        // No token: the first page.
+        page_token: text(&params, "page_token")
+            .or_else(|| text(message, "page_token"))
+            .map_or_else(String::new, str::to_owned),
     };
     let outcome = answer(inbound, &asker, query_type, asked).await;
     let (success, data, error) = match outcome {
@@ -197,15 +201,28 @@ fn conversation(message: &Map<String, Value>) -> Option<String> {
 
 /// What a query asks about; each query type reads the fields it needs.
 struct Asked {
-    league_id: String,
-    player_id: Option<String>,
-    match_id: Option<String>,
+    league_id: Option<LeagueId>,
+    player_id: Option<PlayerId>,
+    match_id: Option<MatchId>,
     /// GET_SCHEDULE, GET_STANDINGS_BY_ROUND: where a page starts (0: the first round).
     first_round_id: u32,
     /// The page size: matches (GET_SCHEDULE), rounds (GET_STANDINGS_BY_ROUND), leagues (GET_LEAGUES).
     limit: u32,
     /// GET_LEAGUES: the previous page's `next_page_token`.
     page_token: String,
+}
+
+/// An optional id among the query parameters, or beside them in a debug shorthand: E002 naming the
+/// field where it is no such id.
+fn id_param<Id: std::str::FromStr<Err = league_domain::InvalidId>>(
+    params: &Map<String, Value>,
+    message: &Map<String, Value>,
+    name: &str,
+) -> LeagueResult<Option<Id>> {
+    match ids::optional(params, name)? {
+        Some(id) => Ok(Some(id)),
+        None => ids::optional(message, name),
+    }
 }
 
 /// An optional non-negative whole number among the query parameters, or beside them in a debug
@@ -237,11 +254,11 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
             // The asker is authenticated (above) and standings are the same for everyone the league
             // lets ask: from the gateway's short-lived cache (crate::inbound::standings), not one manager call and
             // standings computation per query.
-            Ok(inbound.standings(&league_id).await?.data.value())
+            Ok(inbound.standings(league_id.as_ref()).await?.data.value())
         }
         "GET_SCHEDULE" => {
             let request = GetScheduleRequest {
-                league_id,
+                league_id: named(league_id.as_ref()),
                 first_round_id,
                 max_matches: limit,
             };
@@ -268,22 +285,24 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
             }))
         }
         "GET_NEXT_MATCH" => {
-            let player_id = player_id.ok_or_else(|| missing("player_id"))?;
+            let request = GetNextMatchRequest {
+                league_id: named(league_id.as_ref()),
+                player_id: player_id.ok_or_else(|| missing("player_id"))?.into(),
+            };
             let r = manager
-                .get_next_match(with(asker, inbound, GetNextMatchRequest { league_id, player_id }))
+                .get_next_match(with(asker, inbound, request))
                 .await
                 .map_err(to_league_error)?
                 .into_inner();
             Ok(json!({"match": r.r#match.as_ref().map(|m| convert::scheduled_match(m, &inbound.public_url))}))
         }
         "GET_PLAYER_STATS" => {
-            let player_id = player_id.ok_or_else(|| missing("player_id"))?;
+            let request = GetPlayerStatsRequest {
+                league_id: named(league_id.as_ref()),
+                player_id: player_id.ok_or_else(|| missing("player_id"))?.into(),
+            };
             let r = manager
-                .get_player_stats(with(
-                    asker,
-                    inbound,
-                    GetPlayerStatsRequest { league_id, player_id },
-                ))
+                .get_player_stats(with(asker, inbound, request))
                 .await
                 .map_err(to_league_error)?
                 .into_inner();
@@ -294,9 +313,12 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
             }))
         }
         "GET_MATCH" => {
-            let match_id = match_id.ok_or_else(|| missing("match_id"))?;
+            let request = GetMatchRequest {
+                league_id: named(league_id.as_ref()),
+                match_id: match_id.ok_or_else(|| missing("match_id"))?.to_string(),
+            };
             let r = manager
-                .get_match(with(asker, inbound, GetMatchRequest { league_id, match_id }))
+                .get_match(with(asker, inbound, request))
                 .await
                 .map_err(to_league_error)?
                 .into_inner();
@@ -314,7 +336,7 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
         }
         "GET_STANDINGS_BY_ROUND" => {
             let request = GetStandingsByRoundRequest {
-                league_id,
+                league_id: named(league_id.as_ref()),
                 first_round_id,
                 max_rounds: limit,
             };
@@ -369,7 +391,13 @@ async fn answer(inbound: &Inbound, asker: &Asker, query_type: &str, asked: Asked
         }
         _ => {
             let r = manager
-                .get_league_status(with(asker, inbound, GetLeagueStatusRequest { league_id }))
+                .get_league_status(with(
+                    asker,
+                    inbound,
+                    GetLeagueStatusRequest {
+                        league_id: named(league_id.as_ref()),
+                    },
+                ))
                 .await
                 .map_err(to_league_error)?
                 .into_inner();
@@ -420,7 +448,7 @@ fn with<T>(asker: &Asker, inbound: &Inbound, message: T) -> tonic::Request<T> {
     match asker {
         Asker::Operator => inbound.manager_link.as_operator(message),
         Asker::Agent { agent_id, token } => {
-            Credentials::new(agent_id.clone(), token.clone()).request(message)
+            Credentials::new(agent_id.as_str(), token.clone()).request(message)
         }
     }
 }

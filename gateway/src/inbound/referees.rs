@@ -2,7 +2,7 @@
 //! authentication, with its limits), then handed to the external-referee worker
 //! ([`league_external_referees`]), which answers them knowing only who called.
 
-use league_domain::MessageType;
+use league_domain::{AgentId, MessageType};
 use league_external_referees::{Puller, Referee, named_referee};
 use league_proto::ErrorCode;
 use league_proto::v2::AgentKind;
@@ -43,7 +43,7 @@ impl Inbound {
         };
         Ok(Handled {
             result,
-            agent_id: Some(referee.referee_id),
+            agent_id: Some(referee.referee_id.into()),
         })
     }
 
@@ -66,7 +66,7 @@ impl Inbound {
         };
         Ok(Handled {
             result,
-            agent_id: puller.referee_id().map(str::to_owned),
+            agent_id: puller.referee_id().cloned().map(AgentId::from),
         })
     }
 
@@ -79,14 +79,14 @@ impl Inbound {
         http: &HttpContext,
     ) -> LeagueResult<Referee> {
         let (agent, envelope) = self.authenticated(message, checker, http).await?;
-        if agent.kind != AgentKind::Referee {
+        let (AgentKind::Referee, AgentId::Referee(referee_id)) = (agent.kind, agent.agent_id) else {
             return Err(LeagueError::new(
                 ErrorCode::PermissionDenied,
                 format!("only a referee sends {}", kind.as_str()),
             ));
-        }
+        };
         Ok(Referee {
-            referee_id: agent.agent_id,
+            referee_id,
             token: agent.token,
             conversation_id: envelope.conversation_id.unwrap_or_default(),
         })
@@ -100,32 +100,32 @@ impl Inbound {
         checker: &mut Checker,
         http: &HttpContext,
     ) -> LeagueResult<Puller> {
-        let named = named_referee(message);
+        let named = named_referee(message)?;
         let token = text(message, "auth_token")
             .filter(|token| !token.is_empty())
             .or(http.bearer.as_deref());
         let Some(token) = token else {
             return self
                 .referees
-                .tokenless_puller(http.peer, named.as_deref(), checker)
+                .tokenless_puller(http.peer, named.as_ref(), checker)
                 .await;
         };
         if self.is_operator(token) {
             return Ok(Puller::Operator);
         }
         let (agent, _) = self.authenticated(message, checker, http).await?;
-        if agent.kind != AgentKind::Referee {
+        let (AgentKind::Referee, AgentId::Referee(referee_id)) = (agent.kind, agent.agent_id) else {
             return Err(LeagueError::new(
                 ErrorCode::PermissionDenied,
                 "only referees (and the operator) pull registrations and matches",
             ));
-        }
-        if named.is_some_and(|named| named != agent.agent_id) {
+        };
+        if named.is_some_and(|named| named != referee_id) {
             return Err(LeagueError::new(
                 ErrorCode::PermissionDenied,
-                format!("{} may pull only its own matches", agent.agent_id),
+                format!("{referee_id} may pull only its own matches"),
             ));
         }
-        Ok(Puller::Referee(agent.agent_id))
+        Ok(Puller::Referee(referee_id))
     }
 }

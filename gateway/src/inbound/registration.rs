@@ -8,7 +8,7 @@
 //! ADR 0013); anything else registers as usual, and a taken contact endpoint is refused (E014, with
 //! that hint).
 
-use league_domain::MessageType;
+use league_domain::{AgentId, LeagueId, MessageType, PlayerId, RefereeId};
 use league_manager_link::league_status::to_league_error;
 use league_proto::v2::{AgentMeta, RegisterPlayerRequest, RegisterRefereeRequest};
 use league_proto::{EXTERNAL_LABEL, ErrorCode, ProtocolVersion};
@@ -16,6 +16,7 @@ use league_runtime::Credentials;
 use league_v2::compliance::{Checker, kinds};
 use league_v2::dialect::Dialect;
 use league_v2::envelope::{self, Sender, text};
+use league_v2::ids;
 use league_v2::league_error::{LeagueError, LeagueResult};
 use league_v2::sender::{self, SenderForm};
 use serde_json::{Map, Value, json};
@@ -41,10 +42,10 @@ pub(crate) async fn player(
     let configured_form = configured_form(inbound, meta);
     let agent_meta = agent_meta(inbound, meta, dialect, checker)?;
     let contact_endpoint = agent_meta.contact_endpoint.clone();
-    let league_id = optional_text(message, "league_id")?.unwrap_or_default();
+    let league_id: Option<LeagueId> = ids::optional(message, "league_id")?;
     let request = RegisterPlayerRequest {
         meta: Some(agent_meta),
-        league_id,
+        league_id: league_manager_link::named(league_id.as_ref()),
     };
     let conversation_id = envelope.conversation_id.clone();
     let mut manager = inbound.manager_link.manager.clone();
@@ -64,6 +65,8 @@ pub(crate) async fn player(
     match answer {
         Ok(response) => {
             let response = response.into_inner();
+            let player_id: PlayerId = ids::answered("player_id", &response.player_id)?;
+            let league_id = answered_league(&response.league_id)?;
             let agent = match configured_form {
                 Some(form) => inbound.bridge.agents.remember(
                     response.player_id.clone(),
@@ -82,10 +85,10 @@ pub(crate) async fn player(
             tracing::info!(player_id = %response.player_id, dialect = dialect.as_str(), "external player registered");
             match configured_form {
                 Some(form) => stored(inbound, &agent, form),
-                None => greeting::greet(inbound, &agent, &response.league_id).await,
+                None => greeting::greet(inbound, &agent, league_id.as_ref()).await,
             }
             let registered = Registered {
-                agent_id: response.player_id,
+                agent_id: player_id.into(),
                 auth_token: response.auth_token,
                 league_id: response.league_id,
             };
@@ -174,6 +177,7 @@ pub(crate) async fn referee(
     match answer {
         Ok(response) => {
             let response = response.into_inner();
+            let referee_id: RefereeId = ids::answered("referee_id", &response.referee_id)?;
             // A referee is not greeted (no message of the protocol is harmless to every referee): it
             // gets the configured form or the default, and a refused START_MATCH teaches the other.
             let agent = inbound.bridge.agents.remember(
@@ -188,7 +192,7 @@ pub(crate) async fn referee(
             tracing::info!(referee_id = %response.referee_id, "external referee registered");
             inbound.referees.referee_registered();
             let registered = Registered {
-                agent_id: response.referee_id,
+                agent_id: referee_id.into(),
                 auth_token: response.auth_token,
                 league_id: response.league_id,
             };
@@ -216,7 +220,7 @@ enum Kind {
 
 /// A registration the manager accepted (or a resume it confirmed): what its one answer carries.
 struct Registered {
-    agent_id: String,
+    agent_id: AgentId,
     auth_token: String,
     league_id: String,
 }
@@ -277,11 +281,15 @@ fn accepted(
     };
     let mut fields = Map::new();
     fields.insert("status".into(), "ACCEPTED".into());
-    fields.insert(id_field.into(), registered.agent_id.clone().into());
+    fields.insert(id_field.into(), registered.agent_id.as_str().into());
     fields.insert("auth_token".into(), registered.auth_token.into());
     fields.insert(
         "league_auth_token".into(),
-        inbound.bridge.agents.outbound_token(&registered.agent_id).into(),
+        inbound
+            .bridge
+            .agents
+            .outbound_token(registered.agent_id.as_str())
+            .into(),
     );
     fields.insert("league_id".into(), league_id);
     fields.insert("reason".into(), Value::Null);
@@ -347,6 +355,14 @@ fn object<'a>(message: &'a Map<String, Value>, field: &str) -> LeagueResult<&'a 
             format!("{field} must be an object"),
         )),
     }
+}
+
+/// The league a registration answer names (empty for a referee registered before any league exists).
+fn answered_league(league_id: &str) -> LeagueResult<Option<LeagueId>> {
+    if league_id.is_empty() {
+        return Ok(None);
+    }
+    ids::answered("league_id", league_id).map(Some)
 }
 
 fn optional_text(message: &Map<String, Value>, field: &str) -> LeagueResult<Option<String>> {

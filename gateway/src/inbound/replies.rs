@@ -3,12 +3,12 @@
 //! whichever replica made the call. A reply nobody can be waiting for (unknown match, not the sender's
 //! match, match not running) is refused and changes nothing.
 
-use league_domain::MessageType;
+use league_domain::{AgentId, MatchId, MessageType};
 use league_manager_link::league_status::to_league_error;
 use league_proto::ErrorCode;
 use league_proto::v2::{MatchStatus, RelayReplyRequest, RelayedReply};
 use league_v2::compliance::Checker;
-use league_v2::envelope::required_id;
+use league_v2::ids;
 use league_v2::league_error::{LeagueError, LeagueResult};
 use league_v2::sender;
 use serde_json::{Map, Value, json};
@@ -30,8 +30,8 @@ pub(crate) async fn deliver(
         ..http.clone()
     };
     let (agent, envelope) = inbound.authenticated(message, checker, &http).await?;
-    let match_id = required_id(message, "match_id")?;
-    let key = reply_key(kind, match_id, &agent.agent_id);
+    let match_id: MatchId = ids::required(message, "match_id")?;
+    let key = reply_key(kind, &match_id.to_string(), agent.agent_id.as_str());
     let mut reply = message.clone();
     // What the bridge needs to know about the sender travels with the reply; the token does not.
     reply.remove("auth_token");
@@ -60,25 +60,28 @@ pub(crate) async fn deliver(
             .await
             .map_err(to_league_error)?;
     }
+    // Only the three replies reach here (crate::inbound's dispatch); any other kind is answered as
+    // itself rather than with a made-up name.
+    let acknowledgement = kind.received().unwrap_or(kind);
     Ok(Handled {
         result: league_v2::envelope::message(
-            &format!("{}_RECEIVED", kind.as_str()),
+            acknowledgement.as_str(),
             sender::MANAGER,
             envelope.conversation_id.as_deref().unwrap_or_default(),
-            json!({"status": "received", "match_id": match_id}),
+            json!({"status": "received", "match_id": match_id.to_string()}),
         ),
         agent_id: Some(agent.agent_id),
     })
 }
 
 /// The match must exist, be running, and be the sender's.
-async fn check_match(inbound: &Inbound, match_id: &str, agent_id: &str) -> LeagueResult<()> {
+async fn check_match(inbound: &Inbound, match_id: MatchId, agent_id: &AgentId) -> LeagueResult<()> {
     let scheduled = inbound
         .manager_link
-        .scheduled_match("", match_id)
+        .scheduled_match(None, match_id)
         .await
         .map_err(to_league_error)?;
-    if scheduled.player_a_id != agent_id && scheduled.player_b_id != agent_id {
+    if scheduled.player_a_id != agent_id.as_str() && scheduled.player_b_id != agent_id.as_str() {
         return Err(LeagueError::new(
             ErrorCode::PermissionDenied,
             format!("{agent_id} does not play in match {match_id}"),

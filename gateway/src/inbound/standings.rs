@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use league_domain::LeagueId;
 use league_manager_link::league_status::to_league_error;
 use league_proto::v2::GetStandingsResponse;
 use league_v2::convert;
@@ -38,12 +39,16 @@ impl Standings {
 }
 
 impl Inbound {
-    /// The standings of `league_id` (empty: the newest league), from the gateway's cache. The same for
+    /// The standings of `league_id` (`None`: the newest league), from the gateway's cache. The same for
     /// every caller the league lets ask: authenticate the caller first.
-    pub(crate) async fn standings(&self, league_id: &str) -> LeagueResult<Arc<Standings>> {
+    pub(crate) async fn standings(&self, league_id: Option<&LeagueId>) -> LeagueResult<Arc<Standings>> {
         let fetch = || {
-            let (link, league_id) = (self.manager_link.clone(), league_id.to_owned());
-            async move { Ok(Arc::new(Standings::new(link.standings(&league_id).await?))) }
+            let (link, league_id) = (self.manager_link.clone(), league_id.cloned());
+            async move {
+                Ok(Arc::new(Standings::new(
+                    link.standings(league_id.as_ref()).await?,
+                )))
+            }
         };
         self.standings
             .get(league_id, fetch)

@@ -108,6 +108,7 @@ pub(crate) async fn json_rpc_transport_error(response: Response) -> Response {
         return response;
     }
     let (mut parts, body) = response.into_parts();
+    // A body that cannot be read (or is over 4 KiB) leaves the message without its text, not unsent.
     let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
     let text = String::from_utf8_lossy(&text);
     let code = if text.to_ascii_lowercase().contains("parse") || text.contains("deserialize") {
@@ -122,7 +123,7 @@ pub(crate) async fn json_rpc_transport_error(response: Response) -> Response {
         header::HeaderValue::from_static("application/json"),
     );
     parts.headers.remove(header::CONTENT_LENGTH);
-    Response::from_parts(parts, Body::from(serde_json::to_vec(&body).unwrap_or_default()))
+    Response::from_parts(parts, Body::from(body.to_string()))
 }
 
 /// The league's tools, served to MCP clients.
@@ -171,6 +172,7 @@ impl ServerHandler for LeagueTools {
             bearer: parts.and_then(|parts| bearer(&parts.headers)),
             player_path: None,
         };
+        // MCP's `arguments` may be left out: no arguments.
         let arguments = request.arguments.unwrap_or_default();
         let arguments = match SPECS.iter().find(|spec| spec.name == request.name) {
             Some(spec) => match spec.message(arguments) {

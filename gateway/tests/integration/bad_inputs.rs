@@ -671,7 +671,7 @@ fn match_cases(
             "match not running (replayed)" => Lenient, own.clone(), error(200, -32008, "E008");
             "replayed again" => Lenient, own.clone(), error(200, -32008, "E008");
             "match_id missing" => Lenient, without(&own, &["match_id"]), params("E003");
-            "match_id a number" => Lenient, with(&own, &["match_id"], 11.into()), params("E003");
+            "match_id a number" => Lenient, with(&own, &["match_id"], 11.into()), params("E002");
             "no auth_token" => Lenient, without(&own, &["auth_token"]), error(200, -32011, "E011");
             "the opponent's token" => Lenient, with(&own, &["auth_token"], b.token.clone().into()), error(200, -32012, "E012");
             "strict: basic-format timestamp" => Strict, with(&own, &["timestamp"], "20261121T085400Z".into()), params("E021");
@@ -790,24 +790,9 @@ async fn bad_inputs_get_their_error_and_change_nothing() {
     let lenient = &gateways.lenient;
     // Agents that acknowledge every notification cleanly, so no compliance warning appears on its own.
     let agents = spawn_agents(Behaviour::Clean).await;
-    let alice = register(
-        lenient,
-        "register_player",
-        player_registration("alice", &agents.endpoint("alice")),
-    )
-    .await;
-    let bob = register(
-        lenient,
-        "register_player",
-        player_registration("bob", &agents.endpoint("bob")),
-    )
-    .await;
-    let carol = register(
-        lenient,
-        "register_player",
-        player_registration("carol", &agents.endpoint("carol")),
-    )
-    .await;
+    let alice = register_player(lenient, &agents, "alice").await;
+    let bob = register_player(lenient, &agents, "bob").await;
+    let carol = register_player(lenient, &agents, "carol").await;
     // The referee referees tic-tac-toe only: the gateway claims matches for external referees, and an
     // even/odd match it held would change under the cases below (they need R1M1 ready, not running).
     let referee = register(

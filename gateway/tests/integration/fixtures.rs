@@ -1004,12 +1004,7 @@ async fn a_bare_ok_to_an_invitation_joins_inside_the_referee_s_join_deadline() {
     let manager = spawn_manager().await;
     let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
     let agents = spawn_agents(Behaviour::BareOk).await;
-    let okay = register(
-        &gateway,
-        "register_player",
-        player_registration("okay", &agents.endpoint("okay")),
-    )
-    .await;
+    let okay = register_player(&gateway, &agents, "okay").await;
     // As an external referee's invitation reaches the bridge: the deadline in the message is the league's
     // join timeout (5 s) from when the gateway took the referee's call, and the referee's own 5 s began
     // before that (its sending, the network, the gateway's lookups): a second earlier here. Counting the

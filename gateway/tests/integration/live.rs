@@ -5,13 +5,12 @@
 
 use crate::support;
 
-use std::time::{Duration, Instant};
-
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use league_testkit::observe;
 use league_v2::compliance::Mode;
 use serde_json::Value;
 use support::*;
@@ -156,11 +155,10 @@ async fn every_viewer_shares_one_snapshot_per_change_on_each_replica() {
     }
     // Watch a few more status checks go by without a change: they fetch nothing.
     let polls = metric("league_gateway_live_polls_total");
-    let deadline = Instant::now() + PATIENCE;
-    while metric("league_gateway_live_polls_total") < polls + 4.0 {
-        assert!(Instant::now() < deadline, "the watchers stopped checking");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    observe("the watchers checking four more times", PATIENCE, async || {
+        (metric("league_gateway_live_polls_total") >= polls + 4.0).then_some(())
+    })
+    .await;
     assert_eq!(
         metric("league_gateway_live_snapshots_total") - snapshots_before,
         4.0,
@@ -169,11 +167,10 @@ async fn every_viewer_shares_one_snapshot_per_change_on_each_replica() {
 
     // Viewers that leave free their seats, and their league's watcher stops.
     drop(viewers);
-    let deadline = Instant::now() + PATIENCE;
-    while metric("league_gateway_live_viewers") > 0.0 {
-        assert!(Instant::now() < deadline, "viewers still counted after leaving");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    observe("no viewers counted after they left", PATIENCE, async || {
+        (metric("league_gateway_live_viewers") <= 0.0).then_some(())
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -256,17 +253,13 @@ async fn the_page_and_its_api_are_read_only_and_bounded() {
 /// (snapshots are cached for a watch interval), for at most [`PATIENCE`].
 async fn snapshot_once(client: &HttpClient, gateway: &TestGateway, done: impl Fn(&Value) -> bool) -> Value {
     let url = format!("http://{}/api/leagues/{LEAGUE_ID}", gateway.http);
-    let deadline = Instant::now() + PATIENCE;
-    loop {
+    observe("the snapshot awaited", PATIENCE, async || {
         let (status, _, body) = fetch(client, "GET", &url, "etag").await;
         assert_eq!(status, 200, "{body}");
         let snapshot: Value = serde_json::from_str(&body).expect("JSON");
-        if done(&snapshot) {
-            return snapshot;
-        }
-        assert!(Instant::now() < deadline, "the snapshot never came: {snapshot}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        done(&snapshot).then_some(snapshot)
+    })
+    .await
 }
 
 #[tokio::test]

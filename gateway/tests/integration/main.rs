@@ -11,6 +11,7 @@ mod fair_shares;
 mod fixtures;
 mod leagues;
 mod live;
+mod malformed_ids;
 mod mcp;
 mod mcp_agents;
 mod one_enforcement_point;

@@ -20,18 +20,8 @@ async fn a_game_error_needs_its_code_and_a_game_over_its_result() {
     let manager = spawn_manager().await;
     let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
     let agents = spawn_agents(Behaviour::Clean).await;
-    let alice = register(
-        &gateway,
-        "register_player",
-        player_registration("alice", &agents.endpoint("alice")),
-    )
-    .await;
-    register(
-        &gateway,
-        "register_player",
-        player_registration("bob", &agents.endpoint("bob")),
-    )
-    .await;
+    let alice = register_player(&gateway, &agents, "alice").await;
+    register_player(&gateway, &agents, "bob").await;
     let referee = register(
         &gateway,
         "register_referee",

@@ -11,6 +11,7 @@ use std::net::{IpAddr, SocketAddr};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
+use league_testkit::observe;
 use league_v2::compliance::Mode;
 use serde_json::{Value, json};
 use support::*;
@@ -76,18 +77,13 @@ async fn a_replayed_registration_gets_no_token_and_changes_nothing() {
             .to_owned(),
     };
     let attacker_agents = FakeAgents::start(Behaviour::Instant).await;
-    let attacker = register(
-        &gateway,
-        "register_player",
-        player_registration("mallory", &attacker_agents.endpoint("mallory")),
-    )
-    .await;
+    let attacker = register_player(&gateway, &attacker_agents, "mallory").await;
     // The form it takes is stored with its registration in the background: wait until it is there.
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while !labels(&manager, &victim.id).await.1.contains(&"typed".to_owned()) {
-        assert!(tokio::time::Instant::now() < deadline, "sender form not stored");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    observe("the sender form stored", PATIENCE, async || {
+        let (_, forms) = labels(&manager, &victim.id).await;
+        forms.contains(&"typed".to_owned()).then_some(())
+    })
+    .await;
     let before = (
         snapshot(&manager.pool).await,
         labels(&manager, &victim.id).await,

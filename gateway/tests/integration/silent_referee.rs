@@ -2,10 +2,11 @@
 //! back: the match goes back to the queue within seconds, nobody charged, and another referee gets it —
 //! instead of waiting out the whole match budget (132 s at the specification's timings).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support;
 
+use league_testkit::observe;
 use league_v2::compliance::Mode;
 use support::*;
 
@@ -26,15 +27,11 @@ async fn until(
     what: &str,
     wanted: impl Fn(&(String, Option<String>, i32, i64)) -> bool,
 ) -> (String, Option<String>, i32, i64) {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
+    observe(what, PATIENCE, async || {
         let seen = row(manager).await;
-        if wanted(&seen) {
-            return seen;
-        }
-        assert!(Instant::now() < deadline, "{what}: still {seen:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        wanted(&seen).then_some(seen)
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -38,12 +38,7 @@ async fn an_https_agent_whose_ca_is_an_extra_root_is_called() {
     .await;
     let agents = FakeAgents::start_tls(Behaviour::Clean).await;
     assert!(agents.endpoint("alpha").starts_with("https://"));
-    let me = register(
-        &gateway,
-        "register_player",
-        player_registration("alpha", &agents.endpoint("alpha")),
-    )
-    .await;
+    let me = register_player(&gateway, &agents, "alpha").await;
     agents.set_credentials("alpha", &me);
     // The agent answers with a separate GAME_JOIN_ACK this test does not wait for: what counts is
     // that the invitation reached it over TLS (the manager's greeting may have, too).
@@ -63,12 +58,7 @@ async fn an_agent_with_an_untrusted_certificate_is_told_so() {
     let manager = spawn_manager().await;
     let gateway = spawn_gateway(&manager, Mode::Strict, Limits::default()).await;
     let agents = FakeAgents::start_tls(Behaviour::Clean).await;
-    let me = register(
-        &gateway,
-        "register_player",
-        player_registration("bravo", &agents.endpoint("bravo")),
-    )
-    .await;
+    let me = register_player(&gateway, &agents, "bravo").await;
     let refused = gateway
         .players()
         .invite_to_match(invitation(&me.id))

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
-use league_domain::GameType;
+use league_domain::{GameType, MessageType};
 use league_gateway::bridge::client::AgentClient;
 use league_gateway::bridge::external_agents::ExternalAgents;
 use league_gateway::bridge::outbound::is_not_implemented;
@@ -134,7 +134,7 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
             .agents
             .remember(PLAYER.to_owned(), args.url.clone(), candidate, SenderForm::Bare);
         let invited = bridge.invite_to_match(tonic::Request::new(invitation(limit)));
-        let (step, _) = run("GAME_INVITATION", &warnings, invited).await;
+        let (step, _) = run(MessageType::GameInvitation.as_str(), &warnings, invited).await;
         let last = candidate == DIALECTS[DIALECTS.len() - 1];
         if step.verdict == Verdict::Accepted || last {
             dialect = (step.verdict == Verdict::Accepted).then(|| agent.dialect());
@@ -151,7 +151,7 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
     }
     if dialect.is_some() {
         let asked = bridge.request_move(tonic::Request::new(move_call(limit)));
-        let (mut step, answer) = run("CHOOSE_PARITY_CALL", &warnings, asked).await;
+        let (mut step, answer) = run(MessageType::ChooseParityCall.as_str(), &warnings, asked).await;
         let choice = answer
             .and_then(|answer| answer.move_payload)
             .map(|payload| league_v2::convert::from_struct(&payload))
@@ -161,9 +161,9 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
         }
         steps.push(step);
         let over = bridge.notify_game_over(tonic::Request::new(game_over()));
-        steps.push(run("GAME_OVER", &warnings, over).await.0);
+        steps.push(run(MessageType::GameOver.as_str(), &warnings, over).await.0);
         let error = bridge.notify_game_error(tonic::Request::new(game_error()));
-        steps.push(run("GAME_ERROR", &warnings, error).await.0);
+        steps.push(run(MessageType::GameError.as_str(), &warnings, error).await.0);
         for (message_type, event) in events() {
             let request = NotifyLeagueEventRequest {
                 player_id: PLAYER.to_owned(),
@@ -380,21 +380,21 @@ fn events() -> Vec<(&'static str, Event)> {
     };
     vec![
         (
-            "ROUND_ANNOUNCEMENT",
+            MessageType::RoundAnnouncement.as_str(),
             Event::RoundAnnouncement(RoundAnnouncement {
                 round_id: 1,
                 matches: vec![scheduled],
             }),
         ),
         (
-            "LEAGUE_STANDINGS_UPDATE",
+            MessageType::LeagueStandingsUpdate.as_str(),
             Event::StandingsUpdate(StandingsUpdate {
                 round_id: 1,
                 standings: table.clone(),
             }),
         ),
         (
-            "ROUND_COMPLETED",
+            MessageType::RoundCompleted.as_str(),
             Event::RoundCompleted(RoundCompleted {
                 round_id: 1,
                 matches_completed: 1,
@@ -408,7 +408,7 @@ fn events() -> Vec<(&'static str, Event)> {
             }),
         ),
         (
-            "LEAGUE_COMPLETED",
+            MessageType::LeagueCompleted.as_str(),
             Event::LeagueCompleted(LeagueCompleted {
                 total_rounds: 1,
                 total_matches: 1,

@@ -14,6 +14,7 @@
 
 use std::fmt;
 
+use league_domain::MessageType;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
@@ -76,8 +77,13 @@ enum Key {
 /// Whether `method` names a league event whose acknowledgement needs only its type.
 fn names_an_event(method: &str) -> bool {
     matches!(
-        super::method_message_type(method),
-        "ROUND_ANNOUNCEMENT" | "LEAGUE_STANDINGS_UPDATE" | "ROUND_COMPLETED" | "LEAGUE_COMPLETED"
+        super::kind(super::method_message_type(method)),
+        Some(
+            MessageType::RoundAnnouncement
+                | MessageType::LeagueStandingsUpdate
+                | MessageType::RoundCompleted
+                | MessageType::LeagueCompleted
+        )
     )
 }
 

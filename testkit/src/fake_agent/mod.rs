@@ -25,7 +25,9 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use league_domain::MessageType;
 use league_runtime::Shutdown;
+use league_v2::dialect::canonical_method;
 use serde_json::{Map, Value, json};
 
 use crate::http::{serve_on_loopback, socket_addr, try_post_to};
@@ -319,19 +321,18 @@ pub fn message_type<'a>(method: &'a str, params: &'a Map<String, Value>) -> &'a 
     }
 }
 
-/// The message type a method names: the canonical method's, else the method itself.
+/// The message type a method names: the canonical method's (league_v2's dialect), else the method
+/// itself.
 fn method_message_type(method: &str) -> &str {
-    match method {
-        "handle_game_invitation" => "GAME_INVITATION",
-        "choose_parity" => "CHOOSE_PARITY_CALL",
-        "notify_match_result" => "GAME_OVER",
-        "notify_game_error" => "GAME_ERROR",
-        "notify_round" => "ROUND_ANNOUNCEMENT",
-        "update_standings" => "LEAGUE_STANDINGS_UPDATE",
-        "notify_round_completed" => "ROUND_COMPLETED",
-        "notify_league_completed" => "LEAGUE_COMPLETED",
-        other => other,
-    }
+    MessageType::all()
+        .find(|kind| canonical_method(*kind).is_some_and(|name| name == method))
+        .map_or(method, |kind| kind.as_str())
+}
+
+/// The message type spelled exactly `name` (as the league writes it; fake agents match it to the
+/// letter, as the field's agents do).
+fn kind(name: &str) -> Option<MessageType> {
+    MessageType::all().find(|kind| kind.as_str() == name)
 }
 
 /// What one behaviour answers one call: an HTTP status and a JSON body.
@@ -427,10 +428,10 @@ fn count(counts: &Counts, kind: &str, error: bool) {
     let counter = if error {
         &counts.unknown
     } else {
-        match kind {
-            "GAME_INVITATION" => &counts.invitations,
-            "CHOOSE_PARITY_CALL" => &counts.parity_calls,
-            "GAME_OVER" => &counts.game_overs,
+        match self::kind(kind) {
+            Some(MessageType::GameInvitation) => &counts.invitations,
+            Some(MessageType::ChooseParityCall) => &counts.parity_calls,
+            Some(MessageType::GameOver) => &counts.game_overs,
             _ => &counts.notifications,
         }
     };

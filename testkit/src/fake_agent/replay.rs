@@ -3,7 +3,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::Answer;
+use league_domain::MessageType;
+
+use super::{Answer, kind};
 use crate::fixtures::fixture;
 
 /// A recorded answer's `result`, with the fields that name the exchange taken from the call.
@@ -31,18 +33,21 @@ fn probe_result(peer: &str, probe: &str) -> Value {
 
 pub(super) fn peer_a(method: &str, params: &Map<String, Value>, id: Value) -> Answer {
     let message_type = params.get("message_type").and_then(Value::as_str).unwrap_or("");
+    // peer-a's methods: three canonical names, and these message types as method names.
     let known = matches!(
         method,
-        "handle_game_invitation"
-            | "choose_parity"
-            | "notify_match_result"
-            | "GAME_INVITATION"
-            | "CHOOSE_PARITY_CALL"
-            | "GAME_OVER"
-            | "ROUND_ANNOUNCEMENT"
-            | "LEAGUE_STANDINGS_UPDATE"
-            | "ROUND_COMPLETED"
-            | "LEAGUE_COMPLETED"
+        "handle_game_invitation" | "choose_parity" | "notify_match_result"
+    ) || matches!(
+        kind(method),
+        Some(
+            MessageType::GameInvitation
+                | MessageType::ChooseParityCall
+                | MessageType::GameOver
+                | MessageType::RoundAnnouncement
+                | MessageType::LeagueStandingsUpdate
+                | MessageType::RoundCompleted
+                | MessageType::LeagueCompleted
+        )
     );
     if method == "parity_choose" || method == "tools/call" {
         let probe = if method == "parity_choose" {
@@ -65,10 +70,13 @@ pub(super) fn peer_a(method: &str, params: &Map<String, Value>, id: Value) -> An
             json!({"jsonrpc": "2.0", "result": null, "error": error, "id": id}),
         );
     }
-    let template = match message_type {
-        "GAME_INVITATION" => probe_result("peer-a", "probe_04_msgtype_GAME_INVITATION.json"),
-        "CHOOSE_PARITY_CALL" => probe_result("peer-a", "probe_05_msgtype_CHOOSE_PARITY_CALL.json"),
-        "GAME_OVER" => probe_result("peer-a", "probe_06_msgtype_GAME_OVER.json"),
+    let called = kind(message_type);
+    let template = match called {
+        Some(MessageType::GameInvitation) => probe_result("peer-a", "probe_04_msgtype_GAME_INVITATION.json"),
+        Some(MessageType::ChooseParityCall) => {
+            probe_result("peer-a", "probe_05_msgtype_CHOOSE_PARITY_CALL.json")
+        }
+        Some(MessageType::GameOver) => probe_result("peer-a", "probe_06_msgtype_GAME_OVER.json"),
         _ => fixture("peer-a/11_ROUND_COMPLETED__ROUND_COMPLETED__to_P.json")["response"]["result"].clone(),
     };
     let mut result = echoed(&template, params);
@@ -80,8 +88,8 @@ pub(super) fn peer_a(method: &str, params: &Map<String, Value>, id: Value) -> An
         );
     }
     if !matches!(
-        message_type,
-        "GAME_INVITATION" | "CHOOSE_PARITY_CALL" | "GAME_OVER"
+        called,
+        Some(MessageType::GameInvitation | MessageType::ChooseParityCall | MessageType::GameOver)
     ) {
         result.insert("message_type".into(), message_type.into());
         result.insert(
@@ -113,9 +121,9 @@ pub(super) fn peer_b(method: &str, params: &Map<String, Value>, id: Value) -> An
 
 pub(super) fn quirky(params: &Map<String, Value>) -> Answer {
     let match_id = params.get("match_id").cloned().unwrap_or(Value::Null);
-    let body = match params.get("message_type").and_then(Value::as_str) {
-        Some("GAME_INVITATION") => json!({"match_id": match_id, "accepted": true}),
-        Some("CHOOSE_PARITY_CALL") => json!({"match_id": match_id, "choice": "even"}),
+    let body = match params.get("message_type").and_then(Value::as_str).and_then(kind) {
+        Some(MessageType::GameInvitation) => json!({"match_id": match_id, "accepted": true}),
+        Some(MessageType::ChooseParityCall) => json!({"match_id": match_id, "choice": "even"}),
         _ => json!({"ok": true}),
     };
     (200, body)

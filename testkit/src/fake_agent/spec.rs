@@ -13,8 +13,10 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+use league_domain::MessageType;
+
 use super::light::Call;
-use super::{Agents, Answer, Registered, Written, now};
+use super::{Agents, Answer, Registered, Written, kind, now};
 use crate::http::{socket_addr, try_post_to};
 
 /// A reply message from the agent `me` in the exchange a call belongs to: its envelope, with the call's
@@ -150,32 +152,34 @@ pub(super) fn instant(agents: &Agents, agent: &str, call: &Call<'_>) -> Written 
         written(200, &answer, false)
     };
     let message_type = call.message_type();
-    match message_type {
-        "GAME_INVITATION" => reply(
-            "GAME_JOIN_ACK",
+    match kind(message_type) {
+        Some(MessageType::GameInvitation) => reply(
+            MessageType::GameJoinAck.as_str(),
             Fields {
                 arrival_timestamp: Some(now()),
                 accept: Some(true),
                 ..Fields::default()
             },
         ),
-        "CHOOSE_PARITY_CALL" => {
+        Some(MessageType::ChooseParityCall) => {
             let turn = agents.counts.parity_calls.load(Ordering::Relaxed);
             let choice = if turn.is_multiple_of(2) { "even" } else { "odd" };
             reply(
-                "CHOOSE_PARITY_RESPONSE",
+                MessageType::ChooseParityResponse.as_str(),
                 Fields {
                     parity_choice: Some(choice),
                     ..Fields::default()
                 },
             )
         }
-        "GAME_OVER"
-        | "GAME_ERROR"
-        | "ROUND_ANNOUNCEMENT"
-        | "LEAGUE_STANDINGS_UPDATE"
-        | "ROUND_COMPLETED"
-        | "LEAGUE_COMPLETED" => {
+        Some(
+            MessageType::GameOver
+            | MessageType::GameError
+            | MessageType::RoundAnnouncement
+            | MessageType::LeagueStandingsUpdate
+            | MessageType::RoundCompleted
+            | MessageType::LeagueCompleted,
+        ) => {
             let acknowledged = Acknowledged {
                 status: "acknowledged",
                 message_type,
@@ -222,16 +226,16 @@ pub(super) fn separate_replies(
     params: &Map<String, Value>,
     id: Value,
 ) -> Answer {
-    let answer = match params.get("message_type").and_then(Value::as_str) {
-        Some("GAME_INVITATION") => Some((
-            "GAME_JOIN_ACK",
+    let answer = match params.get("message_type").and_then(Value::as_str).and_then(kind) {
+        Some(MessageType::GameInvitation) => Some((
+            MessageType::GameJoinAck.as_str(),
             Fields {
                 accept: Some(true),
                 ..Fields::default()
             },
         )),
-        Some("CHOOSE_PARITY_CALL") => Some((
-            "CHOOSE_PARITY_RESPONSE",
+        Some(MessageType::ChooseParityCall) => Some((
+            MessageType::ChooseParityResponse.as_str(),
             Fields {
                 parity_choice: Some("odd"),
                 ..Fields::default()

@@ -36,6 +36,57 @@ impl Received {
     }
 }
 
+/// One match's trace: its root (the referee's `match` span, checked to be the root of a match of the
+/// league) and every span with its trace id.
+pub struct MatchTrace<'a> {
+    root: &'a Received,
+    pub spans: Vec<&'a Received>,
+    /// What a failed assertion about the match shows: its id and its whole trace.
+    pub what: String,
+}
+
+impl<'a> MatchTrace<'a> {
+    pub fn of(spans: &'a [Received], root: &'a Received, league_id: &str) -> Self {
+        let match_id = root.attribute("match_id").expect("a match id");
+        let trace: Vec<&Received> = spans
+            .iter()
+            .filter(|span| span.trace_id == root.trace_id)
+            .collect();
+        let what = format!("{match_id}: {trace:#?}");
+        assert_eq!(root.service, "league-referee", "{what}");
+        assert!(
+            root.parent_span_id.is_empty(),
+            "the match span is the root: {what}"
+        );
+        assert_eq!(root.attribute("league_id"), Some(league_id), "{what}");
+        MatchTrace {
+            root,
+            spans: trace,
+            what,
+        }
+    }
+
+    /// The one span `name` right under the match (a phase: invite, collect, game_over, report…).
+    pub fn phase(&self, name: &str) -> &'a Received {
+        let found: Vec<&&Received> = self
+            .spans
+            .iter()
+            .filter(|span| span.name == name && span.parent_span_id == self.root.span_id)
+            .collect();
+        assert_eq!(found.len(), 1, "one {name} span under the match: {}", self.what);
+        found[0]
+    }
+
+    /// The spans right under `parent`.
+    pub fn children(&self, parent: &Received) -> Vec<&'a Received> {
+        self.spans
+            .iter()
+            .copied()
+            .filter(|span| span.parent_span_id == parent.span_id)
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 struct Spans(Arc<Mutex<Vec<Received>>>);
 

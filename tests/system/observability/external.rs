@@ -11,7 +11,7 @@ use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use league_testkit::fake_agent::Received as Call;
 use league_testkit::{Behaviour, FakeAgents};
 
-use super::collector::{Collector, Received};
+use super::collector::{Collector, MatchTrace, Received};
 use super::harness::{self, Setup, var};
 
 /// The trace context the agent's registration carries, as if the agent traced its own work.
@@ -147,40 +147,18 @@ async fn a_match_with_an_external_player_is_one_trace_through_the_gateway() {
     assert_eq!(traces.len(), 3, "one trace per match");
     for root in matches {
         let match_id = root.attribute("match_id").expect("a match id");
-        let trace: Vec<&Received> = spans
-            .iter()
-            .filter(|span| span.trace_id == root.trace_id)
-            .collect();
-        let what = format!("{match_id}: {trace:#?}");
-        assert_eq!(root.service, "league-referee", "{what}");
-        assert!(
-            root.parent_span_id.is_empty(),
-            "the match span is the root: {what}"
-        );
-        assert_eq!(root.attribute("league_id"), Some(league_id.as_str()), "{what}");
+        let trace = MatchTrace::of(&spans, root, &league_id);
+        let what = &trace.what;
         assert!(
             matches!(root.attribute("outcome"), Some("win" | "draw")),
             "{what}"
         );
-        let services: BTreeSet<&str> = trace.iter().map(|span| span.service.as_str()).collect();
+        let services: BTreeSet<&str> = trace.spans.iter().map(|span| span.service.as_str()).collect();
         for service in ["league-referee", "league-manager", GATEWAY] {
             assert!(services.contains(service), "{service} in the trace: {what}");
         }
-        let phase = |name: &str| -> &Received {
-            let found: Vec<&&Received> = trace
-                .iter()
-                .filter(|span| span.name == name && span.parent_span_id == root.span_id)
-                .collect();
-            assert_eq!(found.len(), 1, "one {name} span under the match: {what}");
-            found[0]
-        };
-        let children = |parent: &Received| -> Vec<&Received> {
-            trace
-                .iter()
-                .copied()
-                .filter(|span| span.parent_span_id == parent.span_id)
-                .collect()
-        };
+        let phase = |name: &str| trace.phase(name);
+        let children = |parent: &Received| trace.children(parent);
 
         for (phase_name, method, message_type) in [
             (

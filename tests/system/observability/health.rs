@@ -2,6 +2,7 @@
 //! once its database is migrated and while it answers, NOT_SERVING once it does not — for `Check` and
 //! for a `Watch` already open.
 
+use league_runtime::grpc::GrpcChannel;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
@@ -16,6 +17,14 @@ fn request(service: &str) -> HealthCheckRequest {
 
 fn status(response: Option<HealthCheckResponse>) -> ServingStatus {
     response.expect("a status").status()
+}
+
+/// Both names the manager's health is asked by (the server's, "", and its service's) answer `expected`.
+async fn serving_as(health: &mut HealthClient<GrpcChannel>, expected: ServingStatus) {
+    for service in ["", "league.v2.ManagerService"] {
+        let answer = health.check(request(service)).await.expect("a status");
+        assert_eq!(answer.into_inner().status(), expected, "{service:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -33,13 +42,7 @@ async fn the_managers_grpc_health_follows_its_database() {
 
     // Built, so migrated, and the database answers.
     assert_eq!(http_get(&admin, "/readyz").await.0, 200);
-    for service in ["", "league.v2.ManagerService"] {
-        assert_eq!(
-            check(&mut health, service).await.expect("a status"),
-            ServingStatus::Serving,
-            "{service:?}"
-        );
-    }
+    serving_as(&mut health, ServingStatus::Serving).await;
     assert_eq!(
         check(&mut health, "league.v2.Nothing")
             .await
@@ -56,13 +59,7 @@ async fn the_managers_grpc_health_follows_its_database() {
     // The database goes away under the manager.
     manager.drop_database().await;
     assert_eq!(http_get(&admin, "/readyz").await.0, 503);
-    for service in ["", "league.v2.ManagerService"] {
-        assert_eq!(
-            check(&mut health, service).await.expect("a status"),
-            ServingStatus::NotServing,
-            "{service:?}"
-        );
-    }
+    serving_as(&mut health, ServingStatus::NotServing).await;
     assert_eq!(
         status(watch.message().await.expect("a message")),
         ServingStatus::NotServing,

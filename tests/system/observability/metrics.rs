@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use league_proto::v2::{Direction, MatchTranscript, transcript_entry};
+use league_testkit::observe;
 use prost::Message;
 
 use super::harness::{self, Setup, http_get};
@@ -37,6 +38,29 @@ fn samples(text: &str) -> Vec<Sample> {
             (name.to_owned(), labels, value)
         })
         .collect()
+}
+
+/// Each of `counts` (a label's value → how many the transcripts show) is what `metric` counts under
+/// `label`, and the metric counts nothing else.
+fn assert_counted<K: AsRef<str>>(
+    scraped: &[Vec<Sample>],
+    metric: &str,
+    label: &str,
+    counts: &BTreeMap<K, u64>,
+) {
+    for (value, count) in counts {
+        let value = value.as_ref();
+        assert_eq!(
+            sum(scraped, metric, &[(label, value)]),
+            *count,
+            "{metric}{{{label}=\"{value}\"}}"
+        );
+    }
+    assert_eq!(
+        sum(scraped, metric, &[]),
+        counts.values().sum::<u64>(),
+        "{metric} in all"
+    );
 }
 
 /// The sum of `name` over every scraped text, for the samples carrying all of `labels`.
@@ -93,22 +117,21 @@ async fn metrics_add_up_to_the_league_that_was_played() {
         referees.push(samples(&text));
     }
     // The manager's gRPC layer times a call once its answer is sent, a moment after the last report's
-    // commit completed the league: scrape until that last report is counted (or give up and let the
-    // assertions below say what is missing).
+    // commit completed the league: scrape until that last report is counted.
     let reports = [("method", "/league.v2.ManagerService/ReportMatchResult")];
-    let patience = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    let manager = loop {
-        let (status, text) = http_get(&league.process("manager").admin_url, "/metrics").await;
-        assert_eq!(status, 200);
-        let manager = vec![samples(&text)];
-        let expected = 15 + sum(&referees, "league_referee_report_retries_total", &[]);
-        if sum(&manager, "league_rpc_server_duration_seconds_count", &reports) >= expected
-            || tokio::time::Instant::now() > patience
-        {
-            break manager;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    };
+    let expected = 15 + sum(&referees, "league_referee_report_retries_total", &[]);
+    let manager = observe(
+        "the manager's metrics counting every report (15, and each retry)",
+        Duration::from_secs(10),
+        async || {
+            let (status, text) = http_get(&league.process("manager").admin_url, "/metrics").await;
+            assert_eq!(status, 200);
+            let manager = vec![samples(&text)];
+            (sum(&manager, "league_rpc_server_duration_seconds_count", &reports) >= expected)
+                .then_some(manager)
+        },
+    )
+    .await;
     let (_, text) = http_get(&league.process("players").admin_url, "/metrics").await;
     let players = vec![samples(&text)];
 
@@ -194,45 +217,31 @@ async fn metrics_add_up_to_the_league_that_was_played() {
         );
     }
     assert!(causes.len() == 3, "every fault happened: {causes:?}");
-    for (cause, count) in &causes {
-        let labels = [("cause", *cause)];
-        assert_eq!(
-            sum(&referees, "league_referee_technical_losses_total", &labels),
-            *count,
-            "{cause}"
-        );
-    }
-    let all_causes = sum(&referees, "league_referee_technical_losses_total", &[]);
-    assert_eq!(all_causes, causes.values().sum::<u64>());
+    assert_counted(
+        &referees,
+        "league_referee_technical_losses_total",
+        "cause",
+        &causes,
+    );
     assert!(
         timeouts.contains_key("GAME_JOIN_ACK"),
         "the silent bot timed out: {timeouts:?}"
     );
-    for (reply, count) in &timeouts {
-        let labels = [("reply", reply.as_str())];
-        assert_eq!(
-            sum(&referees, "league_referee_player_timeouts_total", &labels),
-            *count,
-            "{reply}"
-        );
-    }
-    let all_timeouts = sum(&referees, "league_referee_player_timeouts_total", &[]);
-    assert_eq!(all_timeouts, timeouts.values().sum::<u64>());
+    assert_counted(
+        &referees,
+        "league_referee_player_timeouts_total",
+        "reply",
+        &timeouts,
+    );
     assert!(
         retries.contains_key("move request"),
         "flaky and invalid moves were retried: {retries:?}"
     );
-    for (exchange, count) in &retries {
-        let labels = [("exchange", *exchange)];
-        assert_eq!(
-            sum(&referees, "league_referee_player_retries_total", &labels),
-            *count,
-            "{exchange}"
-        );
-    }
-    assert_eq!(
-        sum(&referees, "league_referee_player_retries_total", &[]),
-        retries.values().sum::<u64>()
+    assert_counted(
+        &referees,
+        "league_referee_player_retries_total",
+        "exchange",
+        &retries,
     );
 
     // Every report answered once, timed by the manager's gRPC layer.

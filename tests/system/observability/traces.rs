@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 
-use super::collector::{Collector, Received};
+use super::collector::{Collector, MatchTrace, Received};
 use super::harness::{self, Setup, var};
 
 #[tokio::test(flavor = "multi_thread")]
@@ -46,17 +46,8 @@ async fn every_match_is_one_trace_across_referee_manager_and_player_host() {
 
     for root in matches {
         let match_id = root.attribute("match_id").expect("a match id");
-        let trace: Vec<&Received> = spans
-            .iter()
-            .filter(|span| span.trace_id == root.trace_id)
-            .collect();
-        let what = format!("{match_id}: {trace:#?}");
-        assert_eq!(root.service, "league-referee", "{what}");
-        assert!(
-            root.parent_span_id.is_empty(),
-            "the match span is the root: {what}"
-        );
-        assert_eq!(root.attribute("league_id"), Some(league_id.as_str()), "{what}");
+        let trace = MatchTrace::of(&spans, root, &league_id);
+        let what = &trace.what;
         assert_eq!(root.attribute("game_type"), Some("even_odd"), "{what}");
         assert!(root.attribute("round_id").is_some(), "{what}");
         let players = [
@@ -64,30 +55,21 @@ async fn every_match_is_one_trace_across_referee_manager_and_player_host() {
             root.attribute("player_b_id").expect("player b"),
         ];
         let outcome = root.attribute("outcome").expect("an outcome");
-        let services: BTreeSet<&str> = trace.iter().map(|span| span.service.as_str()).collect();
+        let services: BTreeSet<&str> = trace.spans.iter().map(|span| span.service.as_str()).collect();
         assert_eq!(
             services,
             BTreeSet::from(["league-manager", "league-player", "league-referee"]),
             "{what}"
         );
 
-        let phase = |name: &str| {
-            let found: Vec<&&Received> = trace
-                .iter()
-                .filter(|span| span.name == name && span.parent_span_id == root.span_id)
-                .collect();
-            assert_eq!(found.len(), 1, "one {name} span under the match: {what}");
-            found[0]
-        };
+        let phase = |name: &str| trace.phase(name);
         let invite = phase("invite");
         let game_over = phase("game_over");
         let report = phase("report");
         let calls_under = |parent: &Received, method: &str| -> Vec<&Received> {
-            trace
-                .iter()
-                .copied()
-                .filter(|span| span.name == method && span.parent_span_id == parent.span_id)
-                .collect()
+            let mut calls = trace.children(parent);
+            calls.retain(|span| span.name == method);
+            calls
         };
         let reports = calls_under(report, "league.v2.ManagerService/ReportMatchResult");
         assert_eq!(

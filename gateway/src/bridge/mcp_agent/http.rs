@@ -131,6 +131,7 @@ impl StreamableHttpClient for HyperMcp {
             return Err(StreamableHttpError::SessionExpired);
         }
         if !status.is_success() {
+            // An unreadable error body leaves the status alone to say what went wrong.
             let body = body(response).await.unwrap_or_default();
             return Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
                 format!("HTTP {status}: {}", String::from_utf8_lossy(&body)),

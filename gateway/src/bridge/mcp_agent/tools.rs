@@ -125,6 +125,7 @@ pub(crate) fn answer(result: CallToolResult) -> Answer {
         (Some(Value::Object(mut structured)), _)
             if structured.len() == 1 && structured.contains_key("result") =>
         {
+            // Present: the guard checked it.
             Answer::Result(structured.remove("result").unwrap_or_default())
         }
         (Some(structured), _) => Answer::Result(structured),

@@ -276,6 +276,16 @@ pub async fn register(gateway: &TestGateway, method: &str, params: Value) -> Reg
     register_answered(gateway, method, params).await.0
 }
 
+/// Registers the player `name` through `gateway`, its contact endpoint `name`'s among `agents`.
+pub async fn register_player(gateway: &TestGateway, agents: &FakeAgents, name: &str) -> Registered {
+    register(
+        gateway,
+        "register_player",
+        player_registration(name, &agents.endpoint(name)),
+    )
+    .await
+}
+
 /// [`register`], and the registration's whole answer (its `result`).
 pub async fn register_answered(gateway: &TestGateway, method: &str, params: Value) -> (Registered, Value) {
     let response = gateway.rpc(method, params).await;

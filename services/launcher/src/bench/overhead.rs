@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use anyhow::Context;
+use league_domain::MessageType;
 
 use crate::run::Finished;
 use league_testkit::http::try_get;
@@ -38,16 +39,21 @@ pub(super) async fn gateway_overhead(finished: &Finished) -> anyhow::Result<Over
     let text = reply.text();
     let per_match = spread(&text, "league_gateway_match_overhead_seconds", "")
         .context("no league_gateway_match_overhead_seconds in the gateway's metrics")?;
-    let per_call = ["GAME_INVITATION", "CHOOSE_PARITY_CALL", "GAME_OVER"]
-        .into_iter()
-        .filter_map(|kind| {
-            let labels = format!("message_type=\"{kind}\"");
-            Some((
-                kind.to_owned(),
-                spread(&text, "league_gateway_bridge_overhead_seconds", &labels)?,
-            ))
-        })
-        .collect();
+    let per_call = [
+        MessageType::GameInvitation,
+        MessageType::ChooseParityCall,
+        MessageType::GameOver,
+    ]
+    .map(MessageType::as_str)
+    .into_iter()
+    .filter_map(|kind| {
+        let labels = format!("message_type=\"{kind}\"");
+        Some((
+            kind.to_owned(),
+            spread(&text, "league_gateway_bridge_overhead_seconds", &labels)?,
+        ))
+    })
+    .collect();
     Ok(Overhead { per_match, per_call })
 }
 

@@ -172,6 +172,8 @@ pub(crate) fn failure_reason(player_id: &str, exchange: &str, misses: &[Miss]) -
 
 #[cfg(test)]
 mod tests {
+    use league_domain::MessageType;
+
     use super::*;
 
     #[test]
@@ -182,14 +184,17 @@ mod tests {
             Status::unknown("h2 protocol error"),
             Status::internal("host crashed"),
         ] {
-            let miss = Miss::from_status("GAME_INVITATION", &status);
+            let miss = Miss::from_status(MessageType::GameInvitation.as_str(), &status);
             assert_eq!(
                 (miss.kind, miss.code),
                 (MissKind::Unreachable, ErrorCode::ConnectionError)
             );
             assert!(miss.retryable(), "{status:?}");
         }
-        let miss = Miss::from_status("GAME_INVITATION", &Status::deadline_exceeded("late"));
+        let miss = Miss::from_status(
+            MessageType::GameInvitation.as_str(),
+            &Status::deadline_exceeded("late"),
+        );
         assert_eq!((miss.kind, miss.code), (MissKind::Timeout, ErrorCode::Timeout));
         assert!(miss.retryable());
     }
@@ -224,7 +229,7 @@ mod tests {
             Status::not_found("who?"),
             Status::permission_denied("no"),
         ] {
-            let miss = Miss::from_status("GAME_INVITATION", &status);
+            let miss = Miss::from_status(MessageType::GameInvitation.as_str(), &status);
             assert_eq!(miss.kind, MissKind::Refused);
             assert!(!miss.retryable(), "{status:?}");
         }
@@ -233,19 +238,19 @@ mod tests {
     #[test]
     fn a_carried_league_code_decides() {
         let not_registered = error_code::status(ErrorCode::PlayerNotRegistered, "no P09 here");
-        let miss = Miss::from_status("GAME_INVITATION", &not_registered);
+        let miss = Miss::from_status(MessageType::GameInvitation.as_str(), &not_registered);
         assert_eq!(
             (miss.code, miss.retryable()),
             (ErrorCode::PlayerNotRegistered, false)
         );
         let rate_limited = error_code::status(ErrorCode::RateLimited, "slow down");
-        let miss = Miss::from_status("GAME_INVITATION", &rate_limited);
+        let miss = Miss::from_status(MessageType::GameInvitation.as_str(), &rate_limited);
         assert_eq!((miss.code, miss.retryable()), (ErrorCode::RateLimited, true));
     }
 
     #[test]
     fn reasons_name_the_player_the_count_and_the_code() {
-        let timeout = Miss::timeout("CHOOSE_PARITY_CALL", Duration::from_secs(30));
+        let timeout = Miss::timeout(MessageType::ChooseParityCall.as_str(), Duration::from_secs(30));
         assert_eq!(timeout.detail, "no answer to CHOOSE_PARITY_CALL within 30s");
         assert_eq!(
             failure_reason(
@@ -264,7 +269,10 @@ mod tests {
             failure_reason("P01", "move request", &[timeout, invalid]),
             "P01 failed the move request 2 times; last: bad choice (E004)"
         );
-        let refused = Miss::from_status("GAME_INVITATION", &Status::unimplemented("nope"));
+        let refused = Miss::from_status(
+            MessageType::GameInvitation.as_str(),
+            &Status::unimplemented("nope"),
+        );
         assert_eq!(
             failure_reason("P03", "invitation", &[refused]),
             "P03 refused the invitation: GAME_INVITATION failed: Unimplemented: nope (E009)"
