@@ -3,8 +3,8 @@
 //! A referee runs many matches at once, and most of their players live on the same player host (or
 //! behind the same gateway), so at any moment it has many calls for one endpoint. Each unary call was a
 //! gRPC exchange of its own; here every caller queues its call, and one task per endpoint takes
-//! whatever has gathered while it was not running (no timer: a call waits for nothing but the task's
-//! turn), up to [`MAX_BATCH_CALLS`] calls and [`MAX_BATCH_BYTES`], and sends it as one `MatchCalls`
+//! whatever has gathered while the tasks that were ready ran (no timer: a call waits for nothing but
+//! the task's turn), up to [`MAX_BATCH_CALLS`] calls and [`MAX_BATCH_BYTES`], and sends it as one `MatchCalls`
 //! exchange, on a task of its own so that the next batch need not wait for this one's answers. The
 //! answers are streamed back as each is ready and handed to their callers.
 //!
@@ -82,10 +82,16 @@ async fn send_batches(client: PlayerServiceClient<GrpcChannel>, mut queued: mpsc
     loop {
         let first = match carried.take() {
             Some(first) => first,
-            None => match queued.recv().await {
-                Some(first) => first,
-                None => return,
-            },
+            None => {
+                let Some(first) = queued.recv().await else {
+                    return;
+                };
+                // Woken by the first call, this task would run next, before the other matches that
+                // have calls to make: it lets every task that is ready run first (tokio wakes a task
+                // that yields only once it has run out of ready ones), and takes what they queued.
+                tokio::task::yield_now().await;
+                first
+            }
         };
         let mut bytes = first.call.encoded_len();
         let mut batch = vec![first];
