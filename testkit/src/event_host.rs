@@ -97,4 +97,7 @@ crate::fake_service! {
         // Event delivery sends NotifyLeagueEvents.
         notify_league_event(NotifyLeagueEventRequest) -> NotifyLeagueEventResponse;
     }
+    unimplemented streams {
+        match_calls(MatchCallsRequest) -> MatchCallsStream of MatchCallsResponse;
+    }
 }

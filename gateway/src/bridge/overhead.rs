@@ -20,12 +20,13 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use league_domain::{MessageType, move_messages};
 use league_proto::v2::player_service_server::PlayerService;
 use league_proto::v2::*;
+use league_runtime::grpc::{MatchCallAnswers, answer_match_calls};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
@@ -252,6 +253,17 @@ impl PlayerService for MeasuredBridge {
         request: Request<NotifyLeagueEventsRequest>,
     ) -> Result<Response<NotifyLeagueEventsResponse>, Status> {
         league_v2::shared_json::scope(self.0.notify_league_events(request)).await
+    }
+
+    type MatchCallsStream = MatchCallAnswers;
+
+    /// Each call through the measured handlers above, so a call in an exchange is measured as a unary
+    /// one is.
+    async fn match_calls(
+        &self,
+        request: Request<MatchCallsRequest>,
+    ) -> Result<Response<MatchCallAnswers>, Status> {
+        answer_match_calls(Arc::new(self.clone()), request.into_inner())
     }
 }
 

@@ -13,6 +13,7 @@ use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::player_service_server::PlayerService;
 use league_proto::v2::*;
 use league_proto::{ErrorCode, error_code};
+use league_runtime::grpc::{MatchCallAnswers, answer_match_calls};
 use league_v2::compliance::{Checker, Mode, kinds};
 use league_v2::jsonrpc;
 use league_v2::league_error::LeagueError;
@@ -420,6 +421,17 @@ impl PlayerService for PlayerBridge {
             accepted[index] = ok;
         }
         Ok(Response::new(NotifyLeagueEventsResponse { accepted }))
+    }
+
+    type MatchCallsStream = MatchCallAnswers;
+
+    /// Each call through its handler above, all at once, each answer as soon as it is ready: the agent
+    /// still gets each message as its own league.v2 call.
+    async fn match_calls(
+        &self,
+        request: Request<MatchCallsRequest>,
+    ) -> Result<Response<MatchCallAnswers>, Status> {
+        answer_match_calls(Arc::new(self.clone()), request.into_inner())
     }
 }
 

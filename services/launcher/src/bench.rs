@@ -15,10 +15,12 @@ use league_proto::v2::transcript_entry::Entry;
 use league_proto::v2::{Direction, GetLeagueStatusRequest, GetMatchRequest};
 use league_runtime::credentials::operator_request;
 
+use self::exchanges::{Exchanges, player_exchanges};
 use self::overhead::{Overhead, gateway_overhead};
 use self::wrk::{Throughput, queries};
 use league_testkit::{Behaviour, FakeAgents, Registered};
 
+mod exchanges;
 mod overhead;
 mod pairs;
 mod rounds;
@@ -70,6 +72,8 @@ struct Measured {
     match_p50: Duration,
     match_p99: Duration,
     player_calls_per_match: f64,
+    /// The gRPC exchanges those calls took (ADR 0058: many calls to an exchange).
+    exchanges: Exchanges,
     notifications_per_match: f64,
     peak_rss_kib: Vec<(String, u64)>,
     overhead: Option<Overhead>,
@@ -239,6 +243,7 @@ async fn measure(players: u32, finished: &mut Finished) -> anyhow::Result<Measur
         match_p50: percentile(0.50),
         match_p99: percentile(0.99),
         player_calls_per_match: player_calls as f64 / f64::from(matches.max(1)),
+        exchanges: player_exchanges(finished).await?,
         notifications_per_match: notifications / f64::from(matches.max(1)),
         peak_rss_kib: finished.peak_rss_kib.clone(),
         overhead: None,
@@ -275,7 +280,7 @@ fn check_agents(agents: &FakeAgents, matches: u32) -> anyhow::Result<()> {
 
 fn render(results: &[Measured], args: &BenchArgs) -> String {
     let mut out = format!(
-        "referees: {} × capacity {}\n\n| players | matches | wall (s) | matches/s | match p50 (ms) | match p99 (ms) | player RPCs/match | notifications/match | peak RSS (MB) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+        "referees: {} × capacity {}\n\n| players | matches | wall (s) | matches/s | match p50 (ms) | match p99 (ms) | player RPCs/match | player exchanges/match | calls/exchange (mean, max ≤) | notifications/match | peak RSS (MB) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
         args.referees, args.referee_capacity
     );
     for m in results {
@@ -285,7 +290,7 @@ fn render(results: &[Measured], args: &BenchArgs) -> String {
             .map(|(name, kib)| format!("{name} {:.1}", *kib as f64 / 1024.0))
             .collect();
         out.push_str(&format!(
-            "| {} | {} | {:.2} | {:.0} | {:.2} | {:.2} | {:.1} | {:.2} | {} |\n",
+            "| {} | {} | {:.2} | {:.0} | {:.2} | {:.2} | {:.1} | {:.3} | {:.1}, {} | {:.2} | {} |\n",
             m.players,
             m.matches,
             m.wall.as_secs_f64(),
@@ -293,6 +298,9 @@ fn render(results: &[Measured], args: &BenchArgs) -> String {
             m.match_p50.as_secs_f64() * 1e3,
             m.match_p99.as_secs_f64() * 1e3,
             m.player_calls_per_match,
+            m.exchanges.exchanges as f64 / f64::from(m.matches.max(1)),
+            m.exchanges.mean_batch(),
+            m.exchanges.largest_batch_at_most,
             m.notifications_per_match,
             rss.join(", ")
         ));

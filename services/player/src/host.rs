@@ -5,17 +5,18 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
 use league_proto::v2::player_service_server::{PlayerService, PlayerServiceServer};
 use league_proto::v2::{
-    InviteToMatchRequest, InviteToMatchResponse, LeagueEventDelivery, MatchContext, NotifyGameErrorRequest,
-    NotifyGameErrorResponse, NotifyGameOverRequest, NotifyGameOverResponse, NotifyLeagueEventRequest,
-    NotifyLeagueEventResponse, NotifyLeagueEventsRequest, NotifyLeagueEventsResponse, RequestMoveRequest,
-    RequestMoveResponse,
+    InviteToMatchRequest, InviteToMatchResponse, LeagueEventDelivery, MatchCallsRequest, MatchContext,
+    NotifyGameErrorRequest, NotifyGameErrorResponse, NotifyGameOverRequest, NotifyGameOverResponse,
+    NotifyLeagueEventRequest, NotifyLeagueEventResponse, NotifyLeagueEventsRequest,
+    NotifyLeagueEventsResponse, RequestMoveRequest, RequestMoveResponse,
 };
 use league_proto::{ErrorCode, error_code};
+use league_runtime::grpc::{MatchCallAnswers, answer_match_calls};
 use rand::rngs::{OsRng, StdRng};
 use rand::{SeedableRng, TryRngCore};
 use sha2::{Digest, Sha256};
@@ -55,6 +56,9 @@ pub struct PlayerHost {
     llm: Option<Arc<LlmClient>>,
     /// How long every bot thinks before each move (see [`PlayerHost::thinking`]).
     think_time: Duration,
+    /// The host as [`PlayerHost::service`] serves it: a MatchCalls exchange streams its answers after
+    /// the handler has returned, so its calls need the host for as long as they run.
+    served: OnceLock<Weak<PlayerHost>>,
 }
 
 /// Held while one registration is in flight (see [`PlayerHost::registration`]).
@@ -232,6 +236,8 @@ impl PlayerHost {
 
     /// The gRPC service, sharing the host with the caller (who can keep adding bots and reading memory).
     pub fn service(self: &Arc<Self>) -> PlayerServiceServer<PlayerHost> {
+        // Served once or many times, it is the same host.
+        let _ = self.served.set(Arc::downgrade(self));
         PlayerServiceServer::from_arc(Arc::clone(self))
     }
 
@@ -360,6 +366,19 @@ impl PlayerService for PlayerHost {
             }
         }
         Ok(Response::new(NotifyLeagueEventsResponse { accepted }))
+    }
+
+    type MatchCallsStream = MatchCallAnswers;
+
+    /// Each call through its handler above, all at once, each answer as soon as it is ready.
+    async fn match_calls(
+        &self,
+        request: Request<MatchCallsRequest>,
+    ) -> Result<Response<MatchCallAnswers>, Status> {
+        let host = self.served.get().and_then(Weak::upgrade).ok_or_else(|| {
+            Status::internal("this player host answers MatchCalls only when served by PlayerHost::service")
+        })?;
+        answer_match_calls(host, request.into_inner())
     }
 }
 

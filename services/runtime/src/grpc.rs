@@ -2,9 +2,10 @@
 //! bound (tests bind port 0 and read the port back; nothing guesses free ports), with the standard health
 //! and reflection services, a span and a latency measurement per call ([`server_calls`]); clients connect
 //! lazily with Nagle off, because every message here is small and latency-bound, and carry the caller's
-//! trace context ([`GrpcChannel`]).
+//! trace context ([`GrpcChannel`]). A player's match calls go many to an exchange ([`answer_match_calls`]).
 
 mod health;
+mod match_calls;
 mod server_calls;
 mod traced_channel;
 
@@ -20,6 +21,9 @@ use tonic::transport::server::TcpIncoming;
 use crate::ShutdownSignal;
 use crate::admin::Readiness;
 
+pub use match_calls::{
+    MAX_MATCH_CALLS, MatchCallAnswers, answer_match_calls, failure_of, match_call, status_of,
+};
 pub use server_calls::{ServerCalls, ServerCallsLayer, record_call_fields};
 pub use traced_channel::GrpcChannel;
 

@@ -6,11 +6,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use league_player::{EventKind, PlayerHost, StrategyKind};
+use league_proto::v2::match_call::Request as Call;
+use league_proto::v2::match_calls_response::Answer;
 use league_proto::v2::player_service_client::PlayerServiceClient;
 use league_proto::v2::{
-    InviteToMatchRequest, LeagueEventDelivery, MatchContext, MatchResult, NotifyGameErrorRequest,
-    NotifyGameOverRequest, NotifyLeagueEventRequest, NotifyLeagueEventsRequest, PlayerScore,
-    RequestMoveRequest, ResultStatus, RoundAnnouncement, notify_league_event_request::Event,
+    InviteToMatchRequest, LeagueEventDelivery, MatchCallsRequest, MatchContext, MatchResult,
+    NotifyGameErrorRequest, NotifyGameOverRequest, NotifyLeagueEventRequest, NotifyLeagueEventsRequest,
+    PlayerScore, RequestMoveRequest, ResultStatus, RoundAnnouncement, notify_league_event_request::Event,
 };
 use league_proto::{ErrorCode, error_code};
 use prost_types::value::Kind;
@@ -408,4 +410,86 @@ async fn bots_can_be_added_while_serving_and_play_tic_tac_toe() {
         "O blocks the top row"
     );
     assert_eq!(host.bots().len(), 1);
+}
+
+/// `calls` as one MatchCalls exchange, each made outside any span.
+fn match_calls(calls: impl IntoIterator<Item = Call>) -> MatchCallsRequest {
+    MatchCallsRequest {
+        calls: calls.into_iter().map(league_runtime::grpc::match_call).collect(),
+    }
+}
+
+#[tokio::test]
+async fn match_calls_are_answered_each_as_soon_as_it_is_ready() {
+    let (_host, mut client) = serve(&["silent", "random"]).await;
+    let mut answers = client
+        .match_calls(match_calls([
+            Call::InviteToMatch(invitation("P01")),
+            Call::InviteToMatch(invitation("P02")),
+            Call::RequestMove(move_request("P02")),
+            Call::InviteToMatch(invitation("P09")),
+        ]))
+        .await
+        .expect("an exchange")
+        .into_inner();
+    // The silent bot never answers; the three others do, without waiting for it.
+    let mut answered = Vec::new();
+    for _ in 0..3 {
+        let answer = answers.message().await.expect("a message").expect("an answer");
+        answered.push((answer.index, answer.answer.expect("answered")));
+    }
+    answered.sort_by_key(|(index, _)| *index);
+    assert!(
+        matches!(&answered[0], (1, Answer::InviteToMatch(invited)) if invited.accept),
+        "{answered:?}"
+    );
+    assert!(
+        matches!(&answered[1], (2, Answer::RequestMove(answer)) if answer.move_payload.is_some()),
+        "{answered:?}"
+    );
+    let (3, Answer::Failure(failure)) = answered[2].clone() else {
+        panic!("P09 is not hosted: {answered:?}");
+    };
+    let status = league_runtime::grpc::status_of(failure);
+    assert_eq!(error_code::code_of(&status), Some(ErrorCode::PlayerNotRegistered));
+}
+
+#[tokio::test]
+async fn the_host_refuses_more_match_calls_than_it_takes_at_once() {
+    let (host, mut client) = serve(&["random"]).await;
+    let game_error = || {
+        Call::NotifyGameError(NotifyGameErrorRequest {
+            player_id: "P01".into(),
+            context: context("even_odd"),
+            error_code: "E001".into(),
+            ..NotifyGameErrorRequest::default()
+        })
+    };
+    let refused = client
+        .match_calls(match_calls(
+            (0..=league_runtime::grpc::MAX_MATCH_CALLS).map(|_| game_error()),
+        ))
+        .await
+        .expect_err("too many calls");
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+    assert!(
+        refused.message().contains("at most 1024"),
+        "{}",
+        refused.message()
+    );
+    assert_eq!(host.game_errors("P01").map(|errors| errors.len()), Some(0));
+    // One call fewer is taken, every one.
+    let answers = client
+        .match_calls(match_calls(
+            (0..league_runtime::grpc::MAX_MATCH_CALLS).map(|_| game_error()),
+        ))
+        .await
+        .expect("taken")
+        .into_inner();
+    let answered: Vec<_> = futures::StreamExt::collect(answers).await;
+    assert_eq!(answered.len(), league_runtime::grpc::MAX_MATCH_CALLS);
+    assert_eq!(
+        host.game_errors("P01").map(|errors| errors.len()),
+        Some(league_runtime::grpc::MAX_MATCH_CALLS)
+    );
 }

@@ -22,6 +22,7 @@
 //! types it registered for); should it, the match is ABORTED at once as a double forfeit with the reason
 //! "unsupported game type …" and no invitation is sent — but GAME_OVER is, so both players learn it.
 
+pub mod endpoint_calls;
 pub(crate) mod miss;
 pub mod outage;
 pub mod players;

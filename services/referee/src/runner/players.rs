@@ -1,12 +1,14 @@
 //! The four calls a referee makes on a player, as a trait the runner is generic over, and the gRPC
-//! implementation that reaches each player's `PlayerService`.
+//! implementation that reaches each player's `PlayerService`: the calls for one endpoint go together,
+//! many to a `MatchCalls` exchange ([`EndpointCalls`]).
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use league_domain::Assignment;
-use league_proto::v2::player_service_client::PlayerServiceClient;
+use league_proto::v2::match_call::Request as Call;
+use league_proto::v2::match_calls_response::Answer;
 use league_proto::v2::{
     AssignedPlayer, InviteToMatchRequest, InviteToMatchResponse, NotifyGameErrorRequest,
     NotifyGameErrorResponse, NotifyGameOverRequest, NotifyGameOverResponse, RequestMoveRequest,
@@ -17,6 +19,7 @@ use league_runtime::grpc::GrpcChannel;
 use tonic::Status;
 use tonic::transport::Endpoint;
 
+use super::endpoint_calls::EndpointCalls;
 use crate::game::Seat;
 
 /// The two players of a match as the runner talks to them. `seat` says which one; the request also
@@ -54,11 +57,12 @@ pub trait Players: Sync {
     ) -> impl Future<Output = Result<NotifyGameErrorResponse, Status>> + Send;
 }
 
-/// Channels to player hosts, one per endpoint, shared by every match a referee runs: one host serves
-/// many players, and a channel multiplexes all their calls over one HTTP/2 connection. Cheap to clone.
+/// The calls to player hosts, one [`EndpointCalls`] per endpoint, shared by every match a referee runs:
+/// one host serves many players, and their calls at one moment go as one exchange, over one HTTP/2
+/// connection. Cheap to clone.
 #[derive(Debug, Clone, Default)]
 pub struct PlayerChannels {
-    channels: Arc<Mutex<HashMap<String, GrpcChannel>>>,
+    endpoints: Arc<Mutex<HashMap<String, EndpointCalls>>>,
 }
 
 impl PlayerChannels {
@@ -66,30 +70,34 @@ impl PlayerChannels {
         PlayerChannels::default()
     }
 
-    /// The channel to `endpoint`, created lazily (it connects on first use) and cached. An endpoint
-    /// without a scheme is taken as `http://`. Must be called inside a tokio runtime.
-    pub fn channel(&self, endpoint: &str) -> Result<GrpcChannel, tonic::transport::Error> {
+    /// The calls to `endpoint`, on a channel created lazily (it connects on first use) and cached. An
+    /// endpoint without a scheme is taken as `http://`. Must be called inside a tokio runtime.
+    pub fn calls(&self, endpoint: &str) -> Result<EndpointCalls, tonic::transport::Error> {
         let url = if endpoint.contains("://") {
             endpoint.to_owned()
         } else {
             format!("http://{endpoint}")
         };
-        let mut channels = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(channel) = channels.get(&url) {
-            return Ok(channel.clone());
+        let mut endpoints = self.endpoints.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(calls) = endpoints.get(&url) {
+            return Ok(calls.clone());
         }
         let channel = GrpcChannel::from(
             Endpoint::from_shared(url.clone())?
                 .tcp_nodelay(true)
                 .connect_lazy(),
         );
-        channels.insert(url, channel.clone());
-        Ok(channel)
+        let calls = EndpointCalls::new(channel);
+        endpoints.insert(url, calls.clone());
+        Ok(calls)
     }
 
     /// How many endpoints have a channel.
     pub fn len(&self) -> usize {
-        self.channels.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.endpoints
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -104,30 +112,36 @@ impl PlayerChannels {
 #[derive(Debug, Clone)]
 pub struct GrpcPlayers {
     /// By seat index; an error when the player's endpoint is not a usable URL.
-    clients: [Result<PlayerServiceClient<GrpcChannel>, String>; 2],
+    endpoints: [Result<EndpointCalls, String>; 2],
 }
 
 impl GrpcPlayers {
-    /// Clients for both players of `assignment`, on channels from `channels`. Must be called inside a
-    /// tokio runtime. A player whose endpoint is unusable fails every call with E009 (UNAVAILABLE).
+    /// The calls to both players of `assignment`, from `channels`. Must be called inside a tokio
+    /// runtime. A player whose endpoint is unusable fails every call with E009 (UNAVAILABLE).
     pub fn for_assignment(channels: &PlayerChannels, assignment: &Assignment) -> GrpcPlayers {
-        let client = |player: &AssignedPlayer| {
+        let calls = |player: &AssignedPlayer| {
             let endpoint = player.service_endpoint.as_str();
             channels
-                .channel(endpoint)
-                .map(PlayerServiceClient::new)
+                .calls(endpoint)
                 .map_err(|error| format!("player endpoint {endpoint:?} is unusable: {error}"))
         };
         GrpcPlayers {
-            clients: assignment.players.each_ref().map(client),
+            endpoints: assignment.players.each_ref().map(calls),
         }
     }
 
-    fn client(&self, seat: Seat) -> Result<PlayerServiceClient<GrpcChannel>, Status> {
-        self.clients[seat.index()]
+    fn calls(&self, seat: Seat) -> Result<EndpointCalls, Status> {
+        self.endpoints[seat.index()]
             .clone()
             .map_err(|reason| error_code::status(ErrorCode::ConnectionError, reason))
     }
+}
+
+/// A player endpoint that answered a call with another kind of call's answer: no answer to this one.
+fn mismatched(call: &str) -> Status {
+    Status::internal(format!(
+        "the player endpoint answered {call} with another call's answer"
+    ))
 }
 
 // Each call's future is boxed. A tonic call's future is a few kilobytes, and the runner wraps it in a
@@ -140,8 +154,13 @@ impl Players for GrpcPlayers {
         seat: Seat,
         request: InviteToMatchRequest,
     ) -> impl Future<Output = Result<InviteToMatchResponse, Status>> + Send {
-        let client = self.client(seat);
-        Box::pin(async move { Ok(client?.invite_to_match(request).await?.into_inner()) })
+        let calls = self.calls(seat);
+        Box::pin(async move {
+            match calls?.call(Call::InviteToMatch(request)).await? {
+                Answer::InviteToMatch(answer) => Ok(answer),
+                _ => Err(mismatched("InviteToMatch")),
+            }
+        })
     }
 
     fn request_move(
@@ -149,8 +168,13 @@ impl Players for GrpcPlayers {
         seat: Seat,
         request: RequestMoveRequest,
     ) -> impl Future<Output = Result<RequestMoveResponse, Status>> + Send {
-        let client = self.client(seat);
-        Box::pin(async move { Ok(client?.request_move(request).await?.into_inner()) })
+        let calls = self.calls(seat);
+        Box::pin(async move {
+            match calls?.call(Call::RequestMove(request)).await? {
+                Answer::RequestMove(answer) => Ok(answer),
+                _ => Err(mismatched("RequestMove")),
+            }
+        })
     }
 
     fn game_over(
@@ -158,8 +182,13 @@ impl Players for GrpcPlayers {
         seat: Seat,
         request: NotifyGameOverRequest,
     ) -> impl Future<Output = Result<NotifyGameOverResponse, Status>> + Send {
-        let client = self.client(seat);
-        Box::pin(async move { Ok(client?.notify_game_over(request).await?.into_inner()) })
+        let calls = self.calls(seat);
+        Box::pin(async move {
+            match calls?.call(Call::NotifyGameOver(request)).await? {
+                Answer::NotifyGameOver(answer) => Ok(answer),
+                _ => Err(mismatched("NotifyGameOver")),
+            }
+        })
     }
 
     fn game_error(
@@ -167,8 +196,13 @@ impl Players for GrpcPlayers {
         seat: Seat,
         request: NotifyGameErrorRequest,
     ) -> impl Future<Output = Result<NotifyGameErrorResponse, Status>> + Send {
-        let client = self.client(seat);
-        Box::pin(async move { Ok(client?.notify_game_error(request).await?.into_inner()) })
+        let calls = self.calls(seat);
+        Box::pin(async move {
+            match calls?.call(Call::NotifyGameError(request)).await? {
+                Answer::NotifyGameError(answer) => Ok(answer),
+                _ => Err(mismatched("NotifyGameError")),
+            }
+        })
     }
 }
 
@@ -180,11 +214,11 @@ mod tests {
     async fn one_channel_per_endpoint() {
         let channels = PlayerChannels::new();
         assert!(channels.is_empty());
-        channels.channel("http://127.0.0.1:1").expect("valid endpoint");
+        channels.calls("http://127.0.0.1:1").expect("valid endpoint");
         channels
-            .channel("127.0.0.1:1")
+            .calls("127.0.0.1:1")
             .expect("same endpoint without a scheme");
-        channels.channel("http://127.0.0.1:2").expect("valid endpoint");
+        channels.calls("http://127.0.0.1:2").expect("valid endpoint");
         assert_eq!(channels.len(), 2);
     }
 

@@ -12,6 +12,7 @@ use league_proto::v2::*;
 use league_proto::{ErrorCode, error_code};
 use league_referee::payload::{object, string};
 use league_referee::{MatchState, RefereeApi, Worker, WorkerConfig};
+use league_runtime::grpc::{MatchCallAnswers, answer_match_calls};
 use league_runtime::{Credentials, Shutdown};
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
@@ -371,6 +372,15 @@ impl PlayerService for FakePlayerHost {
             .sum();
         let accepted = vec![true; recipients];
         Ok(Response::new(NotifyLeagueEventsResponse { accepted }))
+    }
+
+    type MatchCallsStream = MatchCallAnswers;
+
+    async fn match_calls(
+        &self,
+        request: Request<MatchCallsRequest>,
+    ) -> Result<Response<MatchCallAnswers>, Status> {
+        answer_match_calls(Arc::new(self.clone()), request.into_inner())
     }
 }
 

@@ -7,7 +7,8 @@
 //! - its latency in `league_rpc_server_duration_seconds{method, code}`.
 //!
 //! Health checks and reflection are timed but not traced: a probe every few seconds is not a trace
-//! anyone wants.
+//! anyone wants. Nor is a `MatchCalls` exchange: its calls belong to many matches' traces, and each
+//! call gets the span and the measurement its unary RPC would have had ([`super::match_calls`]).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -105,17 +106,7 @@ where
                     Ok(response) => grpc_code(response),
                     Err(_) => tonic::Code::Unknown,
                 };
-                if code != tonic::Code::Ok {
-                    observed.record("otel.status_code", "ERROR");
-                    observed.record("otel.status_description", format!("{code:?}"));
-                }
-                observed.record("rpc.grpc.status_code", code as i32);
-                LATENCY
-                    .get_or_create(&RpcLabels {
-                        method,
-                        code: format!("{code:?}"),
-                    })
-                    .observe(started.elapsed().as_secs_f64());
+                answered_with(&observed, method, code, started);
                 answered
             }
             .instrument(span),
@@ -123,10 +114,35 @@ where
     }
 }
 
+/// Marks `span` with the call's status code (an error unless OK) and measures its latency under
+/// `method` (`/league.v2.PlayerService/InviteToMatch`).
+pub(super) fn answered_with(span: &tracing::Span, method: String, code: tonic::Code, started: Instant) {
+    if code != tonic::Code::Ok {
+        span.record("otel.status_code", "ERROR");
+        span.record("otel.status_description", format!("{code:?}"));
+    }
+    span.record("rpc.grpc.status_code", code as i32);
+    LATENCY
+        .get_or_create(&RpcLabels {
+            method,
+            code: format!("{code:?}"),
+        })
+        .observe(started.elapsed().as_secs_f64());
+}
+
 fn server_span(method: &str, headers: &http::HeaderMap) -> tracing::Span {
-    if method.starts_with("/grpc.health.") || method.starts_with("/grpc.reflection.") {
+    if method.starts_with("/grpc.health.")
+        || method.starts_with("/grpc.reflection.")
+        || method == super::match_calls::METHOD
+    {
         return tracing::Span::none();
     }
+    call_span(method, headers)
+}
+
+/// The span of one call of `method`, the child of the trace context in `headers` (a unary call's
+/// metadata, or what a match call carries).
+pub(super) fn call_span(method: &str, headers: &http::HeaderMap) -> tracing::Span {
     let name = method.trim_start_matches('/');
     let (service, rpc) = name.split_once('/').unwrap_or((name, ""));
     let span = tracing::info_span!(
@@ -160,4 +176,4 @@ fn grpc_code<B>(response: &Response<B>) -> tonic::Code {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -26,9 +26,9 @@ use tracing_subscriber::registry::LookupSpan;
 use crate::telemetry::json_lines::JsonLines;
 use crate::{Shutdown, grpc};
 
-/// Keeps every exported span.
+/// Keeps every exported span (the match calls' tests read it too).
 #[derive(Debug, Clone, Default)]
-struct Collected(Arc<Mutex<Vec<SpanData>>>);
+pub(in crate::grpc) struct Collected(pub(in crate::grpc) Arc<Mutex<Vec<SpanData>>>);
 
 impl SpanExporter for Collected {
     async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
