@@ -41,7 +41,7 @@ pub struct BotInfo {
 pub struct PlayerHost {
     bots: Mutex<BTreeMap<String, Bot>>,
     /// What the bots share: one copy of each league event and of each name their memories hold. Locked
-    /// only while `bots` is held ([`PlayerHost::shared`]), so the two are always taken in that order.
+    /// only while `bots` is held, so the two are always taken in that order.
     shared: Mutex<Shared>,
     /// Counts league notifications taken (first deliveries only), so a watcher can wait for one
     /// instead of polling.
@@ -267,7 +267,7 @@ impl PlayerHost {
         self.bots.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// What the bots share; only while `bots` is locked (see [`PlayerHost::shared`]'s field).
+    /// What the bots share; taken only while `bots` is locked, always in that order.
     fn shared(&self) -> MutexGuard<'_, Shared> {
         self.shared.lock().unwrap_or_else(PoisonError::into_inner)
     }
