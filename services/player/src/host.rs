@@ -26,7 +26,7 @@ use crate::behaviour::Behaviour;
 use crate::bot::{Bot, Reply};
 use crate::llm::LlmClient;
 use crate::llm_moves::{self, Decider, LlmMoves};
-use crate::memory::{EventKind, GameErrorRecord, GameRecord};
+use crate::memory::{EventKind, GameErrorRecord, GameRecord, Shared};
 use crate::strategy::{EVEN_ODD, parity_move};
 
 /// A hosted bot as listed by [`PlayerHost::bots`].
@@ -41,6 +41,9 @@ pub struct BotInfo {
 #[derive(Debug, Default)]
 pub struct PlayerHost {
     bots: Mutex<BTreeMap<String, Bot>>,
+    /// What the bots share: one copy of each league event and of each name their memories hold. Locked
+    /// only while `bots` is held, so the two are always taken in that order.
+    shared: Mutex<Shared>,
     /// Counts league notifications taken (first deliveries only), so a watcher can wait for one
     /// instead of polling.
     events_seen: tokio::sync::watch::Sender<u64>,
@@ -178,6 +181,22 @@ impl PlayerHost {
         }
     }
 
+    /// [`PlayerHost::await_bot`] for each of a delivery's recipients, locking only while registrations are
+    /// in flight.
+    async fn await_bots(&self, player_ids: &[String]) {
+        let mut roster = self.roster.subscribe();
+        let deadline = tokio::time::Instant::now() + REGISTRATION_WAIT;
+        loop {
+            let waiting = self.registering.load(Ordering::SeqCst) > 0 && {
+                let bots = self.lock();
+                !player_ids.iter().all(|player_id| bots.contains_key(player_id))
+            };
+            if !waiting || tokio::time::timeout_at(deadline, roster.changed()).await.is_err() {
+                return;
+            }
+        }
+    }
+
     /// Returns once every hosted bot has been told LEAGUE_COMPLETED (at once if they all have).
     pub async fn league_completed_for_all(&self) {
         let mut seen = self.events_seen.subscribe();
@@ -225,7 +244,15 @@ impl PlayerHost {
 
     /// The league events the bot took, first deliveries only: `(event_id, kind)`.
     pub fn events(&self, player_id: &str) -> Option<Vec<(String, EventKind)>> {
-        self.lock().get(player_id).map(|bot| bot.memory.events())
+        let bots = self.lock();
+        let bot = bots.get(player_id)?;
+        let shared = self.shared();
+        let events = bot.memory.events(&shared.events);
+        Some(
+            events
+                .map(|(event_id, kind)| (event_id.to_owned(), kind))
+                .collect(),
+        )
     }
 
     pub fn game_errors(&self, player_id: &str) -> Option<Vec<GameErrorRecord>> {
@@ -244,6 +271,11 @@ impl PlayerHost {
     /// A poisoned lock still guards consistent data: every critical section is a single insert or push.
     fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Bot>> {
         self.bots.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// What the bots share; taken only while `bots` is locked, always in that order.
+    fn shared(&self) -> MutexGuard<'_, Shared> {
+        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Runs `work` on the bot `player_id` under the lock; E005 when this host does not serve that id.
@@ -310,7 +342,8 @@ impl PlayerService for PlayerHost {
         self.await_bot(player_id).await;
         self.with_bot(player_id, |bot| match &request.result {
             Some(result) => {
-                let record = GameRecord::from_result(player_id, request.context.as_ref(), result);
+                let names = &mut self.shared().names;
+                let record = GameRecord::from_result(player_id, request.context.as_ref(), result, names);
                 if !bot.memory.record_game(record) {
                     tracing::debug!(%player_id, match_id = %result.match_id, "GAME_OVER redelivered");
                 }
@@ -339,7 +372,14 @@ impl PlayerService for PlayerHost {
         request: Request<NotifyLeagueEventRequest>,
     ) -> Result<Response<NotifyLeagueEventResponse>, Status> {
         let event = request.into_inner();
-        self.take_event(&event.player_id, &event).await?;
+        let player_id = event.player_id.as_str();
+        self.await_bot(player_id).await;
+        if self.take_event(&event, &[player_id]) != [true] {
+            return Err(error_code::status(
+                ErrorCode::PlayerNotRegistered,
+                format!("player {player_id:?} is not hosted here"),
+            ));
+        }
         Ok(Response::new(NotifyLeagueEventResponse {}))
     }
 
@@ -351,18 +391,27 @@ impl PlayerService for PlayerHost {
         let mut accepted = Vec::new();
         let mut failed: HashSet<String> = HashSet::new();
         for LeagueEventDelivery { event, player_ids } in deliveries {
-            for player_id in player_ids {
-                // After a failure for a player, its later events wait for the redelivery: order holds. A
-                // delivery without its event is taken by nobody.
-                let taken = !failed.contains(&player_id)
-                    && match &event {
-                        Some(event) => self.take_event(&player_id, event).await.is_ok(),
-                        None => false,
-                    };
-                if !taken {
+            self.await_bots(&player_ids).await;
+            // After a failure for a player, its later events wait for the redelivery: order holds. A
+            // delivery without its event is taken by nobody.
+            let held_back: Vec<bool> = player_ids.iter().map(|id| failed.contains(id)).collect();
+            let recipients: Vec<&str> = player_ids
+                .iter()
+                .zip(&held_back)
+                .filter(|(_, held_back)| !**held_back)
+                .map(|(player_id, _)| player_id.as_str())
+                .collect();
+            let mut taken = match &event {
+                Some(event) => self.take_event(event, &recipients),
+                None => vec![false; recipients.len()],
+            }
+            .into_iter();
+            for (player_id, held_back) in player_ids.into_iter().zip(held_back) {
+                let took = !held_back && taken.next() == Some(true);
+                if !took {
                     failed.insert(player_id);
                 }
-                accepted.push(taken);
+                accepted.push(took);
             }
         }
         Ok(Response::new(NotifyLeagueEventsResponse { accepted }))
@@ -408,22 +457,41 @@ fn choice_rng(seed: u64, request: &RequestMoveRequest) -> StdRng {
 }
 
 impl PlayerHost {
-    /// Records one league notification for its bot, once per event id.
-    /// `request` for `player_id` (its own `player_id` is ignored: a delivery to many players has none).
-    async fn take_event(&self, player_id: &str, request: &NotifyLeagueEventRequest) -> Result<(), Status> {
+    /// Takes one league notification for each of `player_ids` under one lock, each bot once per event id
+    /// (its own `player_id` is ignored: a delivery to many players has none). Whether each took it: a
+    /// repeat is taken too (acknowledged, so the manager stops redelivering it); a player this host does
+    /// not serve is not.
+    fn take_event(&self, request: &NotifyLeagueEventRequest, player_ids: &[&str]) -> Vec<bool> {
         let kind = EventKind::of(request.event.as_ref());
-        self.await_bot(player_id).await;
-        let first = self.with_bot(player_id, |bot| {
-            bot.memory
-                .record_event(&request.league_id, &request.event_id, kind)
-        })?;
-        if first {
-            self.events_seen.send_modify(|seen| *seen += 1);
-        } else {
-            // Acknowledged all the same, so the manager stops redelivering it.
-            tracing::debug!(%player_id, event_id = %request.event_id, "event redelivered");
+        let mut first = 0;
+        let taken = {
+            let mut bots = self.lock();
+            let mut shared = self.shared();
+            let event = shared.event(&request.league_id, &request.event_id, kind);
+            let taken = player_ids
+                .iter()
+                .map(|&player_id| {
+                    let Some(bot) = bots.get_mut(player_id) else {
+                        return false;
+                    };
+                    if bot.memory.take_event(&event) {
+                        first += 1;
+                    } else {
+                        tracing::debug!(%player_id, event_id = %request.event_id, "event redelivered");
+                    }
+                    true
+                })
+                .collect();
+            // The bots that took it forgot the league they had completed before: so does the host.
+            if kind == EventKind::LeagueCompleted {
+                shared.forget_unused(bots.values().map(|bot| &bot.memory));
+            }
+            taken
+        };
+        if first > 0 {
+            self.events_seen.send_modify(|seen| *seen += first);
         }
-        Ok(())
+        taken
     }
 }
 

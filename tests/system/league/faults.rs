@@ -201,7 +201,7 @@ fn assert_remembered(
     let history = league.host.history(player).expect("a hosted bot");
     let game = history
         .iter()
-        .find(|game| game.match_id == m.match_id)
+        .find(|game| game.match_id.is_some_and(|id| id == m.match_id))
         .unwrap_or_else(|| panic!("{player} remembers {}", m.match_id));
     assert_eq!(
         (game.status, game.outcome, game.at_fault),

@@ -1,3 +1,4 @@
+use league_domain::MatchId;
 use league_proto::v2::{MatchContext, RequestMoveRequest, ResultStatus};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -13,7 +14,7 @@ fn rng() -> StdRng {
 fn my_game(choice: Option<Parity>) -> GameRecord {
     GameRecord {
         league_id: "L1".into(),
-        match_id: "R1M1".into(),
+        match_id: Some(MatchId::new(1, 1)),
         game_type: EVEN_ODD.into(),
         opponent_id: "P02".into(),
         my_choice: choice,

@@ -1,3 +1,4 @@
+use league_domain::MatchId;
 use league_proto::v2::ResultStatus;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -8,10 +9,10 @@ use Parity::{Even, Odd};
 
 fn games(opponent_id: &str, seen: &[Seen]) -> Vec<GameRecord> {
     seen.iter()
-        .enumerate()
-        .map(|(n, &(choice, outcome))| GameRecord {
+        .zip(0..)
+        .map(|(&(choice, outcome), n)| GameRecord {
             league_id: "L1".into(),
-            match_id: format!("R{}M1", n + 1),
+            match_id: Some(MatchId::new(n + 1, 1)),
             game_type: "even_odd".into(),
             opponent_id: opponent_id.into(),
             my_choice: Some(Even),
