@@ -2,6 +2,7 @@
 //! The manager's schedule makes them; everyone else parses them where they arrive.
 
 use std::fmt;
+use std::num::NonZeroU32;
 use std::str::FromStr;
 
 use crate::id::{IdKind, InvalidId};
@@ -13,15 +14,22 @@ use crate::id::{IdKind, InvalidId};
 /// prints back exactly as it was written and two spellings never name the same match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MatchId {
-    round: u32,
-    number: u32,
+    // Never zero, which also makes an `Option<MatchId>` 8 bytes: a player host keeps one for every game
+    // each of its bots played (ADR 0059).
+    round: NonZeroU32,
+    number: NonZeroU32,
 }
 
 impl MatchId {
-    /// Both numbers must be at least 1; only the manager's schedule makes ids this way.
+    /// Both numbers must be at least 1; only the manager's schedule makes ids this way (a zero, which
+    /// only a bug could pass, fails debug builds and counts as 1 in release ones).
     pub fn new(round: u32, number: u32) -> Self {
         debug_assert!(round >= 1 && number >= 1, "match ids count from 1");
-        Self { round, number }
+        let at_least_one = |n| NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN);
+        Self {
+            round: at_least_one(round),
+            number: at_least_one(number),
+        }
     }
 
     /// `text` as a match id, or why it is not one.
@@ -30,12 +38,12 @@ impl MatchId {
     }
 
     pub fn round(self) -> u32 {
-        self.round
+        self.round.get()
     }
 
     /// The match's place within its round.
     pub fn number(self) -> u32 {
-        self.number
+        self.number.get()
     }
 }
 
@@ -52,7 +60,12 @@ impl FromStr for MatchId {
         let parsed = s
             .strip_prefix('R')
             .and_then(|rest| rest.split_once('M'))
-            .and_then(|(round, number)| Some(Self::new(counter(round)?, counter(number)?)));
+            .and_then(|(round, number)| {
+                Some(Self {
+                    round: counter(round)?,
+                    number: counter(number)?,
+                })
+            });
         parsed.ok_or_else(|| InvalidId::new(IdKind::Match, s))
     }
 }
@@ -92,7 +105,7 @@ impl<'de> serde::Deserialize<'de> for MatchId {
 }
 
 /// A count from 1 in canonical decimal. `u32::from_str` alone would also take "+1" and "01".
-fn counter(digits: &str) -> Option<u32> {
+fn counter(digits: &str) -> Option<NonZeroU32> {
     if digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }

@@ -48,7 +48,7 @@ pub enum Outcome {
 
 /// One finished match, seen from one bot.
 ///
-/// 48 bytes, and nothing on the heap of its own: the names are the host's ([`Names`]) and the match id is
+/// 32 bytes, and nothing on the heap of its own: the names are the host's ([`Names`]) and the match id is
 /// two numbers (`size_of::<GameRecord>()`, checked by a test). A bot keeps one per match it played.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GameRecord {
@@ -56,7 +56,6 @@ pub struct GameRecord {
     /// `None` when neither the result nor the context names a match, or names one by no match id
     /// (`R<round>M<number>`): such a game is remembered, but a redelivery of it cannot be recognised.
     pub match_id: Option<MatchId>,
-    pub game_type: Name,
     /// Empty when the result names no other player.
     pub opponent_id: Name,
     /// Even/Odd only, and only for a player that chose in time.
@@ -96,7 +95,6 @@ impl GameRecord {
         GameRecord {
             league_id: names.intern(&context.league_id),
             match_id: match_id.parse().ok(),
-            game_type: names.intern(&context.game_type),
             my_choice: choice_of(player_id),
             opponent_choice: if opponent_id.is_empty() {
                 None

@@ -15,7 +15,6 @@ fn my_game(choice: Option<Parity>) -> GameRecord {
     GameRecord {
         league_id: "L1".into(),
         match_id: Some(MatchId::new(1, 1)),
-        game_type: EVEN_ODD.into(),
         opponent_id: "P02".into(),
         my_choice: choice,
         opponent_choice: None,

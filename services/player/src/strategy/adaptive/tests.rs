@@ -13,7 +13,6 @@ fn games(opponent_id: &str, seen: &[Seen]) -> Vec<GameRecord> {
         .map(|(&(choice, outcome), n)| GameRecord {
             league_id: "L1".into(),
             match_id: Some(MatchId::new(n + 1, 1)),
-            game_type: "even_odd".into(),
             opponent_id: opponent_id.into(),
             my_choice: Some(Even),
             opponent_choice: Some(choice),

@@ -319,6 +319,10 @@ async fn each_calls_span_is_the_child_of_the_span_it_was_made_in() {
     let subscriber = tracing_subscriber::registry()
         .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
     let _default = tracing::subscriber::set_default(subscriber);
+    // Other tests of this binary start servers with no subscriber at the same time: a call span's
+    // callsite whose interest they cached while this subscriber was not yet registered would stay
+    // disabled here (seen once in a full run under load). Asked again now, every live subscriber counts.
+    tracing::callsite::rebuild_interest_cache();
 
     let (listener, addr) = grpc::bind(([127, 0, 0, 1], 0).into()).await.expect("bind");
     let shutdown = Shutdown::new();
