@@ -339,7 +339,7 @@ async fn play<G, T>(
     let manager_url = started.manager_url;
     let gateway_urls = started.gateway_urls;
     if together {
-        start_together(&manager_url, &operator_token, &leagues).await?;
+        start_together(&manager_url, &operator_token, &leagues, args.players, deadline).await?;
     }
     let (summary, status, client) =
         follow(&manager_url, &operator_token, &league_id, deadline, args.quiet).await?;
@@ -366,13 +366,41 @@ async fn play<G, T>(
     Ok((summary, inspected))
 }
 
-/// Starts every league at once: one StartLeague each, all sent together.
+/// Starts every league at once, one StartLeague each, all sent together, once each has its `players`
+/// (a player host is up before its bots are registered).
 async fn start_together(
     manager_url: &str,
     operator_token: &SecretString,
     leagues: &[String],
+    players: u32,
+    deadline: Duration,
 ) -> anyhow::Result<()> {
-    let client = ManagerServiceClient::new(league_runtime::grpc::channel(manager_url)?);
+    let mut client = ManagerServiceClient::new(league_runtime::grpc::channel(manager_url)?);
+    let clock = Instant::now();
+    for league_id in leagues {
+        loop {
+            let registered = client
+                .get_league_status(operator_request(
+                    operator_token,
+                    GetLeagueStatusRequest {
+                        league_id: league_id.clone(),
+                    },
+                ))
+                .await
+                .with_context(|| format!("asking for league {league_id}'s players"))?
+                .into_inner()
+                .registered_players;
+            if registered >= players {
+                break;
+            }
+            anyhow::ensure!(
+                clock.elapsed() < deadline,
+                "league {league_id} had {registered} of its {players} players after {deadline:?}"
+            );
+            // Asking the manager again, as `follow` does: the league's start waits on it, nothing else.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
     futures::future::try_join_all(leagues.iter().map(|league_id| {
         let mut client = client.clone();
         async move {
