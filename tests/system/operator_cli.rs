@@ -76,6 +76,9 @@ fn an_operator_runs_leagues_on_a_served_system() {
             "serve",
             "--players",
             "2",
+            // Two whatever the machine's cores (the default: one per core); the capacity is the default.
+            "--referees",
+            "2",
             "--gateway-addr",
             "127.0.0.1:0",
             "--database",
@@ -415,8 +418,11 @@ fn an_operator_runs_leagues_on_a_served_system() {
     );
     let active: Vec<&str> = referees.lines().skip(1).collect();
     assert_eq!(active.len(), 2, "serve's two referees: {referees}");
+    let capacity = league_launcher::capacity::Referees::of_this_machine().capacity;
     assert!(
-        active.iter().all(|row| row.contains(",no,8,0,active,")),
+        active
+            .iter()
+            .all(|row| row.contains(&format!(",no,{capacity},0,active,"))),
         "{referees}"
     );
     let revoked = ok(&state_file, &["revoke-referee", "REF02"]);

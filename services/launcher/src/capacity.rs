@@ -62,4 +62,30 @@ mod tests {
             "{here:?}"
         );
     }
+
+    #[test]
+    fn run_and_serve_default_to_it_and_what_they_are_told_wins() {
+        let machine = Referees::of_this_machine();
+        let run = crate::run::RunArgs::defaults().expect("the defaults parse");
+        assert_eq!(
+            (run.referees, run.referee_capacity),
+            (machine.referees, machine.capacity)
+        );
+        #[derive(Debug, clap::Parser)]
+        struct Serve {
+            #[command(flatten)]
+            serve: crate::serve::ServeArgs,
+        }
+        let parse = |args: &[&str]| {
+            <Serve as clap::Parser>::try_parse_from(std::iter::once("serve").chain(args.iter().copied()))
+                .map(|parsed| parsed.serve)
+        };
+        let serve = parse(&[]).expect("the defaults parse");
+        assert_eq!(
+            (serve.referees, serve.referee_capacity),
+            (machine.referees, machine.capacity)
+        );
+        let told = parse(&["--referees", "3", "--referee-capacity", "5"]).expect("valid");
+        assert_eq!((told.referees, told.referee_capacity), (3, 5));
+    }
 }
