@@ -9,6 +9,7 @@
 
 mod browser;
 
+mod concurrent_leagues;
 mod end_to_end;
 mod external_agents;
 mod league;

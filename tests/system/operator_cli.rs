@@ -127,7 +127,11 @@ fn an_operator_runs_leagues_on_a_served_system() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("LEAGUE_MANAGER_URL"));
 
-    let (mut served, state) = place.serve(&["--players", "2", "--league", "league_even_odd"], |_| {});
+    // Two referees whatever the machine's cores (the default: one per core); the capacity is the default.
+    let (mut served, state) = place.serve(
+        &["--players", "2", "--referees", "2", "--league", "league_even_odd"],
+        |_| {},
+    );
     let token_file = state["operator_token_file"].as_str().expect("a token file");
     let mode = std::fs::metadata(token_file)
         .expect("token file")
@@ -421,8 +425,11 @@ fn an_operator_runs_leagues_on_a_served_system() {
     );
     let active: Vec<&str> = referees.lines().skip(1).collect();
     assert_eq!(active.len(), 2, "serve's two referees: {referees}");
+    let capacity = league_launcher::capacity::Referees::of_this_machine().capacity;
     assert!(
-        active.iter().all(|row| row.contains(",no,8,0,active,")),
+        active
+            .iter()
+            .all(|row| row.contains(&format!(",no,{capacity},0,active,"))),
         "{referees}"
     );
     let revoked = ok(&state_file, &["revoke-referee", "REF02"]);

@@ -4,7 +4,8 @@
 //! (separate processes, real gRPC, real Postgres), measured from what the system itself recorded: the
 //! league's start and completion times in Postgres, every match's transcript, each process's peak
 //! memory, and for external players the gateway's own overhead histograms. `--wrk` then measures the
-//! finished league's gateway with wrk: JSON-RPC queries per second.
+//! finished league's gateway with wrk: JSON-RPC queries per second. `--concurrent-leagues K` plays K
+//! leagues at once on one system instead (bench/concurrent.rs).
 
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use anyhow::Context;
 use clap::Args;
 use futures::{StreamExt, TryStreamExt};
 use league_proto::v2::transcript_entry::Entry;
-use league_proto::v2::{Direction, GetLeagueStatusRequest, GetMatchRequest};
+use league_proto::v2::{Direction, GetLeagueStatusRequest, GetMatchRequest, LeagueStatus};
 use league_runtime::credentials::operator_request;
 
 use self::exchanges::{Exchanges, player_exchanges};
@@ -20,12 +21,13 @@ use self::overhead::{Overhead, gateway_overhead};
 use self::wrk::{Throughput, queries};
 use league_testkit::{Behaviour, FakeAgents, Registered};
 
+mod concurrent;
 mod exchanges;
 mod overhead;
 mod pairs;
 mod rounds;
 mod wrk;
-use crate::run::{Finished, RunArgs, run_league_with};
+use crate::run::{Finished, RunArgs, run_league, run_league_with};
 
 /// How many match transcripts the bench reads at once after a league.
 const TRANSCRIPT_READS: usize = 8;
@@ -61,11 +63,26 @@ pub struct BenchArgs {
     /// wrk's threads.
     #[arg(long, default_value_t = 2)]
     pub wrk_threads: u32,
+    /// Play K leagues of each size at once on one system (one manager, these referees, a player host of
+    /// its own bots for each league), started together: the whole's matches a second from the first
+    /// start to the last completion, and each league's wall and round gaps.
+    #[arg(
+        long,
+        value_name = "K",
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u32).range(1..),
+        conflicts_with_all = ["external", "wrk"]
+    )]
+    pub concurrent_leagues: u32,
 }
 
 /// One league's numbers.
 #[derive(Debug)]
 struct Measured {
+    league_id: String,
+    /// Its start and completion, milliseconds since the epoch (the manager's clock).
+    started_ms: f64,
+    completed_ms: f64,
     players: u32,
     matches: u32,
     wall: Duration,
@@ -82,6 +99,18 @@ struct Measured {
 }
 
 pub async fn bench(args: BenchArgs) -> anyhow::Result<()> {
+    if args.concurrent_leagues > 1 {
+        let mut out = String::new();
+        for &players in &args.players {
+            out.push_str(&render_together(
+                players,
+                &leagues_at_once(players, &args).await?,
+                &args,
+            ));
+        }
+        println!("{out}");
+        return Ok(());
+    }
     let mut results = Vec::new();
     let mut comparisons = Vec::new();
     for &players in &args.players {
@@ -137,7 +166,8 @@ async fn league(players: u32, external: bool, args: &BenchArgs) -> anyhow::Resul
             Ok(Some(External { agents, players }))
         },
         async |finished: &mut Finished, external: &Option<External>| {
-            let mut measured = measure(players, finished).await?;
+            let league_id = finished.league_id.clone();
+            let mut measured = measure(players, finished, &league_id).await?;
             if let Some(external) = external {
                 measured.overhead = Some(gateway_overhead(finished).await?);
                 check_agents(&external.agents, measured.matches)?;
@@ -153,7 +183,44 @@ async fn league(players: u32, external: bool, args: &BenchArgs) -> anyhow::Resul
     Ok(measured)
 }
 
-async fn measure(players: u32, finished: &mut Finished) -> anyhow::Result<Measured> {
+/// Plays `args.concurrent_leagues` leagues of `players` bots at once on one system and measures each.
+async fn leagues_at_once(players: u32, args: &BenchArgs) -> anyhow::Result<Vec<Measured>> {
+    let run = RunArgs {
+        players,
+        referees: args.referees,
+        referee_capacity: args.referee_capacity,
+        quiet: true,
+        gateway_addr: "127.0.0.1:0".to_owned(),
+        leagues: args.concurrent_leagues,
+        ..RunArgs::defaults()?
+    };
+    eprintln!(
+        "bench: {} leagues of {players} bot players at once, {} referees × {} matches",
+        args.concurrent_leagues, args.referees, args.referee_capacity
+    );
+    let (_, measured) = run_league(&run, async |finished: &mut Finished| {
+        let mut each = Vec::new();
+        for league_id in finished.leagues.clone() {
+            each.push(measure(players, finished, &league_id).await?);
+        }
+        anyhow::Ok(each)
+    })
+    .await?;
+    let schedule = crate::args::matches(players, run.cycles);
+    for league in &measured {
+        anyhow::ensure!(
+            u64::from(league.matches) == schedule,
+            "league {} played {} matches of {schedule}",
+            league.league_id,
+            league.matches
+        );
+    }
+    Ok(measured)
+}
+
+/// Measures league `league_id` of the finished system once it is completed (leagues played at once
+/// may end after the one the run followed) and its league events are all delivered.
+async fn measure(players: u32, finished: &mut Finished, league_id: &str) -> anyhow::Result<Measured> {
     let millis = |t: &prost_types::Timestamp| t.seconds as f64 * 1e3 + f64::from(t.nanos) / 1e6;
     // The last round's notifications may still be on their way: count them once the outbox is empty.
     let status = loop {
@@ -162,32 +229,33 @@ async fn measure(players: u32, finished: &mut Finished) -> anyhow::Result<Measur
             .get_league_status(operator_request(
                 &finished.operator_token,
                 GetLeagueStatusRequest {
-                    league_id: finished.league_id.clone(),
+                    league_id: league_id.to_owned(),
                 },
             ))
             .await
-            .context("reading the league's status")?
+            .with_context(|| format!("reading league {league_id}'s status"))?
             .into_inner();
-        if status.notifications_pending == 0 {
+        anyhow::ensure!(
+            status.status != LeagueStatus::Cancelled as i32,
+            "league {league_id} was cancelled"
+        );
+        if status.status == LeagueStatus::Completed as i32 && status.notifications_pending == 0 {
             break status;
         }
+        // Polling what the manager reports, as `league run` follows its league: not synchronisation.
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     let (Some(started), Some(completed)) = (&status.started_at, &status.completed_at) else {
         anyhow::bail!("the league reports no start or completion time");
     };
-    let wall = Duration::from_secs_f64(((millis(completed) - millis(started)) / 1e3).max(0.0));
-    let schedule = crate::report::data::schedule(
-        &mut finished.client,
-        &finished.operator_token,
-        &finished.league_id,
-    )
-    .await?;
+    let (started_ms, completed_ms) = (millis(started), millis(completed));
+    let wall = Duration::from_secs_f64(((completed_ms - started_ms) / 1e3).max(0.0));
+    let schedule =
+        crate::report::data::schedule(&mut finished.client, &finished.operator_token, league_id).await?;
     // Every match's transcript, a few reads at a time: one after the other they took longer than a
     // 200-player league itself (20 s for 19,900 matches).
     let client = &finished.client;
     let token = &finished.operator_token;
-    let league_id = &finished.league_id;
     let transcripts: Vec<_> = futures::stream::iter(schedule.iter().flat_map(|round| &round.matches))
         .map(|scheduled| {
             let mut client = client.clone();
@@ -196,7 +264,7 @@ async fn measure(players: u32, finished: &mut Finished) -> anyhow::Result<Measur
                     .get_match(operator_request(
                         token,
                         GetMatchRequest {
-                            league_id: league_id.clone(),
+                            league_id: league_id.to_owned(),
                             match_id: scheduled.match_id.clone(),
                         },
                     ))
@@ -237,6 +305,9 @@ async fn measure(players: u32, finished: &mut Finished) -> anyhow::Result<Measur
     let matches = status.total_matches;
     let notifications = f64::from(status.notifications_delivered);
     Ok(Measured {
+        league_id: league_id.to_owned(),
+        started_ms,
+        completed_ms,
         players,
         matches,
         wall,
@@ -248,7 +319,7 @@ async fn measure(players: u32, finished: &mut Finished) -> anyhow::Result<Measur
         peak_rss_kib: finished.peak_rss_kib.clone(),
         overhead: None,
         throughput: Vec::new(),
-        rounds: rounds::measure(&finished.database_url, &finished.league_id).await?,
+        rounds: rounds::measure(&finished.database_url, league_id).await?,
     })
 }
 
@@ -305,8 +376,11 @@ fn render(results: &[Measured], args: &BenchArgs) -> String {
             rss.join(", ")
         ));
     }
-    let boundaries: Vec<_> = results.iter().map(|m| (m.players, &m.rounds)).collect();
-    out.push_str(&rounds::render(&boundaries));
+    let boundaries: Vec<_> = results
+        .iter()
+        .map(|m| (m.players.to_string(), &m.rounds))
+        .collect();
+    out.push_str(&rounds::render("players", &boundaries));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     for m in results {
         if let Some(overhead) = &m.overhead {
@@ -346,6 +420,40 @@ fn render(results: &[Measured], args: &BenchArgs) -> String {
     out
 }
 
+/// Leagues played at once: the whole and a row per league, the processes' peak memory (one system for
+/// all), and each league's round boundaries.
+fn render_together(players: u32, measured: &[Measured], args: &BenchArgs) -> String {
+    let leagues: Vec<concurrent::League> = measured
+        .iter()
+        .map(|m| concurrent::League {
+            league_id: m.league_id.clone(),
+            matches: m.matches,
+            started_ms: m.started_ms,
+            completed_ms: m.completed_ms,
+            gap: m.rounds.gap,
+        })
+        .collect();
+    let rss: Vec<String> = measured
+        .first()
+        .map(|m| m.peak_rss_kib.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .map(|(name, kib)| format!("{name} {:.1}", *kib as f64 / 1024.0))
+        .collect();
+    let boundaries: Vec<_> = measured
+        .iter()
+        .map(|m| (m.league_id.clone(), &m.rounds))
+        .collect();
+    format!(
+        "referees: {} × capacity {}\n{}\npeak RSS (MB): {}\n{}",
+        args.referees,
+        args.referee_capacity,
+        concurrent::render(players, &leagues),
+        rss.join(", "),
+        rounds::render("league", &boundaries)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -371,5 +479,15 @@ mod tests {
             parse(&["--external", "--against-bots", "0"]).is_err(),
             "no pairs is no comparison"
         );
+    }
+
+    #[test]
+    fn concurrent_leagues_are_bots_and_at_least_one() {
+        assert_eq!(parse(&[]).expect("valid").concurrent_leagues, 1);
+        let args = parse(&["--concurrent-leagues", "10", "--players", "50"]).expect("valid");
+        assert_eq!((args.concurrent_leagues, args.players), (10, vec![50]));
+        assert!(parse(&["--concurrent-leagues", "0"]).is_err());
+        assert!(parse(&["--concurrent-leagues", "2", "--external"]).is_err());
+        assert!(parse(&["--concurrent-leagues", "2", "--wrk", "1s"]).is_err());
     }
 }

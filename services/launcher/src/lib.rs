@@ -3,6 +3,7 @@
 pub mod args;
 #[cfg(feature = "bench")]
 pub mod bench;
+pub mod capacity;
 pub mod children;
 pub mod clean;
 pub mod columns;

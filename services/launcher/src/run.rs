@@ -11,13 +11,16 @@ use clap::Args;
 use league_domain::{GameType, LeagueId};
 use league_manager::postgres;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
-use league_proto::v2::{GetLeagueStatusRequest, GetLeagueStatusResponse, GetStandingsRequest, LeagueStatus};
+use league_proto::v2::{
+    GetLeagueStatusRequest, GetLeagueStatusResponse, GetStandingsRequest, LeagueStatus, StartLeagueRequest,
+};
 use league_runtime::credentials::operator_request;
 use secrecy::{ExposeSecret, SecretString};
 
 pub use crate::interrupt::Interrupted;
 
 use crate::args;
+use crate::capacity::Referees;
 use crate::clean::{self, RUN_DATABASE_PREFIX};
 use crate::interrupt::Signals;
 use crate::progress::Progress;
@@ -38,10 +41,11 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 8)]
     pub players: u32,
     /// Referee processes (0: only external referees, registered through the gateway, run matches).
-    #[arg(long, default_value_t = 2)]
+    /// Default: one per core of this machine (docs/operations.md, "Referee capacity").
+    #[arg(long, default_value_t = Referees::of_this_machine().referees)]
     pub referees: u32,
     /// Matches each referee runs at once.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = Referees::of_this_machine().capacity)]
     pub referee_capacity: u32,
     #[arg(
         long,
@@ -91,6 +95,11 @@ pub struct RunArgs {
     /// the gateway's default when not given).
     #[arg(long)]
     pub agent_rate_limit: Option<u32>,
+    /// Leagues played at once, each with `players` bots of its own, started together once all are in;
+    /// the run follows the first. Not an option of `league run` (one league, one results folder): the
+    /// bench's `--concurrent-leagues`.
+    #[arg(skip = 1_u32)]
+    pub leagues: u32,
 }
 
 impl RunArgs {
@@ -120,6 +129,9 @@ pub struct Finished {
     pub gateway_urls: Vec<String>,
     /// The run's database (the bench reads the round boundaries' times from it).
     pub database_url: SecretString,
+    /// Every league the system played, the followed one (`league_id`) first; the others may still be
+    /// playing.
+    pub leagues: Vec<String>,
 }
 
 /// What a finished run measured.
@@ -278,12 +290,20 @@ async fn play<G, T>(
         Some(league_id) => league_id.to_string(),
         None => results_folder::default_league_id(args.game, SystemTime::now())?.into(),
     };
+    let leagues = system::league_ids(&league_id, args.leagues)?;
+    let together = leagues.len() > 1;
     let plan = Plan {
         database_url: database_url.clone(),
         operator_token: operator_token.clone(),
         league_id: league_id.clone(),
+        leagues: args.leagues,
         game: args.game,
-        auto_start_players: args.players + args.external_players,
+        // Leagues played together start together, once every one is full (below).
+        auto_start_players: if together {
+            0
+        } else {
+            args.players + args.external_players
+        },
         cycles: args.cycles,
         seed: args.seed,
         timing: args.timing.proto()?,
@@ -318,6 +338,9 @@ async fn play<G, T>(
     )?;
     let manager_url = started.manager_url;
     let gateway_urls = started.gateway_urls;
+    if together {
+        start_together(&manager_url, &operator_token, &leagues, args.players, deadline).await?;
+    }
     let (summary, status, client) =
         follow(&manager_url, &operator_token, &league_id, deadline, args.quiet).await?;
     let peak_rss_kib = running
@@ -337,9 +360,63 @@ async fn play<G, T>(
         admin_urls,
         gateway_urls,
         database_url: database_url.clone(),
+        leagues,
     };
     let inspected = inspect(&mut finished, &external).await?;
     Ok((summary, inspected))
+}
+
+/// Starts every league at once, one StartLeague each, all sent together, once each has its `players`
+/// (a player host is up before its bots are registered).
+async fn start_together(
+    manager_url: &str,
+    operator_token: &SecretString,
+    leagues: &[String],
+    players: u32,
+    deadline: Duration,
+) -> anyhow::Result<()> {
+    let mut client = ManagerServiceClient::new(league_runtime::grpc::channel(manager_url)?);
+    let clock = Instant::now();
+    for league_id in leagues {
+        loop {
+            let registered = client
+                .get_league_status(operator_request(
+                    operator_token,
+                    GetLeagueStatusRequest {
+                        league_id: league_id.clone(),
+                    },
+                ))
+                .await
+                .with_context(|| format!("asking for league {league_id}'s players"))?
+                .into_inner()
+                .registered_players;
+            if registered >= players {
+                break;
+            }
+            anyhow::ensure!(
+                clock.elapsed() < deadline,
+                "league {league_id} had {registered} of its {players} players after {deadline:?}"
+            );
+            // Asking the manager again, as `follow` does: the league's start waits on it, nothing else.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    futures::future::try_join_all(leagues.iter().map(|league_id| {
+        let mut client = client.clone();
+        async move {
+            client
+                .start_league(operator_request(
+                    operator_token,
+                    StartLeagueRequest {
+                        league_id: league_id.clone(),
+                    },
+                ))
+                .await
+                .map_err(|status| anyhow::anyhow!("starting league {league_id}: {}", status.message()))
+        }
+    }))
+    .await?;
+    Ok(())
 }
 
 /// Watches the league until it completes, then prints the table.

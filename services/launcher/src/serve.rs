@@ -26,6 +26,7 @@ use league_manager::postgres;
 use secrecy::SecretString;
 
 use crate::args;
+use crate::capacity::Referees;
 use crate::interrupt::Signals;
 use crate::orphans::ChildrenFile;
 use crate::results_folder::default_league_id;
@@ -44,11 +45,12 @@ pub struct ServeArgs {
         value_parser = args::strategies
     )]
     pub strategies: String,
-    /// Referee processes.
-    #[arg(long, default_value_t = 2)]
+    /// Referee processes. Default: one per core of this machine (docs/operations.md, "Referee
+    /// capacity").
+    #[arg(long, default_value_t = Referees::of_this_machine().referees)]
     pub referees: u32,
     /// Matches each referee runs at once.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = Referees::of_this_machine().capacity)]
     pub referee_capacity: u32,
     /// The league opened at start-up (unless it exists); more come with `league create`. Default: the
     /// one the first start on this database opened, named by its game and time
@@ -114,6 +116,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         database_url,
         operator_token: operator_token.clone(),
         league_id: league_id.clone(),
+        leagues: 1,
         game: args.game,
         auto_start_players: args.auto_start,
         cycles: args.cycles,
@@ -152,6 +155,12 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         );
         println!("database: {} (kept)", args.database);
         println!("league id: {league_id}");
+        println!(
+            "referees: {} × {} matches at once ({} matches; --referees, --referee-capacity)",
+            args.referees,
+            args.referee_capacity,
+            u64::from(args.referees) * u64::from(args.referee_capacity)
+        );
         println!(
             "referee registration: only with the referee registration token (`league referee-token` shows it; {})",
             kept_in

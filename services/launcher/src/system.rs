@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use league_domain::GameType;
+use anyhow::Context;
+use league_domain::{GameType, LeagueId};
 use league_gateway::GatewayConfig;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{CreateLeagueRequest, GetLeagueStatusRequest, MatchTiming};
@@ -27,6 +28,10 @@ pub struct Plan {
     pub operator_token: SecretString,
     /// The league opened once the manager is up (kept if it exists already).
     pub league_id: String,
+    /// Leagues opened at once, each with `players` bots of its own in a player host of its own: the
+    /// first is `league_id`, the others named after it ([`league_ids`]). 1 but for the bench's
+    /// `--concurrent-leagues`.
+    pub leagues: u32,
     pub game: GameType,
     /// Start the league once this many players are in (0: by `league start`).
     pub auto_start_players: u32,
@@ -123,14 +128,31 @@ pub fn check_gateway_addr(addr: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Creates the plan's league unless it exists (a `league serve` restarted on the same database).
-async fn open_league(plan: &Plan, manager_url: &str) -> anyhow::Result<()> {
+/// The ids of `leagues` leagues opened together: `first`, then `first-2`, `first-3` …
+pub fn league_ids(first: &str, leagues: u32) -> anyhow::Result<Vec<String>> {
+    (1..=leagues.max(1))
+        .map(|n| {
+            let id = if n == 1 {
+                first.to_owned()
+            } else {
+                format!("{first}-{n}")
+            };
+            LeagueId::parse(&id)
+                .map(String::from)
+                .with_context(|| format!("naming league {n} of {leagues} after {first}"))
+        })
+        .collect()
+}
+
+/// Creates league `league_id` of the plan unless it exists (a `league serve` restarted on the same
+/// database).
+async fn open_league(plan: &Plan, manager_url: &str, league_id: &str) -> anyhow::Result<()> {
     let mut client = ManagerServiceClient::new(league_runtime::grpc::channel(manager_url)?);
     let exists = client
         .get_league_status(operator_request(
             &plan.operator_token,
             GetLeagueStatusRequest {
-                league_id: plan.league_id.clone(),
+                league_id: league_id.to_owned(),
             },
         ))
         .await
@@ -142,7 +164,7 @@ async fn open_league(plan: &Plan, manager_url: &str) -> anyhow::Result<()> {
         .create_league(operator_request(
             &plan.operator_token,
             CreateLeagueRequest {
-                league_id: plan.league_id.clone(),
+                league_id: league_id.to_owned(),
                 game_type: plan.game.to_string(),
                 timing: Some(plan.timing),
                 auto_start_players: plan.auto_start_players,
@@ -151,7 +173,7 @@ async fn open_league(plan: &Plan, manager_url: &str) -> anyhow::Result<()> {
             },
         ))
         .await
-        .map_err(|status| anyhow::anyhow!("creating league {}: {}", plan.league_id, status.message()))?;
+        .map_err(|status| anyhow::anyhow!("creating league {league_id}: {}", status.message()))?;
     Ok(())
 }
 
@@ -196,11 +218,9 @@ pub async fn start<G>(
     // A local league larger than a deployment's usual limit: the run asked for it (args::check_size
     // bounded it), so the manager takes that many players.
     let usual = league_manager::config::RegistrationConfig::default().max_players;
-    if plan.auto_start_players > usual {
-        manager_env.push((
-            "LEAGUE_MAX_PLAYERS".to_owned(),
-            plan.auto_start_players.to_string(),
-        ));
+    let largest = plan.auto_start_players.max(plan.players + plan.external_players);
+    if largest > usual {
+        manager_env.push(("LEAGUE_MAX_PLAYERS".to_owned(), largest.to_string()));
     }
     let note = |service: &Service| match &plan.children {
         Some(children) => children.note(service),
@@ -211,7 +231,10 @@ pub async fn start<G>(
         .insert(children::start("manager", "manager", &manager_env, READY_WITHIN).await?);
     note(manager)?;
     let manager_url = manager.url.clone();
-    open_league(plan, &manager_url).await?;
+    let league_ids = league_ids(&plan.league_id, plan.leagues)?;
+    for league_id in &league_ids {
+        open_league(plan, &manager_url, league_id).await?;
+    }
     let mut gateway_urls = vec![];
     // The gateways first, so external agents can register while the bots do.
     for replica in 1..=plan.gateways.max(1) {
@@ -269,7 +292,7 @@ pub async fn start<G>(
         agent_env.push(("LEAGUE_STATE_DIR".to_owned(), dir.display().to_string()));
     }
     if plan.bots_first {
-        start_players(plan, running, &agent_env, &note).await?;
+        start_players(plan, &league_ids, running, &agent_env, &note).await?;
     }
     let mut referee_env = agent_env.clone();
     referee_env.extend(admission);
@@ -293,7 +316,7 @@ pub async fn start<G>(
     // soon as the last player is in.
     let external = external(&gateway_urls).await?;
     if !plan.bots_first {
-        start_players(plan, running, &agent_env, &note).await?;
+        start_players(plan, &league_ids, running, &agent_env, &note).await?;
     }
     Ok((
         Started {
@@ -304,9 +327,11 @@ pub async fn start<G>(
     ))
 }
 
-/// The player host of `plan.players` bots (none for 0), its identities kept under the name `players`.
+/// A player host of `plan.players` bots (none for 0) for each league, its bots registered to it: the
+/// first league's identities kept under the name `players`, the others' under `players-2` …
 async fn start_players(
     plan: &Plan,
+    league_ids: &[String],
     running: &mut Running,
     agent_env: &[(String, String)],
     note: &impl Fn(&Service) -> anyhow::Result<()>,
@@ -314,11 +339,32 @@ async fn start_players(
     if plan.players == 0 {
         return Ok(());
     }
+    for (n, league_id) in (1..).zip(league_ids) {
+        let name = if n == 1 {
+            "players".to_owned()
+        } else {
+            format!("players-{n}")
+        };
+        let players = start_player_host(plan, &name, league_id, agent_env).await?;
+        note(&players)?;
+        running.players.push(players);
+    }
+    Ok(())
+}
+
+/// The player host `name` of `plan.players` bots, registering them to `league_id`.
+async fn start_player_host(
+    plan: &Plan,
+    name: &str,
+    league_id: &str,
+    agent_env: &[(String, String)],
+) -> anyhow::Result<Service> {
     let mut env = agent_env.to_vec();
     env.extend([
+        ("LEAGUE_ID".to_owned(), league_id.to_owned()),
         ("LEAGUE_PLAYERS".to_owned(), plan.players.to_string()),
         ("LEAGUE_STRATEGIES".to_owned(), plan.strategies.clone()),
-        ("LEAGUE_PLAYER_HOST_NAME".to_owned(), "players".to_owned()),
+        ("LEAGUE_PLAYER_HOST_NAME".to_owned(), name.to_owned()),
     ]);
     if let Some(seed) = plan.seed {
         env.push(("LEAGUE_SEED".to_owned(), seed.to_string()));
@@ -329,10 +375,7 @@ async fn start_players(
             format!("{}ms", plan.think_time.as_millis()),
         ));
     }
-    let players = children::start("players", "player", &env, READY_WITHIN).await?;
-    note(&players)?;
-    running.players.push(players);
-    Ok(())
+    children::start(name, "player", &env, READY_WITHIN).await
 }
 
 #[cfg(test)]

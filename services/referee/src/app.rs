@@ -22,6 +22,12 @@ use crate::worker::{Worker, WorkerConfig};
 /// The file a referee's identity is kept in, inside its instance directory.
 const SAVED_AS: &str = "referee";
 
+/// Matches a referee runs at once unless `LEAGUE_REFEREE_CAPACITY` says otherwise: the bench's capacity,
+/// at which two referees ran a 200-player league at 2,724 matches a second. A match in flight is a task
+/// waiting on its players, not a core, so the capacity is not what a machine's cores bound; 8 throttled
+/// concurrent leagues to 16 matches at once on two referees (docs/adr/0060-many-leagues-at-once.md).
+pub const DEFAULT_CAPACITY: u32 = 64;
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct RefereeConfig {
@@ -60,7 +66,7 @@ impl Default for RefereeConfig {
             manager_url: "http://127.0.0.1:50051".to_owned(),
             advertise_url: None,
             referee_name: "referee".to_owned(),
-            referee_capacity: 8,
+            referee_capacity: DEFAULT_CAPACITY,
             shutdown_grace: WorkerConfig::default().shutdown_grace,
             state_dir: None,
             referee_registration_token: None,

@@ -114,19 +114,20 @@ pub async fn measure(database_url: &SecretString, league_id: &str) -> anyhow::Re
     })
 }
 
-/// The boundaries of each league as a Markdown table.
-pub fn render(leagues: &[(u32, &RoundBoundaries)]) -> String {
+/// The boundaries of each league as a Markdown table, each row named in its first column (`first`:
+/// that column's title, such as `players`).
+pub fn render(first: &str, leagues: &[(String, &RoundBoundaries)]) -> String {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let mut out = String::from(
+    let mut out = format!(
         "\nround boundaries (ms, p50 / p99): gap = last result of a round → first invitation of the next; \
          round = a round's first invitation → its last result; starts = its first invitation → its last match's first\n\n\
-         | players | boundaries | gap | report | completion | hand-over | start | round | starts |\n\
+         | {first} | boundaries | gap | report | completion | hand-over | start | round | starts |\n\
          |---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
-    for (players, b) in leagues {
+    for (name, b) in leagues {
         let cell = |p: Percentiles| format!("{:.2} / {:.2}", ms(p.p50), ms(p.p99));
         out.push_str(&format!(
-            "| {players} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             b.boundaries,
             cell(b.gap),
             cell(b.report),
