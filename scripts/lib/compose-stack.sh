@@ -53,8 +53,7 @@ cleanup() {
     set +e
     if [ -n "$DOCKERD_PID" ] && kill -0 "$DOCKERD_PID" 2>/dev/null; then
         if [ -n "$WORK" ] && [ -f "$WORK/env" ]; then
-            compose down -v --remove-orphans --timeout 30 >"$WORK/down.log" 2>&1 \
-                || { echo "$SCRIPT: compose down failed:"; tail -n 20 "$WORK/down.log"; }
+            clear_project || { echo "$SCRIPT: compose down failed twice:"; tail -n 20 "$WORK/down.log"; }
         fi
         if $REMOVE_IMAGES; then
             "$DOCKER" image ls -q | sort -u | xargs -r "$DOCKER" image rm -f >/dev/null 2>&1
@@ -85,6 +84,16 @@ unset DOCKER_CONTEXT
 compose() {
     docker-compose --project-name "$PROJECT" --project-directory "$REPO" --env-file "$WORK/env" \
         -f "$REPO/docker-compose.yml" -f "$REPO/deploy/standins/docker-compose.standins.yml" "$@"
+}
+
+# clear_project: the project's containers, networks and volumes gone. Once in a while the engine still
+# counts an endpoint of a container it has just removed and refuses to remove the network, and then the
+# volumes stay too: a second `down` a moment later removes them. Run before `up` as well, so that what
+# a killed run left (its database volume and finished leagues) never reaches the next one.
+clear_project() {
+    compose down -v --remove-orphans --timeout 30 >"$WORK/down.log" 2>&1 && return 0
+    sleep 2
+    compose down -v --remove-orphans --timeout 30 >>"$WORK/down.log" 2>&1
 }
 
 # --- the engine ---------------------------------------------------------------------------------------------
@@ -151,7 +160,7 @@ set_env() { # set_env NAME VALUE: in the env file compose reads
 env_value() { sed -n "s/^$1=//p" "$WORK/env"; }
 
 # new_env: .env.example with a fresh operator token and free ports on 127.0.0.1 (gateway, receiver's UI
-# and OTLP port); sets GATEWAY and RECEIVER_PORT.
+# and OTLP port); sets GATEWAY and RECEIVER_PORT, and clears what an earlier run of the project left.
 new_env() {
     cp .env.example "$WORK/env"
     set_env LEAGUE_OPERATOR_TOKEN "$(openssl rand -hex 32)"
@@ -162,6 +171,7 @@ new_env() {
     set_env JAEGER_UI_PORT "$RECEIVER_PORT"
     set_env JAEGER_OTLP_PORT "$(free_port)"
     GATEWAY=127.0.0.1:$gateway_port
+    clear_project || { tail -n 20 "$WORK/down.log"; die "what an earlier run left could not be removed"; }
 }
 
 GATEWAY=""
