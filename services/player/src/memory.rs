@@ -2,7 +2,7 @@
 //! was sent. Strategies read the games; tests read all three.
 //!
 //! One host runs every bot, so what repeats from bot to bot is kept once per host ([`Shared`]): each
-//! league event the bots took ([`events`]), and each name — league ids, player ids, game types
+//! league event the bots took ([`events`]), and each name — league ids, player ids, event ids
 //! ([`name`]). A bot keeps which of the events it took, and its games with the names they mention
 //! shared; at 1,000 players that is a million games and three million events taken (ADR 0059).
 //!

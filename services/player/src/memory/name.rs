@@ -1,4 +1,4 @@
-//! Names that repeat across a host's memory — league ids, player ids, game types, event ids — kept once
+//! Names that repeat across a host's memory — league ids, player ids, event ids — kept once
 //! per host and shared by every record that mentions them.
 
 use std::borrow::Borrow;
@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 /// A shared, immutable name; compares, hashes and prints as its text.
 ///
-/// A thin pointer (8 bytes, where `Arc<str>` takes 16): a bot's history holds three of them per game,
+/// A thin pointer (8 bytes, where `Arc<str>` takes 16): a bot's history holds two of them per game,
 /// a million games at 1,000 players.
 #[derive(Clone, Default)]
 pub struct Name(Arc<Box<str>>);

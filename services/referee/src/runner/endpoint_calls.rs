@@ -54,6 +54,8 @@ pub struct EndpointCalls {
 impl EndpointCalls {
     /// Calls to the endpoint `channel` reaches. Must be called inside a tokio runtime.
     pub fn new(channel: GrpcChannel) -> EndpointCalls {
+        // Unbounded in type only: a running match makes one call a seat at a time, a referee runs at
+        // most its capacity of matches, and this task takes what is queued as soon as it runs.
         let (queue, queued) = mpsc::unbounded_channel();
         tokio::spawn(send_batches(PlayerServiceClient::new(channel), queued));
         EndpointCalls { queue }
