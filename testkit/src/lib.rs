@@ -2,7 +2,6 @@
 //! It is a dev-dependency of every crate, and a dependency of the launcher's `bench` feature (the
 //! bench's external agents are [`fake_agent::FakeAgents`]); nothing here ships in a binary.
 
-pub mod alone;
 pub mod database;
 pub mod event_host;
 pub mod fake_agent;
@@ -16,9 +15,11 @@ pub mod observe;
 pub mod tls;
 
 pub use database::TestDatabase;
+// Here for every crate's tests; its home is the runtime, whose own tests need it too.
 pub use event_host::EventHost;
 pub use fake_agent::{Behaviour, FakeAgents, Registered};
 pub use league_run::LeagueRun;
+pub use league_runtime::alone;
 pub use manager::{TestManager, spawn_manager};
 pub use observe::{observe, wait_for};
 

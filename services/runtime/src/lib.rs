@@ -3,6 +3,8 @@
 //! calling gRPC, the one TLS client, and fair shares of a budget among client addresses.
 
 pub mod admin;
+#[cfg(any(test, feature = "testing"))]
+pub mod alone;
 pub mod config;
 pub mod credentials;
 pub mod fair_share;

@@ -123,8 +123,16 @@ impl RefereeService for Referee {
     }
 }
 
+#[test]
+fn the_server_span_is_the_callers_child_and_its_logs_name_the_trace() {
+    crate::alone::in_a_process_of_its_own(
+        "grpc::server_calls::tests::the_server_span_is_the_callers_child_and_its_logs_name_the_trace_alone",
+    );
+}
+
 #[tokio::test]
-async fn the_server_span_is_the_callers_child_and_its_logs_name_the_trace() {
+#[ignore = "sets a tracing subscriber for its thread: run alone by the_server_span_is_the_callers_child_and_its_logs_name_the_trace"]
+async fn the_server_span_is_the_callers_child_and_its_logs_name_the_trace_alone() {
     let collected = Collected::default();
     let provider = SdkTracerProvider::builder()
         .with_simple_exporter(collected.clone())
@@ -228,8 +236,16 @@ async fn the_server_span_is_the_callers_child_and_its_logs_name_the_trace() {
 
 /// Without an exporter (`telemetry::local_ids`): the same trace crosses the hop, and the server's log
 /// lines name it and the server span.
+#[test]
+fn without_an_exporter_the_server_continues_the_callers_trace_and_its_logs_name_it() {
+    crate::alone::in_a_process_of_its_own(
+        "grpc::server_calls::tests::without_an_exporter_the_server_continues_the_callers_trace_and_its_logs_name_it_alone",
+    );
+}
+
 #[tokio::test]
-async fn without_an_exporter_the_server_continues_the_callers_trace_and_its_logs_name_it() {
+#[ignore = "sets a tracing subscriber for its thread: run alone by without_an_exporter_the_server_continues_the_callers_trace_and_its_logs_name_it"]
+async fn without_an_exporter_the_server_continues_the_callers_trace_and_its_logs_name_it_alone() {
     let lines = Lines::default();
     let format = JsonLines::new("referee");
     let subscriber = tracing_subscriber::registry()

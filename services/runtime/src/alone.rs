@@ -1,7 +1,10 @@
-//! A test that reads a process-wide count (a metric in a `static`) cannot share its process with tests
-//! that add to it, yet it need not be a test binary of its own (one more link): the binary runs it again,
-//! alone, in a process of its own. The test itself is `#[ignore]`d, so that the shared run passes it
-//! over, and a plain test calls [`in_a_process_of_its_own`] with its name.
+//! A test that reads process-wide state cannot share its process with tests that change it, yet it need
+//! not be a test binary of its own (one more link): the binary runs it again, alone, in a process of its
+//! own. Two kinds of state call for it: a count in a `static` (a metric) that other tests add to, and
+//! tracing's callsite cache — with one subscriber set (`set_default`) on one thread, another thread that
+//! meets a span's callsite first caches it as disabled for every thread, so the test's spans vanish.
+//! The test itself is `#[ignore]`d, so that the shared run passes it over, and a plain test calls
+//! [`in_a_process_of_its_own`] with its name.
 
 use std::process::Command;
 
