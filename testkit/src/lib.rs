@@ -15,10 +15,10 @@ pub mod observe;
 pub mod tls;
 
 pub use database::TestDatabase;
-// Here for every crate's tests; its home is the runtime, whose own tests need it too.
 pub use event_host::EventHost;
 pub use fake_agent::{Behaviour, FakeAgents, Registered};
 pub use league_run::LeagueRun;
+// Here for every crate's tests; its home is the runtime, whose own tests need it too.
 pub use league_runtime::alone;
 pub use manager::{TestManager, spawn_manager};
 pub use observe::{observe, wait_for};
