@@ -13,15 +13,19 @@ use anyhow::Context;
 use clap::Args;
 use futures::{StreamExt, TryStreamExt};
 use league_proto::v2::transcript_entry::Entry;
-use league_proto::v2::{Direction, GetLeagueStatusRequest, GetMatchRequest, LeagueStatus};
+use league_proto::v2::{
+    Direction, GetLeagueStatusRequest, GetLeagueStatusResponse, GetMatchRequest, LeagueStatus,
+};
 use league_runtime::credentials::operator_request;
 
+use self::cpu::CpuUsed;
 use self::exchanges::{Exchanges, player_exchanges};
 use self::overhead::{Overhead, gateway_overhead};
 use self::wrk::{Throughput, queries};
 use league_testkit::{Behaviour, FakeAgents, Registered};
 
 mod concurrent;
+mod cpu;
 mod exchanges;
 mod overhead;
 mod pairs;
@@ -93,6 +97,8 @@ struct Measured {
     exchanges: Exchanges,
     notifications_per_match: f64,
     peak_rss_kib: Vec<(String, u64)>,
+    /// The CPU the whole run had used when its leagues completed (shared by leagues played at once).
+    cpu: CpuUsed,
     overhead: Option<Overhead>,
     throughput: Vec<Throughput>,
     rounds: rounds::RoundBoundaries,
@@ -167,7 +173,9 @@ async fn league(players: u32, external: bool, args: &BenchArgs) -> anyhow::Resul
         },
         async |finished: &mut Finished, external: &Option<External>| {
             let league_id = finished.league_id.clone();
-            let mut measured = measure(players, finished, &league_id).await?;
+            completed(finished, &league_id).await?;
+            let cpu = cpu::used(finished).await?;
+            let mut measured = measure(players, finished, &league_id, cpu).await?;
             if let Some(external) = external {
                 measured.overhead = Some(gateway_overhead(finished).await?);
                 check_agents(&external.agents, measured.matches)?;
@@ -199,9 +207,14 @@ async fn leagues_at_once(players: u32, args: &BenchArgs) -> anyhow::Result<Vec<M
         args.concurrent_leagues, args.referees, args.referee_capacity
     );
     let (_, measured) = run_league(&run, async |finished: &mut Finished| {
+        let leagues = finished.leagues.clone();
+        for league_id in &leagues {
+            completed(finished, league_id).await?;
+        }
+        let cpu = cpu::used(finished).await?;
         let mut each = Vec::new();
-        for league_id in finished.leagues.clone() {
-            each.push(measure(players, finished, &league_id).await?);
+        for league_id in &leagues {
+            each.push(measure(players, finished, league_id, cpu.clone()).await?);
         }
         anyhow::Ok(each)
     })
@@ -218,12 +231,10 @@ async fn leagues_at_once(players: u32, args: &BenchArgs) -> anyhow::Result<Vec<M
     Ok(measured)
 }
 
-/// Measures league `league_id` of the finished system once it is completed (leagues played at once
-/// may end after the one the run followed) and its league events are all delivered.
-async fn measure(players: u32, finished: &mut Finished, league_id: &str) -> anyhow::Result<Measured> {
-    let millis = |t: &prost_types::Timestamp| t.seconds as f64 * 1e3 + f64::from(t.nanos) / 1e6;
-    // The last round's notifications may still be on their way: count them once the outbox is empty.
-    let status = loop {
+/// League `league_id`'s status once it is completed and its league events are all delivered (the last
+/// round's notifications may still be on their way when it completes).
+async fn completed(finished: &mut Finished, league_id: &str) -> anyhow::Result<GetLeagueStatusResponse> {
+    loop {
         let status = finished
             .client
             .get_league_status(operator_request(
@@ -240,11 +251,23 @@ async fn measure(players: u32, finished: &mut Finished, league_id: &str) -> anyh
             "league {league_id} was cancelled"
         );
         if status.status == LeagueStatus::Completed as i32 && status.notifications_pending == 0 {
-            break status;
+            return Ok(status);
         }
         // Polling what the manager reports, as `league run` follows its league: not synchronisation.
         tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    }
+}
+
+/// Measures league `league_id` of the finished system once it is completed (leagues played at once
+/// may end after the one the run followed) and its league events are all delivered.
+async fn measure(
+    players: u32,
+    finished: &mut Finished,
+    league_id: &str,
+    cpu: CpuUsed,
+) -> anyhow::Result<Measured> {
+    let millis = |t: &prost_types::Timestamp| t.seconds as f64 * 1e3 + f64::from(t.nanos) / 1e6;
+    let status = completed(finished, league_id).await?;
     let (Some(started), Some(completed)) = (&status.started_at, &status.completed_at) else {
         anyhow::bail!("the league reports no start or completion time");
     };
@@ -317,6 +340,7 @@ async fn measure(players: u32, finished: &mut Finished, league_id: &str) -> anyh
         exchanges: player_exchanges(finished).await?,
         notifications_per_match: notifications / f64::from(matches.max(1)),
         peak_rss_kib: finished.peak_rss_kib.clone(),
+        cpu,
         overhead: None,
         throughput: Vec::new(),
         rounds: rounds::measure(&finished.database_url, league_id).await?,
@@ -375,6 +399,10 @@ fn render(results: &[Measured], args: &BenchArgs) -> String {
             m.notifications_per_match,
             rss.join(", ")
         ));
+    }
+    out.push_str(&cpu::header("players"));
+    for m in results {
+        out.push_str(&cpu::row(&m.players.to_string(), &m.cpu, u64::from(m.matches)));
     }
     let boundaries: Vec<_> = results
         .iter()
@@ -444,12 +472,21 @@ fn render_together(players: u32, measured: &[Measured], args: &BenchArgs) -> Str
         .iter()
         .map(|m| (m.league_id.clone(), &m.rounds))
         .collect();
+    let cpu = measured.first().map(|m| {
+        let matches = measured.iter().map(|m| u64::from(m.matches)).sum();
+        format!(
+            "{}{}",
+            cpu::header("leagues"),
+            cpu::row(&format!("{} × {players}", measured.len()), &m.cpu, matches)
+        )
+    });
     format!(
-        "referees: {} × capacity {}\n{}\npeak RSS (MB): {}\n{}",
+        "referees: {} × capacity {}\n{}\npeak RSS (MB): {}\n{}{}",
         args.referees,
         args.referee_capacity,
         concurrent::render(players, &leagues),
         rss.join(", "),
+        cpu.unwrap_or_default(),
         rounds::render("league", &boundaries)
     )
 }

@@ -123,6 +123,8 @@ pub struct Finished {
     pub status: GetLeagueStatusResponse,
     /// Peak resident memory of each service process, in KiB.
     pub peak_rss_kib: Vec<(String, u64)>,
+    /// Each service's process id (the bench reads their CPU time).
+    pub pids: Vec<(String, u32)>,
     /// Where each service's admin server answers `/metrics`, `/healthz` and `/readyz`.
     pub admin_urls: Vec<(String, String)>,
     /// Each gateway replica's `/mcp`.
@@ -347,6 +349,10 @@ async fn play<G, T>(
         .all()
         .map(|service| (service.name.clone(), service.peak_rss_kib().unwrap_or(0)))
         .collect();
+    let pids = running
+        .all()
+        .filter_map(|service| Some((service.name.clone(), service.pid()?)))
+        .collect();
     let admin_urls = running
         .all()
         .filter_map(|service| Some((service.name.clone(), service.admin_url.clone()?)))
@@ -357,6 +363,7 @@ async fn play<G, T>(
         league_id: league_id.clone(),
         status,
         peak_rss_kib,
+        pids,
         admin_urls,
         gateway_urls,
         database_url: database_url.clone(),
