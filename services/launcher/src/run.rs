@@ -217,7 +217,7 @@ pub async fn run_league_with<G, T>(
     let mut running = Running::default();
     let mut started = false;
     let outcome = tokio::select! {
-        played = play(args, &database_url, &database, state_dir.path(), &mut running, &mut started, external, inspect) =>
+        played = play(args, &database_url, state_dir.path(), &mut running, &mut started, external, inspect) =>
             Ok(played),
         signal = signals.received() => Err(signal),
     };
@@ -281,7 +281,6 @@ fn check(args: &RunArgs) -> anyhow::Result<()> {
 async fn play<G, T>(
     args: &RunArgs,
     database_url: &SecretString,
-    database: &str,
     state_dir: &Path,
     running: &mut Running,
     started_all: &mut bool,
@@ -336,7 +335,7 @@ async fn play<G, T>(
     let _published = State::publish(
         &started.manager_url,
         started.gateway_urls.first().map_or("", String::as_str),
-        database,
+        postgres::database_name(database_url.expose_secret()),
         &league_id,
         &operator_token,
     )?;
