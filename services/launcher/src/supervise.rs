@@ -220,8 +220,9 @@ impl Supervised {
         children::peak_rss_kib(self.current.borrow().pid?)
     }
 
-    /// Stops the service (SIGTERM, then SIGKILL after a grace), whichever process of it runs now, and
-    /// waits for the watch to end. Call [`Stopping::begin`] first, or it might be started again.
+    /// Stops the service (SIGTERM, then SIGKILL after a grace), whichever process of it runs now, or
+    /// abandons its start again, and waits for the watch to end. [`Stopping::begin`] first keeps the
+    /// others from being started again meanwhile.
     pub async fn stop(self) {
         // Gone already if the watch ended: the service exited after stopping began.
         let _ = self.stop.send(());
@@ -266,11 +267,13 @@ async fn supervise<P, F, S>(
             tokio::select! {
                 () = tokio::time::sleep(pause) => {}
                 () = stopping.wait() => return,
+                _ = &mut stop_asked => return,
             }
             // A start under way is dropped when stopping begins: its process is killed (kill_on_drop).
             let started = tokio::select! {
                 started = start() => started,
                 () = stopping.wait() => return,
+                _ = &mut stop_asked => return,
             };
             match started {
                 Ok(process) => break process,
@@ -532,6 +535,21 @@ mod tests {
         tokio::time::sleep(FIRST_PAUSE / 2).await;
         stopping.begin();
         tokio::time::sleep(LONGEST_PAUSE * 4).await;
+        service.stop().await;
+        assert!(
+            starts.at.lock().expect("the list").is_empty(),
+            "never started again"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_service_stopped_during_its_pause_is_not_started_again() {
+        let stopping = Stopping::default();
+        let (service, starts, first) = supervised(&stopping);
+        first
+            .send(ExitStatus::from_raw(SIGKILL))
+            .expect("the watch waits");
+        tokio::time::sleep(FIRST_PAUSE / 2).await;
         service.stop().await;
         assert!(
             starts.at.lock().expect("the list").is_empty(),
