@@ -12,6 +12,8 @@
 //! - `referee_sigterm`: SIGTERM to a referee mid-match (it finishes, or releases after its grace).
 //! - `one_service_restart`: the player host, then a referee, killed and started again alone on new ports.
 //! - `serve_restart`: `league serve` killed with SIGKILL mid-league and started again the same way.
+//! - `serve_supervised`: the player host of a `league serve` killed with kill -9 mid-league: serve starts
+//!   it again, and the league completes with the same agents.
 //! - `chaos`: a referee, the player host, the manager and the gateway killed and restarted on the same
 //!   addresses mid-league, with external Python agents playing: nobody is charged a match.
 //!
@@ -36,4 +38,5 @@ mod referee_crash;
 mod referee_sigterm;
 mod scale_referees;
 mod serve_restart;
+mod serve_supervised;
 mod two_managers;

@@ -14,11 +14,11 @@ use tokio::process::{Child, Command};
 
 use crate::harness::*;
 
-const LEAGUE: &str = "league_even_odd";
+pub const LEAGUE: &str = "league_even_odd";
 
 /// `league serve` on `database`, its state (the state file, the agents' identities) under `dir`, its
 /// logs (and its services') appended to `log`.
-fn serve(database: &str, dir: &Path, log: &Path) -> Child {
+pub fn serve(database: &str, dir: &Path, log: &Path) -> Child {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -61,7 +61,7 @@ fn serve(database: &str, dir: &Path, log: &Path) -> Child {
 }
 
 /// The manager's URL and the operator token of the `league serve` whose pid is `pid`, once it wrote them.
-async fn served_by(dir: &Path, pid: u32) -> (String, SecretString) {
+pub async fn served_by(dir: &Path, pid: u32) -> (String, SecretString) {
     let path = dir.join("state.json");
     let state: serde_json::Value = observe(
         "league serve writes its state file",
@@ -79,7 +79,7 @@ async fn served_by(dir: &Path, pid: u32) -> (String, SecretString) {
     (manager_url, SecretString::from(token.trim().to_owned()))
 }
 
-async fn agents(db: &Database) -> Vec<(String, String)> {
+pub async fn agents(db: &Database) -> Vec<(String, String)> {
     sqlx::query_as("select agent_id, kind from agents order by agent_id")
         .fetch_all(&db.pool)
         .await

@@ -130,9 +130,13 @@ impl Service {
 
     /// The most memory the process has held so far (VmHWM, in KiB; Linux only).
     pub fn peak_rss_kib(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()?)).ok()?;
-        let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
-        line.split_whitespace().nth(1)?.parse().ok()
+        peak_rss_kib(self.child.id()?)
+    }
+
+    /// Waits for the process to exit, however it does (cancel-safe: the supervisor races it with a
+    /// stop).
+    pub async fn exited(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        self.child.wait().await
     }
 
     /// The CPU time the process has used so far, user and system (Linux only).
@@ -175,6 +179,13 @@ impl Service {
             let _ = self.child.kill().await;
         }
     }
+}
+
+/// The most memory process `pid` has held so far (VmHWM, in KiB; Linux only).
+pub fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Signals a child's whole process group (the child leads it), so whatever it started goes too.

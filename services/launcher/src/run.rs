@@ -26,6 +26,7 @@ use crate::interrupt::Signals;
 use crate::progress::Progress;
 use crate::report::RUN_RESULTS;
 use crate::results_folder;
+use crate::run_state_dir::RunStateDir;
 use crate::state::State;
 use crate::system::{self, Plan, Running};
 use crate::table;
@@ -206,6 +207,8 @@ pub async fn run_league_with<G, T>(
         // Allowed: external referees registered through the gateway then run every match.
         eprintln!("no referee processes: matches wait for external referees registered through the gateway");
     }
+    // Removed when this returns, after every service stopped.
+    let state_dir = RunStateDir::create()?;
     let cluster_was_running = postgres::private_cluster_running(&args.cluster_dir);
     let server = postgres::resolve(&args.cluster_dir).await?;
     let database_url = postgres::create_database(&server, RUN_DATABASE_PREFIX).await?;
@@ -216,7 +219,7 @@ pub async fn run_league_with<G, T>(
     let mut running = Running::default();
     let mut started = false;
     let outcome = tokio::select! {
-        played = play(args, &database_url, &database, &mut running, &mut started, external, inspect) =>
+        played = play(args, &database_url, state_dir.path(), &mut running, &mut started, external, inspect) =>
             Ok(played),
         signal = signals.received() => Err(signal),
     };
@@ -280,7 +283,7 @@ fn check(args: &RunArgs) -> anyhow::Result<()> {
 async fn play<G, T>(
     args: &RunArgs,
     database_url: &SecretString,
-    database: &str,
+    state_dir: &Path,
     running: &mut Running,
     started_all: &mut bool,
     external: impl AsyncFnOnce(&[String]) -> anyhow::Result<G>,
@@ -321,7 +324,7 @@ async fn play<G, T>(
         // A local trial: any referee may register (said when it starts).
         referee_registration_token: None,
         quiet: args.quiet,
-        state_dir: None,
+        state_dir: Some(state_dir.to_owned()),
         children: None,
         bridge_addr: "127.0.0.1:0".to_owned(),
         bots_first: false,
@@ -334,7 +337,7 @@ async fn play<G, T>(
     let _published = State::publish(
         &started.manager_url,
         started.gateway_urls.first().map_or("", String::as_str),
-        database,
+        postgres::database_name(database_url.expose_secret()),
         &league_id,
         &operator_token,
     )?;
@@ -347,7 +350,7 @@ async fn play<G, T>(
         follow(&manager_url, &operator_token, &league_id, deadline, args.quiet).await?;
     let peak_rss_kib = running
         .all()
-        .map(|service| (service.name.clone(), service.peak_rss_kib().unwrap_or(0)))
+        .map(|service| (service.name().to_owned(), service.peak_rss_kib().unwrap_or(0)))
         .collect();
     let pids = running
         .all()
@@ -355,7 +358,7 @@ async fn play<G, T>(
         .collect();
     let admin_urls = running
         .all()
-        .filter_map(|service| Some((service.name.clone(), service.admin_url.clone()?)))
+        .filter_map(|service| Some((service.name().to_owned(), service.admin_url()?)))
         .collect();
     let mut finished = Finished {
         client,
@@ -442,16 +445,30 @@ async fn follow(
     let clock = Instant::now();
     let mut progress = Progress::new(quiet);
     loop {
-        let status = client
+        anyhow::ensure!(
+            clock.elapsed() < deadline,
+            "the league did not finish within {deadline:?}"
+        );
+        let asked = client
             .get_league_status(operator_request(
                 operator_token,
                 GetLeagueStatusRequest {
                     league_id: league_id.to_owned(),
                 },
             ))
-            .await
-            .context("asking the manager for the league's status")?
-            .into_inner();
+            .await;
+        let status = match asked {
+            Ok(status) => status.into_inner(),
+            // A manager that died is being started again on the same address (crate::supervise): the
+            // league waits for it, and so does this.
+            Err(status) if status.code() == tonic::Code::Unavailable => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+            Err(status) => {
+                return Err(status).context("asking the manager for the league's status");
+            }
+        };
         progress.update(&status);
         anyhow::ensure!(
             status.status != LeagueStatus::Cancelled as i32,
@@ -484,10 +501,6 @@ async fn follow(
             };
             return Ok((summary, status, client));
         }
-        anyhow::ensure!(
-            clock.elapsed() < deadline,
-            "the league did not finish within {deadline:?}"
-        );
         // Progress display for a person, not synchronisation: the league runs on its own.
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

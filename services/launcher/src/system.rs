@@ -13,13 +13,13 @@ use league_proto::v2::{CreateLeagueRequest, GetLeagueStatusRequest, MatchTiming}
 use league_runtime::credentials::operator_request;
 use secrecy::{ExposeSecret, SecretString};
 
-use crate::children::{self, Service};
 use crate::orphans::ChildrenFile;
+use crate::supervise::{self, Recipe, Stopping, Supervised};
 
 /// How long a service has to say it is ready.
-const READY_WITHIN: Duration = Duration::from_secs(60);
+pub(crate) const READY_WITHIN: Duration = Duration::from_secs(60);
 /// How long a service has to stop after SIGTERM before it is killed.
-const STOP_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(10);
 
 /// What to start.
 #[derive(Debug, Clone)]
@@ -61,8 +61,8 @@ pub struct Plan {
     /// Print the gateway's address.
     pub quiet: bool,
     /// Where the referees and the player host keep their identities (`LEAGUE_STATE_DIR`), each under its
-    /// name (`referee-1` …, `players`), so that started again they resume them: `league serve`. None: a
-    /// run's new database, nothing kept.
+    /// name (`referee-1` …, `players`), so that started again they resume them: `league serve`'s, kept
+    /// from one start to the next, or a `league run`'s, for the run alone (crate::run_state_dir).
     pub state_dir: Option<PathBuf>,
     /// Where each child is noted as it starts, for the next `league serve` to stop if this one is killed.
     pub children: Option<ChildrenFile>,
@@ -83,26 +83,35 @@ pub struct Started {
     pub gateway_urls: Vec<String>,
 }
 
-/// The services started so far, in the order they stop.
+/// The services started so far, in the order they stop, each watched and started again if it dies
+/// (crate::supervise).
 #[derive(Debug, Default)]
 pub struct Running {
-    pub manager: Option<Service>,
-    pub gateways: Vec<Service>,
-    pub referees: Vec<Service>,
-    pub players: Vec<Service>,
+    pub manager: Option<Supervised>,
+    pub gateways: Vec<Supervised>,
+    pub referees: Vec<Supervised>,
+    pub players: Vec<Supervised>,
+    stopping: Stopping,
 }
 
 impl Running {
-    /// Referees first (no new match starts; running ones are given back), then the players and the
-    /// gateways, the manager last: nobody is left talking to a service that is gone.
+    /// Starts `recipe` under watch (not yet in a group: the caller puts it in its own).
+    async fn start(&self, recipe: Recipe) -> anyhow::Result<Supervised> {
+        Supervised::start(recipe, &self.stopping).await
+    }
+
+    /// Nothing is started again from here on. Then referees first (no new match starts; running ones are
+    /// given back), then the players and the gateways, the manager last: nobody is left talking to a
+    /// service that is gone.
     pub async fn stop(self) {
-        let manager: Vec<Service> = self.manager.into_iter().collect();
+        self.stopping.begin();
+        let manager: Vec<Supervised> = self.manager.into_iter().collect();
         for group in [self.referees, self.players, self.gateways, manager] {
-            futures::future::join_all(group.into_iter().map(|service| service.stop(STOP_GRACE))).await;
+            futures::future::join_all(group.into_iter().map(Supervised::stop)).await;
         }
     }
 
-    pub fn all(&self) -> impl Iterator<Item = &Service> {
+    pub fn all(&self) -> impl Iterator<Item = &Supervised> {
         self.manager
             .iter()
             .chain(&self.gateways)
@@ -222,15 +231,21 @@ pub async fn start<G>(
     if largest > usual {
         manager_env.push(("LEAGUE_MAX_PLAYERS".to_owned(), largest.to_string()));
     }
-    let note = |service: &Service| match &plan.children {
-        Some(children) => children.note(service),
-        None => Ok(()),
+    // Each child is noted in the children file as it starts (the first time and every time again).
+    let recipe = |name: &str, subcommand: &str, env: Vec<(String, String)>| Recipe {
+        name: name.to_owned(),
+        subcommand: subcommand.to_owned(),
+        env,
+        same_address: None,
+        children: plan.children.clone(),
     };
-    let manager = running
-        .manager
-        .insert(children::start("manager", "manager", &manager_env, READY_WITHIN).await?);
-    note(manager)?;
-    let manager_url = manager.url.clone();
+    // The manager comes back on its address: every other service was given it.
+    let manager = Recipe {
+        same_address: Some("LEAGUE_LISTEN_ADDR"),
+        ..recipe("manager", "manager", manager_env)
+    };
+    let manager = running.manager.insert(running.start(manager).await?);
+    let manager_url = manager.url();
     let league_ids = league_ids(&plan.league_id, plan.leagues)?;
     for league_id in &league_ids {
         open_league(plan, &manager_url, league_id).await?;
@@ -243,10 +258,18 @@ pub async fn start<G>(
         } else {
             "127.0.0.1:0".to_owned()
         };
+        let bridge_addr = if replica == 1 {
+            plan.bridge_addr.as_str()
+        } else {
+            "127.0.0.1:0"
+        };
         let mut gateway_env = common.clone();
-        if replica == 1 {
-            gateway_env.push(("LEAGUE_LISTEN_ADDR".to_owned(), plan.bridge_addr.clone()));
-        }
+        // The bridge is where the referees call external players, at the endpoint they registered with:
+        // a gateway started again serves it on the same port, so that port is chosen here.
+        gateway_env.push((
+            "LEAGUE_LISTEN_ADDR".to_owned(),
+            supervise::fixed_port(bridge_addr)?,
+        ));
         gateway_env.extend([
             ("LEAGUE_MANAGER_URL".to_owned(), manager_url.clone()),
             ("LEAGUE_HTTP_ADDR".to_owned(), addr),
@@ -266,24 +289,20 @@ pub async fn start<G>(
                 plan.external_players.to_string(),
             ));
         }
-        let gateway = children::start(
-            &format!("gateway-{replica}"),
-            "gateway",
-            &gateway_env,
-            READY_WITHIN,
-        )
-        .await?;
-        note(&gateway)?;
+        // External agents were given its address: a gateway comes back on it.
+        let gateway = Recipe {
+            same_address: Some("LEAGUE_HTTP_ADDR"),
+            ..recipe(&format!("gateway-{replica}"), "gateway", gateway_env)
+        };
+        let gateway = running.start(gateway).await?;
+        let gateway_url = gateway.url();
         if !plan.quiet {
-            println!(
-                "gateway: external agents POST league.v2 JSON-RPC to {}/mcp",
-                gateway.url
-            );
+            println!("gateway: external agents POST league.v2 JSON-RPC to {gateway_url}/mcp");
             if replica == 1 {
-                println!("live page: {}/ (the standings as results arrive)", gateway.url);
+                println!("live page: {gateway_url}/ (the standings as results arrive)");
             }
         }
-        gateway_urls.push(format!("{}/mcp", gateway.url));
+        gateway_urls.push(format!("{gateway_url}/mcp"));
         running.gateways.push(gateway);
     }
     let mut agent_env = common.clone();
@@ -292,7 +311,7 @@ pub async fn start<G>(
         agent_env.push(("LEAGUE_STATE_DIR".to_owned(), dir.display().to_string()));
     }
     if plan.bots_first {
-        start_players(plan, &league_ids, running, &agent_env, &note).await?;
+        start_players(plan, &league_ids, running, &agent_env, &recipe).await?;
     }
     let mut referee_env = agent_env.clone();
     referee_env.extend(admission);
@@ -308,15 +327,17 @@ pub async fn start<G>(
         let mut env = referee_env.clone();
         // Also the name its identity is kept under.
         env.push(("LEAGUE_REFEREE_NAME".to_owned(), format!("referee-{i}")));
-        let referee = children::start(&format!("referee-{i}"), "referee", &env, READY_WITHIN).await?;
-        note(&referee)?;
+        // A referee comes back on a new port: it registers its endpoint again.
+        let referee = running
+            .start(recipe(&format!("referee-{i}"), "referee", env))
+            .await?;
         running.referees.push(referee);
     }
     // External players register once the referees are up, as the bots do: the league may start as
     // soon as the last player is in.
     let external = external(&gateway_urls).await?;
     if !plan.bots_first {
-        start_players(plan, &league_ids, running, &agent_env, &note).await?;
+        start_players(plan, &league_ids, running, &agent_env, &recipe).await?;
     }
     Ok((
         Started {
@@ -334,7 +355,7 @@ async fn start_players(
     league_ids: &[String],
     running: &mut Running,
     agent_env: &[(String, String)],
-    note: &impl Fn(&Service) -> anyhow::Result<()>,
+    recipe: &impl Fn(&str, &str, Vec<(String, String)>) -> Recipe,
 ) -> anyhow::Result<()> {
     if plan.players == 0 {
         return Ok(());
@@ -345,20 +366,21 @@ async fn start_players(
         } else {
             format!("players-{n}")
         };
-        let players = start_player_host(plan, &name, league_id, agent_env).await?;
-        note(&players)?;
+        // A player host comes back on a new port: its bots register their endpoint again.
+        let env = player_host_env(plan, &name, league_id, agent_env);
+        let players = running.start(recipe(&name, "player", env)).await?;
         running.players.push(players);
     }
     Ok(())
 }
 
-/// The player host `name` of `plan.players` bots, registering them to `league_id`.
-async fn start_player_host(
+/// The environment of player host `name` of `plan.players` bots, registering them to `league_id`.
+fn player_host_env(
     plan: &Plan,
     name: &str,
     league_id: &str,
     agent_env: &[(String, String)],
-) -> anyhow::Result<Service> {
+) -> Vec<(String, String)> {
     let mut env = agent_env.to_vec();
     env.extend([
         ("LEAGUE_ID".to_owned(), league_id.to_owned()),
@@ -375,7 +397,7 @@ async fn start_player_host(
             format!("{}ms", plan.think_time.as_millis()),
         ));
     }
-    children::start(name, "player", &env, READY_WITHIN).await
+    env
 }
 
 #[cfg(test)]
