@@ -139,11 +139,6 @@ impl Service {
         self.child.wait().await
     }
 
-    /// The CPU time the process has used so far, user and system (Linux only).
-    pub fn cpu_time(&self) -> Option<Duration> {
-        cpu_time(self.child.id()?)
-    }
-
     /// SIGKILL, as a crash would (nothing runs after it), and the exit reaped.
     pub async fn kill(&mut self) -> anyhow::Result<std::process::ExitStatus> {
         self.child
@@ -188,12 +183,6 @@ pub fn peak_rss_kib(pid: u32) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// Signals a child's whole process group (the child leads it), so whatever it started goes too.
-fn signal_group(pid: u32, signal: Signal) -> nix::Result<()> {
-    let pid = i32::try_from(pid).map_err(|_| nix::errno::Errno::ESRCH)?;
-    killpg(Pid::from_raw(pid), signal)
-}
-
 /// The CPU time process `pid` has used so far, user and system, from `/proc/<pid>/stat` (Linux only;
 /// any process of this machine whose stat can be read, such as a Postgres backend).
 pub fn cpu_time(pid: u32) -> Option<Duration> {
@@ -208,6 +197,12 @@ fn cpu_time_in(stat: &str) -> Option<Duration> {
     let ticks: u64 = fields.next()?.parse::<u64>().ok()? + fields.next()?.parse::<u64>().ok()?;
     // Clock ticks of USER_HZ, which Linux's ABI fixes at 100 a second whatever the kernel's HZ.
     Some(Duration::from_millis(ticks * 10))
+}
+
+/// Signals a child's whole process group (the child leads it), so whatever it started goes too.
+fn signal_group(pid: u32, signal: Signal) -> nix::Result<()> {
+    let pid = i32::try_from(pid).map_err(|_| nix::errno::Errno::ESRCH)?;
+    killpg(Pid::from_raw(pid), signal)
 }
 
 #[cfg(test)]

@@ -354,7 +354,7 @@ async fn play<G, T>(
         .collect();
     let pids = running
         .all()
-        .filter_map(|service| Some((service.name.clone(), service.pid()?)))
+        .filter_map(|service| Some((service.name().to_owned(), service.current().pid?)))
         .collect();
     let admin_urls = running
         .all()
