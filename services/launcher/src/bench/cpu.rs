@@ -36,8 +36,9 @@ pub(super) async fn used(finished: &Finished) -> anyhow::Result<CpuUsed> {
     let mut database = sqlx::PgConnection::connect(finished.database_url.expose_secret())
         .await
         .context("connecting to the run's database to find its backends")?;
-    let backends: Vec<i32> = sqlx::query_scalar(
-        "select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()",
+    let backends = sqlx::query_scalar!(
+        r#"select pid as "pid!" from pg_stat_activity
+           where datname = current_database() and pid <> pg_backend_pid()"#
     )
     .fetch_all(&mut database)
     .await
