@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Instant;
 
-use league_proto::v2::GetStandingsRequest;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
+use league_proto::v2::{GetStandingsRequest, GetStandingsResponse};
 use secrecy::SecretString;
 use tokio::process::{Child, Command};
 
@@ -79,6 +79,40 @@ pub async fn served_by(dir: &Path, pid: u32) -> (String, SecretString) {
     (manager_url, SecretString::from(token.trim().to_owned()))
 }
 
+/// Once the league is mid-way: a match finished and others running. The finished and running counts.
+pub async fn mid_league(db: &Database) -> (i64, i64) {
+    observe(
+        "a finished match and matches in flight",
+        LEAGUE_DEADLINE,
+        async || {
+            let (finished, running): (i64, i64) = sqlx::query_as(
+                "select count(*) filter (where status = 'finished'), count(*) filter (where status = 'running')
+                 from matches where league_id = $1",
+            )
+            .bind(LEAGUE)
+            .fetch_one(&db.pool)
+            .await
+            .ok()?;
+            (finished >= 1 && running >= 1).then_some((finished, running))
+        },
+    )
+    .await
+}
+
+/// The league's final standings, as the operator reads them from the manager at `manager_url`.
+pub async fn final_standings(manager_url: &str, token: &SecretString) -> GetStandingsResponse {
+    ManagerServiceClient::new(league_runtime::grpc::channel(manager_url).expect("a channel"))
+        .get_standings(league_runtime::credentials::operator_request(
+            token,
+            GetStandingsRequest {
+                league_id: LEAGUE.to_owned(),
+            },
+        ))
+        .await
+        .expect("the final standings")
+        .into_inner()
+}
+
 pub async fn agents(db: &Database) -> Vec<(String, String)> {
     sqlx::query_as("select agent_id, kind from agents order by agent_id")
         .fetch_all(&db.pool)
@@ -104,22 +138,7 @@ async fn a_served_league_killed_with_sigkill_resumes_with_the_same_agents_and_co
 
     let mut first = serve(&database, &logs.dir, &log);
     // Mid-league: a match finished and others running, some of them the late bot's.
-    let (finished_then, running_then) = observe(
-        "a finished match and matches in flight",
-        LEAGUE_DEADLINE,
-        async || {
-            let (finished, running): (i64, i64) = sqlx::query_as(
-                "select count(*) filter (where status = 'finished'), count(*) filter (where status = 'running')
-                 from matches where league_id = $1",
-            )
-            .bind(LEAGUE)
-            .fetch_one(&db.pool)
-            .await
-            .ok()?;
-            (finished >= 1 && running >= 1).then_some((finished, running))
-        },
-    )
-    .await;
+    let (finished_then, running_then) = mid_league(&db).await;
     first.kill().await.expect("SIGKILL to league serve");
     let before = agents(&db).await;
     assert_eq!(before.len(), 8, "6 bots and 2 referees: {before:?}");
@@ -129,16 +148,7 @@ async fn a_served_league_killed_with_sigkill_resumes_with_the_same_agents_and_co
     let pid = second.id().expect("the second serve runs");
     let (manager_url, token) = served_by(&logs.dir, pid).await;
     wait_for_completion(&db.pool, LEAGUE, &logs).await;
-    let table = ManagerServiceClient::new(league_runtime::grpc::channel(&manager_url).expect("a channel"))
-        .get_standings(league_runtime::credentials::operator_request(
-            &token,
-            GetStandingsRequest {
-                league_id: LEAGUE.to_owned(),
-            },
-        ))
-        .await
-        .expect("the final standings")
-        .into_inner();
+    let table = final_standings(&manager_url, &token).await;
     let facts = check_invariants_through_restarts(&db.pool, &spec, &table).await;
     assert_eq!(
         agents(&db).await,

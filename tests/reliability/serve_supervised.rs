@@ -6,13 +6,11 @@
 use std::path::Path;
 use std::time::Instant;
 
-use league_proto::v2::GetStandingsRequest;
-use league_proto::v2::manager_service_client::ManagerServiceClient;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
 use crate::harness::*;
-use crate::serve_restart::{LEAGUE, agents, serve, served_by};
+use crate::serve_restart::{LEAGUE, agents, final_standings, mid_league, serve, served_by};
 
 /// What the launcher prints when the player host dies of a kill -9.
 const RESTARTED: &str = "players exited (signal 9: SIGKILL); starting it again (restart 1)";
@@ -69,22 +67,7 @@ async fn a_player_host_killed_under_serve_is_started_again_and_the_league_comple
     let pid = served.id().expect("league serve runs");
     let (manager_url, token) = served_by(&logs.dir, pid).await;
     // Mid-league: a match finished and others running, some of them the late bot's.
-    let (finished_then, running_then) = observe(
-        "a finished match and matches in flight",
-        LEAGUE_DEADLINE,
-        async || {
-            let (finished, running): (i64, i64) = sqlx::query_as(
-                "select count(*) filter (where status = 'finished'), count(*) filter (where status = 'running')
-                 from matches where league_id = $1",
-            )
-            .bind(LEAGUE)
-            .fetch_one(&db.pool)
-            .await
-            .ok()?;
-            (finished >= 1 && running >= 1).then_some((finished, running))
-        },
-    )
-    .await;
+    let (finished_then, running_then) = mid_league(&db).await;
     let before = agents(&db).await;
     assert_eq!(before.len(), 8, "6 bots and 2 referees: {before:?}");
     let players = |children: &[(i32, String, String)]| -> Vec<i32> {
@@ -110,16 +93,7 @@ async fn a_player_host_killed_under_serve_is_started_again_and_the_league_comple
     )
     .await;
     wait_for_completion(&db.pool, LEAGUE, &logs).await;
-    let table = ManagerServiceClient::new(league_runtime::grpc::channel(&manager_url).expect("a channel"))
-        .get_standings(league_runtime::credentials::operator_request(
-            &token,
-            GetStandingsRequest {
-                league_id: LEAGUE.to_owned(),
-            },
-        ))
-        .await
-        .expect("the final standings")
-        .into_inner();
+    let table = final_standings(&manager_url, &token).await;
     // No technical loss, no double forfeit: the outage was ours.
     let facts = check_invariants_through_restarts(&db.pool, &spec, &table).await;
     assert_eq!(
