@@ -5,8 +5,6 @@
 
 #![cfg(feature = "bench")]
 
-use std::process::Command;
-
 /// The per-league table's rows: league id, matches, and the rest of the cells as printed.
 fn league_rows(stdout: &str) -> Vec<(String, u32, Vec<String>)> {
     stdout
@@ -28,32 +26,23 @@ fn league_rows(stdout: &str) -> Vec<(String, u32, Vec<String>)> {
 
 #[test]
 fn three_leagues_at_once_each_complete_on_a_row_of_their_own() {
-    let output = Command::new(env!("CARGO_BIN_EXE_league"))
-        .args([
-            "bench",
-            "--concurrent-leagues",
-            "3",
-            "--players",
-            "4",
-            "--referees",
-            "1",
-            "--referee-capacity",
-            "4",
-        ])
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("the league binary runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "league bench failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
+    let stdout = crate::league_bench(&[
+        "--concurrent-leagues",
+        "3",
+        "--players",
+        "4",
+        "--referees",
+        "1",
+        "--referee-capacity",
+        "4",
+    ]);
     // Four players: six matches a league, eighteen in all.
     assert!(
         stdout.contains("3 leagues of 4 players at once: 18 matches in "),
         "{stdout}"
     );
+    // The CPU the three leagues took together, a match.
+    crate::cpu_a_match(&stdout, "3 × 4");
     let rows = league_rows(&stdout);
     assert_eq!(rows.len(), 3, "a row per league:\n{stdout}");
     let mut ids: Vec<&str> = rows.iter().map(|(id, _, _)| id.as_str()).collect();

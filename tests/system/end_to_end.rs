@@ -104,28 +104,17 @@ fn league_run_plays_a_whole_league_across_processes() {
 #[cfg(feature = "bench")]
 #[test]
 fn league_bench_plays_fake_external_agents_through_the_gateway() {
-    let output = Command::new(env!("CARGO_BIN_EXE_league"))
-        .args([
-            "bench",
-            "--players",
-            "4",
-            "--external",
-            "--referees",
-            "1",
-            "--referee-capacity",
-            "4",
-            "--against-bots",
-            "1",
-        ])
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("the league binary runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "league bench failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
+    let stdout = crate::league_bench(&[
+        "--players",
+        "4",
+        "--external",
+        "--referees",
+        "1",
+        "--referee-capacity",
+        "4",
+        "--against-bots",
+        "1",
+    ]);
     // Four players: six matches, each six calls to players, all measured by the gateway.
     assert!(stdout.contains("\n| 4 | 6 | "), "a row for the league:\n{stdout}");
     assert!(
@@ -133,6 +122,9 @@ fn league_bench_plays_fake_external_agents_through_the_gateway() {
         "six matches measured:\n{stdout}"
     );
     assert!(stdout.contains("| per GAME_INVITATION | 12 | "), "{stdout}");
+    // The CPU a match of the external league: its gateway worked for it.
+    let cpu = crate::cpu_a_match(&stdout, "4");
+    assert!(cpu[3] > 0.0, "the gateway's CPU a match: {cpu:?}\n{stdout}");
     // The pair: both walls, and their ratio.
     let pair: Vec<f64> = stdout
         .lines()
