@@ -44,8 +44,8 @@ pub struct BenchArgs {
     /// Referee processes.
     #[arg(long, default_value_t = 2)]
     pub referees: u32,
-    /// Matches each referee runs at once.
-    #[arg(long, default_value_t = 64)]
+    /// Matches each referee runs at once (the referee's own default).
+    #[arg(long, default_value_t = league_referee::app::DEFAULT_CAPACITY)]
     pub referee_capacity: u32,
     /// Every player is a fake external agent (one HTTP server in this process, one path per player)
     /// that registers through the gateway and answers at once, instead of a bot.

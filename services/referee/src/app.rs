@@ -22,11 +22,13 @@ use crate::worker::{Worker, WorkerConfig};
 /// The file a referee's identity is kept in, inside its instance directory.
 const SAVED_AS: &str = "referee";
 
-/// Matches a referee runs at once unless `LEAGUE_REFEREE_CAPACITY` says otherwise: the bench's capacity,
-/// at which two referees ran a 200-player league at 2,724 matches a second. A match in flight is a task
-/// waiting on its players, not a core, so the capacity is not what a machine's cores bound; 8 throttled
-/// concurrent leagues to 16 matches at once on two referees (docs/adr/0060-many-leagues-at-once.md).
-pub const DEFAULT_CAPACITY: u32 = 64;
+/// Matches a referee runs at once unless `LEAGUE_REFEREE_CAPACITY` says otherwise. A match in flight is a
+/// task waiting on its players, not a core, so the capacity is not what a machine's cores bound; what it
+/// bounds is how many matches of the system's leagues can be under way at once, and so how many calls
+/// each player endpoint gets together (ADR 0058). Two referees of 64 held ten 50-player leagues at once
+/// (250 matches a round between them) to 0.65-0.82 of one 200-player league's rate; of 128, 0.93-1.02, and
+/// a 1,000-player league took 103 s instead of 115 (docs/adr/0063-referee-capacity-128.md).
+pub const DEFAULT_CAPACITY: u32 = 128;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
