@@ -259,6 +259,11 @@ async fn completed(finished: &mut Finished, league_id: &str) -> anyhow::Result<G
     }
 }
 
+/// `t` in milliseconds since the epoch.
+fn millis(t: &prost_types::Timestamp) -> f64 {
+    t.seconds as f64 * 1e3 + f64::from(t.nanos) / 1e6
+}
+
 /// What the bench keeps of one match's transcript.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct MatchSummary {
@@ -270,7 +275,6 @@ struct MatchSummary {
 
 impl MatchSummary {
     fn of(entries: &[TranscriptEntry]) -> Self {
-        let millis = |t: &prost_types::Timestamp| t.seconds as f64 * 1e3 + f64::from(t.nanos) / 1e6;
         let times = || entries.iter().filter_map(|entry| entry.at.as_ref().map(millis));
         let duration = match (times().reduce(f64::min), times().reduce(f64::max)) {
             (Some(first), Some(last)) => Some(Duration::from_secs_f64((last - first).max(0.0) / 1e3)),
@@ -295,7 +299,6 @@ async fn measure(
     league_id: &str,
     cpu: CpuUsed,
 ) -> anyhow::Result<Measured> {
-    let millis = |t: &prost_types::Timestamp| t.seconds as f64 * 1e3 + f64::from(t.nanos) / 1e6;
     let status = completed(finished, league_id).await?;
     let (Some(started), Some(completed)) = (&status.started_at, &status.completed_at) else {
         anyhow::bail!("the league reports no start or completion time");
