@@ -138,7 +138,7 @@ async fn handle_post(
         Err(response) => return response,
     };
     // Within one scope: shared JSON in the answers (a league's standings) and ids kept verbatim are
-    // written in as they are (crate::shared_json).
+    // written in as they are (league_v2::shared_json).
     shared_json::scope(answer(state, http, body)).await
 }
 

@@ -13,8 +13,9 @@ use crate::shared_json::SharedJson;
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
-pub const INVALID_PARAMS: i64 = -32602;
-pub const INTERNAL_ERROR: i64 = -32603;
+/// The two the error table shares with league.v2 errors have their home there.
+pub const INVALID_PARAMS: i64 = league_proto::error_code::JSON_RPC_INVALID_PARAMS;
+pub const INTERNAL_ERROR: i64 = league_proto::error_code::JSON_RPC_INTERNAL_ERROR;
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq)]

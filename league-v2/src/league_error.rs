@@ -1,13 +1,12 @@
 //! A league.v2 error on its way to an agent: the JSON-RPC error whose `data` is the protocol's
-//! LEAGUE_ERROR message. Parameter problems (E002–E004, E018, E019, E021) use JSON-RPC's "invalid params";
-//! the rest use the application range as `-32000 - n` for `En`, so a client can read the code from either.
+//! LEAGUE_ERROR message, its JSON-RPC code the one the error table gives (`ErrorCode::json_rpc_code`).
 
 use league_domain::MessageType;
 use league_proto::ErrorCode;
 use serde_json::{Value, json};
 
 use crate::envelope::PROTOCOL;
-use crate::jsonrpc::{INTERNAL_ERROR, INVALID_PARAMS, RpcError};
+use crate::jsonrpc::RpcError;
 use crate::{sender, timestamp};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -26,23 +25,10 @@ impl LeagueError {
         }
     }
 
-    pub(crate) fn rpc_code(&self) -> i64 {
-        match self.code {
-            ErrorCode::InvalidMessageFormat
-            | ErrorCode::MissingRequiredField
-            | ErrorCode::InvalidParityChoice
-            | ErrorCode::ProtocolVersionMismatch
-            | ErrorCode::UnsupportedGameType
-            | ErrorCode::InvalidTimestamp => INVALID_PARAMS,
-            ErrorCode::InternalError => INTERNAL_ERROR,
-            code => -32000 - code.code()[1..].parse::<i64>().unwrap_or(99),
-        }
-    }
-
     /// The JSON-RPC error, echoing the conversation the failed message belonged to.
     pub fn to_rpc(&self, conversation_id: Option<&str>) -> RpcError {
         RpcError {
-            code: self.rpc_code(),
+            code: self.code.json_rpc_code(),
             message: format!("{}: {}", self.code.name(), self.description),
             data: Some(self.league_error_message(conversation_id)),
         }
@@ -77,20 +63,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn codes_map_to_json_rpc_codes() {
-        assert_eq!(
-            LeagueError::new(ErrorCode::MissingRequiredField, "x").rpc_code(),
-            INVALID_PARAMS
-        );
-        assert_eq!(
-            LeagueError::new(ErrorCode::AuthTokenInvalid, "x").rpc_code(),
-            -32012
-        );
-        assert_eq!(
-            LeagueError::new(ErrorCode::AuthTokenMissing, "x").rpc_code(),
-            -32011
-        );
+    fn the_rpc_error_carries_the_tables_code_and_the_league_error() {
+        let rpc = LeagueError::new(ErrorCode::MissingRequiredField, "x").to_rpc(None);
+        assert_eq!(rpc.code, crate::jsonrpc::INVALID_PARAMS);
         let rpc = LeagueError::new(ErrorCode::AuthTokenInvalid, "bad").to_rpc(Some("c1"));
+        assert_eq!(rpc.code, -32012);
         let data = rpc.data.expect("data");
         assert_eq!(data["message_type"], "LEAGUE_ERROR");
         assert_eq!(data["error_code"], "E012");

@@ -1,4 +1,5 @@
-//! The league.v2 error codes: the one table every service uses, with the gRPC code each maps to.
+//! The league.v2 error codes: the one table every service uses, with the gRPC code and the JSON-RPC code
+//! each maps to.
 //!
 //! The specification names E001, E003–E005, E009, E011–E013, E018 and E021; the seeds disagree on a few
 //! numbers (one of the course's documents uses E004 and E011 differently) and the specification wins. The codes it leaves
@@ -11,8 +12,13 @@ use std::str::FromStr;
 /// protocol's code in `error.data` without parsing messages.
 pub const ERROR_CODE_METADATA_KEY: &str = "league-error-code";
 
+/// JSON-RPC's "invalid params": the code of the parameter problems (E002–E004, E018, E019, E021).
+pub const JSON_RPC_INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC's "internal error": the code of E022.
+pub const JSON_RPC_INTERNAL_ERROR: i64 = -32603;
+
 macro_rules! error_codes {
-    ($($variant:ident = $code:literal, $name:literal, $retryable:literal, $grpc:ident;)*) => {
+    ($($variant:ident = $code:literal, $name:literal, $retryable:literal, $grpc:ident, $json_rpc:expr;)*) => {
         /// A league.v2 error code (`E001`…).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum ErrorCode {
@@ -33,9 +39,17 @@ macro_rules! error_codes {
                 match self { $(ErrorCode::$variant => $name,)* }
             }
 
-            /// Whether the protocol retries after this error (E001 and E009 only).
+            /// Whether a caller may retry after this error: the transient ones, a timeout (E001), a
+            /// connection error (E009), a rate limit (E016) and a busy server (E023).
             pub fn is_retryable(self) -> bool {
                 match self { $(ErrorCode::$variant => $retryable,)* }
+            }
+
+            /// The JSON-RPC error code the gateway answers with: "invalid params" for a parameter
+            /// problem, "internal error" for E022, and `-32000 - n` for `En` otherwise, so a client can
+            /// read the league code from either.
+            pub fn json_rpc_code(self) -> i64 {
+                match self { $(ErrorCode::$variant => $json_rpc,)* }
             }
 
             /// The gRPC status code a service answers with for this error.
@@ -59,29 +73,29 @@ macro_rules! error_codes {
 }
 
 error_codes! {
-    Timeout = "E001", "TIMEOUT_ERROR", true, DeadlineExceeded;
-    InvalidMessageFormat = "E002", "INVALID_MESSAGE_FORMAT", false, InvalidArgument;
-    MissingRequiredField = "E003", "MISSING_REQUIRED_FIELD", false, InvalidArgument;
-    InvalidParityChoice = "E004", "INVALID_PARITY_CHOICE", false, InvalidArgument;
-    PlayerNotRegistered = "E005", "PLAYER_NOT_REGISTERED", false, NotFound;
-    LeagueNotFound = "E006", "LEAGUE_NOT_FOUND", false, NotFound;
-    MatchNotFound = "E007", "MATCH_NOT_FOUND", false, NotFound;
-    InvalidLeagueState = "E008", "INVALID_LEAGUE_STATE", false, FailedPrecondition;
-    ConnectionError = "E009", "CONNECTION_ERROR", true, Unavailable;
-    InvalidMove = "E010", "INVALID_MOVE", false, InvalidArgument;
-    AuthTokenMissing = "E011", "AUTH_TOKEN_MISSING", false, Unauthenticated;
-    AuthTokenInvalid = "E012", "AUTH_TOKEN_INVALID", false, Unauthenticated;
-    RefereeNotRegistered = "E013", "REFEREE_NOT_REGISTERED", false, NotFound;
-    DuplicateRegistration = "E014", "DUPLICATE_REGISTRATION", false, AlreadyExists;
-    LeaseNotHeld = "E015", "LEASE_NOT_HELD", false, FailedPrecondition;
-    RateLimited = "E016", "RATE_LIMITED", true, ResourceExhausted;
-    PayloadTooLarge = "E017", "PAYLOAD_TOO_LARGE", false, ResourceExhausted;
-    ProtocolVersionMismatch = "E018", "PROTOCOL_VERSION_MISMATCH", false, FailedPrecondition;
-    UnsupportedGameType = "E019", "UNSUPPORTED_GAME_TYPE", false, InvalidArgument;
-    PermissionDenied = "E020", "PERMISSION_DENIED", false, PermissionDenied;
-    InvalidTimestamp = "E021", "INVALID_TIMESTAMP", false, InvalidArgument;
-    InternalError = "E022", "INTERNAL_ERROR", false, Internal;
-    ServerBusy = "E023", "SERVER_BUSY", true, Unavailable;
+    Timeout = "E001", "TIMEOUT_ERROR", true, DeadlineExceeded, -32001;
+    InvalidMessageFormat = "E002", "INVALID_MESSAGE_FORMAT", false, InvalidArgument, JSON_RPC_INVALID_PARAMS;
+    MissingRequiredField = "E003", "MISSING_REQUIRED_FIELD", false, InvalidArgument, JSON_RPC_INVALID_PARAMS;
+    InvalidParityChoice = "E004", "INVALID_PARITY_CHOICE", false, InvalidArgument, JSON_RPC_INVALID_PARAMS;
+    PlayerNotRegistered = "E005", "PLAYER_NOT_REGISTERED", false, NotFound, -32005;
+    LeagueNotFound = "E006", "LEAGUE_NOT_FOUND", false, NotFound, -32006;
+    MatchNotFound = "E007", "MATCH_NOT_FOUND", false, NotFound, -32007;
+    InvalidLeagueState = "E008", "INVALID_LEAGUE_STATE", false, FailedPrecondition, -32008;
+    ConnectionError = "E009", "CONNECTION_ERROR", true, Unavailable, -32009;
+    InvalidMove = "E010", "INVALID_MOVE", false, InvalidArgument, -32010;
+    AuthTokenMissing = "E011", "AUTH_TOKEN_MISSING", false, Unauthenticated, -32011;
+    AuthTokenInvalid = "E012", "AUTH_TOKEN_INVALID", false, Unauthenticated, -32012;
+    RefereeNotRegistered = "E013", "REFEREE_NOT_REGISTERED", false, NotFound, -32013;
+    DuplicateRegistration = "E014", "DUPLICATE_REGISTRATION", false, AlreadyExists, -32014;
+    LeaseNotHeld = "E015", "LEASE_NOT_HELD", false, FailedPrecondition, -32015;
+    RateLimited = "E016", "RATE_LIMITED", true, ResourceExhausted, -32016;
+    PayloadTooLarge = "E017", "PAYLOAD_TOO_LARGE", false, ResourceExhausted, -32017;
+    ProtocolVersionMismatch = "E018", "PROTOCOL_VERSION_MISMATCH", false, FailedPrecondition, JSON_RPC_INVALID_PARAMS;
+    UnsupportedGameType = "E019", "UNSUPPORTED_GAME_TYPE", false, InvalidArgument, JSON_RPC_INVALID_PARAMS;
+    PermissionDenied = "E020", "PERMISSION_DENIED", false, PermissionDenied, -32020;
+    InvalidTimestamp = "E021", "INVALID_TIMESTAMP", false, InvalidArgument, JSON_RPC_INVALID_PARAMS;
+    InternalError = "E022", "INTERNAL_ERROR", false, Internal, JSON_RPC_INTERNAL_ERROR;
+    ServerBusy = "E023", "SERVER_BUSY", true, Unavailable, -32023;
 }
 
 impl fmt::Display for ErrorCode {
@@ -180,15 +194,38 @@ mod tests {
     }
 
     #[test]
-    fn only_timeout_and_connection_errors_are_retryable() {
+    fn only_the_transient_errors_are_retryable() {
         let retryable: Vec<_> = ErrorCode::ALL
             .iter()
-            .filter(|code| {
-                code.is_retryable() && !matches!(code, ErrorCode::RateLimited | ErrorCode::ServerBusy)
-            })
+            .filter(|code| code.is_retryable())
             .map(|code| code.code())
             .collect();
-        assert_eq!(retryable, ["E001", "E009"]);
+        assert_eq!(retryable, ["E001", "E009", "E016", "E023"]);
+    }
+
+    #[test]
+    fn json_rpc_codes_are_invalid_params_internal_or_the_league_code() {
+        assert_eq!(
+            ErrorCode::MissingRequiredField.json_rpc_code(),
+            JSON_RPC_INVALID_PARAMS
+        );
+        assert_eq!(
+            ErrorCode::InvalidTimestamp.json_rpc_code(),
+            JSON_RPC_INVALID_PARAMS
+        );
+        assert_eq!(ErrorCode::InternalError.json_rpc_code(), JSON_RPC_INTERNAL_ERROR);
+        assert_eq!(ErrorCode::AuthTokenMissing.json_rpc_code(), -32011);
+        assert_eq!(ErrorCode::AuthTokenInvalid.json_rpc_code(), -32012);
+        assert_eq!(ErrorCode::ServerBusy.json_rpc_code(), -32023);
+        let mut seen = HashSet::new();
+        for &code in ErrorCode::ALL {
+            let rpc = code.json_rpc_code();
+            let shared = rpc == JSON_RPC_INVALID_PARAMS || rpc == JSON_RPC_INTERNAL_ERROR;
+            assert!(
+                shared || seen.insert(rpc),
+                "{code}: JSON-RPC code {rpc} used twice"
+            );
+        }
     }
 
     #[cfg(feature = "grpc")]

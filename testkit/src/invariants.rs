@@ -1,5 +1,5 @@
 //! The design's invariants, checked against what a finished league left in the database (and in the bots'
-//! memory), one function each. Every full-league test (tests/league) runs them all through
+//! memory), one function each. Every full-league test (tests/system/league) runs them all through
 //! `support::check_all`; the reliability tests (tests/reliability), whose bots live in another process,
 //! run the checks that need only the database and `GetStandings`.
 //!

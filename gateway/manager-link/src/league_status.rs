@@ -5,15 +5,25 @@
 use league_proto::{ErrorCode, error_code};
 use league_v2::league_error::LeagueError;
 
-/// The league.v2 error a failed gRPC call carried; a call that failed without one (the manager is
-/// unreachable, say) is a connection error.
+/// The league.v2 error a failed gRPC call carried. A call that failed without one failed on the way:
+/// a timeout (E001) or a connection that could not be made or was lost (E009), both worth retrying;
+/// anything else is our fault, an internal error (E022) that is logged here, once, and not retryable,
+/// its details kept from the agent.
 pub fn to_league_error(status: tonic::Status) -> LeagueError {
-    match error_code::code_of(&status) {
-        Some(code) => LeagueError::new(code, status.message()),
-        None if status.code() == tonic::Code::DeadlineExceeded => {
+    if let Some(code) = error_code::code_of(&status) {
+        return LeagueError::new(code, status.message());
+    }
+    match status.code() {
+        tonic::Code::DeadlineExceeded => {
             LeagueError::new(ErrorCode::Timeout, "the league did not answer in time")
         }
-        None => LeagueError::new(ErrorCode::ConnectionError, "the league is unreachable; retry"),
+        tonic::Code::Unavailable | tonic::Code::Cancelled | tonic::Code::Unknown => {
+            LeagueError::new(ErrorCode::ConnectionError, "the league is unreachable; retry")
+        }
+        code => {
+            tracing::error!(?code, message = status.message(), "a call to the manager failed");
+            LeagueError::new(ErrorCode::InternalError, "internal error")
+        }
     }
 }
 
@@ -39,6 +49,10 @@ mod tests {
             to_league_error(tonic::Status::deadline_exceeded("slow")).code,
             ErrorCode::Timeout
         );
+        let internal = to_league_error(tonic::Status::internal("a panic's details"));
+        assert_eq!(internal.code, ErrorCode::InternalError);
+        assert!(!internal.code.is_retryable());
+        assert_eq!(internal.description, "internal error");
         let back = to_status(LeagueError::new(ErrorCode::AuthTokenInvalid, "bad"));
         assert_eq!(back.code(), tonic::Code::Unauthenticated);
         assert_eq!(to_league_error(back).code, ErrorCode::AuthTokenInvalid);

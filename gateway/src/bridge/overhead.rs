@@ -240,7 +240,7 @@ impl PlayerService for MeasuredBridge {
     }
 
     // Lifecycle events are not part of a match. Their messages carry shared JSON (the same table to
-    // every player), written into each request as it is (crate::shared_json).
+    // every player), written into each request as it is (league_v2::shared_json).
     async fn notify_league_event(
         &self,
         request: Request<NotifyLeagueEventRequest>,

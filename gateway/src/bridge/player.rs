@@ -458,7 +458,7 @@ fn event_message(
         ));
     };
     // Every player gets the same schedule and table: converted once, written into each message as they
-    // are (convert::shared_*, crate::shared_json), and moved in rather than copied by `json!`.
+    // are (league_v2::convert::shared_*, league_v2::shared_json), and moved in rather than copied by `json!`.
     let (kind, fields) = match body {
         Event::RoundAnnouncement(round) => (
             MessageType::RoundAnnouncement,

@@ -15,6 +15,18 @@ use std::process::Command;
 use league_manager::{db, postgres};
 use secrecy::SecretString;
 
+/// What to do when a program the test needs is missing: on a developer's machine the test is skipped
+/// with the reason (the harness shows it with `--nocapture`); in CI (`CI` set, as .ci/run runs, having
+/// installed both) it fails, so that a missing program can never pass the test unseen.
+fn missing(what: &str) -> Option<Cluster> {
+    assert!(
+        std::env::var_os("CI").is_none_or(|value| value.is_empty()),
+        "{what}: CI must run this test (.ci/run installs PostgreSQL and OpenSSL)"
+    );
+    eprintln!("SKIPPED: {what}");
+    None
+}
+
 /// A cluster under a short directory in /tmp, stopped and removed when dropped.
 struct Cluster {
     dir: PathBuf,
@@ -93,16 +105,14 @@ fn certificates(openssl: &Path, dir: &Path) {
 fn start() -> Option<Cluster> {
     let (Some(initdb), Some(pg_ctl)) = (postgres::find_binary("initdb"), postgres::find_binary("pg_ctl"))
     else {
-        eprintln!("SKIPPED: PostgreSQL's initdb and pg_ctl are not installed");
-        return None;
+        return missing("PostgreSQL's initdb and pg_ctl are not installed");
     };
     let Some(openssl) = ["/usr/bin/openssl", "/usr/local/bin/openssl"]
         .into_iter()
         .map(PathBuf::from)
         .find(|path| path.is_file())
     else {
-        eprintln!("SKIPPED: openssl is not installed (it makes the test's certificates)");
-        return None;
+        return missing("openssl is not installed (it makes the test's certificates)");
     };
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
