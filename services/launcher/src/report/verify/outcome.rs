@@ -1,0 +1,210 @@
+//! Whether a match's recorded result follows from its transcript: for even_odd, the outcome the game's
+//! rule (`league_domain::even_odd`) gives the choices the players sent and the number drawn; for a
+//! technical result, that the player at fault has no valid answer in it; for every result, the scores
+//! its status is worth (`league_domain::points`).
+
+use league_domain::even_odd::{self, Parity};
+use league_domain::{GameType, MessageType, points};
+use league_proto::v2::{
+    Direction, MatchResult, ResultStatus, ScheduledMatch, TranscriptEntry, transcript_entry,
+};
+use prost_types::value::Kind;
+
+/// How a result was found to follow from its transcript.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Checked {
+    /// The game's rule gives it from the players' answers (and, for even_odd, the drawn number).
+    ByTheRule,
+    /// A technical result: the players at fault have no valid answer in the transcript.
+    Technical,
+    /// Taken as reported: a game whose moves this version does not replay (tic_tac_toe).
+    NotReplayed,
+    /// A forfeit the manager decided (a withdrawal): no referee, no transcript.
+    ByTheManager,
+}
+
+/// Checks `scheduled`'s result against `entries`; the disagreement, in words, otherwise.
+pub fn check(scheduled: &ScheduledMatch, entries: &[TranscriptEntry]) -> Result<Checked, String> {
+    let Some(result) = &scheduled.result else {
+        return Err("has a transcript but no result".to_owned());
+    };
+    let players = [
+        scheduled.player_a_id.as_str(),
+        scheduled.player_b_id.as_str(),
+    ];
+    let status = ResultStatus::try_from(result.status).unwrap_or(ResultStatus::Unspecified);
+    scores_follow(result, status, players)?;
+    if entries.is_empty() {
+        let technical = matches!(status, ResultStatus::TechnicalLoss | ResultStatus::DoubleForfeit);
+        return match (scheduled.referee_id.as_str(), technical) {
+            ("", true) => Ok(Checked::ByTheManager),
+            ("", false) => Err(format!("is a {} with no referee and no transcript", status_name(status))),
+            (referee, _) => Err(format!(
+                "was reported by {referee} with no transcript: nothing shows how it was played"
+            )),
+        };
+    }
+    let game: GameType = scheduled
+        .game_type
+        .parse()
+        .map_err(|_| format!("is of an unknown game {:?}", scheduled.game_type))?;
+    let choices = match game {
+        GameType::EvenOdd => players.map(|player| last_choice(entries, player)),
+        _ => [None, None],
+    };
+    match status {
+        ResultStatus::Win | ResultStatus::Draw => {
+            if game != GameType::EvenOdd {
+                return Ok(Checked::NotReplayed);
+            }
+            decided_by_the_rule(result, status, players, choices)
+        }
+        ResultStatus::TechnicalLoss | ResultStatus::DoubleForfeit => {
+            let at_fault = &result.at_fault_player_ids;
+            let expected = if status == ResultStatus::DoubleForfeit { 2 } else { 1 };
+            if at_fault.len() != expected || at_fault.iter().any(|p| !players.contains(&p.as_str())) {
+                return Err(format!(
+                    "is a {} with players at fault {at_fault:?}",
+                    status_name(status)
+                ));
+            }
+            if status == ResultStatus::TechnicalLoss {
+                let winner = players.iter().find(|p| **p != at_fault[0]).copied().unwrap_or_default();
+                if result.winner_player_id != winner {
+                    return Err(format!(
+                        "is a technical loss of {} won by {:?}",
+                        at_fault[0], result.winner_player_id
+                    ));
+                }
+            }
+            for (player, choice) in players.iter().zip(choices) {
+                if let (true, Some(choice)) = (at_fault.iter().any(|p| p == player), choice) {
+                    return Err(format!(
+                        "charges {player} with a technical loss, but the transcript holds its choice {}", parity_name(choice)
+                    ));
+                }
+            }
+            Ok(Checked::Technical)
+        }
+        ResultStatus::Unspecified => Err("has a result with no status".to_owned()),
+    }
+}
+
+/// An even_odd win or draw: both choices in the transcript, the drawn number in the result, and the
+/// outcome the rule gives them.
+fn decided_by_the_rule(
+    result: &MatchResult,
+    status: ResultStatus,
+    players: [&str; 2],
+    choices: [Option<Parity>; 2],
+) -> Result<Checked, String> {
+    let [Some(choice_a), Some(choice_b)] = choices else {
+        let missing = players[usize::from(choices[0].is_some())];
+        return Err(format!(
+            "is a {} but the transcript holds no valid choice of {missing}",
+            status_name(status)
+        ));
+    };
+    let metadata = result.game_metadata.as_ref();
+    let field = |name: &str| metadata.and_then(|m| m.fields.get(name)).and_then(|v| v.kind.as_ref());
+    let drawn = match field("drawn_number") {
+        Some(Kind::NumberValue(n)) if n.fract() == 0.0 && (1.0..=10.0).contains(n) => *n as u32,
+        _ => return Err("has no drawn number from 1 to 10 in its result".to_owned()),
+    };
+    // The game's own account of the choices must be the ones the players sent.
+    for (player, choice) in players.iter().zip([choice_a, choice_b]) {
+        let recorded = match field("choices") {
+            Some(Kind::StructValue(recorded)) => recorded.fields.get(*player).and_then(|v| match &v.kind {
+                Some(Kind::StringValue(text)) => Some(text.as_str()),
+                _ => None,
+            }),
+            _ => None,
+        };
+        if recorded != Some(parity_name(choice)) {
+            return Err(format!(
+                "records {player}'s choice as {recorded:?}, but {player} sent {}",
+                parity_name(choice)
+            ));
+        }
+    }
+    let follows = match even_odd::winner([choice_a, choice_b], drawn) {
+        None => "a draw".to_owned(),
+        Some(seat) => format!("a win of {}", players[seat]),
+    };
+    let recorded = match status {
+        ResultStatus::Draw => "a draw".to_owned(),
+        _ => format!("a win of {}", result.winner_player_id),
+    };
+    if follows != recorded {
+        return Err(format!(
+            "is recorded as {recorded}, but {} chose {}, {} chose {} and the number drawn was {drawn}: {follows}",
+            players[0],
+            parity_name(choice_a),
+            players[1],
+            parity_name(choice_b)
+        ));
+    }
+    Ok(Checked::ByTheRule)
+}
+
+/// The scores are what the status is worth to each player (3 a win, 1 a draw, 0 a loss).
+fn scores_follow(result: &MatchResult, status: ResultStatus, players: [&str; 2]) -> Result<(), String> {
+    let worth = |player: &str| match status {
+        ResultStatus::Draw => points::DRAW,
+        ResultStatus::Win | ResultStatus::TechnicalLoss if result.winner_player_id == player => points::WIN,
+        _ => points::LOSS,
+    };
+    for player in players {
+        let scored: Vec<u32> = result
+            .scores
+            .iter()
+            .filter(|score| score.player_id == player)
+            .map(|score| score.points)
+            .collect();
+        if scored != [worth(player)] {
+            return Err(format!(
+                "is a {} scoring {player} {scored:?}, not {}",
+                status_name(status),
+                worth(player)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The last valid choice `player` sent (a refused move is recorded too, and a retry may follow it).
+fn last_choice(entries: &[TranscriptEntry], player: &str) -> Option<Parity> {
+    entries.iter().rev().find_map(|entry| match &entry.entry {
+        Some(transcript_entry::Entry::Message(message))
+            if message.player_id == player
+                && message.direction == Direction::FromPlayer as i32
+                && message.message_type == MessageType::ChooseParityResponse.as_str()
+                && message.error_code.is_empty() =>
+        {
+            let choice = message.payload.as_ref()?.fields.get("parity_choice")?;
+            match &choice.kind {
+                Some(Kind::StringValue(text)) if text == "even" => Some(Parity::Even),
+                Some(Kind::StringValue(text)) if text == "odd" => Some(Parity::Odd),
+                _ => None,
+            }
+        }
+        _ => None,
+    })
+}
+
+fn parity_name(parity: Parity) -> &'static str {
+    match parity {
+        Parity::Even => "even",
+        Parity::Odd => "odd",
+    }
+}
+
+fn status_name(status: ResultStatus) -> &'static str {
+    match status {
+        ResultStatus::Win => "win",
+        ResultStatus::Draw => "draw",
+        ResultStatus::TechnicalLoss => "technical loss",
+        ResultStatus::DoubleForfeit => "double forfeit",
+        ResultStatus::Unspecified => "result without a status",
+    }
+}
