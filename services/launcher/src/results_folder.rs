@@ -277,4 +277,72 @@ mod tests {
         assert!(!unused.dir.exists());
         std::fs::remove_dir_all(&out).expect("removed");
     }
+
+    #[test]
+    fn serve_and_create_skip_every_id_whose_folder_or_league_exists() {
+        let out = scratch("unclaimed");
+        std::fs::create_dir_all(out.join("even_odd-20261129-0212")).expect("created");
+        let first = unclaimed_default_id(&out, GameType::EvenOdd, at_0212(), |_| false).expect("an id");
+        assert_eq!(first, "even_odd-20261129-0212-2", "the run's folder is skipped");
+        let next = unclaimed_default_id(&out, GameType::EvenOdd, at_0212(), |taken| {
+            taken == "even_odd-20261129-0212-2"
+        })
+        .expect("an id");
+        assert_eq!(next, "even_odd-20261129-0212-3", "and a league the system has");
+        assert!(!out.join("even_odd-20261129-0212-3").exists(), "nothing claimed");
+        let refused = refuse_existing(&out, &id("even_odd-20261129-0212")).expect_err("the folder exists");
+        assert!(refused.to_string().contains("already holds the results of a league"), "{refused}");
+        refuse_existing(&out, &id("another")).expect("free");
+        std::fs::remove_dir_all(&out).expect("removed");
+    }
+
+    fn identity(database: &str) -> Identity {
+        Identity {
+            league_id: "final".into(),
+            database: Some(database.into()),
+            started_at: Some("2026-12-05T15:00:00.000Z".into()),
+        }
+    }
+
+    /// A folder holding `identity`'s results, as a report leaves it.
+    fn holding(dir: &Path, identity: &Identity) {
+        std::fs::create_dir_all(dir.join("players")).expect("created");
+        let provenance = serde_json::json!({
+            "format": crate::report::archive::FORMAT, "league_id": identity.league_id,
+            "game_type": "even_odd", "database": identity.database, "started_at": identity.started_at,
+            "completed_at": null, "cancelled_at": null, "written_at": "2026-12-05T16:00:00.000Z",
+            "written_by": {"command": "league run", "version": "0", "commit": "unknown", "command_line": []},
+            "run_settings": {"cycles": 2}, "timing": null, "league": {}, "completed_rounds": [],
+            "players": [], "referees": [], "transcripts": ""
+        });
+        std::fs::write(dir.join("provenance.json"), provenance.to_string()).expect("written");
+        std::fs::write(dir.join("players/P10.html"), "stale").expect("written");
+    }
+
+    #[test]
+    fn a_folder_is_written_only_empty_or_with_its_own_league_and_force() {
+        let out = scratch("writable");
+        let dir = out.join("final");
+        assert!(matches!(writable(&dir, &identity("d1"), false), Ok(Existing::Absent)));
+        std::fs::create_dir_all(&dir).expect("created");
+        assert!(matches!(writable(&dir, &identity("d1"), false), Ok(Existing::Empty)));
+        holding(&dir, &identity("d1"));
+        let other = writable(&dir, &identity("d2"), true).expect_err("another league");
+        assert!(other.to_string().contains("holds the results of another league (league final of database d1"), "{other}");
+        let unforced = writable(&dir, &identity("d1"), false).expect_err("without --force");
+        assert!(unforced.to_string().contains("--force writes the folder again, whole"), "{unforced}");
+        let same = writable(&dir, &identity("d1"), true).expect("the same league, forced");
+        // Rebuilt whole: the old folder's files are gone.
+        let fresh = out.join(".final.writing");
+        std::fs::create_dir_all(&fresh).expect("created");
+        std::fs::write(fresh.join("index.html"), "new").expect("written");
+        put_in_place(&fresh, &dir, &same).expect("in place");
+        assert!(!dir.join("players/P10.html").exists() && dir.join("index.html").is_file());
+        assert!(!fresh.exists());
+        std::fs::remove_file(dir.join("index.html")).expect("removed");
+        std::fs::write(dir.join("index.html"), "no provenance").expect("written");
+        let unknown = writable(&dir, &identity("d1"), true).expect_err("no provenance");
+        assert!(unknown.to_string().contains("without a provenance.json"), "{unknown}");
+        std::fs::remove_dir_all(&out).expect("removed");
+    }
 }

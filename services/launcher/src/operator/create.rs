@@ -61,6 +61,10 @@ pub async fn create(args: CreateArgs) -> anyhow::Result<()> {
         move_timeout: duration(&args.move_timeout)?,
         ..MatchTiming::default()
     };
+    // Refused before anything is asked of the system.
+    if let Some(asked) = &args.league {
+        results_folder::refuse_existing(Path::new(RUN_RESULTS), asked)?;
+    }
     let mut operator = Operator::connect()?;
     let league_id = league_id(&args, &mut operator).await?;
     let created: CreateLeagueResponse = operator
@@ -83,12 +87,11 @@ pub async fn create(args: CreateArgs) -> anyhow::Result<()> {
     })
 }
 
-/// The id asked for, refused when its results folder exists; else the game and the time, skipping
-/// every id a league of the running system or a results folder here has.
+/// The id asked for; else the game and the time, skipping every id a league of the running system or
+/// a results folder here has.
 async fn league_id(args: &CreateArgs, operator: &mut Operator) -> anyhow::Result<LeagueId> {
     let out = Path::new(RUN_RESULTS);
     if let Some(asked) = &args.league {
-        results_folder::refuse_existing(out, asked)?;
         return Ok(asked.clone());
     }
     let mut leagues = std::collections::HashSet::new();

@@ -80,7 +80,8 @@ pub fn check(scheduled: &ScheduledMatch, entries: &[TranscriptEntry]) -> Result<
             for (player, choice) in players.iter().zip(choices) {
                 if let (true, Some(choice)) = (at_fault.iter().any(|p| p == player), choice) {
                     return Err(format!(
-                        "charges {player} with a technical loss, but the transcript holds its choice {}", parity_name(choice)
+                        "charges {player} with a technical loss, but the transcript holds its choice {}",
+                        parity_name(choice)
                     ));
                 }
             }
@@ -111,22 +112,6 @@ fn decided_by_the_rule(
         Some(Kind::NumberValue(n)) if n.fract() == 0.0 && (1.0..=10.0).contains(n) => *n as u32,
         _ => return Err("has no drawn number from 1 to 10 in its result".to_owned()),
     };
-    // The game's own account of the choices must be the ones the players sent.
-    for (player, choice) in players.iter().zip([choice_a, choice_b]) {
-        let recorded = match field("choices") {
-            Some(Kind::StructValue(recorded)) => recorded.fields.get(*player).and_then(|v| match &v.kind {
-                Some(Kind::StringValue(text)) => Some(text.as_str()),
-                _ => None,
-            }),
-            _ => None,
-        };
-        if recorded != Some(parity_name(choice)) {
-            return Err(format!(
-                "records {player}'s choice as {recorded:?}, but {player} sent {}",
-                parity_name(choice)
-            ));
-        }
-    }
     let follows = match even_odd::winner([choice_a, choice_b], drawn) {
         None => "a draw".to_owned(),
         Some(seat) => format!("a win of {}", players[seat]),
@@ -143,6 +128,23 @@ fn decided_by_the_rule(
             players[1],
             parity_name(choice_b)
         ));
+    }
+    // The game's own account of the choices must be the ones the players sent.
+    for (player, choice) in players.iter().zip([choice_a, choice_b]) {
+        let recorded = match field("choices") {
+            Some(Kind::StructValue(recorded)) => recorded.fields.get(*player).and_then(|v| match &v.kind {
+                Some(Kind::StringValue(text)) => Some(text.as_str()),
+                _ => None,
+            }),
+            _ => None,
+        };
+        if recorded != Some(parity_name(choice)) {
+            return Err(format!(
+                "records {player}'s choice as {}, but {player} sent {}",
+                recorded.unwrap_or("nothing"),
+                parity_name(choice)
+            ));
+        }
     }
     Ok(Checked::ByTheRule)
 }
@@ -206,5 +208,130 @@ fn status_name(status: ResultStatus) -> &'static str {
         ResultStatus::TechnicalLoss => "technical loss",
         ResultStatus::DoubleForfeit => "double forfeit",
         ResultStatus::Unspecified => "result without a status",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use league_proto::v2::{MessageRecord, PlayerScore};
+    use prost_types::{Struct, Value};
+
+    use super::*;
+
+    fn text(value: &str) -> Value {
+        Value {
+            kind: Some(Kind::StringValue(value.into())),
+        }
+    }
+
+    fn choice(player: &str, parity: &str, error_code: &str) -> TranscriptEntry {
+        TranscriptEntry {
+            at: None,
+            entry: Some(transcript_entry::Entry::Message(MessageRecord {
+                direction: Direction::FromPlayer as i32,
+                player_id: player.into(),
+                message_type: "CHOOSE_PARITY_RESPONSE".into(),
+                attempt: 1,
+                payload: Some(Struct {
+                    fields: [("parity_choice".to_owned(), text(parity))].into(),
+                }),
+                error_code: error_code.into(),
+            })),
+        }
+    }
+
+    /// P01 against P02 with `status`, `winner`, the drawn number and the choices the result records.
+    fn played(status: ResultStatus, winner: &str, at_fault: &[&str], drawn: f64, recorded: [&str; 2]) -> ScheduledMatch {
+        let worth = |player: &str| match status {
+            ResultStatus::Draw => 1,
+            _ if player == winner => 3,
+            _ => 0,
+        };
+        let choices = Struct {
+            fields: [("P01".to_owned(), text(recorded[0])), ("P02".to_owned(), text(recorded[1]))].into(),
+        };
+        ScheduledMatch {
+            match_id: "R1M1".into(),
+            game_type: "even_odd".into(),
+            player_a_id: "P01".into(),
+            player_b_id: "P02".into(),
+            referee_id: "REF01".into(),
+            result: Some(MatchResult {
+                status: status as i32,
+                winner_player_id: winner.into(),
+                at_fault_player_ids: at_fault.iter().map(|p| (*p).to_owned()).collect(),
+                scores: ["P01", "P02"]
+                    .map(|p| PlayerScore {
+                        player_id: p.into(),
+                        points: worth(p),
+                    })
+                    .to_vec(),
+                game_metadata: Some(Struct {
+                    fields: [
+                        (
+                            "drawn_number".to_owned(),
+                            Value {
+                                kind: Some(Kind::NumberValue(drawn)),
+                            },
+                        ),
+                        (
+                            "choices".to_owned(),
+                            Value {
+                                kind: Some(Kind::StructValue(choices)),
+                            },
+                        ),
+                    ]
+                    .into(),
+                }),
+                ..MatchResult::default()
+            }),
+            ..ScheduledMatch::default()
+        }
+    }
+
+    #[test]
+    fn a_result_follows_from_the_choices_and_the_number_or_is_named() {
+        let win = played(ResultStatus::Win, "P01", &[], 4.0, ["even", "odd"]);
+        let sent = [choice("P01", "even", ""), choice("P02", "odd", "")];
+        assert_eq!(check(&win, &sent), Ok(Checked::ByTheRule));
+        // One choice changed in the transcript: both chose even, a draw, not P01's win.
+        let changed = [choice("P01", "even", ""), choice("P02", "even", "")];
+        let refused = check(&win, &changed).expect_err("the outcome does not follow");
+        assert!(
+            refused.contains("is recorded as a win of P01, but P01 chose even, P02 chose even and the number drawn was 4: a draw"),
+            "{refused}"
+        );
+        // The choice as the result records it must be the one sent.
+        let draw = played(ResultStatus::Draw, "", &[], 7.0, ["odd", "even"]);
+        let both_odd = [choice("P01", "odd", ""), choice("P02", "odd", "")];
+        let refused = check(&draw, &both_odd).expect_err("recorded otherwise");
+        assert!(refused.contains("records P02's choice as even, but P02 sent odd"), "{refused}");
+        // A timed-out answer is no choice; a later valid one is.
+        let late = [choice("P01", "even", "E001"), choice("P02", "odd", "")];
+        assert!(check(&win, &late).expect_err("no choice").contains("no valid choice of P01"));
+        let retried = [choice("P01", "EVEN", ""), choice("P01", "even", ""), choice("P02", "odd", "")];
+        assert_eq!(check(&win, &retried), Ok(Checked::ByTheRule));
+    }
+
+    #[test]
+    fn technical_results_and_scores_are_checked_too() {
+        let timed_out = played(ResultStatus::TechnicalLoss, "P02", &["P01"], 4.0, ["", ""]);
+        let sent = [choice("P01", "even", "E001"), choice("P02", "odd", "")];
+        assert_eq!(check(&timed_out, &sent), Ok(Checked::Technical));
+        let answered = [choice("P01", "even", ""), choice("P02", "odd", "")];
+        assert!(
+            check(&timed_out, &answered)
+                .expect_err("P01 answered")
+                .contains("charges P01 with a technical loss, but the transcript holds its choice even")
+        );
+        let mut scored = played(ResultStatus::Win, "P01", &[], 4.0, ["even", "odd"]);
+        scored.result.as_mut().unwrap().scores[0].points = 1;
+        assert!(check(&scored, &answered).expect_err("3 for a win").contains("scoring P01 [1], not 3"));
+        // No transcript: a referee's report is refused, the manager's forfeit taken.
+        let win = played(ResultStatus::Win, "P01", &[], 4.0, ["even", "odd"]);
+        assert!(check(&win, &[]).expect_err("nothing shows it").contains("reported by REF01 with no transcript"));
+        let mut withdrawn = timed_out.clone();
+        withdrawn.referee_id.clear();
+        assert_eq!(check(&withdrawn, &[]), Ok(Checked::ByTheManager));
     }
 }
