@@ -107,7 +107,10 @@ mod tests {
         let json = to_json("league.v2.MatchResult", &result).expect("converts");
         let read: MatchResult = from_json("league.v2.MatchResult", &json).expect("reads back");
         assert_eq!(read, result);
-        let refused = from_json::<MatchResult>("league.v2.MatchResult", &serde_json::json!({"status": "RESULT_STATUS_ABORTED"}));
+        let refused = from_json::<MatchResult>(
+            "league.v2.MatchResult",
+            &serde_json::json!({"status": "RESULT_STATUS_ABORTED"}),
+        );
         assert!(refused.is_err(), "a status the contracts do not name");
     }
 

@@ -172,7 +172,10 @@ pub fn put_in_place(fresh: &Path, dir: &Path, existing: &Existing) -> anyhow::Re
         // A rename replaces an empty folder.
         Existing::Absent | Existing::Empty => rename(fresh, dir),
         Existing::Same(_) => {
-            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let old = dir.with_file_name(format!(".{name}.replaced-{}", std::process::id()));
             rename(dir, &old)?;
             if let Err(error) = rename(fresh, dir) {
@@ -291,7 +294,12 @@ mod tests {
         assert_eq!(next, "even_odd-20261129-0212-3", "and a league the system has");
         assert!(!out.join("even_odd-20261129-0212-3").exists(), "nothing claimed");
         let refused = refuse_existing(&out, &id("even_odd-20261129-0212")).expect_err("the folder exists");
-        assert!(refused.to_string().contains("already holds the results of a league"), "{refused}");
+        assert!(
+            refused
+                .to_string()
+                .contains("already holds the results of a league"),
+            "{refused}"
+        );
         refuse_existing(&out, &id("another")).expect("free");
         std::fs::remove_dir_all(&out).expect("removed");
     }
@@ -323,14 +331,30 @@ mod tests {
     fn a_folder_is_written_only_empty_or_with_its_own_league_and_force() {
         let out = scratch("writable");
         let dir = out.join("final");
-        assert!(matches!(writable(&dir, &identity("d1"), false), Ok(Existing::Absent)));
+        assert!(matches!(
+            writable(&dir, &identity("d1"), false),
+            Ok(Existing::Absent)
+        ));
         std::fs::create_dir_all(&dir).expect("created");
-        assert!(matches!(writable(&dir, &identity("d1"), false), Ok(Existing::Empty)));
+        assert!(matches!(
+            writable(&dir, &identity("d1"), false),
+            Ok(Existing::Empty)
+        ));
         holding(&dir, &identity("d1"));
         let other = writable(&dir, &identity("d2"), true).expect_err("another league");
-        assert!(other.to_string().contains("holds the results of another league (league final of database d1"), "{other}");
+        assert!(
+            other
+                .to_string()
+                .contains("holds the results of another league (league final of database d1"),
+            "{other}"
+        );
         let unforced = writable(&dir, &identity("d1"), false).expect_err("without --force");
-        assert!(unforced.to_string().contains("--force writes the folder again, whole"), "{unforced}");
+        assert!(
+            unforced
+                .to_string()
+                .contains("--force writes the folder again, whole"),
+            "{unforced}"
+        );
         let same = writable(&dir, &identity("d1"), true).expect("the same league, forced");
         // Rebuilt whole: the old folder's files are gone.
         let fresh = out.join(".final.writing");
@@ -342,7 +366,10 @@ mod tests {
         std::fs::remove_file(dir.join("index.html")).expect("removed");
         std::fs::write(dir.join("index.html"), "no provenance").expect("written");
         let unknown = writable(&dir, &identity("d1"), true).expect_err("no provenance");
-        assert!(unknown.to_string().contains("without a provenance.json"), "{unknown}");
+        assert!(
+            unknown.to_string().contains("without a provenance.json"),
+            "{unknown}"
+        );
         std::fs::remove_dir_all(&out).expect("removed");
     }
 }

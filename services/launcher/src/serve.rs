@@ -267,7 +267,8 @@ fn first_league(state_dir: &Path, asked: Option<&LeagueId>, game: GameType) -> a
     }
     // Never an id whose results folder exists (a `league run` of the same minute here): its report
     // would be refused, or would have been another league's.
-    let league_id = unclaimed_default_id(Path::new(RUN_RESULTS), game, SystemTime::now(), |_| false)?.to_string();
+    let league_id =
+        unclaimed_default_id(Path::new(RUN_RESULTS), game, SystemTime::now(), |_| false)?.to_string();
     std::fs::write(&path, &league_id).with_context(|| format!("writing {}", path.display()))?;
     Ok(league_id)
 }

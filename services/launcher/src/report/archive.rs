@@ -103,8 +103,8 @@ pub fn write_transcripts(dir: &Path, data: &LeagueData, evidence: &Evidence) -> 
 
 /// A match's transcript file name: its id (`R3M2`, checked to be one) and `.jsonl`.
 pub fn transcript_file(match_id: &str) -> anyhow::Result<String> {
-    let id = league_domain::MatchId::parse(match_id)
-        .with_context(|| format!("{match_id:?} is not a match id"))?;
+    let id =
+        league_domain::MatchId::parse(match_id).with_context(|| format!("{match_id:?} is not a match id"))?;
     Ok(format!("{id}.jsonl"))
 }
 
@@ -280,8 +280,8 @@ impl Provenance {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(error) => return Err(error).with_context(|| format!("reading {}", path.display())),
         };
-        let provenance: Provenance =
-            serde_json::from_str(&text).with_context(|| format!("{} is not a provenance file", path.display()))?;
+        let provenance: Provenance = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a provenance file", path.display()))?;
         anyhow::ensure!(
             provenance.format == FORMAT,
             "{} is of format {:?}; this version reads {FORMAT:?}",

@@ -112,7 +112,10 @@ mod tests {
         assert!(changed.starts_with("players/P01.html has changed"), "{changed}");
         std::fs::remove_file(dir.join("players/P01.html")).expect("removed");
         let missing = check(&dir).expect("checked").expect_err("a missing file");
-        assert_eq!(missing, format!("players/P01.html is listed in {MANIFEST} but missing"));
+        assert_eq!(
+            missing,
+            format!("players/P01.html is listed in {MANIFEST} but missing")
+        );
         write(&dir).expect("written again");
         std::fs::write(dir.join("extra.csv"), "x").expect("written");
         let extra = check(&dir).expect("checked").expect_err("an extra file");

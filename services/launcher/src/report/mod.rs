@@ -172,7 +172,10 @@ pub fn write_archive(
         write_files(data, &fresh)?;
         archive::write_transcripts(&fresh, data, evidence)?;
         let kept_llm_moves = dir.join("llm_moves.csv");
-        if data.llm_moves.is_empty() && matches!(existing, results_folder::Existing::Same(_)) && kept_llm_moves.is_file() {
+        if data.llm_moves.is_empty()
+            && matches!(existing, results_folder::Existing::Same(_))
+            && kept_llm_moves.is_file()
+        {
             std::fs::copy(&kept_llm_moves, fresh.join("llm_moves.csv"))
                 .with_context(|| format!("keeping {}", kept_llm_moves.display()))?;
         }

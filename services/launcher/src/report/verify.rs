@@ -86,14 +86,26 @@ pub fn check(folder: &Path, said: &mut dyn FnMut(String)) -> anyhow::Result<Resu
         Err(disagreement) => return Ok(Err(disagreement)),
     };
     let files: [(&str, String, &str); 6] = [
-        ("standings.csv", tables::standings_csv(&data), "the table, with each row's tie-break"),
+        (
+            "standings.csv",
+            tables::standings_csv(&data),
+            "the table, with each row's tie-break",
+        ),
         (
             "standings.json",
             String::from_utf8(serde_json::to_vec_pretty(&tables::standings_json(&data))?)?,
             "the table, with each row's tie-break",
         ),
-        ("standings_by_round.csv", tables::standings_by_round_csv(&data), "the table after each completed round"),
-        ("head_to_head.csv", tables::head_to_head_csv(&data), "every pair's meetings"),
+        (
+            "standings_by_round.csv",
+            tables::standings_by_round_csv(&data),
+            "the table after each completed round",
+        ),
+        (
+            "head_to_head.csv",
+            tables::head_to_head_csv(&data),
+            "every pair's meetings",
+        ),
         ("ratings.csv", tables::ratings_csv(&data), "the ratings"),
         ("matches.csv", tables::matches_csv(&data), "every match"),
     ];
@@ -112,7 +124,9 @@ fn checked_as(how: Checked) -> &'static str {
     match how {
         Checked::ByTheRule => "follow from the players' choices and the drawn number (even_odd's rule)",
         Checked::Technical => "are technical, the players at fault without a valid answer in the transcript",
-        Checked::NotReplayed => "are taken as their referee reported them (tic_tac_toe's moves are not replayed)",
+        Checked::NotReplayed => {
+            "are taken as their referee reported them (tic_tac_toe's moves are not replayed)"
+        }
         Checked::ByTheManager => "are forfeits the manager decided (withdrawals), with no referee",
     }
 }
@@ -133,14 +147,20 @@ fn read_transcripts(folder: &Path) -> anyhow::Result<Result<BTreeMap<String, Arc
     };
     for entry in entries {
         let path = entry?.path();
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
         match parse_transcript(&text) {
             Ok((scheduled, lines)) if transcript_file(&scheduled.match_id).ok().as_deref() == Some(&name) => {
                 matches.insert(scheduled.match_id.clone(), (scheduled, lines));
             }
             Ok((scheduled, _)) => {
-                return Ok(Err(format!("{TRANSCRIPTS}/{name} holds match {}", scheduled.match_id)));
+                return Ok(Err(format!(
+                    "{TRANSCRIPTS}/{name} holds match {}",
+                    scheduled.match_id
+                )));
             }
             Err(problem) => return Ok(Err(format!("{TRANSCRIPTS}/{name}: {problem}"))),
         }
@@ -152,8 +172,8 @@ fn read_transcripts(folder: &Path) -> anyhow::Result<Result<BTreeMap<String, Arc
 fn parse_transcript(text: &str) -> Result<Archived, String> {
     let mut lines = text.lines().enumerate();
     let json = |(number, line): (usize, &str), key: &str| -> Result<Value, String> {
-        let value: Value =
-            serde_json::from_str(line).map_err(|error| format!("line {} is not JSON: {error}", number + 1))?;
+        let value: Value = serde_json::from_str(line)
+            .map_err(|error| format!("line {} is not JSON: {error}", number + 1))?;
         value
             .get(key)
             .cloned()
@@ -183,7 +203,11 @@ fn every_match_is_there(provenance: &Provenance, matches: &BTreeMap<String, Arch
             ));
         }
     }
-    let finished = provenance.league.get("finished_matches").and_then(Value::as_u64).unwrap_or(0);
+    let finished = provenance
+        .league
+        .get("finished_matches")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
     let with_result = matches.values().filter(|(m, _)| m.result.is_some()).count() as u64;
     if with_result != finished {
         return Err(format!(
@@ -199,7 +223,10 @@ struct Numbered(u64, String);
 
 impl Numbered {
     fn of(player_id: &str) -> Self {
-        let number = player_id.trim_start_matches(|c: char| !c.is_ascii_digit()).parse().unwrap_or(u64::MAX);
+        let number = player_id
+            .trim_start_matches(|c: char| !c.is_ascii_digit())
+            .parse()
+            .unwrap_or(u64::MAX);
         Numbered(number, player_id.to_owned())
     }
 }
@@ -208,7 +235,11 @@ impl Numbered {
 fn recompute(provenance: &Provenance, matches: &BTreeMap<String, Archived>) -> Result<LeagueData, String> {
     let status: GetLeagueStatusResponse = from_json("league.v2.GetLeagueStatusResponse", &provenance.league)
         .map_err(|error| format!("{PROVENANCE}: league: {error}"))?;
-    let players: Vec<Numbered> = provenance.players.iter().map(|p| Numbered::of(&p.player_id)).collect();
+    let players: Vec<Numbered> = provenance
+        .players
+        .iter()
+        .map(|p| Numbered::of(&p.player_id))
+        .collect();
     let names: BTreeMap<&str, &str> = provenance
         .players
         .iter()
@@ -216,7 +247,8 @@ fn recompute(provenance: &Provenance, matches: &BTreeMap<String, Archived>) -> R
         .collect();
     let mut ordered: Vec<&ScheduledMatch> = matches.values().map(|(m, _)| m).collect();
     ordered.sort_by_key(|m| {
-        league_domain::MatchId::parse(&m.match_id).map_or((m.round_id, u32::MAX), |id| (id.round(), id.number()))
+        league_domain::MatchId::parse(&m.match_id)
+            .map_or((m.round_id, u32::MAX), |id| (id.round(), id.number()))
     });
     let results: Vec<(u32, RecordedResult<Numbered>)> = ordered
         .iter()
@@ -228,7 +260,8 @@ fn recompute(provenance: &Provenance, matches: &BTreeMap<String, Archived>) -> R
             .filter(|(r, _)| round.is_none_or(|round| *r <= round))
             .map(|(_, result)| result.clone())
             .collect();
-        let rows = compute_standings(&players, &counted).map_err(|error| format!("the standings: {error}"))?;
+        let rows =
+            compute_standings(&players, &counted).map_err(|error| format!("the standings: {error}"))?;
         Ok(rows.into_iter().map(|row| proto_row(row, &names)).collect())
     };
     let mut by_round = vec![];
@@ -261,7 +294,13 @@ fn recompute(provenance: &Provenance, matches: &BTreeMap<String, Archived>) -> R
 /// A finished match's result as the standings count it.
 fn recorded(scheduled: &ScheduledMatch) -> Option<RecordedResult<Numbered>> {
     let result = scheduled.result.as_ref()?;
-    let side = |player: &str| if player == scheduled.player_a_id { Side::A } else { Side::B };
+    let side = |player: &str| {
+        if player == scheduled.player_a_id {
+            Side::A
+        } else {
+            Side::B
+        }
+    };
     let outcome = match ResultStatus::try_from(result.status).ok()? {
         ResultStatus::Win => Outcome::Win {
             winner: side(&result.winner_player_id),
@@ -282,17 +321,23 @@ fn recorded(scheduled: &ScheduledMatch) -> Option<RecordedResult<Numbered>> {
 
 /// A computed row as the contracts carry it, with the player's display name.
 fn proto_row(row: standings::StandingRow<Numbered>, names: &BTreeMap<&str, &str>) -> StandingRow {
-    let rule = row.above_next_by.map_or(ProtoTieBreak::Unspecified, |rule| match rule {
-        TieBreak::Points => ProtoTieBreak::Points,
-        TieBreak::HeadToHead => ProtoTieBreak::HeadToHead,
-        TieBreak::WinRate => ProtoTieBreak::WinRate,
-        TieBreak::Wins => ProtoTieBreak::Wins,
-        TieBreak::FewerDraws => ProtoTieBreak::FewerDraws,
-        TieBreak::PlayerId => ProtoTieBreak::PlayerId,
-    });
+    let rule = row
+        .above_next_by
+        .map_or(ProtoTieBreak::Unspecified, |rule| match rule {
+            TieBreak::Points => ProtoTieBreak::Points,
+            TieBreak::HeadToHead => ProtoTieBreak::HeadToHead,
+            TieBreak::WinRate => ProtoTieBreak::WinRate,
+            TieBreak::Wins => ProtoTieBreak::Wins,
+            TieBreak::FewerDraws => ProtoTieBreak::FewerDraws,
+            TieBreak::PlayerId => ProtoTieBreak::PlayerId,
+        });
     StandingRow {
         rank: row.rank,
-        display_name: names.get(row.player_id.1.as_str()).copied().unwrap_or_default().to_owned(),
+        display_name: names
+            .get(row.player_id.1.as_str())
+            .copied()
+            .unwrap_or_default()
+            .to_owned(),
         player_id: row.player_id.1,
         played: row.played,
         wins: row.wins,

@@ -28,17 +28,17 @@ pub fn check(scheduled: &ScheduledMatch, entries: &[TranscriptEntry]) -> Result<
     let Some(result) = &scheduled.result else {
         return Err("has a transcript but no result".to_owned());
     };
-    let players = [
-        scheduled.player_a_id.as_str(),
-        scheduled.player_b_id.as_str(),
-    ];
+    let players = [scheduled.player_a_id.as_str(), scheduled.player_b_id.as_str()];
     let status = ResultStatus::try_from(result.status).unwrap_or(ResultStatus::Unspecified);
     scores_follow(result, status, players)?;
     if entries.is_empty() {
         let technical = matches!(status, ResultStatus::TechnicalLoss | ResultStatus::DoubleForfeit);
         return match (scheduled.referee_id.as_str(), technical) {
             ("", true) => Ok(Checked::ByTheManager),
-            ("", false) => Err(format!("is a {} with no referee and no transcript", status_name(status))),
+            ("", false) => Err(format!(
+                "is a {} with no referee and no transcript",
+                status_name(status)
+            )),
             (referee, _) => Err(format!(
                 "was reported by {referee} with no transcript: nothing shows how it was played"
             )),
@@ -61,7 +61,11 @@ pub fn check(scheduled: &ScheduledMatch, entries: &[TranscriptEntry]) -> Result<
         }
         ResultStatus::TechnicalLoss | ResultStatus::DoubleForfeit => {
             let at_fault = &result.at_fault_player_ids;
-            let expected = if status == ResultStatus::DoubleForfeit { 2 } else { 1 };
+            let expected = if status == ResultStatus::DoubleForfeit {
+                2
+            } else {
+                1
+            };
             if at_fault.len() != expected || at_fault.iter().any(|p| !players.contains(&p.as_str())) {
                 return Err(format!(
                     "is a {} with players at fault {at_fault:?}",
@@ -69,7 +73,11 @@ pub fn check(scheduled: &ScheduledMatch, entries: &[TranscriptEntry]) -> Result<
                 ));
             }
             if status == ResultStatus::TechnicalLoss {
-                let winner = players.iter().find(|p| **p != at_fault[0]).copied().unwrap_or_default();
+                let winner = players
+                    .iter()
+                    .find(|p| **p != at_fault[0])
+                    .copied()
+                    .unwrap_or_default();
                 if result.winner_player_id != winner {
                     return Err(format!(
                         "is a technical loss of {} won by {:?}",
@@ -107,7 +115,11 @@ fn decided_by_the_rule(
         ));
     };
     let metadata = result.game_metadata.as_ref();
-    let field = |name: &str| metadata.and_then(|m| m.fields.get(name)).and_then(|v| v.kind.as_ref());
+    let field = |name: &str| {
+        metadata
+            .and_then(|m| m.fields.get(name))
+            .and_then(|v| v.kind.as_ref())
+    };
     let drawn = match field("drawn_number") {
         Some(Kind::NumberValue(n)) if n.fract() == 0.0 && (1.0..=10.0).contains(n) => *n as u32,
         _ => return Err("has no drawn number from 1 to 10 in its result".to_owned()),
@@ -241,14 +253,24 @@ mod tests {
     }
 
     /// P01 against P02 with `status`, `winner`, the drawn number and the choices the result records.
-    fn played(status: ResultStatus, winner: &str, at_fault: &[&str], drawn: f64, recorded: [&str; 2]) -> ScheduledMatch {
+    fn played(
+        status: ResultStatus,
+        winner: &str,
+        at_fault: &[&str],
+        drawn: f64,
+        recorded: [&str; 2],
+    ) -> ScheduledMatch {
         let worth = |player: &str| match status {
             ResultStatus::Draw => 1,
             _ if player == winner => 3,
             _ => 0,
         };
         let choices = Struct {
-            fields: [("P01".to_owned(), text(recorded[0])), ("P02".to_owned(), text(recorded[1]))].into(),
+            fields: [
+                ("P01".to_owned(), text(recorded[0])),
+                ("P02".to_owned(), text(recorded[1])),
+            ]
+            .into(),
         };
         ScheduledMatch {
             match_id: "R1M1".into(),
@@ -305,11 +327,22 @@ mod tests {
         let draw = played(ResultStatus::Draw, "", &[], 7.0, ["odd", "even"]);
         let both_odd = [choice("P01", "odd", ""), choice("P02", "odd", "")];
         let refused = check(&draw, &both_odd).expect_err("recorded otherwise");
-        assert!(refused.contains("records P02's choice as even, but P02 sent odd"), "{refused}");
+        assert!(
+            refused.contains("records P02's choice as even, but P02 sent odd"),
+            "{refused}"
+        );
         // A timed-out answer is no choice; a later valid one is.
         let late = [choice("P01", "even", "E001"), choice("P02", "odd", "")];
-        assert!(check(&win, &late).expect_err("no choice").contains("no valid choice of P01"));
-        let retried = [choice("P01", "EVEN", ""), choice("P01", "even", ""), choice("P02", "odd", "")];
+        assert!(
+            check(&win, &late)
+                .expect_err("no choice")
+                .contains("no valid choice of P01")
+        );
+        let retried = [
+            choice("P01", "EVEN", ""),
+            choice("P01", "even", ""),
+            choice("P02", "odd", ""),
+        ];
         assert_eq!(check(&win, &retried), Ok(Checked::ByTheRule));
     }
 
@@ -326,10 +359,18 @@ mod tests {
         );
         let mut scored = played(ResultStatus::Win, "P01", &[], 4.0, ["even", "odd"]);
         scored.result.as_mut().unwrap().scores[0].points = 1;
-        assert!(check(&scored, &answered).expect_err("3 for a win").contains("scoring P01 [1], not 3"));
+        assert!(
+            check(&scored, &answered)
+                .expect_err("3 for a win")
+                .contains("scoring P01 [1], not 3")
+        );
         // No transcript: a referee's report is refused, the manager's forfeit taken.
         let win = played(ResultStatus::Win, "P01", &[], 4.0, ["even", "odd"]);
-        assert!(check(&win, &[]).expect_err("nothing shows it").contains("reported by REF01 with no transcript"));
+        assert!(
+            check(&win, &[])
+                .expect_err("nothing shows it")
+                .contains("reported by REF01 with no transcript")
+        );
         let mut withdrawn = timed_out.clone();
         withdrawn.referee_id.clear();
         assert_eq!(check(&withdrawn, &[]), Ok(Checked::ByTheManager));
