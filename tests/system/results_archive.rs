@@ -3,6 +3,8 @@
 //! own and fails on a changed choice or a deleted match, even with the checksums written again; and no
 //! `league report` or `league create` writes over a folder that holds another league.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
