@@ -124,9 +124,7 @@ fn checked_as(how: Checked) -> &'static str {
     match how {
         Checked::ByTheRule => "follow from the players' choices and the drawn number (even_odd's rule)",
         Checked::Technical => "are technical, the players at fault without a valid answer in the transcript",
-        Checked::NotReplayed => {
-            "are taken as their referee reported them (tic_tac_toe's moves are not replayed)"
-        }
+        Checked::Replayed => "follow from the players' moves, replayed (tic_tac_toe's rules)",
         Checked::ByTheManager => "are forfeits the manager decided (withdrawals), with no referee",
     }
 }

@@ -1,13 +1,17 @@
 //! Whether a match's recorded result follows from its transcript: for even_odd, the outcome the game's
-//! rule (`league_domain::even_odd`) gives the choices the players sent and the number drawn; for a
-//! technical result, that the player at fault has no valid answer in it; for every result, the scores
-//! its status is worth (`league_domain::points`).
+//! rule (`league_domain::even_odd`) gives the choices the players sent and the number drawn; for
+//! tic_tac_toe, the moves the players sent replayed on the referee's own engine; for a technical
+//! result, that the player at fault has no valid answer in it; for every result, the scores its status
+//! is worth (`league_domain::points`).
 
 use league_domain::even_odd::{self, Parity};
 use league_domain::{GameType, MessageType, points};
 use league_proto::v2::{
-    Direction, MatchResult, ResultStatus, ScheduledMatch, TranscriptEntry, transcript_entry,
+    Direction, MatchResult, MessageRecord, ResultStatus, ScheduledMatch, TranscriptEntry, transcript_entry,
 };
+use league_referee::chance::Chance;
+use league_referee::game::{GameEngine, GameResult, Seat};
+use league_referee::games::tic_tac_toe::TicTacToe;
 use prost_types::value::Kind;
 
 /// How a result was found to follow from its transcript.
@@ -17,8 +21,8 @@ pub enum Checked {
     ByTheRule,
     /// A technical result: the players at fault have no valid answer in the transcript.
     Technical,
-    /// Taken as reported: a game whose moves this version does not replay (tic_tac_toe).
-    NotReplayed,
+    /// tic_tac_toe: the moves sent, replayed, end the game as recorded.
+    Replayed,
     /// A forfeit the manager decided (a withdrawal): no referee, no transcript.
     ByTheManager,
 }
@@ -53,12 +57,10 @@ pub fn check(scheduled: &ScheduledMatch, entries: &[TranscriptEntry]) -> Result<
         _ => [None, None],
     };
     match status {
-        ResultStatus::Win | ResultStatus::Draw => {
-            if game != GameType::EvenOdd {
-                return Ok(Checked::NotReplayed);
-            }
-            decided_by_the_rule(result, status, players, choices)
-        }
+        ResultStatus::Win | ResultStatus::Draw => match game {
+            GameType::EvenOdd => decided_by_the_rule(result, status, players, choices),
+            GameType::TicTacToe => replayed(result, status, players, entries),
+        },
         ResultStatus::TechnicalLoss | ResultStatus::DoubleForfeit => {
             let at_fault = &result.at_fault_player_ids;
             let expected = if status == ResultStatus::DoubleForfeit {
@@ -128,10 +130,7 @@ fn decided_by_the_rule(
         None => "a draw".to_owned(),
         Some(seat) => format!("a win of {}", players[seat]),
     };
-    let recorded = match status {
-        ResultStatus::Draw => "a draw".to_owned(),
-        _ => format!("a win of {}", result.winner_player_id),
-    };
+    let recorded = recorded_as(result, status);
     if follows != recorded {
         return Err(format!(
             "is recorded as {recorded}, but {} chose {}, {} chose {} and the number drawn was {drawn}: {follows}",
@@ -161,6 +160,85 @@ fn decided_by_the_rule(
     Ok(Checked::ByTheRule)
 }
 
+/// A tic_tac_toe win or draw: the moves the players sent, in order, each taken when its player was
+/// to move and the referee's engine accepts it (a refused move is recorded too), end the game as
+/// recorded.
+fn replayed(
+    result: &MatchResult,
+    status: ResultStatus,
+    players: [&str; 2],
+    entries: &[TranscriptEntry],
+) -> Result<Checked, String> {
+    let mut game = TicTacToe::new(players.map(str::to_owned));
+    for message in sent(entries, MessageType::GameMoveResponse) {
+        let Some(seat) = Seat::BOTH
+            .into_iter()
+            .find(|seat| players[seat.index()] == message.player_id)
+        else {
+            continue;
+        };
+        let Some(payload) = &message.payload else { continue };
+        if game.is_terminal() || !game.awaiting().contains(&seat) {
+            continue;
+        }
+        if let Ok(position) = game.validate(seat, payload) {
+            game.apply(seat, position);
+        }
+    }
+    let Some(outcome) = game.outcome(&mut NoChance) else {
+        return Err(format!(
+            "is a {}, but the moves in its transcript do not end the game",
+            status_name(status)
+        ));
+    };
+    let follows = match outcome.result {
+        GameResult::Draw => "a draw".to_owned(),
+        GameResult::Win { winner } => format!("a win of {}", players[winner.index()]),
+    };
+    let recorded = recorded_as(result, status);
+    if follows != recorded {
+        return Err(format!(
+            "is recorded as {recorded}, but the moves in its transcript give {follows}"
+        ));
+    }
+    Ok(Checked::Replayed)
+}
+
+/// tic_tac_toe draws nothing.
+struct NoChance;
+
+impl Chance for NoChance {
+    fn number_between(&mut self, low: u32, _high: u32) -> u32 {
+        low
+    }
+
+    fn source(&self) -> &'static str {
+        "none"
+    }
+}
+
+/// The messages of `message_type` the players sent that arrived (no failure recorded), in order.
+fn sent(entries: &[TranscriptEntry], message_type: MessageType) -> impl Iterator<Item = &MessageRecord> {
+    entries.iter().filter_map(move |entry| match &entry.entry {
+        Some(transcript_entry::Entry::Message(message))
+            if message.direction == Direction::FromPlayer as i32
+                && message.message_type == message_type.as_str()
+                && message.error_code.is_empty() =>
+        {
+            Some(message)
+        }
+        _ => None,
+    })
+}
+
+/// `a draw` or `a win of P01`, as recorded.
+fn recorded_as(result: &MatchResult, status: ResultStatus) -> String {
+    match status {
+        ResultStatus::Draw => "a draw".to_owned(),
+        _ => format!("a win of {}", result.winner_player_id),
+    }
+}
+
 /// The scores are what the status is worth to each player (3 a win, 1 a draw, 0 a loss).
 fn scores_follow(result: &MatchResult, status: ResultStatus, players: [&str; 2]) -> Result<(), String> {
     let worth = |player: &str| match status {
@@ -188,21 +266,16 @@ fn scores_follow(result: &MatchResult, status: ResultStatus, players: [&str; 2])
 
 /// The last valid choice `player` sent (a refused move is recorded too, and a retry may follow it).
 fn last_choice(entries: &[TranscriptEntry], player: &str) -> Option<Parity> {
-    entries.iter().rev().find_map(|entry| match &entry.entry {
-        Some(transcript_entry::Entry::Message(message))
-            if message.player_id == player
-                && message.direction == Direction::FromPlayer as i32
-                && message.message_type == MessageType::ChooseParityResponse.as_str()
-                && message.error_code.is_empty() =>
-        {
-            let choice = message.payload.as_ref()?.fields.get("parity_choice")?;
-            match &choice.kind {
-                Some(Kind::StringValue(text)) if text == "even" => Some(Parity::Even),
-                Some(Kind::StringValue(text)) if text == "odd" => Some(Parity::Odd),
-                _ => None,
-            }
+    let answers: Vec<&MessageRecord> = sent(entries, MessageType::ChooseParityResponse)
+        .filter(|message| message.player_id == player)
+        .collect();
+    answers.into_iter().rev().find_map(|message| {
+        let choice = message.payload.as_ref()?.fields.get("parity_choice")?;
+        match &choice.kind {
+            Some(Kind::StringValue(text)) if text == "even" => Some(Parity::Even),
+            Some(Kind::StringValue(text)) if text == "odd" => Some(Parity::Odd),
+            _ => None,
         }
-        _ => None,
     })
 }
 
@@ -374,5 +447,53 @@ mod tests {
         let mut withdrawn = timed_out.clone();
         withdrawn.referee_id.clear();
         assert_eq!(check(&withdrawn, &[]), Ok(Checked::ByTheManager));
+    }
+
+    fn moved(player: &str, position: f64) -> TranscriptEntry {
+        TranscriptEntry {
+            at: None,
+            entry: Some(transcript_entry::Entry::Message(MessageRecord {
+                direction: Direction::FromPlayer as i32,
+                player_id: player.into(),
+                message_type: "GAME_MOVE_RESPONSE".into(),
+                attempt: 1,
+                payload: Some(Struct {
+                    fields: [(
+                        "position".to_owned(),
+                        Value {
+                            kind: Some(Kind::NumberValue(position)),
+                        },
+                    )]
+                    .into(),
+                }),
+                error_code: String::new(),
+            })),
+        }
+    }
+
+    #[test]
+    fn tic_tac_toe_moves_are_replayed_on_the_referees_engine() {
+        let mut won = played(ResultStatus::Win, "P01", &[], 0.0, ["", ""]);
+        won.game_type = "tic_tac_toe".into();
+        // X: 0, 1, 2 (the top row); O: 3, then a refused move on a taken cell, then 4.
+        let moves = [
+            moved("P01", 0.0),
+            moved("P02", 3.0),
+            moved("P01", 1.0),
+            moved("P02", 0.0),
+            moved("P02", 4.0),
+            moved("P01", 2.0),
+        ];
+        assert_eq!(check(&won, &moves), Ok(Checked::Replayed));
+        let mut lost = played(ResultStatus::Win, "P02", &[], 0.0, ["", ""]);
+        lost.game_type = "tic_tac_toe".into();
+        let refused = check(&lost, &moves).expect_err("X won");
+        assert!(
+            refused
+                .contains("is recorded as a win of P02, but the moves in its transcript give a win of P01"),
+            "{refused}"
+        );
+        let unfinished = check(&won, &moves[..5]).expect_err("not over");
+        assert!(unfinished.contains("do not end the game"), "{unfinished}");
     }
 }
