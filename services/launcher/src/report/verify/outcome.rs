@@ -91,7 +91,7 @@ pub fn check(scheduled: &ScheduledMatch, entries: &[TranscriptEntry]) -> Result<
                 if let (true, Some(choice)) = (at_fault.iter().any(|p| p == player), choice) {
                     return Err(format!(
                         "charges {player} with a technical loss, but the transcript holds its choice {}",
-                        parity_name(choice)
+                        choice
                     ));
                 }
             }
@@ -123,8 +123,16 @@ fn decided_by_the_rule(
             .and_then(|v| v.kind.as_ref())
     };
     let drawn = match field("drawn_number") {
-        Some(Kind::NumberValue(n)) if n.fract() == 0.0 && (1.0..=10.0).contains(n) => *n as u32,
-        _ => return Err("has no drawn number from 1 to 10 in its result".to_owned()),
+        Some(Kind::NumberValue(n)) if n.fract() == 0.0 && *n >= 0.0 && even_odd::in_range(*n as u32) => {
+            *n as u32
+        }
+        _ => {
+            return Err(format!(
+                "has no drawn number from {} to {} in its result",
+                even_odd::LOWEST,
+                even_odd::HIGHEST
+            ));
+        }
     };
     let follows = match even_odd::winner([choice_a, choice_b], drawn) {
         None => "a draw".to_owned(),
@@ -134,10 +142,7 @@ fn decided_by_the_rule(
     if follows != recorded {
         return Err(format!(
             "is recorded as {recorded}, but {} chose {}, {} chose {} and the number drawn was {drawn}: {follows}",
-            players[0],
-            parity_name(choice_a),
-            players[1],
-            parity_name(choice_b)
+            players[0], choice_a, players[1], choice_b
         ));
     }
     // The game's own account of the choices must be the ones the players sent.
@@ -149,11 +154,11 @@ fn decided_by_the_rule(
             }),
             _ => None,
         };
-        if recorded != Some(parity_name(choice)) {
+        if recorded != Some(choice.as_str()) {
             return Err(format!(
                 "records {player}'s choice as {}, but {player} sent {}",
                 recorded.unwrap_or("nothing"),
-                parity_name(choice)
+                choice
             ));
         }
     }
@@ -272,18 +277,10 @@ fn last_choice(entries: &[TranscriptEntry], player: &str) -> Option<Parity> {
     answers.into_iter().rev().find_map(|message| {
         let choice = message.payload.as_ref()?.fields.get("parity_choice")?;
         match &choice.kind {
-            Some(Kind::StringValue(text)) if text == "even" => Some(Parity::Even),
-            Some(Kind::StringValue(text)) if text == "odd" => Some(Parity::Odd),
+            Some(Kind::StringValue(text)) => Parity::parse(text),
             _ => None,
         }
     })
-}
-
-fn parity_name(parity: Parity) -> &'static str {
-    match parity {
-        Parity::Even => "even",
-        Parity::Odd => "odd",
-    }
 }
 
 fn status_name(status: ResultStatus) -> &'static str {
