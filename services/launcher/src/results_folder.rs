@@ -149,7 +149,7 @@ pub fn writable(dir: &Path, identity: &Identity, force: bool) -> anyhow::Result<
     };
     let held = provenance.identity();
     anyhow::ensure!(
-        held == *identity,
+        held.is(identity),
         "{} holds the results of another league ({held}), not of {identity}: it is never written over; \
          choose another --out, or move that folder away",
         dir.display()
@@ -354,6 +354,20 @@ mod tests {
                 .to_string()
                 .contains("--force writes the folder again, whole"),
             "{unforced}"
+        );
+        // Read from a manager by URL, the database is not known: the id and the start decide.
+        let by_url = Identity {
+            database: None,
+            ..identity("d1")
+        };
+        assert!(matches!(writable(&dir, &by_url, true), Ok(Existing::Same(_))));
+        let restarted = Identity {
+            started_at: Some("2026-12-05T15:30:00.000Z".into()),
+            ..by_url
+        };
+        assert!(
+            writable(&dir, &restarted, true).is_err(),
+            "another start, another league"
         );
         let same = writable(&dir, &identity("d1"), true).expect("the same league, forced");
         // Rebuilt whole: the old folder's files are gone.

@@ -188,6 +188,18 @@ pub struct Identity {
     pub started_at: Option<String>,
 }
 
+impl Identity {
+    /// Whether two folders' leagues are one: the same id and start, and the same database where both
+    /// know it (a league read from a manager by URL does not know its database).
+    pub fn is(&self, other: &Identity) -> bool {
+        let databases = match (&self.database, &other.database) {
+            (Some(mine), Some(theirs)) => mine == theirs,
+            _ => true,
+        };
+        self.league_id == other.league_id && self.started_at == other.started_at && databases
+    }
+}
+
 impl std::fmt::Display for Identity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
