@@ -36,69 +36,53 @@ pub const FORMAT: &str = "league-results/1";
 /// Transcripts read from the manager at once.
 const AT_ONCE: usize = 8;
 
-/// Every match's transcript (by match id) and the league's match timings, read through `GetMatch`.
-#[derive(Debug, Clone, Default)]
-pub struct Evidence {
-    pub transcripts: BTreeMap<String, MatchTranscript>,
-    pub timing: Option<MatchTiming>,
+/// Where transcripts are read from: a manager's `GetMatch`, with the operator token.
+#[derive(Debug, Clone, Copy)]
+pub struct Reader<'a> {
+    pub client: &'a ManagerServiceClient<GrpcChannel>,
+    pub token: &'a SecretString,
 }
 
-impl Evidence {
-    /// Reads the transcript of every match of `data` that a referee took or that has a result.
-    pub async fn load(
-        client: &ManagerServiceClient<GrpcChannel>,
-        token: &SecretString,
-        data: &LeagueData,
-    ) -> anyhow::Result<Self> {
-        let league_id = data.league_id().to_owned();
-        let wanted: Vec<String> = data
-            .matches()
-            .filter(|m| m.result.is_some() || !m.referee_id.is_empty())
-            .map(|m| m.match_id.clone())
-            .collect();
-        let answers: Vec<_> = futures::stream::iter(wanted)
-            .map(|match_id| {
-                let mut client = client.clone();
-                let request = GetMatchRequest {
-                    league_id: league_id.clone(),
-                    match_id: match_id.clone(),
-                };
-                async move {
-                    let answer = client
-                        .get_match(operator_request(token, request))
-                        .await
-                        .map_err(|status| anyhow::anyhow!("{}", status.message()))
-                        .with_context(|| format!("reading the transcript of {match_id}"))?;
-                    anyhow::Ok((match_id, answer.into_inner()))
-                }
-            })
-            .buffered(AT_ONCE)
-            .try_collect()
-            .await?;
-        let mut evidence = Evidence::default();
-        for (match_id, answer) in answers {
-            evidence.timing = evidence.timing.or(answer.timing);
-            evidence
-                .transcripts
-                .insert(match_id, answer.transcript.unwrap_or_default());
-        }
-        Ok(evidence)
-    }
-}
-
-/// Writes `transcripts/<match_id>.jsonl` for every match in `evidence`.
-pub fn write_transcripts(dir: &Path, data: &LeagueData, evidence: &Evidence) -> anyhow::Result<()> {
+/// Reads the transcript of every match of `data` that a referee took or that has a result,
+/// [`AT_ONCE`] at a time, and writes each to `<dir>/transcripts/<match_id>.jsonl` as it comes (a
+/// 200-player league has 39 800: they are never all in memory). Returns the league's match timings.
+pub async fn write_transcripts(
+    reader: &Reader<'_>,
+    data: &LeagueData,
+    dir: &Path,
+) -> anyhow::Result<Option<MatchTiming>> {
     let folder = dir.join(TRANSCRIPTS);
     std::fs::create_dir_all(&folder).with_context(|| format!("creating {}", folder.display()))?;
-    for scheduled in data.matches() {
-        let Some(transcript) = evidence.transcripts.get(&scheduled.match_id) else {
-            continue;
-        };
+    let league_id = data.league_id().to_owned();
+    let wanted = data
+        .matches()
+        .filter(|m| m.result.is_some() || !m.referee_id.is_empty());
+    let mut answers = futures::stream::iter(wanted)
+        .map(|scheduled| {
+            let mut client = reader.client.clone();
+            let request = GetMatchRequest {
+                league_id: league_id.clone(),
+                match_id: scheduled.match_id.clone(),
+            };
+            async move {
+                let answer = client
+                    .get_match(operator_request(reader.token, request))
+                    .await
+                    .map_err(|status| anyhow::anyhow!("{}", status.message()))
+                    .with_context(|| format!("reading the transcript of {}", scheduled.match_id))?;
+                anyhow::Ok((scheduled, answer.into_inner()))
+            }
+        })
+        .buffered(AT_ONCE);
+    let mut timing = None;
+    while let Some((scheduled, answer)) = answers.try_next().await? {
         let path = folder.join(transcript_file(&scheduled.match_id)?);
-        std::fs::write(&path, transcript_lines(scheduled, transcript)?)
+        let transcript = answer.transcript.unwrap_or_default();
+        std::fs::write(&path, transcript_lines(scheduled, &transcript)?)
             .with_context(|| format!("writing {}", path.display()))?;
+        timing = timing.or(answer.timing);
     }
-    Ok(())
+    Ok(timing)
 }
 
 /// A match's transcript file name: its id (`R3M2`, checked to be one) and `.jsonl`.
@@ -214,10 +198,10 @@ impl std::fmt::Display for Identity {
 
 impl Provenance {
     /// The provenance of `data` read from `database` by `command` (`league run` or `league report`).
+    /// Its `timing` is set once the transcripts, which carry it, are read.
     pub fn new(
         command: &str,
         data: &LeagueData,
-        evidence: &Evidence,
         database: Option<String>,
         run_settings: Option<Value>,
     ) -> anyhow::Result<Self> {
@@ -246,11 +230,7 @@ impl Provenance {
                 command_line: std::env::args().collect(),
             },
             run_settings,
-            timing: evidence
-                .timing
-                .as_ref()
-                .map(|timing| to_json("league.v2.MatchTiming", timing))
-                .transpose()?,
+            timing: None,
             league: to_json("league.v2.GetLeagueStatusResponse", status)?,
             completed_rounds: data.by_round.iter().map(|round| round.round_id).collect(),
             players: data

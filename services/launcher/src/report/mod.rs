@@ -27,8 +27,9 @@ use secrecy::ExposeSecret;
 use serde_json::Value;
 
 use crate::results_folder;
-use archive::{Evidence, Provenance};
+use archive::Provenance;
 use data::LeagueData;
+use league_proto::v2::MatchTiming;
 
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
@@ -52,14 +53,17 @@ pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
     let connected = args.source.connect().await?;
     let mut client = connected.client.clone();
     let data = LeagueData::load(&mut client, &connected.token, &args.league).await?;
-    let evidence = Evidence::load(&client, &connected.token, &data).await?;
+    let reader = archive::Reader {
+        client: &client,
+        token: &connected.token,
+    };
     let writing = Writing {
         command: "league report",
         database: connected.database.clone(),
         run_settings: None,
         force: args.force,
     };
-    let dir = write_archive(&data, &evidence, &writing, &args.out)?;
+    let dir = write_archive(&data, &reader, &writing, &args.out).await?;
     if let Some(database) = &connected.database {
         println!("read league {} from database {database}", data.league_id());
     }
@@ -98,14 +102,17 @@ pub async fn after_run(finished: &mut crate::run::Finished, run_settings: Value)
         )
         .await?;
         data.llm_moves = llm_moves;
-        let evidence = Evidence::load(&finished.client, &finished.operator_token, &data).await?;
+        let reader = archive::Reader {
+            client: &finished.client,
+            token: &finished.operator_token,
+        };
         let writing = Writing {
             command: "league run",
             database: Some(database),
             run_settings: Some(run_settings),
             force: false,
         };
-        write_archive(&data, &evidence, &writing, out)
+        write_archive(&data, &reader, &writing, out).await
     };
     match written.await {
         // Writing them again later needs the run's database: `league run --keep` says how.
@@ -137,58 +144,108 @@ pub fn write(data: &LeagueData, out: &Path) -> anyhow::Result<PathBuf> {
         run_settings: None,
         force: false,
     };
-    write_archive(data, &Evidence::default(), &writing, out)
+    Begun::new(data, &writing, out)?.finish(data, None)
 }
 
-/// Writes the league's whole results folder, `<out>/<league_id>/`: everything into a new folder
-/// beside it, then put in its place, so a folder is never half written nor a mix of two writings.
-/// A folder that holds another league is refused; one that holds this league only with `force`.
-pub fn write_archive(
+/// Writes the league's whole results folder, `<out>/<league_id>/`, with every match's transcript read
+/// through `reader`: everything into a new folder beside it, then put in its place, so a folder is never
+/// half written nor a mix of two writings. A folder that holds another league is refused; one that
+/// holds this league only with `force`. Returns the folder.
+pub async fn write_archive(
     data: &LeagueData,
-    evidence: &Evidence,
+    reader: &archive::Reader<'_>,
     writing: &Writing,
     out: &Path,
 ) -> anyhow::Result<PathBuf> {
-    let name = folder_name(data.league_id());
-    let dir = out.join(&name);
-    let mut provenance = Provenance::new(
-        writing.command,
-        data,
-        evidence,
-        writing.database.clone(),
-        writing.run_settings.clone(),
-    )?;
-    let existing = results_folder::writable(&dir, &provenance.identity(), writing.force)?;
-    if let results_folder::Existing::Same(old) = &existing {
-        // What only `league run` knew stays: its settings and how its llm bots decided.
-        if provenance.run_settings.is_none() {
-            provenance.run_settings = old.run_settings.clone();
+    let begun = Begun::new(data, writing, out)?;
+    match archive::write_transcripts(reader, data, &begun.fresh).await {
+        Ok(timing) => begun.finish(data, timing.as_ref()),
+        Err(error) => {
+            begun.abandon();
+            Err(error)
         }
     }
-    let fresh = out.join(format!(".{name}.writing-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&fresh);
-    let written = (|| {
-        std::fs::create_dir_all(&fresh).with_context(|| format!("creating {}", fresh.display()))?;
-        write_files(data, &fresh)?;
-        archive::write_transcripts(&fresh, data, evidence)?;
-        let kept_llm_moves = dir.join("llm_moves.csv");
-        if data.llm_moves.is_empty()
-            && matches!(existing, results_folder::Existing::Same(_))
-            && kept_llm_moves.is_file()
-        {
-            std::fs::copy(&kept_llm_moves, fresh.join("llm_moves.csv"))
-                .with_context(|| format!("keeping {}", kept_llm_moves.display()))?;
+}
+
+/// A results folder being written beside its place.
+struct Begun {
+    dir: PathBuf,
+    fresh: PathBuf,
+    existing: results_folder::Existing,
+    provenance: Provenance,
+}
+
+impl Begun {
+    /// Refuses a folder that may not be written; else writes the tables, pages and charts into a new
+    /// folder beside it.
+    fn new(data: &LeagueData, writing: &Writing, out: &Path) -> anyhow::Result<Self> {
+        let name = folder_name(data.league_id());
+        let dir = out.join(&name);
+        let mut provenance = Provenance::new(
+            writing.command,
+            data,
+            writing.database.clone(),
+            writing.run_settings.clone(),
+        )?;
+        let existing = results_folder::writable(&dir, &provenance.identity(), writing.force)?;
+        if let results_folder::Existing::Same(old) = &existing {
+            // What only `league run` knew stays: its settings (and, below, how its llm bots decided).
+            if provenance.run_settings.is_none() {
+                provenance.run_settings = old.run_settings.clone();
+            }
         }
-        let json = serde_json::to_vec_pretty(&provenance)?;
-        std::fs::write(fresh.join(archive::PROVENANCE), json).context("writing provenance.json")?;
-        manifest::write(&fresh)?;
-        results_folder::put_in_place(&fresh, &dir, &existing)
-    })();
-    if written.is_err() {
+        let fresh = out.join(format!(".{name}.writing-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&fresh);
+        let begun = Begun {
+            dir,
+            fresh,
+            existing,
+            provenance,
+        };
+        let written = std::fs::create_dir_all(&begun.fresh)
+            .with_context(|| format!("creating {}", begun.fresh.display()))
+            .and_then(|()| write_files(data, &begun.fresh));
+        match written {
+            Ok(()) => Ok(begun),
+            Err(error) => {
+                begun.abandon();
+                Err(error)
+            }
+        }
     }
-    written?;
-    Ok(dir)
+
+    /// The provenance (with the league's `timing`) and the manifest, then the folder in its place.
+    fn finish(mut self, data: &LeagueData, timing: Option<&MatchTiming>) -> anyhow::Result<PathBuf> {
+        let finished = (|| {
+            self.provenance.timing = timing
+                .map(|timing| league_proto::json::to_json("league.v2.MatchTiming", timing))
+                .transpose()?;
+            let kept_llm_moves = self.dir.join("llm_moves.csv");
+            if data.llm_moves.is_empty()
+                && matches!(self.existing, results_folder::Existing::Same(_))
+                && kept_llm_moves.is_file()
+            {
+                std::fs::copy(&kept_llm_moves, self.fresh.join("llm_moves.csv"))
+                    .with_context(|| format!("keeping {}", kept_llm_moves.display()))?;
+            }
+            let json = serde_json::to_vec_pretty(&self.provenance)?;
+            std::fs::write(self.fresh.join(archive::PROVENANCE), json).context("writing provenance.json")?;
+            manifest::write(&self.fresh)?;
+            results_folder::put_in_place(&self.fresh, &self.dir, &self.existing)
+        })();
+        match finished {
+            Ok(()) => Ok(self.dir),
+            Err(error) => {
+                self.abandon();
+                Err(error)
+            }
+        }
+    }
+
+    /// Removes what was written so far.
+    fn abandon(self) {
+        let _ = std::fs::remove_dir_all(&self.fresh);
+    }
 }
 
 /// Writes the tables, pages and charts of `data` into `dir`.
