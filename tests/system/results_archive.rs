@@ -194,6 +194,12 @@ fn a_run_leaves_an_archive_that_verifies_and_a_changed_choice_or_a_deleted_match
         assert!(manifest.contains(&format!("  {file}\n")), "{file}: {manifest}");
     }
 
+    let index = std::fs::read_to_string(folder.join("index.html")).expect("the page");
+    assert!(
+        index.contains("<a href=\"transcripts/\">transcripts/</a>") && index.contains("provenance.json"),
+        "the page points to the evidence"
+    );
+
     // The folder verifies on its own.
     let verified = verify(&folder);
     let said = text(&verified.stdout);
