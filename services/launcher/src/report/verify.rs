@@ -46,6 +46,7 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<()> {
 /// Checks `folder`, telling `said` each check that passed; the first disagreement, or Ok. An error
 /// is a folder that cannot be read at all.
 pub fn check(folder: &Path, said: &mut dyn FnMut(String)) -> anyhow::Result<Result<(), String>> {
+    anyhow::ensure!(folder.is_dir(), "{} is not a folder", folder.display());
     match manifest::check(folder)? {
         Ok(files) => said(format!(
             "{}: {files} files, each with its SHA-256, and no other",
@@ -132,8 +133,17 @@ fn checked_as(how: Checked) -> &'static str {
 /// A match as its transcript file holds it: the match with its result, and its entries.
 type Archived = (ScheduledMatch, Vec<TranscriptEntry>);
 
-/// Every transcript file, by match id; a file that is not one is a disagreement.
-fn read_transcripts(folder: &Path) -> anyhow::Result<Result<BTreeMap<String, Archived>, String>> {
+/// Where a match comes in play order: its round and number (from its id).
+type PlayOrder = (u32, u32, String);
+
+fn play_order(match_id: &str) -> PlayOrder {
+    let (round, number) =
+        league_domain::MatchId::parse(match_id).map_or((u32::MAX, u32::MAX), |id| (id.round(), id.number()));
+    (round, number, match_id.to_owned())
+}
+
+/// Every transcript file, in play order; a file that is not one is a disagreement.
+fn read_transcripts(folder: &Path) -> anyhow::Result<Result<BTreeMap<PlayOrder, Archived>, String>> {
     let dir = folder.join(TRANSCRIPTS);
     let mut matches = BTreeMap::new();
     let entries = match std::fs::read_dir(&dir) {
@@ -152,7 +162,7 @@ fn read_transcripts(folder: &Path) -> anyhow::Result<Result<BTreeMap<String, Arc
         let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
         match parse_transcript(&text) {
             Ok((scheduled, lines)) if transcript_file(&scheduled.match_id).ok().as_deref() == Some(&name) => {
-                matches.insert(scheduled.match_id.clone(), (scheduled, lines));
+                matches.insert(play_order(&scheduled.match_id), (scheduled, lines));
             }
             Ok((scheduled, _)) => {
                 return Ok(Err(format!(
@@ -192,9 +202,16 @@ fn parse_transcript(text: &str) -> Result<Archived, String> {
 
 /// The matches the provenance names (each referee's) and the league's count of finished matches are
 /// all in the transcripts, and no match is there twice under another name.
-fn every_match_is_there(provenance: &Provenance, matches: &BTreeMap<String, Archived>) -> Result<(), String> {
+fn every_match_is_there(
+    provenance: &Provenance,
+    matches: &BTreeMap<PlayOrder, Archived>,
+) -> Result<(), String> {
     for referee in &provenance.referees {
-        if let Some(missing) = referee.matches.iter().find(|m| !matches.contains_key(*m)) {
+        if let Some(missing) = referee
+            .matches
+            .iter()
+            .find(|m| !matches.contains_key(&play_order(m)))
+        {
             return Err(format!(
                 "{missing} was run by {} ({PROVENANCE}) but {TRANSCRIPTS}/{missing}.jsonl is missing",
                 referee.referee_id
@@ -230,7 +247,7 @@ impl Numbered {
 }
 
 /// The league as the folder's tables show it, computed again from the transcripts' results alone.
-fn recompute(provenance: &Provenance, matches: &BTreeMap<String, Archived>) -> Result<LeagueData, String> {
+fn recompute(provenance: &Provenance, matches: &BTreeMap<PlayOrder, Archived>) -> Result<LeagueData, String> {
     let status: GetLeagueStatusResponse = from_json("league.v2.GetLeagueStatusResponse", &provenance.league)
         .map_err(|error| format!("{PROVENANCE}: league: {error}"))?;
     let players: Vec<Numbered> = provenance
@@ -243,11 +260,8 @@ fn recompute(provenance: &Provenance, matches: &BTreeMap<String, Archived>) -> R
         .iter()
         .map(|p| (p.player_id.as_str(), p.display_name.as_str()))
         .collect();
-    let mut ordered: Vec<&ScheduledMatch> = matches.values().map(|(m, _)| m).collect();
-    ordered.sort_by_key(|m| {
-        league_domain::MatchId::parse(&m.match_id)
-            .map_or((m.round_id, u32::MAX), |id| (id.round(), id.number()))
-    });
+    // In play order, as the map holds them.
+    let ordered: Vec<&ScheduledMatch> = matches.values().map(|(m, _)| m).collect();
     let results: Vec<(u32, RecordedResult<Numbered>)> = ordered
         .iter()
         .filter_map(|m| Some((m.round_id, recorded(m)?)))
