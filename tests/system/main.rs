@@ -22,6 +22,7 @@ mod observability;
 mod operator_cli;
 mod probe;
 mod report;
+mod results_archive;
 mod strict_agents;
 mod strict_referees;
 

@@ -833,3 +833,66 @@ async fn an_https_agent_whose_certificate_is_not_trusted_is_told_so() {
     let table = ok(&state_file, &["warnings"]);
     assert!(table.contains("untrusted_certificate"), "{table}");
 }
+
+/// `league serve` and `league create` never choose an id whose results folder exists (a `league run`
+/// made here this minute), and `create` refuses such an id when asked for it.
+#[test]
+fn serve_and_create_never_choose_an_id_whose_results_folder_exists() {
+    let place = Place::new("ids");
+    let results = place.dir.join("results");
+    // The default ids of this minute and the next, as `league run` here names its folders.
+    let now = std::time::SystemTime::now();
+    let taken: Vec<String> = [now, now + Duration::from_secs(60)]
+        .into_iter()
+        .map(|at| {
+            league_launcher::results_folder::default_league_id(league_domain::GameType::EvenOdd, at)
+                .expect("an id")
+                .to_string()
+        })
+        .collect();
+    for id in &taken {
+        std::fs::create_dir_all(results.join(id)).expect("created");
+        std::fs::write(results.join(id).join("index.html"), "a run's results").expect("written");
+    }
+    let dir = place.dir.clone();
+    let (_served, state) = place.serve(&["--players", "2", "--referees", "1"], |command| {
+        command.current_dir(&dir);
+    });
+    let served = state["league_id"].as_str().expect("the served league").to_owned();
+    assert!(
+        served.starts_with("even_odd-") && !taken.contains(&served),
+        "{served} {taken:?}"
+    );
+    let in_place = |args: &[&str]| {
+        league(&place.state_file, args)
+            .current_dir(&place.dir)
+            .output()
+            .expect("the league binary runs")
+    };
+    let created = in_place(&["create", "--output", "csv"]);
+    assert!(
+        created.status.success(),
+        "{}",
+        String::from_utf8_lossy(&created.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&created.stdout).into_owned();
+    let id = stdout.lines().nth(1).expect("the new league's id").to_owned();
+    assert!(
+        id.starts_with("even_odd-") && !taken.contains(&id) && id != served,
+        "{id} {served} {taken:?}"
+    );
+    let refused = in_place(&["create", "--league", &taken[0]]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains(&format!(
+            "results/{} already holds the results of a league {}",
+            taken[0], taken[0]
+        )),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    for id in &taken {
+        let kept = std::fs::read_to_string(results.join(id).join("index.html")).expect("kept");
+        assert_eq!(kept, "a run's results");
+    }
+}

@@ -22,6 +22,22 @@ pub fn to_json<M: prost::Message>(full_name: &str, message: &M) -> Result<Value,
         .map_err(|error| JsonError(format!("{full_name} as JSON: {error}")))
 }
 
+/// The message proto3 JSON (as [`to_json`] writes it) describes; `full_name` is its protobuf name. For
+/// reading back what was written as JSON (`league verify` reads a results folder's transcripts).
+pub fn from_json<M: prost::Message + Default>(full_name: &str, json: &Value) -> Result<M, JsonError> {
+    let pool = POOL
+        .as_ref()
+        .map_err(|error| JsonError(format!("descriptor set: {error}")))?;
+    let descriptor = pool
+        .get_message_by_name(full_name)
+        .ok_or_else(|| JsonError(format!("no message {full_name} in the league.v2 contracts")))?;
+    let message = DynamicMessage::deserialize(descriptor, json)
+        .map_err(|error| JsonError(format!("not a {full_name}: {error}")))?;
+    message
+        .transcode_to()
+        .map_err(|error| JsonError(format!("{full_name} does not decode: {error}")))
+}
+
 /// A stored record as proto3 JSON text: the same JSON as [`to_json`], written by serializers derived
 /// from the contracts (proto/build.rs, [`records`]) instead of through reflection. This is how the
 /// manager stores each report's result and transcript beside their bytes, on the report's path: no
@@ -71,6 +87,32 @@ pub struct JsonError(String);
 mod tests {
     use super::*;
     use crate::v2::{MatchResult, MatchTranscript, PlayerScore, ResultStatus, TranscriptEntry};
+
+    #[test]
+    fn json_reads_back_into_the_message_it_was_written_from() {
+        let result = MatchResult {
+            match_id: "R1M1".into(),
+            status: ResultStatus::Draw as i32,
+            game_metadata: Some(prost_types::Struct {
+                fields: [(
+                    "drawn_number".to_owned(),
+                    prost_types::Value {
+                        kind: Some(prost_types::value::Kind::NumberValue(7.0)),
+                    },
+                )]
+                .into(),
+            }),
+            ..MatchResult::default()
+        };
+        let json = to_json("league.v2.MatchResult", &result).expect("converts");
+        let read: MatchResult = from_json("league.v2.MatchResult", &json).expect("reads back");
+        assert_eq!(read, result);
+        let refused = from_json::<MatchResult>(
+            "league.v2.MatchResult",
+            &serde_json::json!({"status": "RESULT_STATUS_ABORTED"}),
+        );
+        assert!(refused.is_err(), "a status the contracts do not name");
+    }
 
     #[test]
     fn records_use_proto_field_names_enum_names_and_rfc3339_times() {

@@ -81,8 +81,13 @@ pub enum Command {
     Run(run::RunArgs),
     /// Play a short scripted exchange with a player agent and print its compliance report.
     Probe(probe::ProbeArgs),
-    /// Write a league's results folder (tables, charts, index.html) from its database or manager.
+    /// Write a league's results folder (tables, charts, index.html, transcripts, provenance, checksums)
+    /// from its database or manager. A folder that holds another league is never written over; one
+    /// that holds this league's results is refused unless --force, which rebuilds it whole.
     Report(report::ReportArgs),
+    /// Check a results folder on its own: its checksums, every result against its transcript, and the
+    /// standings, head-to-head and ratings computed again from the transcripts. Exits 0 only when all agree.
+    Verify(report::verify::VerifyArgs),
     /// Drop the databases `league run` kept and stop its private Postgres cluster (no arguments), or the
     /// databases named (`league serve`'s too).
     Clean(clean::CleanArgs),
@@ -120,6 +125,7 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Serve(args) => serve::serve(args).await,
         Command::Run(args) => run::run(args).await,
         Command::Report(args) => report::report(args).await,
+        Command::Verify(args) => report::verify::verify(args).await,
         Command::Clean(args) => clean::clean(args).await,
         #[cfg(feature = "bench")]
         Command::Bench(args) => bench::bench(args).await,

@@ -162,7 +162,11 @@ pub async fn run(mut args: RunArgs) -> anyhow::Result<()> {
             results.dir.display()
         );
     }
-    let played = run_league(&args, crate::report::after_run).await;
+    let settings = crate::report::run_settings::of(&args);
+    let played = run_league(&args, async |finished: &mut Finished| {
+        crate::report::after_run(finished, settings).await
+    })
+    .await;
     results.release_if_empty();
     let (summary, ()) = played?;
     if !args.quiet {

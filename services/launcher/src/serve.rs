@@ -29,7 +29,8 @@ use crate::args;
 use crate::capacity::Referees;
 use crate::interrupt::Signals;
 use crate::orphans::ChildrenFile;
-use crate::results_folder::default_league_id;
+use crate::report::RUN_RESULTS;
+use crate::results_folder::unclaimed_default_id;
 use crate::state::{self, State};
 use crate::system::{self, Plan, Running};
 
@@ -264,7 +265,10 @@ fn first_league(state_dir: &Path, asked: Option<&LeagueId>, game: GameType) -> a
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
         Err(error) => return Err(error).with_context(|| format!("reading {}", path.display())),
     }
-    let league_id = default_league_id(game, SystemTime::now())?.to_string();
+    // Never an id whose results folder exists (a `league run` of the same minute here): its report
+    // would be refused, or would have been another league's.
+    let league_id =
+        unclaimed_default_id(Path::new(RUN_RESULTS), game, SystemTime::now(), |_| false)?.to_string();
     std::fs::write(&path, &league_id).with_context(|| format!("writing {}", path.display()))?;
     Ok(league_id)
 }

@@ -70,7 +70,9 @@ impl<'a> Pages<'a> {
             "<p class=\"files\">Data: <a href=\"standings.json\">standings.json</a> · \
              <a href=\"standings.csv\">standings.csv</a> · <a href=\"standings_by_round.csv\">standings_by_round.csv</a> · \
              <a href=\"matches.csv\">matches.csv</a> · <a href=\"head_to_head.csv\">head_to_head.csv</a> · \
-             <a href=\"ratings.csv\">ratings.csv</a></p>\n</body></html>\n",
+             <a href=\"ratings.csv\">ratings.csv</a> · evidence: every match's transcript in \
+             <a href=\"transcripts/\">transcripts/</a>, <a href=\"provenance.json\">provenance.json</a>, \
+             <a href=\"manifest.sha256\">manifest.sha256</a> (<code>league verify</code> checks them)</p>\n</body></html>\n",
         );
         page
     }

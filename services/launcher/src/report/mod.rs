@@ -2,27 +2,34 @@
 //! final table (`standings.json`, `standings.csv`), the table after each round
 //! (`standings_by_round.csv`), every match (`matches.csv`), every pair's meetings (`head_to_head.csv`),
 //! the ratings (`ratings.csv`), charts as SVG and PNG, `index.html` showing all of it and a page per
-//! player (`players/<id>.html`). `league run` writes it at its end; `league report` writes it again, any time, for
+//! player (`players/<id>.html`); and the evidence to check it by (`league verify`): every match's
+//! transcript (`transcripts/`), `provenance.json` and `manifest.sha256` ([`archive`], [`manifest`]). `league run` writes it at its end; `league report` writes it again, any time, for
 //! any league, from its database. Everything is read through the manager's queries (see [`source`]).
 
+pub mod archive;
 pub mod charts;
 pub mod data;
 pub mod games;
 pub mod head_to_head;
 pub mod html;
+pub mod manifest;
 pub mod ratings;
+pub mod run_settings;
 pub mod source;
 pub mod tables;
+pub mod verify;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
-use league_proto::v2::manager_service_client::ManagerServiceClient;
-use league_runtime::grpc::GrpcChannel;
-use secrecy::SecretString;
+use secrecy::ExposeSecret;
+use serde_json::Value;
 
+use crate::results_folder;
+use archive::Provenance;
 use data::LeagueData;
+use league_proto::v2::MatchTiming;
 
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
@@ -32,14 +39,31 @@ pub struct ReportArgs {
     /// The folder the league's folder is written in.
     #[arg(long, default_value = RUN_RESULTS)]
     pub out: PathBuf,
+    /// Write the league's folder again when it already holds this league's results (the same league
+    /// id, database and start, as its provenance.json records): the folder is rebuilt whole, nothing
+    /// of the old one left but what only `league run` could write (its settings, llm_moves.csv). A
+    /// folder holding another league is never written over, with or without --force.
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub source: source::SourceArgs,
 }
 
 pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
-    let mut connected = args.source.connect().await?;
-    let data = LeagueData::load(&mut connected.client, &connected.token, &args.league).await?;
-    let dir = write(&data, &args.out)?;
+    let connected = args.source.connect().await?;
+    let mut client = connected.client.clone();
+    let data = LeagueData::load(&mut client, &connected.token, &args.league).await?;
+    let reader = archive::Reader {
+        client: &client,
+        token: &connected.token,
+    };
+    let writing = Writing {
+        command: "league report",
+        database: connected.database.clone(),
+        run_settings: None,
+        force: args.force,
+    };
+    let dir = write_archive(&data, &reader, &writing, &args.out).await?;
     if let Some(database) = &connected.database {
         println!("read league {} from database {database}", data.league_id());
     }
@@ -57,7 +81,7 @@ pub const RUN_RESULTS: &str = "results";
 /// `league run`'s last step, while its manager and player host still answer: how the `llm` bots
 /// decided their moves (a line, when there are any), the league's results folder, and one line saying
 /// where it is. A report that cannot be written is said, not fatal: the league itself finished.
-pub async fn after_run(finished: &mut crate::run::Finished) -> anyhow::Result<()> {
+pub async fn after_run(finished: &mut crate::run::Finished, run_settings: Value) -> anyhow::Result<()> {
     let out = Path::new(RUN_RESULTS);
     let llm_moves = match crate::llm_moves::read(&finished.admin_urls).await {
         Ok(moves) => moves,
@@ -69,6 +93,7 @@ pub async fn after_run(finished: &mut crate::run::Finished) -> anyhow::Result<()
     if let Some(line) = crate::llm_moves::summary_line(&llm_moves) {
         println!("{line}");
     }
+    let database = league_manager::postgres::database_name(finished.database_url.expose_secret()).to_owned();
     let written = async {
         let mut data = LeagueData::load(
             &mut finished.client,
@@ -77,7 +102,17 @@ pub async fn after_run(finished: &mut crate::run::Finished) -> anyhow::Result<()
         )
         .await?;
         data.llm_moves = llm_moves;
-        write(&data, out)
+        let reader = archive::Reader {
+            client: &finished.client,
+            token: &finished.operator_token,
+        };
+        let writing = Writing {
+            command: "league run",
+            database: Some(database),
+            run_settings: Some(run_settings),
+            force: false,
+        };
+        write_archive(&data, &reader, &writing, out).await
     };
     match written.await {
         // Writing them again later needs the run's database: `league run --keep` says how.
@@ -87,21 +122,134 @@ pub async fn after_run(finished: &mut crate::run::Finished) -> anyhow::Result<()
     Ok(())
 }
 
-/// Writes the league's folder of results under `out`; returns the folder.
-pub async fn write_from(
-    client: &mut ManagerServiceClient<GrpcChannel>,
-    token: &SecretString,
-    league_id: &str,
-    out: &Path,
-) -> anyhow::Result<PathBuf> {
-    let data = LeagueData::load(client, token, league_id).await?;
-    write(&data, out)
+/// Who writes a results folder and from where.
+#[derive(Debug, Clone)]
+pub struct Writing {
+    /// `league run` or `league report`.
+    pub command: &'static str,
+    /// The database the league is read from (None: a manager, by URL).
+    pub database: Option<String>,
+    /// `league run`'s settings.
+    pub run_settings: Option<Value>,
+    /// Rebuild a folder that holds this same league's results.
+    pub force: bool,
 }
 
-/// Writes `data` to `<out>/<league_id>/`; returns that folder.
+/// Writes `data`'s tables, pages and charts to `<out>/<league_id>/` with no transcripts (made-up
+/// leagues in tests); returns that folder.
 pub fn write(data: &LeagueData, out: &Path) -> anyhow::Result<PathBuf> {
-    let dir = out.join(folder_name(data.league_id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let writing = Writing {
+        command: "league report",
+        database: None,
+        run_settings: None,
+        force: false,
+    };
+    Begun::new(data, &writing, out)?.finish(data, None)
+}
+
+/// Writes the league's whole results folder, `<out>/<league_id>/`, with every match's transcript read
+/// through `reader`: everything into a new folder beside it, then put in its place, so a folder is never
+/// half written nor a mix of two writings. A folder that holds another league is refused; one that
+/// holds this league only with `force`. Returns the folder.
+pub async fn write_archive(
+    data: &LeagueData,
+    reader: &archive::Reader<'_>,
+    writing: &Writing,
+    out: &Path,
+) -> anyhow::Result<PathBuf> {
+    let begun = Begun::new(data, writing, out)?;
+    match archive::write_transcripts(reader, data, &begun.fresh).await {
+        Ok(timing) => begun.finish(data, timing.as_ref()),
+        Err(error) => {
+            begun.abandon();
+            Err(error)
+        }
+    }
+}
+
+/// A results folder being written beside its place.
+struct Begun {
+    dir: PathBuf,
+    fresh: PathBuf,
+    existing: results_folder::Existing,
+    provenance: Provenance,
+}
+
+impl Begun {
+    /// Refuses a folder that may not be written; else writes the tables, pages and charts into a new
+    /// folder beside it.
+    fn new(data: &LeagueData, writing: &Writing, out: &Path) -> anyhow::Result<Self> {
+        let name = folder_name(data.league_id());
+        let dir = out.join(&name);
+        let mut provenance = Provenance::new(
+            writing.command,
+            data,
+            writing.database.clone(),
+            writing.run_settings.clone(),
+        )?;
+        let existing = results_folder::writable(&dir, &provenance.identity(), writing.force)?;
+        if let results_folder::Existing::Same(old) = &existing {
+            // What only `league run` knew stays: its settings (and, below, how its llm bots decided).
+            if provenance.run_settings.is_none() {
+                provenance.run_settings = old.run_settings.clone();
+            }
+        }
+        let fresh = out.join(format!(".{name}.writing-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&fresh);
+        let begun = Begun {
+            dir,
+            fresh,
+            existing,
+            provenance,
+        };
+        let written = std::fs::create_dir_all(&begun.fresh)
+            .with_context(|| format!("creating {}", begun.fresh.display()))
+            .and_then(|()| write_files(data, &begun.fresh));
+        match written {
+            Ok(()) => Ok(begun),
+            Err(error) => {
+                begun.abandon();
+                Err(error)
+            }
+        }
+    }
+
+    /// The provenance (with the league's `timing`) and the manifest, then the folder in its place.
+    fn finish(mut self, data: &LeagueData, timing: Option<&MatchTiming>) -> anyhow::Result<PathBuf> {
+        let finished = (|| {
+            self.provenance.timing = timing
+                .map(|timing| league_proto::json::to_json("league.v2.MatchTiming", timing))
+                .transpose()?;
+            let kept_llm_moves = self.dir.join("llm_moves.csv");
+            if data.llm_moves.is_empty()
+                && matches!(self.existing, results_folder::Existing::Same(_))
+                && kept_llm_moves.is_file()
+            {
+                std::fs::copy(&kept_llm_moves, self.fresh.join("llm_moves.csv"))
+                    .with_context(|| format!("keeping {}", kept_llm_moves.display()))?;
+            }
+            let json = serde_json::to_vec_pretty(&self.provenance)?;
+            std::fs::write(self.fresh.join(archive::PROVENANCE), json).context("writing provenance.json")?;
+            manifest::write(&self.fresh)?;
+            results_folder::put_in_place(&self.fresh, &self.dir, &self.existing)
+        })();
+        match finished {
+            Ok(()) => Ok(self.dir),
+            Err(error) => {
+                self.abandon();
+                Err(error)
+            }
+        }
+    }
+
+    /// Removes what was written so far.
+    fn abandon(self) {
+        let _ = std::fs::remove_dir_all(&self.fresh);
+    }
+}
+
+/// Writes the tables, pages and charts of `data` into `dir`.
+fn write_files(data: &LeagueData, dir: &Path) -> anyhow::Result<()> {
     let file = |name: &str, contents: &[u8]| {
         std::fs::write(dir.join(name), contents)
             .with_context(|| format!("writing {}", dir.join(name).display()))
@@ -129,7 +277,7 @@ pub fn write(data: &LeagueData, out: &Path) -> anyhow::Result<PathBuf> {
     }
     let charts = charts::all(data);
     for chart in &charts {
-        chart.write(&dir)?;
+        chart.write(dir)?;
     }
     let pages = html::Pages::new(data);
     file("index.html", pages.index(&charts).as_bytes())?;
@@ -138,7 +286,7 @@ pub fn write(data: &LeagueData, out: &Path) -> anyhow::Result<PathBuf> {
     for (index, name) in pages.player_files() {
         file(&name, pages.player(index).as_bytes())?;
     }
-    Ok(dir)
+    Ok(())
 }
 
 /// A league id as a folder name. An id in the league id grammar (`league_domain::league_id`) is its own

@@ -54,10 +54,16 @@ impl SourceArgs {
             (None, Some(database)) => Source::Database(database_url(&database, &self.cluster_dir).await?),
             // The `league serve` (or a `league run` still going) of this user; nothing else is a guess.
             (None, None) => match crate::state::State::read()? {
-                Some(running) => Source::Manager {
-                    token: running.operator_token()?,
-                    url: running.manager_url,
-                },
+                Some(running) => {
+                    // The system's database is known: a results folder records it.
+                    let mut connected = connect(Source::Manager {
+                        token: running.operator_token()?,
+                        url: running.manager_url,
+                    })
+                    .await?;
+                    connected.database = Some(running.database);
+                    return Ok(connected);
+                }
                 None => anyhow::bail!(
                     "no league to read: nothing runs (no {}); pass --database <name or URL> (the \
                      database `league run --keep` kept) or --manager <URL>",
@@ -85,7 +91,8 @@ pub struct Connected {
     pub token: SecretString,
     /// Set when the query service runs here; dropping it stops the service.
     _service: Option<StopOnDrop>,
-    /// The database read, when this process reads one.
+    /// The database read: when this process reads one, or the running system's (`league serve`,
+    /// `league run`) as its state file names it.
     pub database: Option<String>,
 }
 
