@@ -17,10 +17,12 @@ use crate::error::{ManagerResult, reject};
 use crate::league::{events, table};
 use crate::wakeups::Wakeups;
 
-/// The league's status, its row locked until `tx` ends; E006 when there is no such league.
+/// The league's status, its row locked until `tx` ends; E006 when there is no such league. `for no key
+/// update`, the lock an update of the row takes: it keeps other changes of the row out but not the
+/// key checks of rows that name the league (a round's events), which `for update` would make wait.
 pub async fn lock_league(tx: &mut PgConnection, league_id: &LeagueId) -> ManagerResult<String> {
     let found = sqlx::query_scalar!(
-        "select status from leagues where league_id = $1 for update",
+        "select status from leagues where league_id = $1 for no key update",
         league_id.as_str()
     )
     .fetch_optional(&mut *tx)
