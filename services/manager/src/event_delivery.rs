@@ -191,6 +191,7 @@ impl EventDelivery {
         }
         let full = rows.iter().map(|row| row.players.len() as i64).sum::<i64>() == BATCH;
         let (delivered, failed) = self.send(rows).await?;
+        // Lock order (docs/subsystems/lock-order.md): event_deliveries in key order, then the counts.
         let mut tx = self.pool.begin().await?;
         sqlx::query!(
             "update event_deliveries d set delivered_at = now(), attempts = d.attempts + 1
@@ -252,6 +253,8 @@ impl EventDelivery {
         let full = rows.len() as i64 == NEW_EVENTS;
         let event_ids: Vec<i64> = rows.iter().map(|row| row.event_id).collect();
         let (delivered, failed) = self.send(rows).await?;
+        // Lock order (docs/subsystems/lock-order.md): league_events (skip locked), event_deliveries, then the
+        // counts.
         let mut tx = self.pool.begin().await?;
         events::fan_out(&mut tx, &event_ids, &delivered).await?;
         count_delivered(&mut tx, &delivered.events).await?;

@@ -64,6 +64,7 @@ fn wrong_state(league_id: &LeagueId, status: &str, action: &str) -> crate::error
 
 /// Pauses a running league: no match of it is handed out until [`resume`]; the running ones finish.
 pub async fn pause(pool: &PgPool, league_id: &LeagueId) -> ManagerResult<PauseLeagueResponse> {
+    // Lock order (docs/subsystems/lock-order.md): the league's row only.
     let mut tx = pool.begin().await?;
     let status = lock_league(&mut tx, league_id).await?;
     if status != "running" {
@@ -89,6 +90,7 @@ pub async fn pause(pool: &PgPool, league_id: &LeagueId) -> ManagerResult<PauseLe
 /// Resumes a paused league: its ready matches are handed out again, and the claims waiting in every
 /// manager are woken to take them.
 pub async fn resume(pool: &PgPool, wakeups: &Wakeups, league_id: &LeagueId) -> ManagerResult<()> {
+    // Lock order (docs/subsystems/lock-order.md): the league's row only.
     let mut tx = pool.begin().await?;
     let status = lock_league(&mut tx, league_id).await?;
     if status != "paused" {
@@ -112,6 +114,7 @@ pub async fn resume(pool: &PgPool, wakeups: &Wakeups, league_id: &LeagueId) -> M
 /// renewals and reports are refused; its players are sent LEAGUE_COMPLETED with the table as it stands
 /// (the results recorded so far), the matches played, and no champion.
 pub async fn cancel(pool: &PgPool, league_id: &LeagueId) -> ManagerResult<CancelLeagueResponse> {
+    // Lock order (docs/subsystems/lock-order.md): the unfinished matches in key order, then the league's row.
     let mut tx = pool.begin().await?;
     lock_unfinished(&mut tx, league_id, None).await?;
     let status = lock_league(&mut tx, league_id).await?;

@@ -182,6 +182,9 @@ async fn record_together<'r>(
     waiting: &WaitingClaims,
     reports: &'r [Report],
 ) -> ManagerResult<(Vec<Judged>, HashSet<(&'r LeagueId, u32)>)> {
+    // Lock order (docs/subsystems/lock-order.md): matches and standings in key order, then each round
+    // completed
+    // in league order (its league's row, the next round).
     let mut tx = pool.begin().await?;
     let leagues: Vec<&str> = reports.iter().map(|report| report.league_id.as_str()).collect();
     let match_ids: Vec<String> = reports.iter().map(|report| report.match_id.to_string()).collect();

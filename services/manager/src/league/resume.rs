@@ -50,6 +50,7 @@ pub async fn resume_referee(
             "max_concurrent_matches must be at least 1",
         ));
     }
+    // Lock order (docs/subsystems/lock-order.md): the agent's row, then its matches in key order.
     let mut tx = pool.begin().await?;
     update_agent(
         &mut tx,
@@ -86,6 +87,8 @@ pub async fn resume_player(
 ) -> ManagerResult<RegisteredPlayer> {
     let deployment_max = rules.max_players;
     let meta = rules.admit(meta).await?;
+    // Lock order (docs/subsystems/lock-order.md): the agent's row, then a league's row and its players
+    // (enrollment).
     let mut tx = pool.begin().await?;
     let moved = update_agent(&mut tx, &player_id.clone().into(), &meta, None).await?;
     // Its leagues, the ones still going first, newest first.
