@@ -41,6 +41,11 @@ fn three_leagues_at_once_each_complete_on_a_row_of_their_own() {
         stdout.contains("3 leagues of 4 players at once: 18 matches in "),
         "{stdout}"
     );
+    // Postgres broke no deadlock: every transaction takes its locks in one order.
+    assert!(
+        stdout.contains("\ndeadlocks (Postgres, the run's database): 0\n"),
+        "{stdout}"
+    );
     // The CPU the three leagues took together, a match.
     crate::cpu_a_match(&stdout, "3 × 4");
     let rows = league_rows(&stdout);

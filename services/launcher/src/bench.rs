@@ -109,11 +109,8 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<()> {
     if args.concurrent_leagues > 1 {
         let mut out = String::new();
         for &players in &args.players {
-            out.push_str(&render_together(
-                players,
-                &leagues_at_once(players, &args).await?,
-                &args,
-            ));
+            let (measured, deadlocks) = leagues_at_once(players, &args).await?;
+            out.push_str(&render_together(players, &measured, deadlocks, &args));
         }
         println!("{out}");
         return Ok(());
@@ -193,7 +190,7 @@ async fn league(players: u32, external: bool, args: &BenchArgs) -> anyhow::Resul
 }
 
 /// Plays `args.concurrent_leagues` leagues of `players` bots at once on one system and measures each.
-async fn leagues_at_once(players: u32, args: &BenchArgs) -> anyhow::Result<Vec<Measured>> {
+async fn leagues_at_once(players: u32, args: &BenchArgs) -> anyhow::Result<(Vec<Measured>, i64)> {
     let run = RunArgs {
         players,
         referees: args.referees,
@@ -217,9 +214,11 @@ async fn leagues_at_once(players: u32, args: &BenchArgs) -> anyhow::Result<Vec<M
         for league_id in &leagues {
             each.push(measure(players, finished, league_id, cpu.clone()).await?);
         }
-        anyhow::Ok(each)
+        let deadlocks = concurrent::deadlocks(&finished.database_url).await?;
+        anyhow::Ok((each, deadlocks))
     })
     .await?;
+    let (measured, deadlocks) = measured;
     let schedule = crate::args::matches(players, run.cycles);
     for league in &measured {
         anyhow::ensure!(
@@ -229,7 +228,7 @@ async fn leagues_at_once(players: u32, args: &BenchArgs) -> anyhow::Result<Vec<M
             league.matches
         );
     }
-    Ok(measured)
+    Ok((measured, deadlocks))
 }
 
 /// League `league_id`'s status once it is completed and its league events are all delivered (the last
@@ -470,7 +469,7 @@ fn render(results: &[Measured], args: &BenchArgs) -> String {
 
 /// Leagues played at once: the whole and a row per league, the processes' peak memory (one system for
 /// all), and each league's round boundaries.
-fn render_together(players: u32, measured: &[Measured], args: &BenchArgs) -> String {
+fn render_together(players: u32, measured: &[Measured], deadlocks: i64, args: &BenchArgs) -> String {
     let leagues: Vec<concurrent::League> = measured
         .iter()
         .map(|m| concurrent::League {
@@ -501,10 +500,11 @@ fn render_together(players: u32, measured: &[Measured], args: &BenchArgs) -> Str
         )
     });
     format!(
-        "referees: {} × capacity {}\n{}\npeak RSS (MB): {}\n{}{}",
+        "referees: {} × capacity {}\n{}{}\npeak RSS (MB): {}\n{}{}",
         args.referees,
         args.referee_capacity,
         concurrent::render(players, &leagues),
+        concurrent::render_deadlocks(deadlocks),
         rss.join(", "),
         cpu.unwrap_or_default(),
         rounds::render("league", &boundaries)

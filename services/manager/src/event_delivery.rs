@@ -191,6 +191,7 @@ impl EventDelivery {
         }
         let full = rows.iter().map(|row| row.players.len() as i64).sum::<i64>() == BATCH;
         let (delivered, failed) = self.send(rows).await?;
+        // Lock order (docs/subsystems/lock-order.md): event_deliveries in key order, then the counts.
         let mut tx = self.pool.begin().await?;
         sqlx::query!(
             "update event_deliveries d set delivered_at = now(), attempts = d.attempts + 1
@@ -252,6 +253,8 @@ impl EventDelivery {
         let full = rows.len() as i64 == NEW_EVENTS;
         let event_ids: Vec<i64> = rows.iter().map(|row| row.event_id).collect();
         let (delivered, failed) = self.send(rows).await?;
+        // Lock order (docs/subsystems/lock-order.md): league_events (skip locked), event_deliveries, then the
+        // counts.
         let mut tx = self.pool.begin().await?;
         events::fan_out(&mut tx, &event_ids, &delivered).await?;
         count_delivered(&mut tx, &delivered.events).await?;
@@ -283,14 +286,19 @@ impl EventDelivery {
             .buffer_unordered(PARALLEL_CALLS)
             .collect()
             .await;
-        let mut delivered = DeliveredPairs::default();
+        let mut pairs = Vec::new();
         let mut failed = undecodable;
-        for (pairs, failures) in outcomes {
-            for (event_id, player_id) in pairs {
-                delivered.events.push(event_id);
-                delivered.players.push(player_id);
-            }
+        for (sent, failures) in outcomes {
+            pairs.extend(sent);
             failed.extend(failures);
+        }
+        // In key order: the statements that mark them lock their delivery rows in the order given
+        // (docs/subsystems/lock-order.md).
+        pairs.sort_unstable();
+        let mut delivered = DeliveredPairs::default();
+        for (event_id, player_id) in pairs {
+            delivered.events.push(event_id);
+            delivered.players.push(player_id);
         }
         Ok((delivered, failed))
     }
@@ -322,6 +330,10 @@ impl EventDelivery {
 /// queries need not count the delivery rows. Counted here per event first: a batch delivers a few
 /// events to many players, and joining each delivery to its event took an index probe per delivery
 /// (2,000 buffers a batch with ten leagues at once), where a probe per event does.
+///
+/// Lock order (docs/subsystems/lock-order.md): the counts are last, in league order, and in a table
+/// only event delivery writes. On the league's row they deadlocked with a round's release, which
+/// updates that row in the middle of its own transaction (issue 56).
 async fn count_delivered(tx: &mut PgConnection, events: &[i64]) -> anyhow::Result<()> {
     let mut per_event: BTreeMap<i64, i64> = BTreeMap::new();
     for &event_id in events {
@@ -329,12 +341,13 @@ async fn count_delivered(tx: &mut PgConnection, events: &[i64]) -> anyhow::Resul
     }
     let (event_ids, counts): (Vec<i64>, Vec<i64>) = per_event.into_iter().unzip();
     sqlx::query!(
-        "update leagues l set notifications_delivered = l.notifications_delivered + c.delivered
-         from (select e.league_id, sum(r.delivered)::bigint as delivered
-               from unnest($1::bigint[], $2::bigint[]) as r(event_id, delivered)
-               join league_events e using (event_id)
-               group by e.league_id) c
-         where l.league_id = c.league_id",
+        "insert into league_notification_counts as n (league_id, delivered)
+         select e.league_id, sum(r.delivered)::bigint
+         from unnest($1::bigint[], $2::bigint[]) as r(event_id, delivered)
+         join league_events e using (event_id)
+         group by e.league_id
+         order by e.league_id
+         on conflict (league_id) do update set delivered = n.delivered + excluded.delivered",
         &event_ids,
         &counts,
     )

@@ -6,6 +6,10 @@
 
 use std::time::Duration;
 
+use anyhow::Context;
+use secrecy::{ExposeSecret, SecretString};
+use sqlx::Connection;
+
 use super::rounds::Percentiles;
 
 /// One of the leagues played at once, as the manager recorded it.
@@ -105,6 +109,30 @@ pub fn render(players: u32, leagues: &[League]) -> String {
         ));
     }
     out
+}
+
+/// The deadlocks Postgres broke in the run's database (SQLSTATE 40P01; `pg_stat_database.deadlocks`),
+/// read once the leagues are measured: a backend adds its count within a second of going idle. Every
+/// transaction takes its locks in one order (docs/subsystems/lock-order.md), so this is 0; a deadlock
+/// costs its round Postgres's `deadlock_timeout` (1 s). One of the launcher's read-only looks at the
+/// database (docs/architecture.md).
+pub async fn deadlocks(database_url: &SecretString) -> anyhow::Result<i64> {
+    let mut conn = sqlx::PgConnection::connect(database_url.expose_secret())
+        .await
+        .context("connecting to the run's database")?;
+    let deadlocks = sqlx::query_scalar!(
+        r#"select coalesce(deadlocks, 0) as "deadlocks!" from pg_stat_database
+           where datname = current_database()"#
+    )
+    .fetch_one(&mut conn)
+    .await
+    .context("reading the run's deadlocks")?;
+    Ok(deadlocks)
+}
+
+/// The line that says how many deadlocks Postgres broke during the run.
+pub fn render_deadlocks(deadlocks: i64) -> String {
+    format!("deadlocks (Postgres, the run's database): {deadlocks}\n")
 }
 
 #[cfg(test)]

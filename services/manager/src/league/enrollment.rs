@@ -179,6 +179,7 @@ pub async fn enroll_registered(
     league_id: &LeagueId,
     player_id: &PlayerId,
 ) -> ManagerResult<Enrollment> {
+    // Lock order (docs/subsystems/lock-order.md): the league's row, then its players (inserts).
     let mut tx = pool.begin().await?;
     let player = sqlx::query_scalar!(
         "select game_types from agents where agent_id = $1 and kind = 'player'",

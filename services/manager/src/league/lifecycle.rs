@@ -17,10 +17,12 @@ use crate::error::{ManagerResult, reject};
 use crate::league::{events, table};
 use crate::wakeups::Wakeups;
 
-/// The league's status, its row locked until `tx` ends; E006 when there is no such league.
+/// The league's status, its row locked until `tx` ends; E006 when there is no such league. `for no key
+/// update`, the lock an update of the row takes: it keeps other changes of the row out but not the
+/// key checks of rows that name the league (a round's events), which `for update` would make wait.
 pub async fn lock_league(tx: &mut PgConnection, league_id: &LeagueId) -> ManagerResult<String> {
     let found = sqlx::query_scalar!(
-        "select status from leagues where league_id = $1 for update",
+        "select status from leagues where league_id = $1 for no key update",
         league_id.as_str()
     )
     .fetch_optional(&mut *tx)
@@ -62,6 +64,7 @@ fn wrong_state(league_id: &LeagueId, status: &str, action: &str) -> crate::error
 
 /// Pauses a running league: no match of it is handed out until [`resume`]; the running ones finish.
 pub async fn pause(pool: &PgPool, league_id: &LeagueId) -> ManagerResult<PauseLeagueResponse> {
+    // Lock order (docs/subsystems/lock-order.md): the league's row only.
     let mut tx = pool.begin().await?;
     let status = lock_league(&mut tx, league_id).await?;
     if status != "running" {
@@ -87,6 +90,7 @@ pub async fn pause(pool: &PgPool, league_id: &LeagueId) -> ManagerResult<PauseLe
 /// Resumes a paused league: its ready matches are handed out again, and the claims waiting in every
 /// manager are woken to take them.
 pub async fn resume(pool: &PgPool, wakeups: &Wakeups, league_id: &LeagueId) -> ManagerResult<()> {
+    // Lock order (docs/subsystems/lock-order.md): the league's row only.
     let mut tx = pool.begin().await?;
     let status = lock_league(&mut tx, league_id).await?;
     if status != "paused" {
@@ -110,6 +114,7 @@ pub async fn resume(pool: &PgPool, wakeups: &Wakeups, league_id: &LeagueId) -> M
 /// renewals and reports are refused; its players are sent LEAGUE_COMPLETED with the table as it stands
 /// (the results recorded so far), the matches played, and no champion.
 pub async fn cancel(pool: &PgPool, league_id: &LeagueId) -> ManagerResult<CancelLeagueResponse> {
+    // Lock order (docs/subsystems/lock-order.md): the unfinished matches in key order, then the league's row.
     let mut tx = pool.begin().await?;
     lock_unfinished(&mut tx, league_id, None).await?;
     let status = lock_league(&mut tx, league_id).await?;

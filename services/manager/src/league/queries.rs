@@ -277,7 +277,8 @@ pub async fn league_status(
                     from matches m join rounds r using (league_id, round_id)
                     where m.league_id = $1 and r.status = 'released'))::bigint as "finished!",
                 (select count(*) from league_players where league_id = $1) as "players!",
-                (select notifications_delivered from leagues where league_id = $1) as "delivered!",
+                coalesce((select delivered from league_notification_counts where league_id = $1), 0)
+                    as "delivered!",
                 -- Pending: the deliveries not made yet, and every player's share of the events not
                 -- fanned out yet (crate::league::events::fan_out).
                 (select count(*) from event_deliveries d join league_events e using (event_id)

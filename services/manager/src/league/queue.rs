@@ -258,10 +258,18 @@ pub async fn release_round(
          ), seats as (
              select w.referee_id, w.n, row_number() over (order by w.n, g.seat) as seat
              from waiting w cross join lateral generate_series(1, w.slots) as g(seat)
-         ), round as (
+         ), unplayed as (
              -- Its matches still to play: a withdrawal may have finished some as forfeits already.
-             select match_id, row_number() over (order by match_number) as seat
+             -- Try-locked (`skip locked`): this transaction holds the league's row, which comes after
+             -- matches in the lock order (docs/subsystems/lock-order.md), so it must not wait for a
+             -- match; one locked elsewhere (an operator's cancel or withdrawal) is not handed, and
+             -- stays ready for a claim.
+             select match_id, match_number
              from matches where league_id = $1 and round_id = $2 and status = 'scheduled'
+             order by match_number
+             for update skip locked
+         ), round as (
+             select match_id, row_number() over (order by match_number) as seat from unplayed
          ), assigned as (
              select r.match_id, s.referee_id, s.n from round r join seats s on s.seat = r.seat
          ), handed as (
@@ -375,13 +383,25 @@ pub async fn renew(
     players_called: bool,
 ) -> ManagerResult<Vec<LeaseRenewal>> {
     let (leagues, matches, ids) = Lease::columns(leases);
+    // The matches locked in key order first, whatever order the request names them in: a batch of
+    // reports locks the same referee's matches in that order, and a renewal that took them in the
+    // request's order could hold one the batch waits for while it waits for another
+    // (docs/subsystems/lock-order.md).
     let renewed: Vec<(String, String, i64)> = sqlx::query!(
-        r#"update matches m set lease_expires_at = now() + l.lease_duration_ms * interval '1 millisecond',
+        r#"with held as (
+             select m.league_id, m.match_id
+             from matches m
+             join unnest($2::text[], $3::text[], $4::text[]) as r(league_id, match_id, lease_id)
+               on m.league_id = r.league_id and m.match_id = r.match_id
+             where (m.lease_id::text = r.lease_id or ($5 and r.lease_id = ''))
+               and m.referee_id = $1 and m.status = 'running'
+             order by m.league_id, m.match_id
+             for update of m
+         )
+         update matches m set lease_expires_at = now() + l.lease_duration_ms * interval '1 millisecond',
              called_lease_id = case when $5 then m.lease_id else m.called_lease_id end
-         from leagues l, unnest($2::text[], $3::text[], $4::text[]) as r(league_id, match_id, lease_id)
-         where m.league_id = r.league_id and m.match_id = r.match_id
-           and (m.lease_id::text = r.lease_id or ($5 and r.lease_id = ''))
-           and m.referee_id = $1 and m.status = 'running' and l.league_id = m.league_id
+         from held h, leagues l
+         where m.league_id = h.league_id and m.match_id = h.match_id and l.league_id = m.league_id
          returning m.league_id, m.match_id,
              (extract(epoch from m.lease_expires_at) * 1000)::bigint as "expires_ms!""#,
         referee_id.as_str(),

@@ -29,12 +29,22 @@ pub async fn release(
     let (leagues, matches, ids) = Lease::columns(leases);
     let mut tx = pool.begin().await?;
     // `claims` keeps counting: the next claim of a released match is its second.
+    // The matches locked in key order first, whatever order the request names them in, as a batch of
+    // reports locks them (docs/subsystems/lock-order.md).
     let released: Vec<(String, String)> = sqlx::query!(
-        "update matches m set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
-         from unnest($2::text[], $3::text[], $4::text[]) as r(league_id, match_id, lease_id)
-         where m.league_id = r.league_id and m.match_id = r.match_id and m.lease_id::text = r.lease_id
-           and m.referee_id = $1 and m.status = 'running'
-           and not ($5 and m.called_lease_id is not distinct from m.lease_id)
+        "with held as (
+             select m.league_id, m.match_id
+             from matches m
+             join unnest($2::text[], $3::text[], $4::text[]) as r(league_id, match_id, lease_id)
+               on m.league_id = r.league_id and m.match_id = r.match_id
+             where m.lease_id::text = r.lease_id and m.referee_id = $1 and m.status = 'running'
+               and not ($5 and m.called_lease_id is not distinct from m.lease_id)
+             order by m.league_id, m.match_id
+             for update of m
+         )
+         update matches m set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
+         from held h
+         where m.league_id = h.league_id and m.match_id = h.match_id
          returning m.league_id, m.match_id",
         referee_id.as_str(),
         &leagues as &[&str],
@@ -70,9 +80,17 @@ pub async fn release_all(
     referee_id: &RefereeId,
 ) -> ManagerResult<Vec<(String, String)>> {
     let released: Vec<(String, String)> = sqlx::query!(
-        "update matches set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
-         where referee_id = $1 and status = 'running'
-         returning league_id, match_id",
+        // Locked in key order first (docs/subsystems/lock-order.md).
+        "with held as (
+             select league_id, match_id from matches
+             where referee_id = $1 and status = 'running'
+             order by league_id, match_id
+             for update
+         )
+         update matches m set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
+         from held h
+         where m.league_id = h.league_id and m.match_id = h.match_id
+         returning m.league_id, m.match_id",
         referee_id.as_str()
     )
     .fetch_all(&mut *tx)

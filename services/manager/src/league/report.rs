@@ -11,7 +11,7 @@
 //! judged on its own, in arrival order, as if recorded alone: a refused report changes nothing and does
 //! not hold back the others.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use league_domain::points::{DRAW, LOSS, WIN};
 use league_domain::{LeagueId, MatchId, RefereeId};
@@ -182,6 +182,9 @@ async fn record_together<'r>(
     waiting: &WaitingClaims,
     reports: &'r [Report],
 ) -> ManagerResult<(Vec<Judged>, HashSet<(&'r LeagueId, u32)>)> {
+    // Lock order (docs/subsystems/lock-order.md): matches and standings in key order, then each round
+    // completed
+    // in league order (its league's row, the next round).
     let mut tx = pool.begin().await?;
     let leagues: Vec<&str> = reports.iter().map(|report| report.league_id.as_str()).collect();
     let match_ids: Vec<String> = reports.iter().map(|report| report.match_id.to_string()).collect();
@@ -220,18 +223,18 @@ async fn record_together<'r>(
     // Up to here nothing shared is locked: results commit side by side with other batches. Each round
     // the batch touched is completed here if this transaction sees it final; else by whichever check
     // after a commit first does.
-    let mut checked = HashSet::new();
+    // In league order: a completion locks its league's row, and a batch that completed a round of
+    // league B and then one of league A could wait for A's row while holding B's, held by a transaction
+    // that takes A then B (docs/subsystems/lock-order.md).
+    let checked: BTreeSet<(&LeagueId, u32)> = reports
+        .iter()
+        .zip(&judged)
+        .filter_map(|(report, judged)| Some((&report.league_id, judged.round_id()?)))
+        .collect();
     let mut completed = HashSet::new();
     let mut completions = Vec::new();
     let mut completed_in_order = Vec::new();
-    for (report, judged) in reports.iter().zip(&judged) {
-        let Some(round_id) = judged.round_id() else {
-            continue;
-        };
-        let round = (&report.league_id, round_id);
-        if !checked.insert(round) {
-            continue;
-        }
+    for round in checked {
         if let Some(completion) =
             round_completion::complete_in(&mut tx, tables, waiting, round.0, round.1).await?
         {

@@ -50,6 +50,7 @@ pub async fn resume_referee(
             "max_concurrent_matches must be at least 1",
         ));
     }
+    // Lock order (docs/subsystems/lock-order.md): the agent's row, then its matches in key order.
     let mut tx = pool.begin().await?;
     update_agent(
         &mut tx,
@@ -86,6 +87,8 @@ pub async fn resume_player(
 ) -> ManagerResult<RegisteredPlayer> {
     let deployment_max = rules.max_players;
     let meta = rules.admit(meta).await?;
+    // Lock order (docs/subsystems/lock-order.md): the agent's row, then a league's row and its players
+    // (enrollment).
     let mut tx = pool.begin().await?;
     let moved = update_agent(&mut tx, &player_id.clone().into(), &meta, None).await?;
     // Its leagues, the ones still going first, newest first.
@@ -148,9 +151,17 @@ pub async fn resume_player(
 async fn give_back_matches_of(pool: &PgPool, player_id: &PlayerId) -> ManagerResult<()> {
     let mut tx = pool.begin().await?;
     let given_back = sqlx::query!(
-        "update matches set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
-         where status = 'running' and (player_a_id = $1 or player_b_id = $1)
-         returning league_id, match_id",
+        // Locked in key order first (docs/subsystems/lock-order.md), as a batch of reports locks them.
+        "with running as (
+             select league_id, match_id from matches
+             where status = 'running' and (player_a_id = $1 or player_b_id = $1)
+             order by league_id, match_id
+             for update
+         )
+         update matches m set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
+         from running r
+         where m.league_id = r.league_id and m.match_id = r.match_id
+         returning m.league_id, m.match_id",
         player_id.as_str()
     )
     .fetch_all(&mut *tx)

@@ -23,6 +23,7 @@ pub struct Revoked {
 
 /// Revokes referee `referee_id` and hands its running matches on (E013 if there is no such referee).
 pub async fn revoke(pool: &PgPool, referee_id: &RefereeId) -> ManagerResult<Revoked> {
+    // Lock order (docs/subsystems/lock-order.md): the referee's row, then its running matches in key order.
     let mut tx = pool.begin().await?;
     let row = sqlx::query_scalar!(
         r#"select revoked_at is not null as "revoked!" from agents

@@ -83,6 +83,9 @@ pub async fn complete_if_final(
     let mut next = Some(round_id);
     let mut completed_any = false;
     while let Some(round_id) = next {
+        // Lock order (docs/subsystems/lock-order.md): the round (skip locked), the league, the next round,
+        // its
+        // matches (skip locked), new events.
         let mut tx = pool.begin().await?;
         let Some(completed) = complete_in(&mut tx, tables, waiting, league_id, round_id).await? else {
             tx.rollback().await?;

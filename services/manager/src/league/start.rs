@@ -88,6 +88,8 @@ async fn insert(pool: &PgPool, league: &NewLeague) -> ManagerResult<bool> {
 
 /// Starts `league_id` (operator command).
 pub async fn start(pool: &PgPool, league_id: &LeagueId) -> ManagerResult<Started> {
+    // Lock order (docs/subsystems/lock-order.md): the league's row; the schedule's rows are new (nothing
+    // waits on them).
     let mut tx = pool.begin().await?;
     let found = sqlx::query_scalar!(
         "select league_id from leagues where league_id = $1 for update",

@@ -51,7 +51,9 @@ pub async fn withdraw(
     player_id: &PlayerId,
 ) -> ManagerResult<Withdrawn> {
     let mut tx = pool.begin().await?;
+    // Matches, standings, then the league's row: the lock order (docs/subsystems/lock-order.md).
     lock_unfinished(&mut tx, league_id, Some(player_id)).await?;
+    lock_standings(&mut tx, league_id, player_id).await?;
     let status = lock_league(&mut tx, league_id).await?;
     let enrolled = sqlx::query_scalar!(
         r#"select withdrawn_at is not null as "withdrawn!" from league_players
@@ -116,6 +118,33 @@ pub async fn withdraw(
         tracing::error!(%league_id, round_id, %error, "completing a round after a withdrawal failed");
     }
     Ok(Withdrawn { forfeits })
+}
+
+/// Locks the standings rows the forfeits of `player_id` add to (its own and its opponents' in its
+/// unfinished matches, locked by the caller), in key order, before the league's row: a batch of
+/// reports adds to standings and then, completing a round, locks the league's row, so a withdrawal
+/// that took the league's row first could wait for a standings row that batch holds while the batch
+/// waits for the league's row.
+async fn lock_standings(
+    tx: &mut PgConnection,
+    league_id: &LeagueId,
+    player_id: &PlayerId,
+) -> ManagerResult<()> {
+    // No columns: the statement is run for its locks.
+    sqlx::query!(
+        "select from standings
+         where league_id = $1 and player_id in (
+             select unnest(array[m.player_a_id, m.player_b_id]) from matches m
+             where m.league_id = $1 and $2 in (m.player_a_id, m.player_b_id)
+               and m.status in ('scheduled', 'running'))
+         order by league_id, player_id
+         for update",
+        league_id.as_str(),
+        player_id.as_str(),
+    )
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
 }
 
 /// Marks `player_id` withdrawn and finishes each of its unfinished matches (locked by the caller) as a

@@ -7,6 +7,7 @@ mod enrollment;
 mod event_delivery;
 mod history;
 mod idle_claims;
+mod lock_order;
 mod malformed_ids;
 mod manager_api;
 mod operator_actions;
