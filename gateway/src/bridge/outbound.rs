@@ -210,12 +210,16 @@ impl PlayerBridge {
                     .call(&self.client, &agent.contact_endpoint, kind, &addressed, remaining)
                     .await
             } else {
-                self.client
+                let answer = self
+                    .client
                     .call(&agent.contact_endpoint, &method, params, remaining, &mut checker)
-                    .await
+                    .await;
+                let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+                self.mcp_or_plain(agent, answer, remaining).await
             };
             match answer {
                 Ok(Answer::Result(result)) => {
+                    agent.set_answered();
                     agent.set_dialect_for(kind, dialect);
                     // An MCP server is not answering in another dialect: it is what the agent is.
                     if dialect != first && dialect != Dialect::Mcp {
@@ -249,7 +253,7 @@ impl PlayerBridge {
                     dialects.push(Dialect::Mcp);
                     next += 1;
                 }
-                Ok(Answer::McpServer) => {
+                Ok(Answer::McpServer | Answer::NotPlain { .. }) => {
                     break Err(Failure::League(LeagueError::new(
                         ErrorCode::InvalidMessageFormat,
                         "the agent refuses both plain JSON-RPC and MCP tool calls",
