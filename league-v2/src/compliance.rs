@@ -101,6 +101,7 @@ pub const KINDS: &[&str] = &[
     kinds::UNTRUSTED_CERTIFICATE,
     kinds::MCP_SERVER,
     kinds::LEAGUE_ID_NOT_THE_LEASE_S,
+    kinds::REFUSED_REFEREE_CALL,
 ];
 
 pub mod kinds {
@@ -135,6 +136,8 @@ pub mod kinds {
     /// A referee's call to a player named another league than the one of the match whose lease it holds
     /// (taken for the lease's league).
     pub const LEAGUE_ID_NOT_THE_LEASE_S: &str = "league_id_not_the_lease_s";
+    /// The league refused a referee's call to a player (or its report), and why (no token, say).
+    pub const REFUSED_REFEREE_CALL: &str = "refused_referee_call";
 }
 
 #[cfg(test)]

@@ -166,3 +166,58 @@ async fn a_call_naming_another_league_is_taken_for_the_lease_s_league() {
         "{warning}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tokenless_call_to_a_player_is_refused_saying_why_and_the_operator_sees_it() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let agents = spawn_agents(Behaviour::Clean).await;
+    let alice = register_player(&gateway, &agents, "alice").await;
+    register_player(&gateway, &agents, "bob").await;
+    let referee = register(
+        &gateway,
+        "register_referee",
+        referee_registration("ref", &agents.endpoint("ref")),
+    )
+    .await;
+    start_league(&gateway).await;
+    let match_id = pulled_match(&gateway, &referee).await;
+    // As a pulling referee of the field calls: no auth_token (its pulls went without one).
+    let invitation = json!({"jsonrpc": "2.0", "method": "GAME_INVITATION", "id": 1, "params": {
+        "protocol": "league.v2", "message_type": "GAME_INVITATION",
+        "sender": format!("referee:{}", referee.id), "timestamp": "2026-11-25T10:00:00Z",
+        "conversation_id": "conv-tokenless", "league_id": LEAGUE_ID, "round_id": 1,
+        "match_id": match_id, "player_id": alice.id,
+    }});
+    let answer = gateway.post(invitation.to_string()).await.json();
+    assert_eq!(refused(&answer), "E011", "{answer}");
+    let said = answer["error"]["data"]["error_description"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        said.contains("calls to players") && said.contains("registration"),
+        "the refusal says what to send: {answer}"
+    );
+    assert!(
+        agents
+            .received()
+            .iter()
+            .all(|call| !(call.agent == "alice" && call.message_type() == "GAME_INVITATION")),
+        "alice was not invited"
+    );
+    let warnings = gateway
+        .wait_for_warnings("the refused call's warning", |w| {
+            has_warning(w, &referee.id, "refused_referee_call")
+        })
+        .await;
+    let warning = warnings
+        .iter()
+        .find(|w| w["kind"] == "refused_referee_call")
+        .expect("the warning");
+    assert!(
+        warning["example"]
+            .as_str()
+            .is_some_and(|example| example.contains(&match_id) && example.contains("E011")),
+        "{warning}"
+    );
+}
