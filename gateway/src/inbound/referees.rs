@@ -123,9 +123,20 @@ impl Inbound {
             .await
         {
             let match_id = text(message, "match_id").unwrap_or("no match");
+            let standing = self.referees.call_refused(&referee_id, &why);
+            let given_back = match standing.given_back {
+                0 => String::new(),
+                n => format!(
+                    "; {n} matches given back untouched for it (after {}: no match claimed for it for a while)",
+                    league_external_referees::BENCH_AFTER
+                ),
+            };
             let refused = Deviation {
                 kind: kinds::REFUSED_REFEREE_CALL,
-                detail: format!("{} for {match_id} refused (E011): {why}", kind.as_str()),
+                detail: format!(
+                    "{} for {match_id} refused (E011): {why}{given_back}",
+                    kind.as_str()
+                ),
                 strict_error: ErrorCode::AuthTokenMissing,
             };
             self.warnings.record(referee_id.as_str(), [refused]);

@@ -221,3 +221,54 @@ async fn a_tokenless_call_to_a_player_is_refused_saying_why_and_the_operator_see
         "{warning}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_referee_giving_matches_back_for_refused_calls_is_told_why_and_claimed_nothing() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let agents = spawn_agents(Behaviour::Clean).await;
+    let alice = register_player(&gateway, &agents, "alice").await;
+    register_player(&gateway, &agents, "bob").await;
+    let referee = register(
+        &gateway,
+        "register_referee",
+        referee_registration("ref", &agents.endpoint("ref")),
+    )
+    .await;
+    start_league(&gateway).await;
+    // A pulling referee of the field: pulls and calls without a token, from its own address. Each match
+    // it takes goes back untouched after the join timeout, and it takes it again at its next pull.
+    let pull = json!({"referee_id": referee.id});
+    let benched = league_testkit::observe("the referee claimed nothing more", 3 * PATIENCE, async || {
+        let pulled = gateway.rpc("get_assigned_matches", pull.clone()).await;
+        if let Some(why) = pulled["error"]["data"]["error_description"].as_str() {
+            return Some(why.to_owned());
+        }
+        let match_id = pulled["result"]["matches"][0]["match_id"].as_str()?;
+        let invitation = json!({"jsonrpc": "2.0", "method": "GAME_INVITATION", "id": 1, "params": {
+            "protocol": "league.v2", "message_type": "GAME_INVITATION",
+            "sender": format!("referee:{}", referee.id), "timestamp": "2026-11-25T10:00:00Z",
+            "conversation_id": "conv-tokenless", "league_id": LEAGUE_ID, "round_id": 1,
+            "match_id": match_id, "player_id": alice.id,
+        }});
+        let answer = gateway.post(invitation.to_string()).await.json();
+        assert_eq!(refused(&answer), "E011", "{answer}");
+        None
+    })
+    .await;
+    assert!(
+        benched.contains("gave back 3 matches") && benched.contains("auth_token is required"),
+        "the pull says why: {benched}"
+    );
+    // The operator sees it too, with the matches given back for it.
+    gateway
+        .wait_for_warnings("the refused calls' warning with the matches given back", |w| {
+            w.iter().any(|w| {
+                w["kind"] == "refused_referee_call"
+                    && w["example"]
+                        .as_str()
+                        .is_some_and(|example| example.contains("matches given back untouched"))
+            })
+        })
+        .await;
+}
