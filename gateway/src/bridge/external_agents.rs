@@ -46,6 +46,8 @@ pub struct ExternalAgent {
     /// Whether the agent ever answered a call with a result (before that, an error may be an MCP
     /// server's: super::mcp_detect).
     answered: AtomicBool,
+    /// Whether a failed call to it was retried at once already (super::outbound::FIRST_RETRY).
+    retried_at_once: AtomicBool,
     /// Whether the agent is an MCP server, once the gateway asked it (super::mcp_detect).
     pub(crate) mcp_detection: tokio::sync::OnceCell<super::mcp_detect::McpDetection>,
     /// Whether the greeting that learns its sender form is under way (crate::inbound::greeting): the
@@ -72,6 +74,7 @@ impl ExternalAgent {
             mcp: Default::default(),
             assign_match: AtomicBool::new(false),
             answered: AtomicBool::new(false),
+            retried_at_once: AtomicBool::new(false),
             mcp_detection: tokio::sync::OnceCell::new(),
             greeting: tokio::sync::watch::Sender::new(false),
         }
@@ -97,6 +100,15 @@ impl ExternalAgent {
     /// Whether the agent ever answered a call with a result.
     pub(crate) fn answered(&self) -> bool {
         self.answered.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether a call that could not reach it is the first such to an agent that never answered: an
+    /// agent that registered before its server listened. True once.
+    pub(crate) fn first_unreached(&self) -> bool {
+        !self.answered()
+            && !self
+                .retried_at_once
+                .swap(true, std::sync::atomic::Ordering::Relaxed)
     }
 
     pub(crate) fn set_answered(&self) {

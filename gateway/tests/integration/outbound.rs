@@ -423,3 +423,60 @@ fn sent(agent: &PickyAgent) -> Vec<(u16, String, String)> {
         })
         .collect()
 }
+
+/// An agent whose server is not up for its first request (503, as a proxy answers for a server still
+/// starting), then answers every call: the methods it was sent and the status of each.
+async fn slow_starting_agent() -> (String, std::sync::Arc<std::sync::Mutex<Vec<(String, u16)>>>) {
+    use axum::response::IntoResponse;
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<(String, u16)>>> = Default::default();
+    let log = seen.clone();
+    let handler = move |axum::Json(request): axum::Json<Value>| {
+        let log = log.clone();
+        async move {
+            let method = request["method"].as_str().unwrap_or_default().to_owned();
+            let mut log = log.lock().expect("log");
+            if log.is_empty() {
+                log.push((method, 503));
+                return (http::StatusCode::SERVICE_UNAVAILABLE, "starting").into_response();
+            }
+            log.push((method, 200));
+            let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"status": "acknowledged"}});
+            axum::Json(answer).into_response()
+        }
+    };
+    let router = axum::Router::new().route("/mcp", axum::routing::post(handler));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let address = listener.local_addr().expect("address");
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (format!("http://{address}/mcp"), seen)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_first_call_an_agent_cannot_take_is_sent_again_at_once() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let (endpoint, seen) = slow_starting_agent().await;
+    let (me, _) = register_answered(
+        &gateway,
+        "register_player",
+        player_registration("late", &endpoint),
+    )
+    .await;
+    // The registration's greeting met the server not yet up, and was sent again at once (within the
+    // greeting's own 2 s, so not after the referee's retry delay).
+    let greeting: Vec<(String, u16)> = seen.lock().expect("seen").clone();
+    assert_eq!(
+        greeting,
+        [
+            ("update_standings".to_owned(), 503),
+            ("update_standings".to_owned(), 200)
+        ],
+        "{greeting:?}"
+    );
+    gateway
+        .players()
+        .notify_league_event(round_announcement(&me.id, "e1"))
+        .await
+        .expect("delivered");
+    assert_eq!(seen.lock().expect("seen").len(), 3);
+}
