@@ -99,6 +99,9 @@ pub const KINDS: &[&str] = &[
     kinds::CONVERSATION_MISMATCH,
     kinds::REPLY_PLAYER_ID,
     kinds::UNTRUSTED_CERTIFICATE,
+    kinds::MCP_SERVER,
+    kinds::LEAGUE_ID_NOT_THE_LEASE_S,
+    kinds::REFUSED_REFEREE_CALL,
 ];
 
 pub mod kinds {
@@ -127,6 +130,14 @@ pub mod kinds {
     pub const REPLY_PLAYER_ID: &str = "reply_player_id_not_assigned";
     /// The agent's https endpoint presents a certificate the league does not trust.
     pub const UNTRUSTED_CERTIFICATE: &str = "untrusted_certificate";
+    /// Registered as a plain JSON-RPC agent, the agent answered MCP's `initialize`: it is called as an MCP
+    /// server (a note of what the gateway learnt, not a fault).
+    pub const MCP_SERVER: &str = "mcp_server";
+    /// A referee's call to a player named another league than the one of the match whose lease it holds
+    /// (taken for the lease's league).
+    pub const LEAGUE_ID_NOT_THE_LEASE_S: &str = "league_id_not_the_lease_s";
+    /// The league refused a referee's call to a player (or its report), and why (no token, say).
+    pub const REFUSED_REFEREE_CALL: &str = "refused_referee_call";
 }
 
 #[cfg(test)]

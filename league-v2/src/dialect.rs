@@ -112,6 +112,10 @@ pub enum Dialect {
     /// know `200 {"status": "ok"}`, so its dialect cannot be found by trying: it is learned only from
     /// an agent that registers this way.
     Nested,
+    /// The lower-case message type as the method, the envelope at the top of the params and only the
+    /// message's own details nested under that name ([`crate::details_nested`]). Learned, as `nested`,
+    /// from an agent that registers this way.
+    DetailsNested,
     /// `receive_<message type>` in lower case.
     Receive,
     /// One method `handle_message` with the message in `params.message`.
@@ -135,6 +139,7 @@ impl Dialect {
             Dialect::MessageType => "message_type",
             Dialect::LowerMessageType => "message_type_lower",
             Dialect::Nested => "nested",
+            Dialect::DetailsNested => "details_nested",
             Dialect::Receive => "receive",
             Dialect::HandleMessage => "handle_message",
             Dialect::McpMessage => "mcp_message",
@@ -144,11 +149,12 @@ impl Dialect {
         }
     }
 
-    const ALL: [Dialect; 10] = [
+    const ALL: [Dialect; 11] = [
         Dialect::Canonical,
         Dialect::MessageType,
         Dialect::LowerMessageType,
         Dialect::Nested,
+        Dialect::DetailsNested,
         Dialect::Receive,
         Dialect::HandleMessage,
         Dialect::McpMessage,
@@ -172,6 +178,7 @@ impl Dialect {
             Dialect::MessageType => (kind.as_str().into(), Params::Message(message)),
             Dialect::LowerMessageType => (lower(), Params::Message(message)),
             Dialect::Nested => (lower(), Params::Under(lower(), message)),
+            Dialect::DetailsNested => (lower(), Params::Details(lower(), message)),
             Dialect::Receive => (
                 format!("receive_{}", kind.as_str().to_ascii_lowercase()).into(),
                 Params::Message(message),
@@ -201,6 +208,8 @@ impl Dialect {
 pub enum Params<'a, M> {
     Message(&'a M),
     Under(Cow<'static, str>, &'a M),
+    /// The envelope on top, the message's details under this name ([`crate::details_nested`]).
+    Details(Cow<'static, str>, &'a M),
     Tool {
         name: Cow<'static, str>,
         arguments: &'a M,
@@ -215,6 +224,10 @@ impl<M: Serialize> Serialize for Params<'_, M> {
                 let mut map = serializer.serialize_map(Some(1))?;
                 map.serialize_entry(field.as_ref(), message)?;
                 map.end()
+            }
+            Params::Details(field, message) => {
+                let message = serde_json::to_value(message).map_err(serde::ser::Error::custom)?;
+                crate::details_nested::split(message, field).serialize(serializer)
             }
             Params::Tool { name, arguments } => {
                 let mut map = serializer.serialize_map(Some(2))?;
@@ -317,6 +330,15 @@ fn resolve_in(method: &str, mut message: Map<String, Value>, depth: u8) -> Resul
     }
     if let Some(resolved) = nested(method, &mut message) {
         return Ok(resolved);
+    }
+    if let Some(kind) = message_type(method).filter(|kind| kind.as_str().to_ascii_lowercase() == method)
+        && let Some(merged) = crate::details_nested::merge(method, &mut message)
+    {
+        return Ok(Resolved {
+            action: Action::Message(kind),
+            message: merged,
+            dialect: Dialect::DetailsNested,
+        });
     }
     let by_method = by_method(&lower).map(|(action, dialect)| {
         // The message type written in lower case is a dialect of its own (it is how such an agent is
@@ -468,6 +490,14 @@ mod tests {
             ),
             (register, Dialect::Nested)
         );
+        assert_eq!(
+            action(
+                "league_register_request",
+                json!({"protocol": "league.v2", "sender": "player:X",
+                    "league_register_request": {"player_meta": {}}})
+            ),
+            (register, Dialect::DetailsNested)
+        );
         assert_eq!(action("league_register", json!({})), (register, Dialect::Legacy));
         assert_eq!(
             action("receive_league_register_request", json!({})),
@@ -577,6 +607,13 @@ mod tests {
             (
                 "choose_parity_call".to_owned(),
                 json!({"choose_parity_call": message})
+            )
+        );
+        assert_eq!(
+            framed(Dialect::DetailsNested),
+            (
+                "choose_parity_call".to_owned(),
+                json!({"message_type": "CHOOSE_PARITY_CALL", "choose_parity_call": {}})
             )
         );
         assert_eq!(

@@ -9,6 +9,7 @@
 pub mod addressed;
 pub mod compliance;
 pub mod convert;
+pub mod details_nested;
 pub mod dialect;
 pub mod envelope;
 pub mod ids;

@@ -106,8 +106,25 @@ impl SenderForm {
 
 /// Whether an agent's error refuses the call over its `sender` (`-32602 "Sender not registered"`, a
 /// validator's "Invalid sender: type must be player or referee", a data field naming the sender): the
-/// other form may work. Every other refusal means what it says.
+/// other form may work. Every other refusal means what it says: an error listing `sender` among missing
+/// fields ("Missing required fields: sender, timestamp") is about where the agent looks for the
+/// envelope, which the other form does not change.
 pub fn refused_over_sender(error: &RpcError) -> bool {
+    let missing = |text: &str| {
+        let text = text.to_ascii_lowercase();
+        text.contains("missing") || text.contains("required field")
+    };
+    if missing(&error.message)
+        || error.data.as_ref().is_some_and(|data| match data {
+            Value::String(text) => missing(text),
+            Value::Object(fields) => fields
+                .iter()
+                .any(|(key, value)| missing(key) || value.as_str().is_some_and(missing)),
+            _ => false,
+        })
+    {
+        return false;
+    }
     let mentions = |text: &str| text.to_ascii_lowercase().contains("sender");
     mentions(&error.message)
         || error.data.as_ref().is_some_and(|data| match data {
@@ -185,6 +202,19 @@ mod tests {
         assert!(!refused_over_sender(&refusal(
             "Missing required field: match_id",
             None
+        )));
+        // A missing field named `sender` is where the agent looks, not which form it takes.
+        assert!(!refused_over_sender(&refusal(
+            "Missing required fields: sender, timestamp",
+            None
+        )));
+        assert!(!refused_over_sender(&refusal(
+            "Invalid params",
+            Some(json!({"missing": "sender"}))
+        )));
+        assert!(!refused_over_sender(&refusal(
+            "Invalid params",
+            Some(json!({"field": "sender", "reason": "required field missing"}))
         )));
     }
 }

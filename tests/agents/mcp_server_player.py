@@ -11,10 +11,12 @@ Two ways of taking a message's fields, both seen in FastMCP agents:
   `handle_game_invitation(message: dict)` and the notifications: the message under one argument;
   `choose_parity(match_id, player_id, …)`: the message's fields as the tool's own arguments.
 
-Usage: mcp_server_player.py <league /mcp url> <name> [sessions|stateless|forgetful]
+Usage: mcp_server_player.py <league /mcp url> <name> [sessions|stateless|json|forgetful]
 
   sessions   (default) the SDK's sessions;
-  stateless  the SDK's stateless mode (no session; every POST stands alone);
+  stateless  the SDK's stateless mode (no session; every POST stands alone), answers as event streams;
+  json       the SDK's stateless mode answering plain JSON (`json_response=True`): a plain JSON-RPC call
+             gets no 406 but an ordinary JSON-RPC error, as from any agent that does not know the method;
   forgetful  sessions, but the first session the league opens is forgotten after a few calls, as by a
              server that restarted: its next call is answered 404, and the league must open another.
 
@@ -44,7 +46,7 @@ import conformance  # noqa: E402
 
 LEAGUE_URL, NAME = sys.argv[1], sys.argv[2]
 MODE = sys.argv[3] if len(sys.argv) > 3 else "sessions"
-assert MODE in ("sessions", "stateless", "forgetful"), "mode must be sessions, stateless or forgetful"
+assert MODE in ("sessions", "stateless", "json", "forgetful"), "mode must be sessions, stateless, json or forgetful"
 # The calls in the first session after which a forgetful server forgets it.
 FORGET_AFTER = 6
 FAMILY = "typed"
@@ -167,7 +169,7 @@ async def main():
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     port = listener.getsockname()[1]
-    app = Counting(server.streamable_http_app(stateless_http=MODE == "stateless"))
+    app = Counting(server.streamable_http_app(stateless_http=MODE in ("stateless", "json"), json_response=MODE == "json"))
     web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     serving = asyncio.create_task(web.serve(sockets=[listener]))
     while not web.started:

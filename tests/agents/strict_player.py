@@ -16,7 +16,17 @@ Usage: strict_player.py <league /mcp url> <family> <name> [<methods>]
                   with the canonical `register_player`, so the league must find that name itself;
            nested: the lower-case message type as the method with the message nested under that name
                    (`{"game_invitation": {...}}`), answers every unknown method 200 {"status": "ok"},
-                   and registers the same way.
+                   and registers the same way;
+           details: the lower-case message type as the method, the envelope at the top of the params and
+                    only the message's own details nested under that name (`{"protocol": …, "sender": …,
+                    "game_invitation": {"match_id": …}}`), answers every unknown method 200
+                    {"status": "ok"}, and registers the same way;
+           receive: `receive_<message type in lower case>` (registers with
+                    `receive_league_register_request`);
+           handle_message: one method `handle_message`, the message in `params.message` (registers so);
+           mcp_message: one method `mcp_message`, the message as the params (registers so);
+           legacy: the older revision's names: canonical, but `parity_choose` for the parity call
+                   (registers with `league_register`).
 
 Prints one JSON line when the league completes (or it gives up):
 {"name", "family", "methods", "player_id", "registrations", "received": {message_type: count},
@@ -38,7 +48,8 @@ import conformance  # noqa: E402
 LEAGUE_URL, FAMILY, NAME = sys.argv[1], sys.argv[2], sys.argv[3]
 METHODS = sys.argv[4] if len(sys.argv) > 4 else "both"
 assert FAMILY in conformance.FAMILIES, f"family must be one of {conformance.FAMILIES}"
-assert METHODS in ("both", "lower", "nested"), "methods must be both, lower or nested"
+STYLES = ("both", "lower", "nested", "details", "receive", "handle_message", "mcp_message", "legacy")
+assert METHODS in STYLES, f"methods must be one of {STYLES}"
 STATE = {"player_id": None, "token": None, "league_token": None, "registrations": 0, "received": {}, "refused": {},
          "unknown_methods": 0, "errors": []}
 DONE = threading.Event()
@@ -70,10 +81,31 @@ def message_of(method, params):
     if METHODS == "both":
         named = conformance.CANONICAL_METHODS.get(method) or (method if method in conformance.MESSAGES else None)
         return params, named
+    if METHODS == "receive":
+        kind = method[len("receive_"):].upper() if method.startswith("receive_") else None
+        return params, (kind if kind in conformance.MESSAGES else None)
+    if METHODS in ("handle_message", "mcp_message"):
+        if method != METHODS:
+            return params, None
+        message = params.get("message") if METHODS == "handle_message" else params
+        kind = message.get("message_type") if isinstance(message, dict) else None
+        return (message if isinstance(message, dict) else None), (kind if kind in conformance.MESSAGES else None)
+    if METHODS == "legacy":
+        if method == "parity_choose":
+            return params, "CHOOSE_PARITY_CALL"
+        return params, (None if method == "choose_parity" else conformance.CANONICAL_METHODS.get(method))
     named = method.upper() if method == method.lower() and method.upper() in conformance.MESSAGES else None
     if METHODS == "nested":
         inner = params.get(method) if named else None
         return (inner if isinstance(inner, dict) else None), named
+    if METHODS == "details":
+        details = params.get(method) if named else None
+        if not isinstance(details, dict) or "message_type" not in params:
+            return None, named
+        envelope_fields = {key: value for key, value in params.items() if key != method}
+        if any(key in details for key in envelope_fields):
+            return None, named
+        return {**envelope_fields, **details}, named
     return params, named
 
 
@@ -113,7 +145,7 @@ class Handler(BaseHTTPRequestHandler):
             request = json.loads(self.rfile.read(length))
             request_id = request.get("id")
             result = handle(request.get("method", ""), request.get("params") or {})
-            if result is None and METHODS == "nested":
+            if result is None and METHODS in ("nested", "details"):
                 result = {"status": "ok"}
             if result is None:
                 with LOCK:
@@ -154,6 +186,17 @@ def register(port):
                    "conversation_id": f"conv-{NAME}-register-{STATE['registrations']}", "player_meta": meta}
         if METHODS == "nested":
             answer = post("league_register_request", {"league_register_request": request})
+        elif METHODS == "details":
+            details = {"player_meta": request.pop("player_meta")}
+            answer = post("league_register_request", {**request, "league_register_request": details})
+        elif METHODS == "receive":
+            answer = post("receive_league_register_request", request)
+        elif METHODS == "handle_message":
+            answer = post("handle_message", {"message": request})
+        elif METHODS == "mcp_message":
+            answer = post("mcp_message", request)
+        elif METHODS == "legacy":
+            answer = post("league_register", request)
         else:
             answer = post("register_player", request)
         result = answer.get("result")

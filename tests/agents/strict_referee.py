@@ -10,8 +10,9 @@ the three styles real referees use:
            `get_assigned_matches {"referee_id"}` every `--poll` seconds without a token, and calls players
            with `"league_id": null` after the invitation, as pulling referees do
 
-It is as picky as the referees of the field: its push handler (either name) indexes `player_A_id` and
-`player_B_id` (a missing one is answered -32603 `Internal error: 'player_A_id'`, as theirs is), and a pull
+It is as picky as the referees of the field: its push handler (either name) indexes `player_A_id`,
+`player_B_id`, `player_A_endpoint` and `player_B_endpoint` (a missing one is answered -32603
+`Internal error: 'player_A_id'`, as theirs is), and a pull
 runs only the matches listed with `"status": "PENDING"` (any other status is skipped, every poll).
 
 For each match it invites both players at the endpoints it was given, asks both for a parity, draws the
@@ -214,6 +215,9 @@ class Handler(BaseHTTPRequestHandler):
                 seats = (params["player_A_id"], params["player_B_id"])
                 if seats != tuple(p["player_id"] for p in params["players"]):
                     raise RuntimeError(f"player_A_id/player_B_id {seats} are not the players in order")
+                endpoints = (params["player_A_endpoint"], params["player_B_endpoint"])
+                if endpoints != tuple(p["contact_endpoint"] for p in params["players"]):
+                    raise RuntimeError(f"player_A_endpoint/player_B_endpoint {endpoints} are not the players'")
                 start(params)
                 result = {"message_type": "START_MATCH_ACK", "status": "MATCH_STARTED",
                           "match_id": params["match_id"], "conversation_id": params["conversation_id"]}

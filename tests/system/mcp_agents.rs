@@ -1,9 +1,11 @@
-//! End to end with players that are real MCP servers (tests/agents/mcp_server_player.py: the official
-//! MCP Python SDK's server, one tool per message it handles), registered through the gateway's own MCP
-//! endpoint with the SDK's client. Nothing tells the gateway what they are: it learns it from their
-//! first answer (ADR 0046) and calls them as an MCP client from then on, one session per agent and
-//! replica. Each league is a real `league run` with two gateway replicas; it must finish with no
-//! technical loss and a table that adds up.
+//! End to end with players that are real MCP servers, one tool per message each handles, registered
+//! through the gateway's own MCP endpoint with their SDK's client: tests/agents/mcp_server_player.py on
+//! the official MCP Python SDK, and tests/agents/mcp_ts_player on the official TypeScript SDK. Nothing
+//! tells the gateway what they are: it asks them when their answer to a plain call is one an MCP server
+//! gives (a 406, a 400 for want of a session, a JSON-RPC error before any result; ADR 0046, ADR 0071)
+//! and calls them as an MCP client from then on, one session per agent and replica. Each league is a
+//! real `league run` with two gateway replicas; it must finish with no technical loss and a table that
+//! adds up.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -28,6 +30,32 @@ async fn sdk_python() -> PathBuf {
     let python = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
     assert!(python.is_file(), "not an interpreter: {python:?}\n{stderr}");
     python
+}
+
+/// The node interpreter, with the TypeScript SDK installed for tests/agents/mcp_ts_player
+/// (`scripts/mcp-ts-env`).
+async fn sdk_node() -> PathBuf {
+    let output = Command::new(format!("{REPOSITORY}/scripts/mcp-ts-env"))
+        .output()
+        .await
+        .expect("scripts/mcp-ts-env runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "scripts/mcp-ts-env could not prepare the TypeScript MCP SDK:\n{stderr}"
+    );
+    PathBuf::from(String::from_utf8_lossy(&output.stdout).trim())
+}
+
+fn ts_player(node: &PathBuf, gateway: &str, name: &str, mode: &str) -> Child {
+    Command::new(node)
+        .arg(format!("{REPOSITORY}/tests/agents/mcp_ts_player/player.mjs"))
+        .args([gateway, name, mode])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the TypeScript MCP player starts")
 }
 
 fn mcp_player(python: &PathBuf, gateway: &str, name: &str, mode: &str) -> Child {
@@ -98,5 +126,64 @@ async fn players_that_are_mcp_servers_finish_a_league() {
     assert_eq!(forgetful["forgotten"], 1, "{forgetful}");
     let sessions = forgetful["sessions"].as_u64().expect("a count");
     assert!((2..=3).contains(&sessions), "{sessions} sessions: {forgetful}");
+    checked_table(&output, 6, 5, &summaries);
+}
+
+/// The servers that answer a plain JSON-RPC call with no 406: the TypeScript SDK's stateful example (400
+/// "No valid session ID"), and the Python SDK in stateless JSON mode (an ordinary -32601); with the
+/// TypeScript SDK's stateless server (406) beside them. Each is asked `initialize` once and plays every
+/// match.
+#[tokio::test]
+async fn mcp_servers_that_answer_a_plain_call_without_406_finish_a_league() {
+    let (python, node) = (sdk_python().await, sdk_node().await);
+    let args = [
+        "--players",
+        "2",
+        "--external-players",
+        "4",
+        "--referees",
+        "2",
+        "--gateways",
+        "2",
+        "--move-timeout",
+        "3s",
+    ];
+    let league = LeagueRun::start(env!("CARGO_BIN_EXE_league"), &args, 2).await;
+    let (gateway, other_replica) = (league.gateways[0].clone(), league.gateways[1].clone());
+    let agents = vec![
+        ts_player(&node, &gateway, "echo", "stateful"),
+        ts_player(&node, &other_replica, "foxtrot", "stateless"),
+        mcp_player(&python, &gateway, "golf", "json"),
+        ts_player(&node, &other_replica, "hotel", "stateful"),
+    ];
+    let output = league.finish().await;
+    let summaries = summaries(agents).await;
+    for summary in &summaries {
+        assert_eq!(summary["errors"], serde_json::json!([]), "{summary}");
+        for kind in [
+            "GAME_INVITATION",
+            "CHOOSE_PARITY_CALL",
+            "GAME_OVER",
+            "ROUND_ANNOUNCEMENT",
+        ] {
+            assert_eq!(summary["received"][kind], 5, "{kind}: {summary}");
+        }
+        assert_eq!(summary["received"]["LEAGUE_COMPLETED"], 1, "{summary}");
+        let refused = summary["refused"].as_object().expect("refusals");
+        assert!(
+            refused
+                .iter()
+                .all(|(reason, count)| reason == "sender" && count.as_u64() <= Some(2)),
+            "{summary}"
+        );
+    }
+    // The stateful TypeScript servers refused a plain call (400) at most once per replica, before the
+    // gateway asked them: a session per agent and replica from then on.
+    for summary in [&summaries[0], &summaries[3]] {
+        let plain = summary["plain_calls"].as_u64().expect("a count");
+        assert!((1..=2).contains(&plain), "{plain} plain calls: {summary}");
+        let sessions = summary["sessions"].as_u64().expect("a count");
+        assert!((1..=2).contains(&sessions), "{sessions} sessions: {summary}");
+    }
     checked_table(&output, 6, 5, &summaries);
 }

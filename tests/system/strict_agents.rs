@@ -67,11 +67,12 @@ async fn strict_players_of_both_sender_families_finish_a_league() {
 
 #[tokio::test]
 async fn strict_players_that_name_methods_in_lower_case_or_nested_finish_a_league() {
-    let league = start_league(&["--players", "2", "--external-players", "2", "--referees", "2"]).await;
+    let league = start_league(&["--players", "1", "--external-players", "3", "--referees", "2"]).await;
     let gateway = league.gateways[0].clone();
     let agents = vec![
         strict_player(&gateway, "typed", "golf", "lower"),
         strict_player(&gateway, "bare", "hotel", "nested"),
+        strict_player(&gateway, "typed", "india", "details"),
     ];
     let output = league.finish().await;
     let summaries = summaries(agents).await;
@@ -88,7 +89,35 @@ async fn strict_players_that_name_methods_in_lower_case_or_nested_finish_a_leagu
         unknown <= 2 * kinds,
         "{unknown} -32601s for {kinds} message types: {lower}"
     );
-    // The nested player registered nested: it is called nested from the start.
-    assert_eq!(summaries[1]["unknown_methods"], 0, "{}", summaries[1]);
+    // The nested players registered nested (the whole message, or only its details): each is called
+    // so from the start, and refused nothing over its shape.
+    for nested in &summaries[1..] {
+        assert_eq!(nested["unknown_methods"], 0, "{nested}");
+        assert!(nested["refused"].get("nesting").is_none(), "{nested}");
+    }
+    checked_table(&output, 4, 3, &summaries);
+}
+
+/// The other framings of the field, each registering in its own (so called in it from the start):
+/// `receive_<type>`, `handle_message`, `mcp_message`, and the older revision's `parity_choose`.
+#[tokio::test]
+async fn strict_players_in_the_other_framings_finish_a_league() {
+    let league = start_league(&["--players", "0", "--external-players", "4", "--referees", "2"]).await;
+    let gateway = league.gateways[0].clone();
+    let agents = vec![
+        strict_player(&gateway, "typed", "juliett", "receive"),
+        strict_player(&gateway, "bare", "kilo", "handle_message"),
+        strict_player(&gateway, "typed", "lima", "mcp_message"),
+        strict_player(&gateway, "bare", "mike", "legacy"),
+    ];
+    let output = league.finish().await;
+    let summaries = summaries(agents).await;
+    for summary in &summaries {
+        check_received(summary, 3);
+        // Called in its framing from the start; at most MCP's `initialize`, asked once after a first
+        // refusal (the typed family's of the bare sender: ADR 0071), is a method it lacks.
+        let unknown = summary["unknown_methods"].as_u64().expect("a count");
+        assert!(unknown <= 1, "{summary}");
+    }
     checked_table(&output, 4, 3, &summaries);
 }

@@ -113,7 +113,11 @@ impl Referees {
                 },
                 () = shutdown.clone().wait() => return,
             };
-            let resume_at = claimer.paused_until();
+            // A referee giving back match after match for one refusal is claimed nothing meanwhile.
+            let resume_at = match self.benched(&claimer.referee_id) {
+                Some((_, until)) => until.into(),
+                None => claimer.paused_until(),
+            };
             if resume_at > Instant::now() {
                 tokio::select! {
                     () = tokio::time::sleep_until(resume_at) => {}

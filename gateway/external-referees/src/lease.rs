@@ -129,6 +129,7 @@ impl Referees {
             }
         };
         if noted {
+            self.call_taken(referee_id);
             return Ok(());
         }
         lock(&self.called).remove(&key);
@@ -248,6 +249,7 @@ impl Referees {
                     join_timeout = ?held.timing.join_timeout,
                     "the external referee called no player of its match in time; the match is back in the queue, nobody charged");
                 lock(&self.matches).remove(&self.key(held));
+                self.given_back_refused(&held.referee_id);
                 true
             }
             // It called a player through another replica (or the match is over, or lost).

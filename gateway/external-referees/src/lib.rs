@@ -17,11 +17,13 @@ mod claims;
 mod lease;
 mod pull;
 mod push;
+mod refusals;
 mod report;
 mod to_player;
 
 pub use agents::{RefereeAgents, Unanswered};
 pub use pull::{Puller, named_referee};
+pub use refusals::{BENCH_AFTER, Standing};
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -108,6 +110,8 @@ pub struct Referees {
     pulling: Mutex<HashSet<String>>,
     /// The gateway's shutdown, which ends the lease keepers of pulled matches too.
     shutdown: OnceLock<ShutdownSignal>,
+    /// Refusals of referees' calls to players, and the matches given back for them ([`refusals`]).
+    refusals: refusals::Refusals,
 }
 
 impl Referees {
@@ -124,6 +128,7 @@ impl Referees {
             claimers: Mutex::default(),
             pulling: Mutex::default(),
             shutdown: OnceLock::new(),
+            refusals: refusals::Refusals::default(),
         }
     }
 

@@ -87,6 +87,11 @@ impl Referees {
             }
         };
         self.pulls(referee_id);
+        if let Some((why, _)) = self.benched(referee_id) {
+            // Told why rather than handed matches it would give back again; the queue's matches go to
+            // the other referees meanwhile.
+            return Err(LeagueError::new(ErrorCode::PermissionDenied, why));
+        }
         let mut entries: Vec<Value> = Vec::new();
         for found in self.held_by(referee_id).await? {
             let players = [

@@ -66,7 +66,8 @@ impl Referees {
     }
 
     /// What a referee needs to run the match (START_MATCH's fields; one entry of `get_assigned_matches`):
-    /// the ids (the players' both as `player_a_id` and as `player_A_id`: referees read either), each player's endpoint on this gateway with its record so far, where to report, the
+    /// the ids (the players' both as `player_a_id` and as `player_A_id`: referees read either), each
+    /// player's endpoint on this gateway (`player_a_endpoint` and `player_A_endpoint`) with its record so far, where to report, the
     /// league's timings, and the deadline of the whole match.
     pub(super) fn match_fields(
         &self,
@@ -100,6 +101,9 @@ impl Referees {
             "player_B_id": scheduled.player_b_id,
             "player_a_endpoint": self.player_url(&scheduled.player_a_id),
             "player_b_endpoint": self.player_url(&scheduled.player_b_id),
+            // And as the field's referees index them (`params["player_A_endpoint"]`).
+            "player_A_endpoint": self.player_url(&scheduled.player_a_id),
+            "player_B_endpoint": self.player_url(&scheduled.player_b_id),
             "players": [
                 player("PLAYER_A", &players[0]),
                 player("PLAYER_B", &players[1]),

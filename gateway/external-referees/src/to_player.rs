@@ -21,7 +21,7 @@ use league_runtime::grpc::GrpcChannel;
 use serde_json::{Map, Value, json};
 
 use league_domain::MessageType;
-use league_domain::{MatchId, PlayerId};
+use league_domain::{LeagueId, MatchId, PlayerId};
 use league_manager_link::league_status::to_league_error;
 use league_v2::compliance::{Checker, kinds};
 use league_v2::envelope::{required_text, text};
@@ -60,6 +60,50 @@ impl Referees {
     }
 }
 
+/// The match `match_id` the call is about: in the league it names, unless the referee holds the lease
+/// of `match_id` in another league (this replica handed it the match, or it is the current league's):
+/// then the lease's league, with a warning. A referee of the field puts its own configured `league_id`
+/// in every call; the lease it holds says which league the match is in.
+async fn lease_s_match(
+    referees: &Referees,
+    referee: &Referee,
+    kind: MessageType,
+    named: Option<LeagueId>,
+    match_id: MatchId,
+    checker: &mut Checker,
+) -> LeagueResult<RefereedMatch> {
+    let Some(named) = named else {
+        return referees.refereed_match(None, match_id).await;
+    };
+    let held = match referees.league_of(match_id, &referee.referee_id) {
+        Some(held) if held == named => return referees.refereed_match(Some(&named), match_id).await,
+        Some(held) => referees.refereed_match(Some(&held), match_id).await,
+        None => match referees.refereed_match(Some(&named), match_id).await {
+            Ok(found) if found.running && found.referee_id == referee.referee_id.as_str() => {
+                return Ok(found);
+            }
+            named_s => match referees.refereed_match(None, match_id).await {
+                Ok(current) if current.league_id != named.as_str() => Ok(current),
+                _ => return named_s,
+            },
+        },
+    }?;
+    if held.running && held.referee_id == referee.referee_id.as_str() {
+        checker.deviation(
+            kinds::LEAGUE_ID_NOT_THE_LEASE_S,
+            format!(
+                "{} names league {named}; {} holds match {}'s lease in league {}: taken for that one",
+                kind.as_str(),
+                referee.referee_id,
+                held.match_id,
+                held.league_id
+            ),
+            ErrorCode::LeagueNotFound,
+        )?;
+    }
+    Ok(held)
+}
+
 /// A referee's call to one player of a match it holds, located.
 struct PlayerCall {
     found: RefereedMatch,
@@ -94,7 +138,7 @@ impl PlayerCall {
             }
             Some(_) => Some(ids::required(message, "league_id")?),
         };
-        let found = referees.refereed_match(league_id.as_ref(), match_id).await?;
+        let found = lease_s_match(referees, referee, kind, league_id, match_id, checker).await?;
         if !found.running || referee.referee_id != found.referee_id {
             return Err(LeagueError::new(
                 ErrorCode::LeaseNotHeld,

@@ -35,9 +35,30 @@ pub(crate) const MAX_ANSWER_BYTES: usize = 1 << 20;
 pub(crate) enum Answer {
     Result(Value),
     Error(RpcError),
-    /// The agent is an MCP server, which takes calls only as MCP tool calls
-    /// ([`super::mcp_agent::is_mcp_server`]).
+    /// The agent is an MCP server, which takes calls only as MCP tool calls ([`super::mcp_detect`]).
     McpServer,
+    /// An HTTP status an MCP server's transport gives a plain JSON-RPC call
+    /// ([`super::mcp_detect::refuses_plain_calls`]): perhaps an MCP server. `plain` is the answer read
+    /// as any agent's.
+    NotPlain {
+        status: http::StatusCode,
+        plain: Box<LeagueResult<Answer>>,
+    },
+}
+
+impl Answer {
+    /// The answer as any agent's, but for a `406`: the streamable HTTP transport's refusal of a POST that
+    /// does not accept event streams, which no JSON-RPC endpoint gives (for the calls that ask no more,
+    /// as START_MATCH's `assign_match`).
+    pub(crate) fn read_plainly(self) -> LeagueResult<Answer> {
+        match self {
+            Answer::NotPlain { status, .. } if status == http::StatusCode::NOT_ACCEPTABLE => {
+                Ok(Answer::McpServer)
+            }
+            Answer::NotPlain { plain, .. } => *plain,
+            other => Ok(other),
+        }
+    }
 }
 
 /// The HTTP client every call to an agent goes through, in any dialect.
@@ -112,7 +133,7 @@ impl AgentClient {
             .instrument(span.clone())
             .await;
         match &answer {
-            Ok(Answer::Result(_) | Answer::McpServer) => {}
+            Ok(Answer::Result(_) | Answer::McpServer | Answer::NotPlain { .. }) => {}
             Ok(Answer::Error(error)) => {
                 span.record("rpc.jsonrpc.error_code", error.code);
                 span.record("otel.status_code", "ERROR");
@@ -212,9 +233,18 @@ pub(crate) fn read_answer(
     body: &[u8],
     checker: &mut Checker,
 ) -> LeagueResult<Answer> {
-    if super::mcp_agent::is_mcp_server(status) {
-        return Ok(Answer::McpServer);
+    let plain = read_plain_answer(status, body, checker);
+    if super::mcp_detect::refuses_plain_calls(status) {
+        return Ok(Answer::NotPlain {
+            status,
+            plain: Box::new(plain),
+        });
     }
+    plain
+}
+
+/// Reads an agent's HTTP answer as a JSON-RPC agent's.
+fn read_plain_answer(status: http::StatusCode, body: &[u8], checker: &mut Checker) -> LeagueResult<Answer> {
     // Nearly every answer is a plain response with a result: its result is read, and nothing else is
     // built. Anything else (an error, a bare result, `"error": null`, a repeated member) is read below.
     if let Ok(Members {
@@ -324,7 +354,12 @@ mod tests {
             json!({"jsonrpc": "2.0", "result": null, "error": {"code": -32601, "message": "Method not found"}, "id": 7}),
             Mode::Lenient,
         );
-        assert!(matches!(answer, Ok(Answer::Error(RpcError { code: -32601, .. }))));
+        // A 404 may be an MCP transport's: read as the agent's error, with the status kept for asking.
+        let Ok(Answer::NotPlain { status, plain }) = answer else {
+            panic!("a 404 is kept: {answer:?}");
+        };
+        assert_eq!(status, http::StatusCode::NOT_FOUND);
+        assert!(matches!(*plain, Ok(Answer::Error(RpcError { code: -32601, .. }))));
     }
 
     #[test]
@@ -364,7 +399,7 @@ mod tests {
     }
 
     #[test]
-    fn an_mcp_server_s_refusal_of_a_plain_call_says_what_the_agent_is() {
+    fn an_mcp_server_s_refusal_of_a_plain_call_is_kept_with_its_plain_reading() {
         // The Python SDK's streamable HTTP server, to a POST accepting only JSON.
         let (answer, warnings) = read(
             406,
@@ -372,7 +407,12 @@ mod tests {
                 "message": "Not Acceptable: Client must accept both application/json and text/event-stream"}}),
             Mode::Strict,
         );
-        assert_eq!((answer, warnings), (Ok(Answer::McpServer), 0));
+        assert_eq!(warnings, 0);
+        let answer = answer.expect("an answer");
+        assert!(matches!(&answer, Answer::NotPlain { status, plain }
+            if *status == http::StatusCode::NOT_ACCEPTABLE && matches!(**plain, Ok(Answer::Error(_)))));
+        // A call that asks no more takes a 406 for an MCP server.
+        assert_eq!(answer.read_plainly(), Ok(Answer::McpServer));
         // rmcp's, in plain text.
         let mut checker = Checker::new(Mode::Strict);
         let plain = read_answer(
@@ -380,6 +420,20 @@ mod tests {
             b"Not Acceptable: Client must accept both application/json and text/event-stream",
             &mut checker,
         );
-        assert_eq!(plain, Ok(Answer::McpServer));
+        assert_eq!(plain.and_then(Answer::read_plainly), Ok(Answer::McpServer));
+        // The TypeScript SDK's stateful example, to a POST without a session: its error, as any agent's.
+        let no_session = read_answer(
+            http::StatusCode::BAD_REQUEST,
+            br#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}"#,
+            &mut checker,
+        );
+        let Ok(Answer::NotPlain { status, .. }) = &no_session else {
+            panic!("a 400 is kept: {no_session:?}");
+        };
+        assert_eq!(*status, http::StatusCode::BAD_REQUEST);
+        assert!(matches!(
+            no_session.and_then(Answer::read_plainly),
+            Ok(Answer::Error(RpcError { code: -32000, .. }))
+        ));
     }
 }

@@ -43,6 +43,13 @@ pub struct ExternalAgent {
     pub(crate) mcp: super::mcp_agent::McpSession,
     /// A referee that answers START_MATCH only as `assign_match` (learned, see [`super::start_match`]).
     pub(crate) assign_match: AtomicBool,
+    /// Whether the agent ever answered a call with a result (before that, an error may be an MCP
+    /// server's: super::mcp_detect).
+    answered: AtomicBool,
+    /// Whether a failed call to it was retried at once already (super::outbound::FIRST_RETRY).
+    retried_at_once: AtomicBool,
+    /// Whether the agent is an MCP server, once the gateway asked it (super::mcp_detect).
+    pub(crate) mcp_detection: tokio::sync::OnceCell<super::mcp_detect::McpDetection>,
     /// Whether the greeting that learns its sender form is under way (crate::inbound::greeting): the
     /// league's other calls to it wait for it, so none goes out in a form the agent is about to refuse.
     greeting: tokio::sync::watch::Sender<bool>,
@@ -66,6 +73,9 @@ impl ExternalAgent {
             methods: Mutex::default(),
             mcp: Default::default(),
             assign_match: AtomicBool::new(false),
+            answered: AtomicBool::new(false),
+            retried_at_once: AtomicBool::new(false),
+            mcp_detection: tokio::sync::OnceCell::new(),
             greeting: tokio::sync::watch::Sender::new(false),
         }
     }
@@ -85,6 +95,29 @@ impl ExternalAgent {
     pub(crate) fn greeting(&self) -> GreetingUnderWay<'_> {
         self.greeting.send_replace(true);
         GreetingUnderWay(&self.greeting)
+    }
+
+    /// Whether the agent ever answered a call with a result.
+    pub(crate) fn answered(&self) -> bool {
+        self.answered.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether a call that could not reach it is the first such to an agent that never answered: an
+    /// agent that registered before its server listened. True once.
+    pub(crate) fn first_unreached(&self) -> bool {
+        !self.answered()
+            && !self
+                .retried_at_once
+                .swap(true, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_answered(&self) {
+        self.answered.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// What the gateway learnt when it asked the agent whether it is an MCP server, if it asked.
+    pub fn mcp_detection(&self) -> Option<&super::mcp_detect::McpDetection> {
+        self.mcp_detection.get()
     }
 
     pub fn dialect(&self) -> Dialect {

@@ -7,6 +7,7 @@ pub(crate) mod event_slots;
 pub mod external_agents;
 mod match_calls;
 pub(crate) mod mcp_agent;
+pub mod mcp_detect;
 pub mod outbound;
 pub(crate) mod overhead;
 pub(crate) mod player;

@@ -9,6 +9,9 @@
 //! - refused over the sender: the same dialect once more with the sender in the other form, which is
 //!   then the agent's form.
 //!
+//! - the first call that cannot reach an agent that never answered: once more after [`FIRST_RETRY`]
+//!   (an agent that registered before its server listened).
+//!
 //! `PlayerBridge::call` is the entry point for every outbound call (the bridge's `PlayerService` and
 //! START_MATCH to external referees); `PlayerBridge::notify` is a call whose failure is never retried
 //! unless the agent could not be reached, with what happened recorded as a compliance warning.
@@ -89,6 +92,10 @@ pub(crate) fn without_endpoint(mut error: LeagueError, agent: &ExternalAgent) ->
     error
 }
 
+/// How soon the first call that could not reach a just-registered agent is sent again (within 250 ms;
+/// later failures are the referee's to retry, with its usual delay).
+pub(crate) const FIRST_RETRY: Duration = Duration::from_millis(200);
+
 /// The dialects tried, in order, after the one remembered for the message type and the agent's own.
 const FALLBACKS: [Dialect; 3] = [
     Dialect::Canonical,
@@ -160,7 +167,20 @@ impl PlayerBridge {
         message: &M,
         limit: Duration,
     ) -> Result<Value, Failure> {
-        let outcome = self.call_adapting(agent, kind, message, limit).await;
+        let started = tokio::time::Instant::now();
+        let mut outcome = self.call_adapting(agent, kind, message, limit).await;
+        // An agent that registered before its server listened: its first unreachable call is sent again
+        // at once rather than after the referee's retry delay (seconds), once per agent.
+        if let Err(Failure::League(error)) = &outcome
+            && error.code == ErrorCode::ConnectionError
+            && limit.saturating_sub(started.elapsed()) > FIRST_RETRY
+            && agent.first_unreached()
+        {
+            tracing::debug!(agent_id = %agent.agent_id, "first call unreachable; sent again at once");
+            tokio::time::sleep(FIRST_RETRY).await;
+            let left = limit.saturating_sub(started.elapsed());
+            outcome = self.call_adapting(agent, kind, message, left).await;
+        }
         let label = match &outcome {
             Ok(_) => "ok".to_owned(),
             Err(Failure::NotImplemented) => "not_implemented".to_owned(),
@@ -210,12 +230,16 @@ impl PlayerBridge {
                     .call(&self.client, &agent.contact_endpoint, kind, &addressed, remaining)
                     .await
             } else {
-                self.client
+                let answer = self
+                    .client
                     .call(&agent.contact_endpoint, &method, params, remaining, &mut checker)
-                    .await
+                    .await;
+                let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+                self.mcp_or_plain(agent, answer, remaining).await
             };
             match answer {
                 Ok(Answer::Result(result)) => {
+                    agent.set_answered();
                     agent.set_dialect_for(kind, dialect);
                     // An MCP server is not answering in another dialect: it is what the agent is.
                     if dialect != first && dialect != Dialect::Mcp {
@@ -249,7 +273,7 @@ impl PlayerBridge {
                     dialects.push(Dialect::Mcp);
                     next += 1;
                 }
-                Ok(Answer::McpServer) => {
+                Ok(Answer::McpServer | Answer::NotPlain { .. }) => {
                     break Err(Failure::League(LeagueError::new(
                         ErrorCode::InvalidMessageFormat,
                         "the agent refuses both plain JSON-RPC and MCP tool calls",

@@ -97,7 +97,8 @@ impl PlayerBridge {
                     limit,
                     &mut checker,
                 )
-                .await;
+                .await
+                .and_then(Answer::read_plainly);
             match &answer {
                 Ok(Answer::Error(error)) if !retried && refused_over_sender(error) => {
                     retried = true;
@@ -116,7 +117,7 @@ impl PlayerBridge {
                 Ok(result)
             }
             // An MCP server takes no plain `assign_match` (its tools were offered START_MATCH above).
-            Ok(Answer::McpServer) => Err(Failure::NotImplemented),
+            Ok(Answer::McpServer | Answer::NotPlain { .. }) => Err(Failure::NotImplemented),
             Ok(Answer::Error(error)) if error.code == METHOD_NOT_FOUND => {
                 agent.assign_match.store(false, Ordering::Relaxed);
                 Err(Failure::NotImplemented)

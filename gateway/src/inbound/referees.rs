@@ -6,7 +6,7 @@ use league_domain::{AgentId, MessageType};
 use league_external_referees::{Puller, Referee, named_referee};
 use league_proto::ErrorCode;
 use league_proto::v2::AgentKind;
-use league_v2::compliance::Checker;
+use league_v2::compliance::{Checker, Deviation, Mode, kinds};
 use league_v2::envelope::text;
 use league_v2::league_error::{LeagueError, LeagueResult};
 use serde_json::{Map, Value};
@@ -78,7 +78,12 @@ impl Inbound {
         checker: &mut Checker,
         http: &HttpContext,
     ) -> LeagueResult<Referee> {
-        let (agent, envelope) = self.authenticated(message, checker, http).await?;
+        let (agent, envelope) = match self.authenticated(message, checker, http).await {
+            Err(error) if error.code == ErrorCode::AuthTokenMissing => {
+                return Err(self.tokenless_referee_call(kind, message, http).await);
+            }
+            authenticated => authenticated?,
+        };
         let (AgentKind::Referee, AgentId::Referee(referee_id)) = (agent.kind, agent.agent_id) else {
             return Err(LeagueError::new(
                 ErrorCode::PermissionDenied,
@@ -90,6 +95,53 @@ impl Inbound {
             token: agent.token,
             conversation_id: envelope.conversation_id.unwrap_or_default(),
         })
+    }
+
+    /// A referee's call to a player, or its report, without a token: refused in every mode (a pull may
+    /// go without one, from the referee's address; an act on a match never: docs/protocol.md, "Tokenless
+    /// calls"). The refusal says what to send, and when the caller is the external referee whose contact
+    /// endpoint is at its address, the operator sees it too (`refused_referee_call`): a referee whose
+    /// every call is refused otherwise only gives its matches back, round after round, and nobody is told.
+    async fn tokenless_referee_call(
+        &self,
+        kind: MessageType,
+        message: &Map<String, Value>,
+        http: &HttpContext,
+    ) -> LeagueError {
+        let why = format!(
+            "auth_token is required on {}: a referee's calls to players and its reports carry the \
+             auth_token its registration answered (only get_assigned_matches and GET_REGISTRATIONS may \
+             go without it)",
+            kind.as_str()
+        );
+        let named = named_referee(message).ok().flatten();
+        // Who it is, by address as a tokenless pull is known; not taken for it, only told.
+        let mut scratch = Checker::new(Mode::Lenient);
+        if let Ok(Puller::Referee(referee_id)) = self
+            .referees
+            .tokenless_puller(http.peer, named.as_ref(), &mut scratch)
+            .await
+        {
+            let match_id = text(message, "match_id").unwrap_or("no match");
+            let standing = self.referees.call_refused(&referee_id, &why);
+            let given_back = match standing.given_back {
+                0 => String::new(),
+                n => format!(
+                    "; {n} matches given back untouched for it (after {}: no match claimed for it for a while)",
+                    league_external_referees::BENCH_AFTER
+                ),
+            };
+            let refused = Deviation {
+                kind: kinds::REFUSED_REFEREE_CALL,
+                detail: format!(
+                    "{} for {match_id} refused (E011): {why}{given_back}",
+                    kind.as_str()
+                ),
+                strict_error: ErrorCode::AuthTokenMissing,
+            };
+            self.warnings.record(referee_id.as_str(), [refused]);
+        }
+        LeagueError::new(ErrorCode::AuthTokenMissing, why)
     }
 
     /// Who pulls: by token when there is one; else (lenient mode) the external referee whose contact

@@ -812,8 +812,10 @@ async fn bridge_calls_each_peer_in_a_dialect_its_players_accept() {
     assert_eq!(
         methods,
         [
-            // The greeting its registration got, which it implements in no dialect.
+            // The greeting its registration got, which it implements in no dialect: its first -32601
+            // (before any result) has the league ask it whether it is an MCP server, once (ADR 0071).
             "update_standings",
+            "initialize",
             "LEAGUE_STANDINGS_UPDATE",
             "league_standings_update",
             "handle_game_invitation",
@@ -833,7 +835,7 @@ async fn bridge_calls_each_peer_in_a_dialect_its_players_accept() {
             "league_completed"
         ]
     );
-    let game_calls: Vec<Received> = agents_b.received().into_iter().skip(3).take(3).collect();
+    let game_calls: Vec<Received> = agents_b.received().into_iter().skip(4).take(3).collect();
     table.extend(assert_calls_accepted("peer-b", &game_calls, &b.id));
     for line in &table {
         println!("{line}");
@@ -1088,8 +1090,10 @@ async fn separate_replies_and_a_dialect_learned_from_the_answers() {
     assert_eq!(
         agents_b.methods("b"),
         [
-            // The greeting, in no dialect it knows (so it teaches nothing)...
+            // The greeting, in no dialect it knows (so it teaches nothing; asked once whether it is an
+            // MCP server after its first -32601)...
             "LEAGUE_STANDINGS_UPDATE",
+            "initialize",
             "update_standings",
             "league_standings_update",
             // ...then the game's calls.

@@ -65,6 +65,44 @@ impl McpPlayer {
         self.route(service).await
     }
 
+    /// Serves it with sessions behind a front that answers every plain JSON-RPC POST (one that does not
+    /// accept `text/event-stream`) itself, with `status` and `body`, as the TypeScript SDK's stateful
+    /// example answers a POST without a session (400) or the Python SDK's stateless JSON mode a method it
+    /// does not know (200, -32601); its URL.
+    async fn serve_behind(&self, status: http::StatusCode, body: Value) -> String {
+        let player = self.clone();
+        let service = StreamableHttpService::new(
+            move || {
+                player.sessions.fetch_add(1, Ordering::SeqCst);
+                Ok(player.clone())
+            },
+            Arc::new(LocalSessionManager::default()),
+            StreamableHttpServerConfig::default(),
+        );
+        let plain = self.plain.clone();
+        let front = axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                let (plain, body) = (plain.clone(), body.clone());
+                async move {
+                    use axum::response::IntoResponse;
+                    let streams = request.headers().get(http::header::ACCEPT).is_some_and(|accept| {
+                        accept.to_str().unwrap_or_default().contains("text/event-stream")
+                    });
+                    if streams {
+                        return next.run(request).await;
+                    }
+                    plain.fetch_add(1, Ordering::SeqCst);
+                    (status, axum::Json(body)).into_response()
+                }
+            },
+        );
+        let router = axum::Router::new().route_service("/mcp", service).layer(front);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("address");
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        format!("http://{address}/mcp")
+    }
+
     async fn route<S, M>(&self, service: StreamableHttpService<S, M>) -> String
     where
         S: ServerHandler + Send + 'static,
@@ -249,4 +287,66 @@ async fn a_stateless_mcp_server_answering_in_json_is_called_as_well() {
     }
     assert_eq!(player.called().len(), 2);
     assert_eq!(player.plain.load(Ordering::SeqCst), 1);
+}
+
+/// Asks the gateway to invite the player twice; both joined, in one session, after one plain call.
+async fn joins_twice_in_one_session(gateway: &TestGateway, player: &McpPlayer, id: &str) {
+    for _ in 0..2 {
+        let joined = gateway
+            .players()
+            .invite_to_match(invitation(id, Duration::from_secs(5)))
+            .await
+            .expect("joined")
+            .into_inner();
+        assert!(joined.accept, "{joined:?}");
+    }
+    assert_eq!(player.called().len(), 2);
+    assert_eq!(player.sessions.load(Ordering::SeqCst), 1);
+    assert_eq!(player.plain.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mcp_server_that_answers_a_plain_call_400_is_asked_and_called_as_one() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let player = McpPlayer::default();
+    let no_session = json!({"jsonrpc": "2.0", "id": null,
+        "error": {"code": -32000, "message": "Bad Request: No valid session ID provided"}});
+    let endpoint = player
+        .serve_behind(http::StatusCode::BAD_REQUEST, no_session)
+        .await;
+    let id = register(&gateway, &endpoint).await;
+    joins_twice_in_one_session(&gateway, &player, &id).await;
+    // What the gateway learnt is the operator's to see.
+    let warnings = gateway
+        .wait_for_warnings("the mcp_server note", |warnings| {
+            has_warning(warnings, &id, "mcp_server")
+        })
+        .await;
+    let note = warnings
+        .iter()
+        .find(|warning| warning["kind"] == "mcp_server")
+        .expect("the note");
+    assert!(
+        note["example"].as_str().is_some_and(|d| d.contains("HTTP 400")),
+        "{note}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mcp_server_that_answers_a_plain_call_with_a_json_rpc_error_is_asked_too() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let player = McpPlayer::default();
+    let unknown = json!({"jsonrpc": "2.0", "id": 1,
+        "error": {"code": -32601, "message": "Method not found"}});
+    let endpoint = player.serve_behind(http::StatusCode::OK, unknown).await;
+    let id = register(&gateway, &endpoint).await;
+    joins_twice_in_one_session(&gateway, &player, &id).await;
+    let warnings = gateway
+        .wait_for_warnings("the mcp_server note", |warnings| {
+            has_warning(warnings, &id, "mcp_server")
+        })
+        .await;
+    assert_eq!(warning_kinds(&warnings, &id), ["mcp_server"], "{warnings:?}");
 }

@@ -146,7 +146,8 @@ async fn every_message_carries_the_outbound_token_which_cannot_act() {
     player.announce_round(gateway, "e1").await;
     let calls = player.agent.calls();
     assert!(!calls.is_empty());
-    for call in &calls {
+    // Every league message (MCP's `initialize`, asked once after the first refusal, is none: ADR 0071).
+    for call in calls.iter().filter(|call| call.method != "initialize") {
         assert_eq!(call.params["auth_token"], outbound.as_str(), "{}", call.method);
     }
 
@@ -242,6 +243,8 @@ async fn a_registration_is_answered_once_in_the_form_its_greeting_showed() {
         sent(&player.agent),
         [
             (400, "LEAGUE_STANDINGS_UPDATE", "league_manager"),
+            // Asked once whether it is an MCP server (ADR 0071): it refuses MCP's `initialize` too.
+            (400, "", ""),
             (200, "LEAGUE_STANDINGS_UPDATE", "league_manager:LM01"),
         ]
         .map(|(status, message_type, sender)| (status, message_type.to_owned(), sender.to_owned()))
@@ -258,8 +261,8 @@ async fn a_registration_is_answered_once_in_the_form_its_greeting_showed() {
     // The league writes the manager the way this agent takes it: no refusal at all.
     player.announce_round(&player.gateway, "e1").await;
     let calls = sent(&player.agent);
-    assert_eq!(calls.len(), 3, "{calls:?}");
-    assert_eq!((calls[2].0, calls[2].2.as_str()), (200, "league_manager:LM01"));
+    assert_eq!(calls.len(), 4, "{calls:?}");
+    assert_eq!((calls[3].0, calls[3].2.as_str()), (200, "league_manager:LM01"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -272,13 +275,15 @@ async fn a_call_refused_over_the_sender_is_retried_once_in_the_other_form_and_re
         .into_iter()
         .map(|(status, _, sender)| (status, sender))
         .collect();
-    // The first call, the registration's greeting, is refused over the sender and sent again in the
-    // other form; from then on every call is in that form.
+    // The first call, the registration's greeting, is refused over the sender (the league asks once
+    // whether it is an MCP server: no, ADR 0071) and sent again in the other form; from then on every
+    // call is in that form.
     let typed = "league_manager:LM01".to_owned();
     assert_eq!(
         senders,
         [
             (400, "league_manager".to_owned()),
+            (400, String::new()),
             (200, typed.clone()),
             (200, typed.clone()),
             (200, typed.clone()),
@@ -304,8 +309,10 @@ async fn the_lower_case_message_type_is_found_once_per_message_type() {
     assert_eq!(
         methods,
         [
-            // The registration's greeting finds the agent's names...
+            // The registration's greeting finds the agent's names (the first -32601, before any result,
+            // has the league ask once whether it is an MCP server: ADR 0071)...
             "update_standings",
+            "initialize",
             "LEAGUE_STANDINGS_UPDATE",
             "league_standings_update",
             // ...and every later message type is tried in them first.
@@ -396,8 +403,9 @@ async fn a_sender_form_learned_at_one_replica_is_used_by_the_others() {
     // The other replica had never seen the agent: its first call is in the stored form.
     player.announce_round(&second, "e2").await;
     let statuses: Vec<u16> = player.agent.calls().into_iter().map(|call| call.status).collect();
-    // The greeting (refused bare, taken typed), then one call at each replica, typed.
-    assert_eq!(statuses, [400, 200, 200, 200]);
+    // The greeting (refused bare, MCP's `initialize` asked once and refused, taken typed), then one
+    // call at each replica, typed.
+    assert_eq!(statuses, [400, 400, 200, 200, 200]);
 }
 
 /// Every call the agent took: its status, message type and sender.
@@ -414,4 +422,61 @@ fn sent(agent: &PickyAgent) -> Vec<(u16, String, String)> {
             )
         })
         .collect()
+}
+
+/// An agent whose server is not up for its first request (503, as a proxy answers for a server still
+/// starting), then answers every call: the methods it was sent and the status of each.
+async fn slow_starting_agent() -> (String, std::sync::Arc<std::sync::Mutex<Vec<(String, u16)>>>) {
+    use axum::response::IntoResponse;
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<(String, u16)>>> = Default::default();
+    let log = seen.clone();
+    let handler = move |axum::Json(request): axum::Json<Value>| {
+        let log = log.clone();
+        async move {
+            let method = request["method"].as_str().unwrap_or_default().to_owned();
+            let mut log = log.lock().expect("log");
+            if log.is_empty() {
+                log.push((method, 503));
+                return (http::StatusCode::SERVICE_UNAVAILABLE, "starting").into_response();
+            }
+            log.push((method, 200));
+            let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"status": "acknowledged"}});
+            axum::Json(answer).into_response()
+        }
+    };
+    let router = axum::Router::new().route("/mcp", axum::routing::post(handler));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let address = listener.local_addr().expect("address");
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (format!("http://{address}/mcp"), seen)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_first_call_an_agent_cannot_take_is_sent_again_at_once() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let (endpoint, seen) = slow_starting_agent().await;
+    let (me, _) = register_answered(
+        &gateway,
+        "register_player",
+        player_registration("late", &endpoint),
+    )
+    .await;
+    // The registration's greeting met the server not yet up, and was sent again at once (within the
+    // greeting's own 2 s, so not after the referee's retry delay).
+    let greeting: Vec<(String, u16)> = seen.lock().expect("seen").clone();
+    assert_eq!(
+        greeting,
+        [
+            ("update_standings".to_owned(), 503),
+            ("update_standings".to_owned(), 200)
+        ],
+        "{greeting:?}"
+    );
+    gateway
+        .players()
+        .notify_league_event(round_announcement(&me.id, "e1"))
+        .await
+        .expect("delivered");
+    assert_eq!(seen.lock().expect("seen").len(), 3);
 }

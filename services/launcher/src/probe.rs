@@ -11,9 +11,10 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
-use league_domain::{GameType, MessageType};
+use league_domain::{GameType, MessageType, PlayerId};
 use league_gateway::bridge::client::AgentClient;
 use league_gateway::bridge::external_agents::ExternalAgents;
+use league_gateway::bridge::mcp_detect::McpDetection;
 use league_gateway::bridge::outbound::is_not_implemented;
 use league_gateway::bridge::{FallbackTimeouts, PlayerBridge, Replies};
 use league_gateway::warning_buffer::WarningBuffer;
@@ -98,6 +99,8 @@ struct Step {
     error: Option<String>,
     /// What it got wrong: (kind, example, rule).
     problems: Vec<(String, String, &'static str)>,
+    /// What the probe cannot judge (the player id a reply names, when not the one the probe invited).
+    notes: Vec<String>,
 }
 
 pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
@@ -176,8 +179,9 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
         }
     }
     // The manager's sender as the agent took it (the bridge tries the other form when refused over it).
-    let form = probed.map(|agent| agent.sender_form());
-    report(&args, dialect, form, &steps);
+    let form = probed.as_ref().map(|agent| agent.sender_form());
+    let mcp = probed.as_ref().and_then(|agent| agent.mcp_detection());
+    report(&args, dialect, form, mcp, &steps);
     if dialect.is_some() && steps.iter().all(|step| step.verdict == Verdict::Accepted) {
         Ok(())
     } else {
@@ -201,8 +205,14 @@ async fn run<T>(
         },
         error: outcome.as_ref().err().map(|status| status.message().to_owned()),
         problems: Vec::new(),
+        notes: Vec::new(),
     };
-    for warning in warnings.take() {
+    // What the gateway learnt asking the agent whether it is an MCP server is the report's `mcp` line.
+    for warning in warnings
+        .take()
+        .into_iter()
+        .filter(|w| w.kind != kinds::MCP_SERVER)
+    {
         // A notification the agent did not take is still "delivered" to a league (never retried):
         // not here. Every kind of refusal counts, with the agent's own words.
         if let Some(verdict) = Verdict::of_warning(&warning.kind)
@@ -211,10 +221,35 @@ async fn run<T>(
             step.verdict = verdict;
             step.error = Some(warning.detail.clone());
         }
+        // The probe invited the agent as PLAYER, an id no league gave it: a reply naming another player
+        // id may name the one its own league gave it, which the probe cannot know.
+        if warning.kind == kinds::REPLY_PLAYER_ID
+            && let Some(named) = named_player_id(&warning.detail)
+        {
+            step.notes.push(format!(
+                "the reply names player {named}, not {PLAYER} as the probe invited it: whether {named} is \
+                 the id its league assigned it the probe cannot tell (in a league, a player names the id \
+                 it was assigned)"
+            ));
+            continue;
+        }
         step.problems
             .push((warning.kind.clone(), warning.detail, rule(&warning.kind)));
     }
     (step, outcome.ok().map(tonic::Response::into_inner))
+}
+
+/// The player id a `reply_player_id_not_assigned` warning says the reply named (`reply names player
+/// "P07", assigned id is P01`), when it is one a league could have assigned; `None` for any other name
+/// (`"sloppy"`: no league's id, so wrong whatever league the agent plays in).
+fn named_player_id(detail: &str) -> Option<PlayerId> {
+    let named = detail
+        .strip_prefix("reply names player ")?
+        .split(", assigned id is")
+        .next()?;
+    serde_json::from_str::<String>(named)
+        .ok()
+        .and_then(|named| PlayerId::parse(&named).ok())
 }
 
 impl Step {
@@ -419,7 +454,13 @@ fn events() -> Vec<(&'static str, Event)> {
     ]
 }
 
-fn report(args: &ProbeArgs, dialect: Option<Dialect>, form: Option<SenderForm>, steps: &[Step]) {
+fn report(
+    args: &ProbeArgs,
+    dialect: Option<Dialect>,
+    form: Option<SenderForm>,
+    mcp: Option<&McpDetection>,
+    steps: &[Step],
+) {
     if args.json {
         let steps: Vec<Value> = steps
             .iter()
@@ -432,6 +473,7 @@ fn report(args: &ProbeArgs, dialect: Option<Dialect>, form: Option<SenderForm>, 
                     "problems": step.problems.iter().map(|(kind, detail, rule)| {
                         json!({"kind": kind, "detail": detail, "rule": rule})
                     }).collect::<Vec<_>>(),
+                    "notes": step.notes,
                 })
             })
             .collect();
@@ -439,6 +481,7 @@ fn report(args: &ProbeArgs, dialect: Option<Dialect>, form: Option<SenderForm>, 
             "agent": args.url,
             "dialect": dialect.map(Dialect::as_str),
             "sender_form": form.map(SenderForm::as_str),
+            "mcp": mcp.map(|mcp| json!({"is_mcp_server": mcp.is_mcp_server, "detail": mcp.detail})),
             "messages": steps,
         });
         println!("{report}");
@@ -451,6 +494,9 @@ fn report(args: &ProbeArgs, dialect: Option<Dialect>, form: Option<SenderForm>, 
     }
     if let Some(form) = form {
         println!("sender   {} (the manager as {})", form.as_str(), form.manager());
+    }
+    if let Some(mcp) = mcp {
+        println!("mcp      {}", mcp.detail);
     }
     for step in steps {
         let verdict = match step.verdict {
@@ -465,5 +511,29 @@ fn report(args: &ProbeArgs, dialect: Option<Dialect>, form: Option<SenderForm>, 
         for (kind, detail, rule) in &step.problems {
             println!("    {kind}: {detail}\n      rule: {rule}");
         }
+        for note in &step.notes {
+            println!("    cannot tell: {note}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_naming_another_player_id_is_one_the_probe_cannot_judge() {
+        let named = |claimed: &str| {
+            named_player_id(&format!(
+                "reply names player {claimed:?}, assigned id is {PLAYER}"
+            ))
+            .map(|id| id.to_string())
+        };
+        // An id a league gives: maybe the agent's own, in its league.
+        assert_eq!(named("P07").as_deref(), Some("P07"));
+        // No league's id: wrong wherever the agent plays.
+        assert_eq!(named("sloppy"), None);
+        assert_eq!(named("p07"), None);
+        assert_eq!(named_player_id("something else"), None);
     }
 }

@@ -10,11 +10,10 @@
 //! [`LeagueError`] (E001 no answer in time, E009 unreachable), so timeouts and technical losses are
 //! exactly those of the other dialects.
 //!
-//! How the gateway learns that an agent is an MCP server: from its answer. The streamable HTTP transport
-//! refuses a plain JSON-RPC POST (one that does not accept `text/event-stream`) with `406 Not Acceptable`
-//! ([`is_mcp_server`]); the first call that meets that refusal — the registration's greeting, usually —
-//! is sent again as an MCP tool call, and the agent is called in the `mcp` dialect from then on. The
-//! operator may also name the dialect in configuration (`dialects`).
+//! How the gateway learns that an agent is an MCP server: from its answers, by asking it `initialize`
+//! once when a plain call's answer is one an MCP server gives (super::mcp_detect); the call is then sent
+//! again as an MCP tool call, and the agent is called in the `mcp` dialect from then on. The operator may
+//! also name the dialect in configuration (`dialects`).
 
 mod http;
 pub(crate) mod tools;
@@ -36,13 +35,6 @@ use tracing::Instrument;
 
 use super::client::{AgentClient, Answer};
 use tools::Tools;
-
-/// Whether an HTTP answer is the streamable HTTP transport refusing a plain JSON-RPC POST: `406 Not
-/// Acceptable` (the official SDKs' and rmcp's answer to a client that does not accept
-/// `text/event-stream`). No JSON-RPC endpoint answers a POST that accepts JSON with 406.
-pub(crate) fn is_mcp_server(status: ::http::StatusCode) -> bool {
-    status == ::http::StatusCode::NOT_ACCEPTABLE
-}
 
 /// An open session with an agent's MCP server, and the tools it lists.
 struct Open {
@@ -94,6 +86,25 @@ impl McpSession {
         };
         *slot = Some(open.clone());
         Ok(open)
+    }
+
+    /// Opens the session (MCP `initialize`, then `tools/list`) within `limit`, if it is not open: asks
+    /// the agent whether it is an MCP server (super::mcp_detect).
+    pub(crate) async fn initialize(
+        &self,
+        client: &AgentClient,
+        endpoint: &str,
+        limit: Duration,
+    ) -> LeagueResult<()> {
+        tokio::time::timeout(limit, self.open(client, endpoint))
+            .await
+            .map_err(|_| {
+                LeagueError::new(
+                    ErrorCode::Timeout,
+                    format!("{endpoint} did not answer MCP initialize within {limit:?}"),
+                )
+            })?
+            .map(drop)
     }
 
     /// Forgets the session (its transport failed): the next call opens another.
