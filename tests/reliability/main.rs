@@ -37,6 +37,7 @@ mod postgres_restart;
 mod referee_crash;
 mod referee_sigterm;
 mod scale_referees;
+mod serve_manager_sigterm;
 mod serve_restart;
 mod serve_supervised;
 mod two_managers;

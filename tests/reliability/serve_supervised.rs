@@ -17,7 +17,7 @@ const RESTARTED: &str = "players exited (signal 9: SIGKILL); starting it again (
 
 /// The children `league serve` noted in its state directory, in the order they started: (pid, start
 /// time, name).
-fn noted_children(state_dir: &Path) -> Vec<(i32, String, String)> {
+pub fn noted_children(state_dir: &Path) -> Vec<(i32, String, String)> {
     let text = std::fs::read_to_string(state_dir.join("children")).unwrap_or_default();
     text.lines()
         .filter_map(|line| {
@@ -33,7 +33,7 @@ fn noted_children(state_dir: &Path) -> Vec<(i32, String, String)> {
 
 /// Whether process `pid`, started at `started` (clock ticks after boot), still runs: a pid reused since,
 /// or a zombie, is not it.
-fn still_runs(pid: i32, started: &str) -> bool {
+pub fn still_runs(pid: i32, started: &str) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return false;
     };

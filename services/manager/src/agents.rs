@@ -12,7 +12,7 @@ use league_domain::{AgentId, RefereeId};
 use league_proto::ErrorCode;
 use league_proto::v2::agents_service_server::AgentsService;
 use league_proto::v2::*;
-use league_runtime::{ShutdownSignal, credentials};
+use league_runtime::{Shutdown, ShutdownSignal, credentials};
 use sqlx::PgPool;
 use sqlx::postgres::PgListener;
 use tokio::sync::broadcast;
@@ -38,6 +38,9 @@ pub struct Agents {
     replies: broadcast::Sender<RelayedReply>,
     /// Who may register a referee (its token is the operator's to read).
     referee_admission: RefereeAdmission,
+    /// Ends every `WatchReplies` stream when triggered ([`Agents::end_watches_on`]): a gateway keeps
+    /// its stream open for good, and a server waits for its running calls before it stops.
+    watches_end: Arc<Shutdown>,
 }
 
 impl Agents {
@@ -48,7 +51,15 @@ impl Agents {
             auth,
             replies,
             referee_admission,
+            watches_end: Arc::new(Shutdown::new()),
         }
+    }
+
+    /// Ends every `WatchReplies` stream, open or opened later, once `shutdown` fires; the gateways
+    /// watch again on the manager that answers next.
+    pub async fn end_watches_on(self, shutdown: ShutdownSignal) {
+        shutdown.wait().await;
+        self.watches_end.trigger();
     }
 
     /// Forwards relayed replies from Postgres to this manager's watchers until shutdown, reconnecting
@@ -409,9 +420,15 @@ impl AgentsService for Agents {
     ) -> Result<Response<Self::WatchRepliesStream>, Status> {
         self.auth.operator(request.metadata()).await?;
         let mut receiver = self.replies.subscribe();
+        let end = self.watches_end.signal().wait();
         let stream = async_stream(move |sender| async move {
+            tokio::pin!(end);
             loop {
-                match receiver.recv().await {
+                let received = tokio::select! {
+                    () = &mut end => return,
+                    received = receiver.recv() => received,
+                };
+                match received {
                     Ok(reply) => {
                         if sender
                             .send(Ok(WatchRepliesResponse { reply: Some(reply) }))

@@ -130,6 +130,7 @@ impl ManagerApp {
                 .run(shutdown.clone()),
         );
         tokio::spawn(self.agents.clone().listen(self.held.clone(), shutdown.clone()));
+        tokio::spawn(self.agents.clone().end_watches_on(shutdown.clone()));
         let routes = tonic::service::Routes::new(ManagerServiceServer::new(self.service))
             .add_service(AgentsServiceServer::new(self.agents));
         let routes =

@@ -83,6 +83,11 @@ impl RegistrationConfig {
     pub fn validate(&self) -> anyhow::Result<()> {
         anyhow::ensure!(self.max_players >= 2, "LEAGUE_MAX_PLAYERS must be at least 2");
         anyhow::ensure!(self.max_referees >= 1, "LEAGUE_MAX_REFEREES must be at least 1");
+        league_runtime::secret_file::refuse_empty_referee_token(
+            self.referee_registration_token.as_ref(),
+            self.referee_registration_token_file.as_deref(),
+            self.referee_registration_open,
+        )?;
         for network in self.networks() {
             anyhow::ensure!(
                 crate::league::endpoint::Network::parse(network).is_some(),
@@ -241,5 +246,29 @@ mod tests {
         assert!(config.validate().is_ok());
         config.database_url = None;
         assert!(config.validate().is_err());
+    }
+
+    #[test]
+    #[allow(clippy::result_large_err)] // figment's Jail API fixes the error type.
+    fn an_empty_referee_registration_token_is_refused_naming_the_variable() {
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("DATABASE_URL", "postgres://x");
+            // What a Kubernetes Secret whose value was left empty gives the manager.
+            jail.set_env("LEAGUE_REFEREE_REGISTRATION_TOKEN", "");
+            let refused = ManagerConfig::load().expect_err("an empty token is refused");
+            assert!(
+                refused
+                    .to_string()
+                    .starts_with("LEAGUE_REFEREE_REGISTRATION_TOKEN is set but empty"),
+                "{refused}"
+            );
+            // Compose passes it empty beside the file the manager keeps the token in.
+            jail.set_env(
+                "LEAGUE_REFEREE_REGISTRATION_TOKEN_FILE",
+                "/var/lib/league/secrets/referee-token",
+            );
+            ManagerConfig::load().map_err(|error| figment::Error::from(error.to_string()))?;
+            Ok(())
+        });
     }
 }

@@ -59,6 +59,9 @@ pub struct RefereeConfig {
     pub referee_registration_token: Option<secrecy::SecretString>,
     /// `LEAGUE_REFEREE_REGISTRATION_TOKEN_FILE`: where to read it instead (the file the manager keeps).
     pub referee_registration_token_file: Option<PathBuf>,
+    /// `LEAGUE_REFEREE_REGISTRATION_OPEN`: the manager asks no token (`league run`), so an empty
+    /// `LEAGUE_REFEREE_REGISTRATION_TOKEN` is no mistake.
+    pub referee_registration_open: bool,
 }
 
 impl Default for RefereeConfig {
@@ -73,6 +76,7 @@ impl Default for RefereeConfig {
             state_dir: None,
             referee_registration_token: None,
             referee_registration_token_file: None,
+            referee_registration_open: false,
         }
     }
 }
@@ -84,6 +88,11 @@ impl RefereeConfig {
             config.referee_capacity >= 1,
             "LEAGUE_REFEREE_CAPACITY must be at least 1"
         );
+        league_runtime::secret_file::refuse_empty_referee_token(
+            config.referee_registration_token.as_ref(),
+            config.referee_registration_token_file.as_deref(),
+            config.referee_registration_open,
+        )?;
         Ok(config)
     }
 }

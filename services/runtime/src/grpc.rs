@@ -63,17 +63,34 @@ fn with_reflection(routes: Routes) -> anyhow::Result<Routes> {
     Ok(routes.add_service(reflection))
 }
 
-/// Serves `routes` on `listener` until `shutdown`, then lets in-flight calls finish.
+/// How long a server that was asked to stop waits for its running calls. Streams that last as long as
+/// the caller keeps them (a gateway's `WatchReplies`, a `Health.Watch`, a referee's match calls) end
+/// on shutdown where they are served; this bounds what is left, so a service stops within its
+/// orchestrator's grace (compose's 10 s, Kubernetes' 30 s) rather than being killed.
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(3);
+
+/// Serves `routes` on `listener` until `shutdown`, then lets in-flight calls finish for at most
+/// [`DRAIN_LIMIT`] before closing their connections.
 pub async fn serve(listener: TcpListener, routes: Routes, shutdown: ShutdownSignal) -> anyhow::Result<()> {
     // Nagle off on every accepted connection: `Server::tcp_nodelay` only applies to listeners tonic binds
     // itself, and with Nagle on, each small reply waits for the peer's delayed ACK (~40 ms).
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
-    tonic::transport::Server::builder()
+    let server = tonic::transport::Server::builder()
         .layer(ServerCallsLayer)
         .add_routes(routes)
-        .serve_with_incoming_shutdown(incoming, shutdown.wait())
-        .await
-        .map_err(|error| anyhow::anyhow!("gRPC server failed: {error}"))
+        .serve_with_incoming_shutdown(incoming, shutdown.clone().wait());
+    tokio::pin!(server);
+    let served = tokio::select! {
+        served = &mut server => served,
+        () = shutdown.wait() => match tokio::time::timeout(DRAIN_LIMIT, &mut server).await {
+            Ok(served) => served,
+            Err(_) => {
+                tracing::warn!("calls still running {DRAIN_LIMIT:?} after shutdown; closing their connections");
+                Ok(())
+            }
+        },
+    };
+    served.map_err(|error| anyhow::anyhow!("gRPC server failed: {error}"))
 }
 
 /// A channel to `url` that connects on first use and reconnects after failures.
@@ -125,4 +142,44 @@ pub fn local_url(addr: SocketAddr) -> String {
 /// Printed on stdout once a service listens: the launcher waits for this line instead of sleeping.
 pub fn announce_ready(service: &str, addr: SocketAddr) {
     println!("LEAGUE_READY {service} {}", local_url(addr));
+}
+
+#[cfg(test)]
+mod tests {
+    use tonic::codegen::tokio_stream::StreamExt;
+    use tonic_health::pb::HealthCheckRequest;
+    use tonic_health::pb::health_client::HealthClient;
+
+    use super::*;
+    use crate::Shutdown;
+
+    /// A `Health.Watch` stream lasts as long as its client keeps it: without a bound on the drain, the
+    /// server never stops while a client watches.
+    #[tokio::test]
+    async fn a_server_stops_though_a_client_keeps_a_stream_open() {
+        let (listener, addr) = bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.expect("a port");
+        let routes = with_health_and_reflection::<
+            tonic_health::pb::health_server::HealthServer<tonic_health::server::HealthService>,
+        >(Routes::default())
+        .await
+        .expect("routes");
+        let shutdown = Shutdown::new();
+        let server = tokio::spawn(serve(listener, routes, shutdown.signal()));
+        let mut client = HealthClient::new(channel(&local_url(addr)).expect("a channel"));
+        let mut watch = client
+            .watch(HealthCheckRequest::default())
+            .await
+            .expect("a watch")
+            .into_inner();
+        watch.next().await.expect("the first status").expect("a status");
+
+        shutdown.trigger();
+        // Far above DRAIN_LIMIT: this bounds a hang, not a speed.
+        let served = tokio::time::timeout(DRAIN_LIMIT * 10, server)
+            .await
+            .expect("the server stops although the watch is open")
+            .expect("the server task");
+        served.expect("a clean stop");
+        drop(watch);
+    }
 }

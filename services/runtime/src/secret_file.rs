@@ -52,6 +52,25 @@ pub fn read_or_create(
     }
 }
 
+/// Refuses the referee registration token variable set to nothing when nothing else supplies the token
+/// (no token file, registration not open): a Kubernetes Secret whose value was left empty would
+/// otherwise start a league whose referees all fail to register, again and again. Compose passes the
+/// variable empty when `.env` leaves it unset, beside the file the manager keeps — that stays allowed.
+pub fn refuse_empty_referee_token(
+    token: Option<&SecretString>,
+    file: Option<&Path>,
+    open: bool,
+) -> anyhow::Result<()> {
+    let empty = token.is_some_and(|token| token.expose_secret().trim().is_empty());
+    let no_file = file.is_none_or(|path| path.as_os_str().is_empty());
+    anyhow::ensure!(
+        !(empty && no_file && !open),
+        "LEAGUE_REFEREE_REGISTRATION_TOKEN is set but empty, and no LEAGUE_REFEREE_REGISTRATION_TOKEN_FILE \
+         keeps one: no referee could register. Set it to a token (openssl rand -hex 32) or unset it"
+    );
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
@@ -72,5 +91,24 @@ mod tests {
         let mode = std::fs::metadata(&path).expect("metadata").permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn an_empty_referee_token_is_refused_unless_a_file_or_open_registration_supplies_one() {
+        let empty = SecretString::from("  ".to_owned());
+        let token = SecretString::from("s3cret".to_owned());
+        let refused = refuse_empty_referee_token(Some(&empty), None, false).expect_err("refused");
+        assert!(
+            refused
+                .to_string()
+                .contains("LEAGUE_REFEREE_REGISTRATION_TOKEN is set but empty"),
+            "{refused}"
+        );
+        assert!(refuse_empty_referee_token(Some(&empty), Some(Path::new("")), false).is_err());
+        let file = Path::new("/var/lib/league/secrets/referee-token");
+        assert!(refuse_empty_referee_token(Some(&empty), Some(file), false).is_ok());
+        assert!(refuse_empty_referee_token(Some(&empty), None, true).is_ok());
+        assert!(refuse_empty_referee_token(Some(&token), None, false).is_ok());
+        assert!(refuse_empty_referee_token(None, None, false).is_ok());
     }
 }
