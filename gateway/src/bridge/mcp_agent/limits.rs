@@ -20,8 +20,10 @@
 //!   last calls finish. A third is the agent's own failure, charged to it alone.
 //! - [`CALLS_PER_SESSION`] = 4 requests in flight per session: a player has at most a game call, its
 //!   join and a league event or two outstanding at once.
-//! - [`EXCHANGE_LIMIT`] = 60 s for any one exchange (answer head, body or event stream): longer than any
-//!   deadline the league gives a call, so it cuts only exchanges nobody waits for any more.
+//! - [`EXCHANGE_LIMIT`] = 5 minutes for any one exchange (answer head, body or event stream): a backstop
+//!   for what neither the call's deadline nor the lifeline ends (a stream rmcp keeps after a call it
+//!   gave up on), well above the deadlines leagues are configured with (a move's is 30 s by default), so it
+//!   never cuts an answer someone waits for.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -39,7 +41,7 @@ pub(crate) const SESSIONS_PER_AGENT: usize = 2;
 /// Requests in flight in one session at once.
 pub(crate) const CALLS_PER_SESSION: usize = 4;
 /// The longest any one HTTP exchange of a session lasts: an answer's head, its body, an event stream.
-pub(crate) const EXCHANGE_LIMIT: Duration = Duration::from_secs(60);
+pub(crate) const EXCHANGE_LIMIT: Duration = Duration::from_secs(300);
 
 /// The gateway's places for sessions (one gateway a process).
 static SESSIONS: Semaphore = Semaphore::const_new(MAX_SESSIONS);
