@@ -230,7 +230,14 @@ fn plain(error: &(dyn std::error::Error + 'static)) -> String {
         if let Some(http) = error.downcast_ref::<http::HttpError>() {
             return http.to_string();
         }
-        cause = error.source();
+        // rmcp's wrappers name the transport's error without making it their source.
+        cause = match error.downcast_ref() {
+            Some(ServiceError::TransportSend(transport)) => Some(transport),
+            _ => match error.downcast_ref() {
+                Some(rmcp::service::ClientInitializeError::TransportError { error, .. }) => Some(error),
+                _ => error.source(),
+            },
+        };
     }
     let closed = error.to_string().to_ascii_lowercase().contains("closed");
     if closed {
@@ -244,6 +251,40 @@ fn plain(error: &(dyn std::error::Error + 'static)) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn failure_reasons_are_plain_words_without_the_library_s_types() {
+        let transport = "rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<HyperMcp>>";
+        let under = |error: Box<dyn std::error::Error + Send + Sync>| {
+            ServiceError::TransportSend(rmcp::transport::DynamicTransportError::from_parts(
+                transport,
+                std::any::TypeId::of::<()>(),
+                error,
+            ))
+        };
+        let cut = under(Box::new(http::HttpError::Cut(limits::Cut::Closed)));
+        assert!(
+            cut.to_string().contains("rmcp::"),
+            "the library's own words: {cut}"
+        );
+        let failure = failed("http://agent/mcp", "choose_parity", cut);
+        assert_eq!(
+            failure.description,
+            "http://agent/mcp did not answer choose_parity: the session was closed"
+        );
+        let other = failed(
+            "http://agent/mcp",
+            "initialize",
+            under("worker quit: fatal".into()),
+        );
+        assert!(!other.description.contains("rmcp"), "{}", other.description);
+        assert!(!other.description.contains("::"), "{}", other.description);
+        let closed = failed("http://agent/mcp", "tools/list", ServiceError::TransportClosed);
+        assert_eq!(
+            closed.description,
+            "http://agent/mcp did not answer tools/list: the connection closed"
+        );
+    }
 
     #[test]
     fn the_trace_context_goes_in_the_call_s_meta() {
