@@ -12,9 +12,10 @@
 //!
 //! The numbers:
 //! - [`MAX_SESSIONS`] = 256 sessions open or being opened in the gateway at once: above the largest
-//!   field the league has run through one gateway (200 external agents, docs/performance.md), and, with
-//!   [`CALLS_PER_SESSION`] connections each at most, within the 1024 descriptors a default soft limit
-//!   leaves a gateway that also holds `LEAGUE_MAX_CONNECTIONS` inbound ones. A session waits for a place
+//!   field the league has run through one gateway (200 external agents,
+//!   docs/benchmarks/17-2026-11-26-external-agents-at-200-players.md); with [`CALLS_PER_SESSION`]
+//!   connections each at most, 1,024 outbound connections, the bound the gateway keeps inbound
+//!   (`LEAGUE_MAX_CONNECTIONS`). A session waits for a place
 //!   within its call's own deadline (a full gateway delays a new session, never refuses an open one).
 //! - [`SESSIONS_PER_AGENT`] = 2: the one in use, and the one that replaces it while the failed one's
 //!   last calls finish. A third is the agent's own failure, charged to it alone.
