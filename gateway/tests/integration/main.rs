@@ -14,6 +14,7 @@ mod live;
 mod malformed_ids;
 mod mcp;
 mod mcp_agents;
+mod mcp_player;
 mod one_enforcement_point;
 mod outbound;
 mod protocol_edges;

@@ -1,7 +1,8 @@
 //! Logs and traces for every binary, set up once by [`init`].
 //!
 //! - Logs go to stderr (stdout is the launcher's `LEAGUE_READY` protocol), filtered by `RUST_LOG`
-//!   (default `info`): compact text for people, or JSON lines with `LEAGUE_LOG_FORMAT=json` (see
+//!   (default `info`; the libraries that log whole messages, rmcp's MCP ones above all, never below
+//!   INFO: [`log_filter`]): compact text for people, or JSON lines with `LEAGUE_LOG_FORMAT=json` (see
 //!   [`json_lines`]).
 //! - Traces: every span of the league's own crates at INFO or above becomes an OpenTelemetry span,
 //!   whatever `RUST_LOG` says. They are exported over OTLP/gRPC only when `OTEL_EXPORTER_OTLP_ENDPOINT`
@@ -17,6 +18,7 @@
 
 pub mod json_lines;
 pub mod local_ids;
+mod log_filter;
 pub mod propagation;
 
 use std::fmt;
@@ -143,7 +145,7 @@ fn text_field(writer: &mut Writer<'_>, field: &Field, value: &dyn fmt::Debug) ->
 }
 
 fn log_filter() -> EnvFilter {
-    EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"))
+    log_filter::from(std::env::var(EnvFilter::DEFAULT_ENV).ok().as_deref())
 }
 
 /// What the standard variables ask of traces.

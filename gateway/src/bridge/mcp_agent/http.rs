@@ -8,6 +8,9 @@
 //! again. The standing GET stream for server-initiated messages is not opened: the league asks nothing
 //! of a server's own initiative (no sampling, no elicitation), and an open stream per agent would hold a
 //! connection of the pool for the whole league.
+//!
+//! Every exchange is bounded by its session's [`Lifeline`] (super::limits): it ends when the session is
+//! let go, and after [`super::limits::EXCHANGE_LIMIT`] at the latest, whatever rmcp's worker awaits.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -26,6 +29,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::{Sse, SseStream};
 
+use super::limits::{Cut, Lifeline};
 use crate::bridge::client::{HttpClient, MAX_ANSWER_BYTES};
 
 /// What went wrong below MCP: the request, the connection, or the answer's body.
@@ -39,6 +43,8 @@ pub(crate) enum HttpError {
     Build(#[from] http::Error),
     #[error("writing the request: {0}")]
     Json(#[from] serde_json::Error),
+    #[error("{0}")]
+    Cut(#[from] Cut),
 }
 
 type Failed = StreamableHttpError<HttpError>;
@@ -47,6 +53,8 @@ type Failed = StreamableHttpError<HttpError>;
 #[derive(Debug, Clone)]
 pub(crate) struct HyperMcp {
     pub(crate) http: HttpClient,
+    /// The session's: every exchange ends with it.
+    pub(crate) lifeline: Lifeline,
 }
 
 impl HyperMcp {
@@ -77,20 +85,22 @@ impl HyperMcp {
         let request = request
             .body(Full::new(body))
             .map_err(|error| StreamableHttpError::Client(HttpError::Build(error)))?;
-        self.http
-            .request(request)
+        self.lifeline
+            .bound(self.http.request(request))
             .await
+            .map_err(|cut| StreamableHttpError::Client(cut.into()))?
             .map_err(|error| StreamableHttpError::Client(HttpError::Request(error)))
     }
-}
 
-/// The body of `response`, at most [`MAX_ANSWER_BYTES`].
-async fn body(response: http::Response<Incoming>) -> Result<Bytes, Failed> {
-    Limited::new(response.into_body(), MAX_ANSWER_BYTES)
-        .collect()
-        .await
-        .map(|collected| collected.to_bytes())
-        .map_err(|error| StreamableHttpError::Client(HttpError::Body(error.to_string())))
+    /// The body of `response`, at most [`MAX_ANSWER_BYTES`].
+    async fn body(&self, response: http::Response<Incoming>) -> Result<Bytes, Failed> {
+        self.lifeline
+            .bound(Limited::new(response.into_body(), MAX_ANSWER_BYTES).collect())
+            .await
+            .map_err(|cut| StreamableHttpError::Client(cut.into()))?
+            .map(|collected| collected.to_bytes())
+            .map_err(|error| StreamableHttpError::Client(HttpError::Body(error.to_string())))
+    }
 }
 
 fn is_answer_to_nothing(message: &ClientJsonRpcMessage) -> bool {
@@ -132,7 +142,7 @@ impl StreamableHttpClient for HyperMcp {
         }
         if !status.is_success() {
             // An unreadable error body leaves the status alone to say what went wrong.
-            let body = body(response).await.unwrap_or_default();
+            let body = self.body(response).await.unwrap_or_default();
             return Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
                 format!("HTTP {status}: {}", String::from_utf8_lossy(&body)),
             )));
@@ -148,12 +158,14 @@ impl StreamableHttpClient for HyperMcp {
                 let bytes = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
                     .into_data_stream()
                     .map(|chunk| chunk.map_err(std::io::Error::other));
-                let events: BoxStream<'static, Result<Sse, SseError>> =
-                    SseStream::from_bytes_stream(bytes).boxed();
+                let events: BoxStream<'static, Result<Sse, SseError>> = self
+                    .lifeline
+                    .bound_stream(SseStream::from_bytes_stream(bytes))
+                    .boxed();
                 Ok(StreamableHttpPostResponse::Sse(events, session_id))
             }
             Some(kind) if kind.as_bytes().starts_with(JSON_MIME_TYPE.as_bytes()) => {
-                let body = body(response).await?;
+                let body = self.body(response).await?;
                 match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
                     Ok(answer) => Ok(StreamableHttpPostResponse::Json(answer, session_id)),
                     // A notification's or response's POST needs no answer: whatever came back is taken.

@@ -17,7 +17,8 @@
 //! loopback spelling: `127.0.0.1`, any other `127.x.y.z`, `[::1]`, `localhost`, the mapped forms. An IPv6
 //! address that carries an IPv4 address is judged as that IPv4 address: IPv4-mapped (`::ffff:a.b.c.d`,
 //! also written `::ffff:a9fe:a9fe`), IPv4-translated (`::ffff:0:a.b.c.d`), IPv4-compatible
-//! (`::a.b.c.d`), NAT64 (`64:ff9b::/96`) and 6to4 (`2002::/16`, the IPv4 address in bits 16–47). Loopback is allowed unless `LEAGUE_ENDPOINT_ALLOW_LOOPBACK=false` (local runs play on
+//! (`::a.b.c.d`), NAT64 (`64:ff9b::/96`), 6to4 (`2002::/16`, the IPv4 address in bits 16–47) and
+//! Teredo (`2001::/32`, the client's IPv4 address inverted in the last 32 bits). Loopback is allowed unless `LEAGUE_ENDPOINT_ALLOW_LOOPBACK=false` (local runs play on
 //! loopback; the compose and Kubernetes defaults refuse it). With `LEAGUE_ENDPOINT_ALLOWED_NETWORKS`
 //! set, every other address must be in one of those networks.
 //!
@@ -234,6 +235,13 @@ fn canonical(ip: IpAddr) -> IpAddr {
         [0, 0, 0, 0, 0, 0, _, _] if u128::from(v6) > 1 => last_four(),
         // NAT64's well-known prefix, 64:ff9b::/96.
         [0x64, 0xff9b, 0, 0, 0, 0, _, _] => last_four(),
+        // Teredo, 2001:0000::/32: the client's IPv4 address, each bit inverted, in the last 32 bits.
+        [0x2001, 0, .., high, low] => IpAddr::from([
+            !(high >> 8) as u8,
+            !(high & 0xff) as u8,
+            !(low >> 8) as u8,
+            !(low & 0xff) as u8,
+        ]),
         // 6to4, 2002:AABB:CCDD::/48.
         [0x2002, high, low, ..] => IpAddr::from([
             (high >> 8) as u8,
@@ -348,6 +356,9 @@ mod tests {
             "http://[::ffff:a9fe:a9fe]/x",
             "http://[64:ff9b::a9fe:a9fe]/x",
             "http://[2002:a9fe:a9fe::1]/x",
+            // Teredo: the client's address inverted (169.254.169.254, 127.0.0.1).
+            "http://[2001:0:4136:e378:8000:63bf:5601:5601]/x",
+            "http://[2001::80ff:fffe]:5432/x",
             "http://[::1]:5432/x",
             "http://127.0.0.2:5432/x",
             "http://[::ffff:127.0.0.1]:5432/x",

@@ -1,0 +1,252 @@
+//! Hostile MCP servers (issue 53): agents that refuse plain JSON-RPC with 406, so the gateway opens an
+//! MCP session, and then never answer `initialize`, or answer it with an event stream that never ends.
+//! Hundreds of their registrations, from several addresses, leave the gateway's descriptors and memory
+//! where they were once the greeting's deadline has passed, while a well-behaved MCP agent is served.
+
+use crate::mcp_player::{McpPlayer, invitation, register};
+use crate::support;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use league_testkit::observe::observe;
+use league_v2::compliance::Mode;
+use serde_json::{Value, json};
+use support::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+
+/// How a hostile agent treats an MCP request (one accepting `text/event-stream`).
+#[derive(Debug, Clone, Copy)]
+enum Hostility {
+    /// Never answers.
+    Silent,
+    /// Answers with an event stream that never ends and carries no message.
+    EndlessStream,
+}
+
+/// A hostile agent at every path of one port; counts the connections it holds open.
+struct HostileAgent {
+    address: SocketAddr,
+    open: Arc<AtomicUsize>,
+}
+
+impl HostileAgent {
+    async fn serve(hostility: Hostility) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("address");
+        let open = Arc::new(AtomicUsize::new(0));
+        let counted = open.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let open = counted.clone();
+                open.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    hold(stream, hostility).await;
+                    open.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        });
+        Self { address, open }
+    }
+
+    fn open(&self) -> usize {
+        self.open.load(Ordering::SeqCst)
+    }
+}
+
+/// Serves one connection until the gateway closes it: 406 to plain JSON-RPC, `hostility` to MCP.
+async fn hold(mut stream: TcpStream, hostility: Hostility) {
+    loop {
+        let Some(head) = read_request(&mut stream).await else {
+            return;
+        };
+        let mcp = head.to_ascii_lowercase().contains("text/event-stream");
+        if !mcp {
+            let refusal = "HTTP/1.1 406 Not Acceptable\r\ncontent-length: 0\r\n\r\n";
+            if stream.write_all(refusal.as_bytes()).await.is_err() {
+                return;
+            }
+            continue;
+        }
+        if let Hostility::EndlessStream = hostility {
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                        transfer-encoding: chunked\r\nmcp-session-id: s1\r\n\r\n";
+            let comment = ": still here\n\n";
+            let chunk = format!("{:x}\r\n{comment}\r\n", comment.len());
+            if stream
+                .write_all(format!("{head}{chunk}").as_bytes())
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+        // Nothing more, ever: hold the connection until the gateway lets it go.
+        let mut rest = [0u8; 1024];
+        while matches!(stream.read(&mut rest).await, Ok(read) if read > 0) {}
+        return;
+    }
+}
+
+/// Reads one request (head and a `content-length` body); its head, or `None` once the peer closed.
+async fn read_request(stream: &mut TcpStream) -> Option<String> {
+    let mut raw = Vec::new();
+    let mut byte = [0u8; 1];
+    while !raw.ends_with(b"\r\n\r\n") {
+        if stream.read(&mut byte).await.ok()? == 0 {
+            return None;
+        }
+        raw.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&raw).into_owned();
+    let length = head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse().ok())?
+        })
+        .unwrap_or(0usize);
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).await.ok()?;
+    Some(head)
+}
+
+/// Registers `name` at `endpoint` from the loopback address `from`; the answer.
+async fn register_from(gateway: SocketAddr, from: Ipv4Addr, name: &str, endpoint: &str) -> Value {
+    let socket = TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(SocketAddr::new(IpAddr::V4(from), 0))
+        .expect("bind a loopback address");
+    let stream = socket.connect(gateway).await.expect("connect");
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .expect("handshake");
+    tokio::spawn(connection);
+    let body = json!({"jsonrpc": "2.0", "method": "register_player", "id": 1,
+        "params": player_registration(name, endpoint)});
+    let request = http::Request::post("/mcp")
+        .header(http::header::HOST, gateway.to_string())
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .expect("request");
+    let response = sender.send_request(request).await.expect("answered");
+    let body = response.into_body().collect().await.expect("body").to_bytes();
+    serde_json::from_slice(&body).expect("JSON")
+}
+
+/// This process's open descriptors and resident memory (kB).
+fn descriptors_and_memory() -> (usize, u64) {
+    let descriptors = std::fs::read_dir("/proc/self/fd").expect("/proc/self/fd").count();
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let memory = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS");
+    (descriptors, memory)
+}
+
+/// 200 registrations at each of `agents`, from 8 addresses of their own (50 each: within the 60 a minute
+/// one address may make), all at once, each at a path of its own; every one accepted.
+async fn flood(gateway: SocketAddr, agents: [&HostileAgent; 2], round: u16) {
+    let mut registrations = tokio::task::JoinSet::new();
+    for n in 0..400u16 {
+        let agent = agents[usize::from(n % 2)];
+        let endpoint = format!("http://{}/{round}/{n}/mcp", agent.address);
+        let from = Ipv4Addr::new(127, 0, 0, (1 + round * 8 + n % 8) as u8);
+        registrations.spawn(async move {
+            register_from(gateway, from, &format!("hostile-{round}-{n}"), &endpoint).await
+        });
+    }
+    while let Some(registered) = registrations.join_next().await {
+        let answer = registered.expect("a registration");
+        assert!(answer["result"]["player_id"].is_string(), "{answer}");
+    }
+}
+
+fn within_a_tenth(now: u64, before: u64) -> bool {
+    now * 10 <= before * 11
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hostile_mcp_servers_leave_nothing_held_and_a_good_one_is_served() {
+    // Room for the 801 players.
+    let manager = spawn_manager_with(|config| config.registration.max_players = 1000).await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let good = McpPlayer::default();
+    let good_id = register(&gateway, &good.serve().await).await;
+    let join = {
+        let players = gateway.players();
+        let good_id = good_id.clone();
+        move |within| {
+            let mut players = players.clone();
+            let invitation = invitation(&good_id, within);
+            async move {
+                players
+                    .invite_to_match(invitation)
+                    .await
+                    .map(|joined| joined.into_inner().accept)
+            }
+        }
+    };
+    assert!(join(Duration::from_secs(5)).await.expect("joined"));
+    let silent = HostileAgent::serve(Hostility::Silent).await;
+    let endless = HostileAgent::serve(Hostility::EndlessStream).await;
+    let released = async || (silent.open() == 0 && endless.open() == 0).then_some(());
+
+    // A first flood brings the process to its working size (pools, the allocator's arenas): where it
+    // stands after that is where the second must leave it.
+    flood(gateway.http, [&silent, &endless], 0).await;
+    observe(
+        "the first flood's connections closed",
+        Duration::from_secs(12),
+        released,
+    )
+    .await;
+    let (descriptors, memory) = descriptors_and_memory();
+
+    // The good agent is invited throughout the second, one invitation after another.
+    let flooding = Arc::new(AtomicBool::new(true));
+    let invited = tokio::spawn({
+        let (join, flooding) = (join.clone(), flooding.clone());
+        async move {
+            let mut joins = Vec::new();
+            while flooding.load(Ordering::SeqCst) {
+                joins.push(join(Duration::from_secs(5)).await);
+            }
+            joins
+        }
+    });
+    flood(gateway.http, [&silent, &endless], 1).await;
+    flooding.store(false, Ordering::SeqCst);
+    let joins = invited.await.expect("the invitations");
+    assert!(!joins.is_empty());
+    assert!(joins.iter().all(|joined| matches!(joined, Ok(true))), "{joins:?}");
+
+    // Within the greeting's deadline (2 s) plus 10 s, every connection is let go and the process is
+    // back where it was.
+    let after = observe(
+        "the hostile agents' connections closed, descriptors and memory back",
+        Duration::from_secs(12),
+        async || {
+            let (now_descriptors, now_memory) = descriptors_and_memory();
+            (released().await.is_some()
+                && within_a_tenth(now_descriptors as u64, descriptors as u64)
+                && within_a_tenth(now_memory, memory))
+            .then_some((now_descriptors, now_memory))
+        },
+    )
+    .await;
+    eprintln!(
+        "descriptors {descriptors} -> {}, memory {memory} kB -> {} kB",
+        after.0, after.1
+    );
+    assert!(join(Duration::from_secs(5)).await.expect("joined after"));
+}
