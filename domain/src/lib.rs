@@ -1,6 +1,6 @@
 //! What every part of the league must agree on, written once: a match's timings and their defaults,
 //! the games a league can play, what its ids may be (league, player, referee, match), the league.v2
-//! message types, the points a result is worth, and a match assignment as a referee may rely on it.
+//! message types, the Even/Odd rule, the points a result is worth, and a match assignment as a referee may rely on it.
 //!
 //! `league-proto` is the wire; this crate is the league's knowledge about it. The services keep their
 //! own logic (how a referee runs a match, how the manager ranks a table, how the gateway speaks to
@@ -8,6 +8,7 @@
 
 pub mod agent_id;
 pub mod assignment;
+pub mod even_odd;
 pub mod game_type;
 pub mod id;
 pub mod league_id;

@@ -1,12 +1,12 @@
-//! Even/Odd: both players choose a parity at once, then the referee draws 1..=10.
+//! Even/Odd as the referee plays it: both players choose a parity at once, then the referee draws 1..=10.
 //!
-//! Different choices: whoever matched the number's parity wins 3–0. Same choices: a draw, 1–1, whatever
-//! the number (so an even/odd game always has a winner). The number is drawn only once both choices are in, so no
-//! choice can depend on it.
-
-use std::fmt;
+//! The rule itself (who wins, the range) lives in `league_domain::even_odd`. Different choices: whoever
+//! matched the number's parity wins 3–0. Same choices: a draw, 1–1, whatever the number. The number is
+//! drawn only once both choices are in, so no choice can depend on it.
 
 use league_domain::GameType;
+use league_domain::even_odd::Parity;
+use league_domain::even_odd::{self, HIGHEST, LOWEST};
 use league_proto::ErrorCode;
 use prost_types::Struct;
 
@@ -19,50 +19,6 @@ mod tests;
 
 /// The payload field that carries a player's choice.
 const CHOICE_FIELD: &str = "parity_choice";
-/// The drawn number lies in `LOWEST..=HIGHEST`: five even and five odd numbers.
-const LOWEST: u32 = 1;
-const HIGHEST: u32 = 10;
-
-/// A player's choice, and the parity of the drawn number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Parity {
-    Even,
-    Odd,
-}
-
-impl Parity {
-    pub fn of(number: u32) -> Parity {
-        if number.is_multiple_of(2) {
-            Parity::Even
-        } else {
-            Parity::Odd
-        }
-    }
-
-    /// The wire form: `"even"` or `"odd"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Parity::Even => "even",
-            Parity::Odd => "odd",
-        }
-    }
-
-    /// Exactly `"even"` or `"odd"`: the rule is case-sensitive and accepts no abbreviation.
-    fn parse(text: &str) -> Option<Parity> {
-        match text {
-            "even" => Some(Parity::Even),
-            "odd" => Some(Parity::Odd),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Parity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// One game of Even/Odd.
 #[derive(Debug)]
 pub struct EvenOdd {
@@ -144,14 +100,17 @@ impl GameEngine for EvenOdd {
             .drawn
             .get_or_insert_with(|| chance.number_between(LOWEST, HIGHEST));
         let parity = Parity::of(drawn);
-        let (result, reason) = if choice_a == choice_b {
-            let reason = format!("Both chose {choice_a}, number was {drawn} ({parity})");
-            (GameResult::Draw, reason)
-        } else {
-            let winner = if choice_a == parity { Seat::A } else { Seat::B };
-            let id = &self.players[winner.index()];
-            let reason = format!("{id} chose {parity}, number was {drawn} ({parity})");
-            (GameResult::Win { winner }, reason)
+        let (result, reason) = match even_odd::winner([choice_a, choice_b], drawn) {
+            None => {
+                let reason = format!("Both chose {choice_a}, number was {drawn} ({parity})");
+                (GameResult::Draw, reason)
+            }
+            Some(index) => {
+                let winner = Seat::BOTH[index];
+                let id = &self.players[winner.index()];
+                let reason = format!("{id} chose {parity}, number was {drawn} ({parity})");
+                (GameResult::Win { winner }, reason)
+            }
         };
         let choices = object(
             self.players
