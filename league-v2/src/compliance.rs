@@ -73,6 +73,11 @@ impl Checker {
         });
     }
 
+    /// The deviations noted so far, taken (for a call that failed but whose sender is known).
+    pub fn take_deviations(&mut self) -> Vec<Deviation> {
+        std::mem::take(&mut self.seen)
+    }
+
     pub fn into_deviations(self) -> Vec<Deviation> {
         self.seen
     }
@@ -99,6 +104,7 @@ pub const KINDS: &[&str] = &[
     kinds::CONVERSATION_MISMATCH,
     kinds::REPLY_PLAYER_ID,
     kinds::UNTRUSTED_CERTIFICATE,
+    kinds::REFUSED_RESULT,
 ];
 
 pub mod kinds {
@@ -127,6 +133,9 @@ pub mod kinds {
     pub const REPLY_PLAYER_ID: &str = "reply_player_id_not_assigned";
     /// The agent's https endpoint presents a certificate the league does not trust.
     pub const UNTRUSTED_CERTIFICATE: &str = "untrusted_certificate";
+    /// A referee reported what is no result (an unknown status, choices the players did not make, an
+    /// outcome against the rule, a match whose players it never called): refused, the match replayed.
+    pub const REFUSED_RESULT: &str = "refused_result";
 }
 
 #[cfg(test)]

@@ -32,7 +32,8 @@ pub async fn release(
     let released: Vec<(String, String)> = sqlx::query!(
         "update matches m set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
          from unnest($2::text[], $3::text[], $4::text[]) as r(league_id, match_id, lease_id)
-         where m.league_id = r.league_id and m.match_id = r.match_id and m.lease_id::text = r.lease_id
+         where m.league_id = r.league_id and m.match_id = r.match_id
+           and (m.lease_id::text = r.lease_id or r.lease_id = '')
            and m.referee_id = $1 and m.status = 'running'
            and not ($5 and m.called_lease_id is not distinct from m.lease_id)
          returning m.league_id, m.match_id",
