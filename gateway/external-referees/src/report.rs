@@ -139,24 +139,21 @@ impl Referees {
         refusal: LeagueError,
         checker: &mut Checker,
     ) -> LeagueError {
-        if refusal.code != ErrorCode::InvalidMessageFormat {
+        // A referee that does not hold the match has nothing to give back, and its call changes nothing.
+        let holds = found.running && referee.referee_id == found.referee_id;
+        if refusal.code != ErrorCode::InvalidMessageFormat || !holds {
             return refusal;
         }
         checker.note(
             kinds::REFUSED_RESULT,
             format!("{}: {}", found.match_id, refusal.description),
         );
-        let holds = found.running && referee.referee_id == found.referee_id;
-        let released = if holds {
-            match self.release(found, &referee.referee_id, false).await {
-                Ok(released) => !released.is_empty(),
-                Err(error) => {
-                    tracing::warn!(match_id = %found.match_id, %error, "cannot give back a match whose report was refused; its lease will expire");
-                    false
-                }
+        let released = match self.release(found, &referee.referee_id, false).await {
+            Ok(released) => !released.is_empty(),
+            Err(error) => {
+                tracing::warn!(match_id = %found.match_id, %error, "cannot give back a match whose report was refused; its lease will expire");
+                false
             }
-        } else {
-            false
         };
         // Its lease keeper, if here, stops, and what its players said is forgotten.
         self.match_reported(&found.league_id, &found.match_id);
