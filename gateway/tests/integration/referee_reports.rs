@@ -219,4 +219,28 @@ async fn a_report_that_is_no_result_is_refused_warned_and_the_match_played_again
         })
         .await;
     assert!(has_warning(&warnings, &referee.registered.id, "refused_result"));
+
+    // The live page lists it for anyone watching, with the refused report as its example.
+    let (status, _, body) = crate::live::fetch(
+        &crate::live::client(),
+        "GET",
+        &format!("http://{}/api/warnings", gateway.http),
+        "content-type",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let listed: Value = serde_json::from_str(&body).expect("JSON");
+    let shown = listed["warnings"]
+        .as_array()
+        .and_then(|warnings| {
+            warnings
+                .iter()
+                .find(|w| w["agent_id"] == referee.registered.id.as_str() && w["kind"] == "refused_result")
+        })
+        .unwrap_or_else(|| panic!("the live page lists the refused results: {listed}"));
+    assert!(shown["count"].as_u64() >= Some(5), "{shown}");
+    assert!(
+        shown["example"].as_str().is_some_and(|e| e.contains("R1M1")),
+        "{shown}"
+    );
 }

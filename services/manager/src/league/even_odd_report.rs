@@ -43,13 +43,10 @@ pub fn refusal(result: &MatchResult, said: &HashMap<String, Parity>, a: &str, b:
     let metadata = result.game_metadata.as_ref()?;
     let drawn = metadata.fields.get("drawn_number")?;
     let status = ResultStatus::try_from(result.status).unwrap_or(ResultStatus::Unspecified);
-    let choices = match metadata.fields.get("choices").and_then(|v| match &v.kind {
+    let choices = metadata.fields.get("choices").and_then(|v| match &v.kind {
         Some(Kind::StructValue(choices)) => Some(choices),
         _ => None,
-    }) {
-        Some(choices) => choices,
-        None => return None,
-    };
+    })?;
     let mut both = [Parity::Even; 2];
     for (seat, player) in [a, b].into_iter().enumerate() {
         let Some(reported) = text(choices, player) else {
