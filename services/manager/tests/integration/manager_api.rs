@@ -697,3 +697,82 @@ async fn only_live_referees_count_against_the_referee_limit() {
     )
     .await;
 }
+
+/// An Even/Odd result is recorded only as its transcript and the rule give it (issue 52): choices that
+/// differ from the players' CHOOSE_PARITY_RESPONSE, or a winner the drawn number does not make, are E002
+/// and change nothing; the result that follows from them is recorded.
+#[tokio::test]
+async fn an_even_odd_result_must_follow_from_its_transcript_and_the_rule() {
+    use prost_types::value::Kind;
+    let (manager, mut client, ..) = two_player_league().await;
+    let referee = register_referee(&mut client, "ref-1").await;
+    let claimed = claim(&mut client, &referee, 4).await;
+    let assignment = &claimed[0];
+    let scheduled = assignment.r#match.as_ref().unwrap();
+    let (a, b) = (scheduled.player_a_id.clone(), scheduled.player_b_id.clone());
+    let text = |s: &str| prost_types::Value {
+        kind: Some(Kind::StringValue(s.into())),
+    };
+    // A won: both answered (A even, B odd) and 4 was drawn.
+    let answered = |player: &str, choice: &str| TranscriptEntry {
+        at: None,
+        entry: Some(transcript_entry::Entry::Message(MessageRecord {
+            direction: Direction::FromPlayer as i32,
+            player_id: player.to_owned(),
+            message_type: "CHOOSE_PARITY_RESPONSE".into(),
+            attempt: 1,
+            payload: Some(prost_types::Struct {
+                fields: [("parity_choice".to_owned(), text(choice))].into(),
+            }),
+            error_code: String::new(),
+        })),
+    };
+    let report = |choice_a: &str, drawn: f64| {
+        let mut result = a_wins(assignment);
+        let choices = prost_types::Struct {
+            fields: [(a.clone(), text(choice_a)), (b.clone(), text("odd"))].into(),
+        };
+        result.game_metadata = Some(prost_types::Struct {
+            fields: [
+                (
+                    "drawn_number".to_owned(),
+                    prost_types::Value {
+                        kind: Some(Kind::NumberValue(drawn)),
+                    },
+                ),
+                (
+                    "choices".to_owned(),
+                    prost_types::Value {
+                        kind: Some(Kind::StructValue(choices)),
+                    },
+                ),
+            ]
+            .into(),
+        });
+        let mut request = report_of(assignment, result);
+        request.transcript = Some(MatchTranscript {
+            match_id: scheduled.match_id.clone(),
+            entries: vec![answered(&a, "even"), answered(&b, "odd")],
+        });
+        request
+    };
+    for (choice_a, drawn, why) in [("odd", 4.0, "transcript"), ("even", 7.0, "by the rule")] {
+        let refused = client
+            .report_match_result(referee.request(report(choice_a, drawn)))
+            .await
+            .unwrap_err();
+        assert_eq!(code(&refused), Some("E002"), "{refused:?}");
+        assert!(refused.message().contains(why), "{why}: {refused:?}");
+    }
+    let (finished,): (i64,) = sqlx::query_as("select count(*) from matches where status = 'finished'")
+        .fetch_one(&manager.pool)
+        .await
+        .unwrap();
+    assert_eq!(finished, 0, "nothing recorded");
+    let recorded = client
+        .report_match_result(referee.request(report("even", 4.0)))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!recorded.duplicate);
+}
