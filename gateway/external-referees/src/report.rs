@@ -168,7 +168,7 @@ impl Referees {
     }
 
     /// Releases the lease `referee_id` holds now on `found` (with `unless_players_called`, only if it
-    /// called no player of it): the leases released.
+    /// called no player of it) as refused: another live referee plays it again. The leases released.
     async fn release(
         &self,
         found: &RefereedMatch,
@@ -185,6 +185,8 @@ impl Referees {
                     league_id: found.league_id.clone(),
                 }],
                 unless_players_called,
+                // Played again by another referee when one is live.
+                refused: true,
             },
         );
         let released = self

@@ -5,6 +5,7 @@
 
 use crate::support;
 
+use league_testkit::observe;
 use league_v2::compliance::Mode;
 use serde_json::{Value, json};
 use support::*;
@@ -243,4 +244,55 @@ async fn a_report_that_is_no_result_is_refused_warned_and_the_match_played_again
         shown["example"].as_str().is_some_and(|e| e.contains("R1M1")),
         "{shown}"
     );
+}
+
+/// The match's `(status, referee)`.
+async fn holder(manager: &TestManager) -> (String, Option<String>) {
+    sqlx::query_as("select status, referee_id from matches where match_id = 'R1M1'")
+        .fetch_one(&manager.pool)
+        .await
+        .expect("the match")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_reports_match_is_played_again_by_another_referee() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let players = spawn_agents(Behaviour::Instant).await;
+    let agents = spawn_agents(Behaviour::Clean).await;
+    register_player(&gateway, &players, "alice").await;
+    register_player(&gateway, &players, "bob").await;
+    let mut referees = Vec::new();
+    for name in ["first", "second"] {
+        referees.push(
+            register(
+                &gateway,
+                "register_referee",
+                referee_registration(name, &agents.endpoint(name)),
+            )
+            .await,
+        );
+    }
+    start_league(&gateway).await;
+    // Whichever referee's claimer took the match reports what is no result.
+    let held_by = observe("a referee takes the match", PATIENCE, async || {
+        let (status, referee) = holder(&manager).await;
+        referee.filter(|_| status == "running")
+    })
+    .await;
+    let (holding, other): (Vec<_>, Vec<_>) = referees.into_iter().partition(|r| r.id == held_by);
+    let referee = Referee {
+        gateway: &gateway,
+        registered: holding.into_iter().next().expect("the holder"),
+    };
+    let match_id = referee.hold_match().await;
+    let answer = referee.report(&match_id, json!({"status": "CANCELLED"})).await;
+    assert_eq!(refused(&answer), "E002", "{answer}");
+    // The other referee plays it; the refused one is passed by while the other is live.
+    let other = other.into_iter().next().expect("the other referee");
+    observe("the other referee gets the match", PATIENCE, async || {
+        let (status, referee) = holder(&manager).await;
+        (status == "running" && referee.as_deref() == Some(other.id.as_str())).then_some(())
+    })
+    .await;
 }

@@ -776,3 +776,45 @@ async fn an_even_odd_result_must_follow_from_its_transcript_and_the_rule() {
         .into_inner();
     assert!(!recorded.duplicate);
 }
+
+/// A match given back because its referee's report was refused (`refused`) is passed by that referee's
+/// claims while another live referee runs the game, and goes to that one; with nobody else, the same
+/// referee plays it again. Given back with an empty lease id: the lease the referee holds now.
+#[tokio::test]
+async fn a_match_whose_report_was_refused_goes_to_another_live_referee() {
+    let (_manager, mut client, ..) = two_player_league().await;
+    let first = register_referee(&mut client, "ref-1").await;
+    let claimed = claim(&mut client, &first, 4).await;
+    let scheduled = claimed[0].r#match.clone().unwrap();
+    let give_back = |referee: &league_runtime::Credentials| {
+        referee.request(ReleaseLeasesRequest {
+            leases: vec![LeaseRef {
+                league_id: scheduled.league_id.clone(),
+                match_id: scheduled.match_id.clone(),
+                lease_id: String::new(),
+            }],
+            unless_players_called: false,
+            refused: true,
+        })
+    };
+    let released = client
+        .release_leases(give_back(&first))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        released.released.len(),
+        1,
+        "given back under the lease it holds now"
+    );
+    // Alone, the refused referee plays it again.
+    let again = claim(&mut client, &first, 4).await;
+    assert_eq!(again.len(), 1, "nobody else to play it");
+    client.release_leases(give_back(&first)).await.unwrap();
+    // With another live referee, the refused one is passed by and the other gets it.
+    let second = register_referee(&mut client, "ref-2").await;
+    assert!(claim(&mut client, &first, 4).await.is_empty(), "passed by");
+    let taken = claim(&mut client, &second, 4).await;
+    assert_eq!(taken.len(), 1);
+    assert_eq!(taken[0].r#match.as_ref().unwrap().match_id, scheduled.match_id);
+}
