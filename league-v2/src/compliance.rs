@@ -73,6 +73,11 @@ impl Checker {
         });
     }
 
+    /// The deviations noted so far, taken (for a call that failed but whose sender is known).
+    pub fn take_deviations(&mut self) -> Vec<Deviation> {
+        std::mem::take(&mut self.seen)
+    }
+
     pub fn into_deviations(self) -> Vec<Deviation> {
         self.seen
     }
@@ -102,6 +107,7 @@ pub const KINDS: &[&str] = &[
     kinds::MCP_SERVER,
     kinds::LEAGUE_ID_NOT_THE_LEASE_S,
     kinds::REFUSED_REFEREE_CALL,
+    kinds::REFUSED_RESULT,
 ];
 
 pub mod kinds {
@@ -138,6 +144,9 @@ pub mod kinds {
     pub const LEAGUE_ID_NOT_THE_LEASE_S: &str = "league_id_not_the_lease_s";
     /// The league refused a referee's call to a player (or its report), and why (no token, say).
     pub const REFUSED_REFEREE_CALL: &str = "refused_referee_call";
+    /// A referee reported what is no result (an unknown status, choices the players did not make, an
+    /// outcome against the rule, a match whose players it never called): refused, the match replayed.
+    pub const REFUSED_RESULT: &str = "refused_result";
 }
 
 #[cfg(test)]

@@ -39,35 +39,44 @@ pub fn read(
     checker: &mut Checker,
 ) -> LeagueResult<MatchResult> {
     let invalid = |why: String| LeagueError::new(ErrorCode::InvalidMessageFormat, why);
-    let winner = match first(result, &["winner", "winner_player_id", "winner_id"]) {
+    let winner_field = first(result, &["winner", "winner_player_id", "winner_id"]);
+    let winner = match winner_field {
         None | Some(Value::Null) => None,
         Some(Value::String(text)) if text.is_empty() || text.eq_ignore_ascii_case("draw") => None,
         Some(Value::String(text)) if players.contains(text) => Some(text.clone()),
         Some(other) => {
             return Err(invalid(format!(
-                "winner must be {} or {} (or DRAW), got {other}",
+                "result.winner must be {} or {} (or DRAW), got {other}",
                 players.a, players.b
             )));
         }
     };
+    let declared_draw = winner_field.is_some();
     let mut scores = read_scores(result, players, checker)?;
-    let status = match first(result, &["status", "result_status", "match_status"])
-        .and_then(Value::as_str)
-        .map(str::to_ascii_uppercase)
-        .as_deref()
-    {
-        Some("WIN") => ResultStatus::Win,
-        Some("DRAW") => ResultStatus::Draw,
-        Some("TECHNICAL_LOSS") => ResultStatus::TechnicalLoss,
-        Some("DOUBLE_FORFEIT") => ResultStatus::DoubleForfeit,
+    let status = match read_status(result)? {
+        Some(status) => status,
         // The specification's report has no status (`match_status: COMPLETED` says nothing more): the
-        // winner and the scores say which it was.
-        _ => match (&winner, &scores) {
+        // winner and the scores say which it was, and must say it.
+        None => match (&winner, &scores) {
             (Some(_), _) => ResultStatus::Win,
             (None, Some(scores)) if scores.iter().all(|s| s.points == points::LOSS) => {
                 ResultStatus::DoubleForfeit
             }
-            (None, _) => ResultStatus::Draw,
+            (None, Some(scores)) if scores.iter().all(|s| s.points == points::DRAW) => ResultStatus::Draw,
+            (None, None) if declared_draw => ResultStatus::Draw,
+            (None, Some(_)) => {
+                return Err(invalid(
+                    "result.winner is missing: the scores are a win's, so the winner must be named"
+                        .to_owned(),
+                ));
+            }
+            (None, None) => {
+                return Err(invalid(format!(
+                    "result.status is missing and so are result.winner and result.score: a result is {} \
+                     or the specification's winner and score",
+                    STATUSES.join(", ")
+                )));
+            }
         },
     };
     let at_fault = match first(result, &["at_fault_player_ids", "technical_loss_players"]) {
@@ -128,6 +137,38 @@ pub fn read(
     })
 }
 
+/// The statuses a result may have: anything else (ABORTED, CANCELLED…) is no result.
+const STATUSES: [&str; 4] = ["WIN", "DRAW", "TECHNICAL_LOSS", "DOUBLE_FORFEIT"];
+
+/// The result's status when it gives one; `None` for the specification's form (no status, or
+/// `match_status: COMPLETED`). A status that is not one of [`STATUSES`] refuses the report, naming the
+/// field: a referee that could not finish a match has no result to report.
+fn read_status(result: &Map<String, Value>) -> LeagueResult<Option<ResultStatus>> {
+    let Some((field, value)) = ["status", "result_status", "match_status"]
+        .into_iter()
+        .find_map(|field| result.get(field).map(|value| (field, value)))
+    else {
+        return Ok(None);
+    };
+    let text = value.as_str().map(str::to_ascii_uppercase);
+    Ok(Some(match text.as_deref() {
+        Some("WIN") => ResultStatus::Win,
+        Some("DRAW") => ResultStatus::Draw,
+        Some("TECHNICAL_LOSS") => ResultStatus::TechnicalLoss,
+        Some("DOUBLE_FORFEIT") => ResultStatus::DoubleForfeit,
+        Some("COMPLETED") if field == "match_status" => return Ok(None),
+        _ => {
+            return Err(LeagueError::new(
+                ErrorCode::InvalidMessageFormat,
+                format!(
+                    "result.{field} must be {}, got {value}: a match that did not end has no result to report",
+                    STATUSES.join(", ")
+                ),
+            ));
+        }
+    }))
+}
+
 fn first<'a>(object: &'a Map<String, Value>, names: &[&str]) -> Option<&'a Value> {
     names.iter().find_map(|name| object.get(*name))
 }
@@ -159,7 +200,7 @@ fn read_scores(
         (Some(other), _) => {
             return Err(LeagueError::new(
                 ErrorCode::InvalidMessageFormat,
-                format!("score must be an object of points per player, got {other}"),
+                format!("result.score must be an object of points per player, got {other}"),
             ));
         }
     };
@@ -174,7 +215,7 @@ fn read_scores(
                 LeagueError::new(
                     ErrorCode::InvalidMessageFormat,
                     format!(
-                        "points of {player} must be {}, {} or {}, got {value}",
+                        "result.score: points of {player} must be {}, {} or {}, got {value}",
                         points::LOSS,
                         points::DRAW,
                         points::WIN
@@ -185,7 +226,7 @@ fn read_scores(
             return Err(LeagueError::new(
                 ErrorCode::InvalidMessageFormat,
                 format!(
-                    "score names {player}, who is not in this match ({} v {})",
+                    "result.score names {player}, who is not in this match ({} v {})",
                     players.a, players.b
                 ),
             ));
@@ -273,6 +314,63 @@ mod tests {
         ] {
             let error = read_json(bad.clone(), Mode::Lenient).expect_err("refused");
             assert_eq!(error.code, ErrorCode::InvalidMessageFormat, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_status_that_is_no_result_is_refused_naming_the_field() {
+        for (bad, field) in [
+            (json!({"status": "ABORTED"}), "result.status"),
+            (
+                json!({"status": "ABORTED", "reason": "'player_A_endpoint'"}),
+                "result.status",
+            ),
+            (
+                json!({"status": "CANCELLED", "winner": "DRAW", "score": {"P01": 1, "P02": 1}}),
+                "result.status",
+            ),
+            (json!({"status": "MAYBE", "winner": "P01"}), "result.status"),
+            (json!({"status": 3}), "result.status"),
+            (json!({"result_status": "ERROR"}), "result.result_status"),
+            (
+                json!({"match_status": "ABORTED", "winner": "P01"}),
+                "result.match_status",
+            ),
+            (json!({}), "result.status"),
+            (json!({"reason": "crashed"}), "result.status"),
+            (json!({"score": {"P01": 3, "P02": 0}}), "result.winner"),
+            (json!({"winner": "P03", "status": "WIN"}), "result.winner"),
+        ] {
+            for mode in [Mode::Lenient, Mode::Strict] {
+                let error = read_json(bad.clone(), mode).expect_err("refused");
+                assert_eq!(error.code, ErrorCode::InvalidMessageFormat, "{bad}");
+                assert!(error.description.contains(field), "{bad}: {}", error.description);
+            }
+        }
+    }
+
+    #[test]
+    fn every_result_status_and_the_specifications_forms_read() {
+        for (given, status) in [
+            (json!({"status": "WIN", "winner": "P01"}), ResultStatus::Win),
+            (json!({"status": "draw"}), ResultStatus::Draw),
+            (
+                json!({"status": "TECHNICAL_LOSS", "winner": "P02"}),
+                ResultStatus::TechnicalLoss,
+            ),
+            (json!({"status": "DOUBLE_FORFEIT"}), ResultStatus::DoubleForfeit),
+            (json!({"winner": "DRAW"}), ResultStatus::Draw),
+            (
+                json!({"winner": null, "score": {"P01": 0, "P02": 0}}),
+                ResultStatus::DoubleForfeit,
+            ),
+            (
+                json!({"score": {"P01": 1, "P02": 1}, "match_status": "COMPLETED"}),
+                ResultStatus::Draw,
+            ),
+        ] {
+            let read = read_json(given.clone(), Mode::Strict).expect("reads");
+            assert_eq!(read.status, status as i32, "{given}");
         }
     }
 }

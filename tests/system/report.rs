@@ -54,19 +54,20 @@ fn played(assignment: &MatchAssignment) -> (MatchResult, MatchTranscript) {
     let text = |s: &str| prost_types::Value {
         kind: Some(prost_types::value::Kind::StringValue(s.into())),
     };
-    let metadata = prost_types::Struct {
+    // The Even/Odd account of each result, by the rule (the manager refuses one against it).
+    let metadata = |drawn: f64, choice_a: &str, choice_b: &str| prost_types::Struct {
         fields: [
             (
                 "drawn_number".to_owned(),
                 prost_types::Value {
-                    kind: Some(prost_types::value::Kind::NumberValue(4.0)),
+                    kind: Some(prost_types::value::Kind::NumberValue(drawn)),
                 },
             ),
             (
                 "choices".to_owned(),
                 prost_types::Value {
                     kind: Some(prost_types::value::Kind::StructValue(prost_types::Struct {
-                        fields: [(a.clone(), text("even")), (b.clone(), text("odd"))].into(),
+                        fields: [(a.clone(), text(choice_a)), (b.clone(), text(choice_b))].into(),
                     })),
                 },
             ),
@@ -75,7 +76,7 @@ fn played(assignment: &MatchAssignment) -> (MatchResult, MatchTranscript) {
     };
     let mut result = MatchResult {
         match_id: m.match_id.clone(),
-        game_metadata: Some(metadata),
+        game_metadata: Some(metadata(4.0, "even", "odd")),
         ..MatchResult::default()
     };
     let mut failure = None;
@@ -90,6 +91,7 @@ fn played(assignment: &MatchAssignment) -> (MatchResult, MatchTranscript) {
             result.status = ResultStatus::Draw as i32;
             result.scores = score(1, 1);
             result.reason = "a draw, with a comma".into();
+            result.game_metadata = Some(metadata(4.0, "even", "even"));
         }
         (_, true) => {
             result.status = ResultStatus::TechnicalLoss as i32;
@@ -104,6 +106,7 @@ fn played(assignment: &MatchAssignment) -> (MatchResult, MatchTranscript) {
             result.winner_player_id = b.clone();
             result.scores = score(0, 3);
             result.reason = format!("{b} chose odd");
+            result.game_metadata = Some(metadata(7.0, "even", "odd"));
         }
     }
     let at = |millis: i64| prost_types::Timestamp {

@@ -241,6 +241,7 @@ impl Referees {
             ReleaseLeasesRequest {
                 leases: vec![held.lease.clone()],
                 unless_players_called: true,
+                refused: false,
             },
         );
         match self.manager_link.manager.clone().release_leases(request).await {

@@ -2,7 +2,8 @@
 //! league.v2: the gateway claims matches for it and sends each as START_MATCH ([`claims`], [`push`]),
 //! or hands them out when the referee asks (`get_assigned_matches`, [`pull`]), keeps the match's lease
 //! while it plays ([`lease`]), lets it reach our players — bots or external — on per-player paths
-//! `/mcp/players/<id>` ([`to_player`]), and takes its MATCH_RESULT_REPORT to the manager ([`report`]).
+//! `/mcp/players/<id>` ([`to_player`]), and takes its MATCH_RESULT_REPORT to the manager ([`report`])
+//! once it follows from what the players answered ([`answers`]).
 //!
 //! The API is [`Referees`]: built with the manager link and the bridge ([`RefereeAgents`], how the
 //! league speaks to a referee), it runs the claimers ([`Referees::run_claimers`]) and answers a
@@ -13,6 +14,7 @@
 //! lease, and the manager takes it from the referee that holds the match's lease).
 
 mod agents;
+mod answers;
 mod claims;
 mod lease;
 mod pull;
@@ -29,6 +31,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
+use league_domain::even_odd::Parity;
 use league_domain::{Assignment, LeagueId, MatchId, RefereeId, Timing};
 use league_manager_link::ManagerLink;
 use league_proto::ErrorCode;
@@ -102,6 +105,9 @@ pub struct Referees {
     /// (league, match, referee) whose first call to a player through this replica was noted at the
     /// manager ([`lease`]).
     called: Mutex<HashSet<(String, String, String)>>,
+    /// What the players of each match answered through this replica, by player ([`answers`]): the
+    /// report is checked against it.
+    answers: Mutex<HashMap<answers::AnswersKey, HashMap<String, Parity>>>,
     /// Wakes the claimers' discovery at once (a referee just registered here).
     discover: Notify,
     /// The external referees this replica runs a claimer for.
@@ -124,6 +130,7 @@ impl Referees {
             players: Mutex::default(),
             reported: Mutex::default(),
             called: Mutex::default(),
+            answers: Mutex::default(),
             discover: Notify::new(),
             claimers: Mutex::default(),
             pulling: Mutex::default(),
@@ -210,6 +217,7 @@ impl Referees {
         let key = (league_id.to_owned(), match_id.to_owned());
         lock(&self.matches).remove(&key);
         lock(&self.called).retain(|(league, id, _)| *league != key.0 || *id != key.1);
+        self.forget_answers(league_id, match_id);
         if let Some(notify) = lock(&self.reported).get(&key) {
             notify.notify_one();
         }

@@ -48,7 +48,11 @@ impl Referees {
         match kind {
             MessageType::GameInvitation => call.invite().await,
             MessageType::ChooseParityCall | MessageType::GameMoveCall => {
-                call.request_move(kind, message).await
+                let (found, player_id) = (call.found.clone(), call.player_id.clone());
+                let reply = call.request_move(kind, message).await?;
+                // Kept for the check of the referee's report against what the players said.
+                self.player_answered(&found, &player_id, &reply);
+                Ok(reply)
             }
             MessageType::GameOver => call.game_over(message, checker).await,
             MessageType::GameError => call.game_error(message).await,

@@ -18,6 +18,7 @@ mod metrics;
 mod rounds;
 mod routes;
 mod view;
+mod warnings;
 mod watch;
 
 use std::sync::Arc;

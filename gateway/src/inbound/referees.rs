@@ -31,7 +31,17 @@ impl Inbound {
     ) -> LeagueResult<Handled> {
         let referee = self.referee(kind, message, checker, http).await?;
         let result = if kind == MessageType::MatchResultReport {
-            let acknowledged = self.referees.report(&referee, message, checker).await?;
+            let acknowledged = match self.referees.report(&referee, message, checker).await {
+                Ok(acknowledged) => acknowledged,
+                Err(error) => {
+                    // A refused result is warned against the referee, though the call fails.
+                    let seen = checker.take_deviations();
+                    if seen.iter().any(|seen| seen.kind == kinds::REFUSED_RESULT) {
+                        self.warnings.record(referee.referee_id.as_str(), seen);
+                    }
+                    return Err(error);
+                }
+            };
             // The referee (and anyone asking this replica next) sees the new result at once.
             self.forget_standings();
             acknowledged

@@ -15,9 +15,9 @@ use league_v2::compliance::Mode;
 use serde_json::Value;
 use support::*;
 
-type HttpClient = Client<hyper_util::client::legacy::connect::HttpConnector, Empty<Bytes>>;
+pub(crate) type HttpClient = Client<hyper_util::client::legacy::connect::HttpConnector, Empty<Bytes>>;
 
-fn client() -> HttpClient {
+pub(crate) fn client() -> HttpClient {
     Client::builder(TokioExecutor::new()).build_http()
 }
 
@@ -38,7 +38,12 @@ async fn send(
 }
 
 /// Status, one header, and the body of a GET (or another method).
-async fn fetch(client: &HttpClient, method: &str, url: &str, header: &str) -> (u16, String, String) {
+pub(crate) async fn fetch(
+    client: &HttpClient,
+    method: &str,
+    url: &str,
+    header: &str,
+) -> (u16, String, String) {
     let response = send(client, method, url, &[]).await;
     let status = response.status().as_u16();
     let value = response

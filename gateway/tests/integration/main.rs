@@ -20,6 +20,7 @@ mod outbound;
 mod protocol_edges;
 mod referee_admission;
 mod referee_calls;
+mod referee_reports;
 mod registration_bounds;
 mod registration_replay;
 mod resume;

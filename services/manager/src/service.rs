@@ -469,6 +469,7 @@ impl ManagerService for Manager {
                 &referee_id,
                 &leases,
                 request.unless_players_called,
+                request.refused,
             )
             .await?;
             if !released.is_empty() {

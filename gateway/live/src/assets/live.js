@@ -82,6 +82,7 @@ function showSnapshot(snapshot) {
   state.history.push({ status: status.status, round: status.current_round, completed: status.rounds_completed });
   showStatus(status);
   showStandings(snapshot.standings, previous ? previous.standings : []);
+  updateWarnings();
   showRoundPicker(status);
   if (state.follow) {
     state.shownRound = status.current_round || null;
@@ -525,6 +526,26 @@ function drawChart() {
     root.append(svg("text", { class: "label", x: label.x + 6, y: label.y + 4, fill: label.color }, text));
   }
   $("chart").replaceChildren(root);
+}
+
+// ---- compliance warnings -------------------------------------------------------------------------------
+
+async function updateWarnings() {
+  let listed;
+  try {
+    listed = await getJson("/api/warnings");
+  } catch {
+    return;
+  }
+  $("warnings-card").hidden = listed.warnings.length === 0;
+  $("warnings").replaceChildren(
+    ...listed.warnings.map((warning) => {
+      const item = el("li", { "data-kind": warning.kind },
+        `${warning.agent_id} · ${warning.kind.replace(/_/g, " ")} × ${warning.count}`);
+      if (warning.example) item.append(el("div", { class: "hint" }, warning.example));
+      return item;
+    }),
+  );
 }
 
 // ---- wiring --------------------------------------------------------------------------------------------

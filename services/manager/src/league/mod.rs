@@ -3,6 +3,7 @@
 
 pub mod endpoint;
 pub mod enrollment;
+pub mod even_odd_report;
 pub mod events;
 pub mod history;
 pub mod kept_table;

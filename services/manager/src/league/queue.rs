@@ -167,6 +167,12 @@ async fn claim_once(pool: &PgPool, referee_id: &RefereeId, max: u32) -> ManagerR
              where l.status = 'running'
                and (m.status = 'scheduled' or (m.status = 'running' and m.lease_expires_at < now()))
                and l.game_type = any(select unnest(game_types) from agents where agent_id = $1)
+               -- A match whose report by this referee was refused goes to another live referee of the
+               -- game when there is one (release.rs, `refused`).
+               and (m.refused_referee_id is distinct from $1 or not exists (
+                   select 1 from agents o
+                   where o.kind = 'referee' and o.agent_id <> $1 and o.revoked_at is null
+                     and o.last_seen_at > now() - $3::text::interval and l.game_type = any(o.game_types)))
              order by m.round_id, m.match_number
              limit least($2::bigint, (select slots from free))
              for update of m skip locked
@@ -192,6 +198,7 @@ async fn claim_once(pool: &PgPool, referee_id: &RefereeId, max: u32) -> ManagerR
         " order by c.round_id, c.match_number",
         referee_id.as_str(),
         i64::from(max),
+        crate::league::registration::LIVE_WITHIN,
     )
     .fetch_all(pool)
     .await?;

@@ -16,12 +16,14 @@ use crate::wakeups::Wakeups;
 /// were released, in the order asked. Claimers waiting in any manager are woken when it commits.
 /// With `unless_players_called`, a lease under which the referee has called a player
 /// (`called_lease_id`, noted by a renewal) is kept too: the gateway gives back only what an external
-/// referee left untouched.
+/// referee left untouched. With `refused` (its report was no result), the referee is noted as the one
+/// refused, and its claims pass the match by while another live referee runs the league's game.
 pub async fn release(
     pool: &PgPool,
     referee_id: &RefereeId,
     leases: &[Lease],
     unless_players_called: bool,
+    refused: bool,
 ) -> ManagerResult<Vec<LeaseRef>> {
     if leases.is_empty() {
         return Ok(Vec::new());
@@ -37,12 +39,14 @@ pub async fn release(
              from matches m
              join unnest($2::text[], $3::text[], $4::text[]) as r(league_id, match_id, lease_id)
                on m.league_id = r.league_id and m.match_id = r.match_id
-             where m.lease_id::text = r.lease_id and m.referee_id = $1 and m.status = 'running'
+             where (m.lease_id::text = r.lease_id or r.lease_id = '')
+               and m.referee_id = $1 and m.status = 'running'
                and not ($5 and m.called_lease_id is not distinct from m.lease_id)
              order by m.league_id, m.match_id
              for update of m
          )
-         update matches m set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
+         update matches m set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null,
+             refused_referee_id = case when $6 then $1 else m.refused_referee_id end
          from held h
          where m.league_id = h.league_id and m.match_id = h.match_id
          returning m.league_id, m.match_id",
@@ -51,6 +55,7 @@ pub async fn release(
         &matches as &[String],
         &ids as &[&str],
         unless_players_called,
+        refused,
     )
     .fetch_all(&mut *tx)
     .await?

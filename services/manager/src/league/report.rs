@@ -13,6 +13,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use league_domain::even_odd::Parity;
 use league_domain::points::{DRAW, LOSS, WIN};
 use league_domain::{LeagueId, MatchId, RefereeId};
 use league_proto::ErrorCode;
@@ -23,6 +24,7 @@ use sqlx::{PgConnection, PgPool};
 
 use crate::error::{ManagerError, ManagerResult, reject};
 use crate::ids;
+use crate::league::even_odd_report;
 use crate::league::kept_table::KeptTables;
 use crate::league::round_completion;
 use crate::league::waiting_claims::WaitingClaims;
@@ -57,6 +59,8 @@ pub struct Report {
     /// of their own so that no reader parses the transcript's JSON for them.
     started_us: Option<i64>,
     ended_us: Option<i64>,
+    /// What the players answered, as the transcript has it: an Even/Odd result must agree.
+    answers: HashMap<String, Parity>,
 }
 
 impl Report {
@@ -83,6 +87,7 @@ impl Report {
             match_id,
             lease_id,
             result_json: json_text(&result)?,
+            answers: even_odd_report::answers(&transcript),
             started_us: at(transcript.entries.first()),
             ended_us: at(transcript.entries.last()),
             transcript_json,
@@ -344,6 +349,17 @@ fn judge<'r>(
         Ok(verdict) => verdict,
         Err(refusal) => return Ok(Judged::Refused(refusal)),
     };
+    if let Some(why) = even_odd_report::refusal(
+        &report.result,
+        &report.answers,
+        &leased.player_a,
+        &leased.player_b,
+    ) {
+        return Ok(Judged::Refused(reject(
+            ErrorCode::InvalidMessageFormat,
+            format!("result of {}: {why}", report.match_id),
+        )));
+    }
     totals.add(&report.league_id, &verdict, &leased.player_a, &leased.player_b);
     finishing.add(report, verdict);
     leased.status = "finished".to_owned();

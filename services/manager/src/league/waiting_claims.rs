@@ -120,7 +120,7 @@ impl Handed {
         let pool = pool.clone();
         tokio::spawn(async move {
             let released = match Lease::parse_all(&leases) {
-                Ok(leases) => release::release(&pool, &referee_id, &leases, false).await,
+                Ok(leases) => release::release(&pool, &referee_id, &leases, false, false).await,
                 Err(error) => Err(error),
             };
             match released {

@@ -94,6 +94,7 @@ async fn a_malformed_id_is_refused_by_name_and_changes_nothing() {
         .release_leases(referee.request(ReleaseLeasesRequest {
             leases: vec![lease],
             unless_players_called: false,
+            refused: false,
         }))
         .await;
     assert_malformed(released, "leases.match_id", "M1", "a match id");

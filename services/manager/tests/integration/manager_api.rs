@@ -697,3 +697,124 @@ async fn only_live_referees_count_against_the_referee_limit() {
     )
     .await;
 }
+
+/// An Even/Odd result is recorded only as its transcript and the rule give it (issue 52): choices that
+/// differ from the players' CHOOSE_PARITY_RESPONSE, or a winner the drawn number does not make, are E002
+/// and change nothing; the result that follows from them is recorded.
+#[tokio::test]
+async fn an_even_odd_result_must_follow_from_its_transcript_and_the_rule() {
+    use prost_types::value::Kind;
+    let (manager, mut client, ..) = two_player_league().await;
+    let referee = register_referee(&mut client, "ref-1").await;
+    let claimed = claim(&mut client, &referee, 4).await;
+    let assignment = &claimed[0];
+    let scheduled = assignment.r#match.as_ref().unwrap();
+    let (a, b) = (scheduled.player_a_id.clone(), scheduled.player_b_id.clone());
+    let text = |s: &str| prost_types::Value {
+        kind: Some(Kind::StringValue(s.into())),
+    };
+    // A won: both answered (A even, B odd) and 4 was drawn.
+    let answered = |player: &str, choice: &str| TranscriptEntry {
+        at: None,
+        entry: Some(transcript_entry::Entry::Message(MessageRecord {
+            direction: Direction::FromPlayer as i32,
+            player_id: player.to_owned(),
+            message_type: "CHOOSE_PARITY_RESPONSE".into(),
+            attempt: 1,
+            payload: Some(prost_types::Struct {
+                fields: [("parity_choice".to_owned(), text(choice))].into(),
+            }),
+            error_code: String::new(),
+        })),
+    };
+    let report = |choice_a: &str, drawn: f64| {
+        let mut result = a_wins(assignment);
+        let choices = prost_types::Struct {
+            fields: [(a.clone(), text(choice_a)), (b.clone(), text("odd"))].into(),
+        };
+        result.game_metadata = Some(prost_types::Struct {
+            fields: [
+                (
+                    "drawn_number".to_owned(),
+                    prost_types::Value {
+                        kind: Some(Kind::NumberValue(drawn)),
+                    },
+                ),
+                (
+                    "choices".to_owned(),
+                    prost_types::Value {
+                        kind: Some(Kind::StructValue(choices)),
+                    },
+                ),
+            ]
+            .into(),
+        });
+        let mut request = report_of(assignment, result);
+        request.transcript = Some(MatchTranscript {
+            match_id: scheduled.match_id.clone(),
+            entries: vec![answered(&a, "even"), answered(&b, "odd")],
+        });
+        request
+    };
+    for (choice_a, drawn, why) in [("odd", 4.0, "transcript"), ("even", 7.0, "by the rule")] {
+        let refused = client
+            .report_match_result(referee.request(report(choice_a, drawn)))
+            .await
+            .unwrap_err();
+        assert_eq!(code(&refused), Some("E002"), "{refused:?}");
+        assert!(refused.message().contains(why), "{why}: {refused:?}");
+    }
+    let (finished,): (i64,) = sqlx::query_as("select count(*) from matches where status = 'finished'")
+        .fetch_one(&manager.pool)
+        .await
+        .unwrap();
+    assert_eq!(finished, 0, "nothing recorded");
+    let recorded = client
+        .report_match_result(referee.request(report("even", 4.0)))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!recorded.duplicate);
+}
+
+/// A match given back because its referee's report was refused (`refused`) is passed by that referee's
+/// claims while another live referee runs the game, and goes to that one; with nobody else, the same
+/// referee plays it again. Given back with an empty lease id: the lease the referee holds now.
+#[tokio::test]
+async fn a_match_whose_report_was_refused_goes_to_another_live_referee() {
+    let (_manager, mut client, ..) = two_player_league().await;
+    let first = register_referee(&mut client, "ref-1").await;
+    let claimed = claim(&mut client, &first, 4).await;
+    let scheduled = claimed[0].r#match.clone().unwrap();
+    let give_back = |referee: &league_runtime::Credentials| {
+        referee.request(ReleaseLeasesRequest {
+            leases: vec![LeaseRef {
+                league_id: scheduled.league_id.clone(),
+                match_id: scheduled.match_id.clone(),
+                lease_id: String::new(),
+            }],
+            unless_players_called: false,
+            refused: true,
+        })
+    };
+    let released = client
+        .release_leases(give_back(&first))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        released.released.len(),
+        1,
+        "given back under the lease it holds now"
+    );
+    // Alone, the refused referee plays it again.
+    let again = claim(&mut client, &first, 4).await;
+    assert_eq!(again.len(), 1, "nobody else to play it");
+    client.release_leases(give_back(&first)).await.unwrap();
+    // With another live referee, the refused one is passed by and the other gets it.
+    let second = register_referee(&mut client, "ref-2").await;
+    assert!(claim(&mut client, &first, 4).await.is_empty(), "passed by");
+    let taken = claim(&mut client, &second, 4).await;
+    assert_eq!(taken.len(), 1);
+    assert_eq!(taken[0].r#match.as_ref().unwrap().match_id, scheduled.match_id);
+}

@@ -183,6 +183,7 @@ pub async fn release(
         .release_leases(referee.request(ReleaseLeasesRequest {
             leases,
             unless_players_called,
+            refused: false,
         }))
         .await
         .unwrap()
