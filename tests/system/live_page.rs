@@ -126,7 +126,7 @@ async fn watch_a_league(test: &str, game: &str, players: u32, strategies: &str) 
                     var("LEAGUE_PLAYERS", players.to_string()),
                     var("LEAGUE_STRATEGIES", strategies),
                 ]);
-                players_host = Some(start("players", "player", &env).await);
+                players_host = Some(start("players", "player-host", &env).await);
             } else if line.starts_with('{') {
                 report = Some(serde_json::from_str::<Value>(&line).expect("the script's report"));
             }

@@ -560,7 +560,7 @@ fn named_database(stderr: &str) -> String {
 }
 
 /// Whether the Postgres server `league run` uses has a database `name`.
-fn database_exists(name: &str) -> bool {
+pub(super) fn database_exists(name: &str) -> bool {
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     runtime.block_on(async {
         let url = std::env::var("DATABASE_URL")

@@ -213,6 +213,8 @@ pub async fn run_league_with<G, T>(
     let server = postgres::resolve(&args.cluster_dir).await?;
     let database_url = postgres::create_database(&server, RUN_DATABASE_PREFIX).await?;
     let database = postgres::database_name(database_url.expose_secret()).to_owned();
+    // Before any service starts: a run killed with SIGKILL leaves this note for `league clean`.
+    clean::note_in_use(&database);
     if !args.quiet {
         eprintln!("database: {database}");
     }
@@ -246,9 +248,12 @@ pub async fn run_league_with<G, T>(
         }
         // Nothing of the league's is in a database whose services did not all start: it goes.
         Ok(Err(error)) if !started => match postgres::drop_database(&server, &database).await {
-            Ok(()) => Err(error.context(format!(
-                "the league did not start (its database {database} is dropped)"
-            ))),
+            Ok(()) => {
+                clean::forget(std::slice::from_ref(&database));
+                Err(error.context(format!(
+                    "the league did not start (its database {database} is dropped)"
+                )))
+            }
             Err(_) => {
                 clean::note_kept(&database);
                 Err(error.context(format!(
@@ -335,6 +340,7 @@ async fn play<G, T>(
     let (started, external) = system::start(&plan, running, external).await?;
     *started_all = true;
     let _published = State::publish(
+        crate::state::System::Run,
         &started.manager_url,
         started.gateway_urls.first().map_or("", String::as_str),
         postgres::database_name(database_url.expose_secret()),

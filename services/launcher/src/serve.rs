@@ -142,6 +142,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let serving = async {
         let (started, ()) = system::start(&plan, &mut running, async |_: &[String]| Ok(())).await?;
         let published = State::publish(
+            state::System::Serve,
             &started.manager_url,
             started.gateway_urls.first().map_or("", String::as_str),
             &args.database,

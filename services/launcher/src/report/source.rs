@@ -54,10 +54,13 @@ impl SourceArgs {
             (None, Some(database)) => Source::Database(database_url(&database, &self.cluster_dir).await?),
             // The `league serve` (or a `league run` still going) of this user; nothing else is a guess.
             (None, None) => match crate::state::State::read()? {
-                Some(running) => Source::Manager {
-                    token: running.operator_token()?,
-                    url: running.manager_url,
-                },
+                Some(running) => {
+                    eprintln!("reading {}", running.describe());
+                    Source::Manager {
+                        token: running.operator_token()?,
+                        url: running.manager_url,
+                    }
+                }
                 None => anyhow::bail!(
                     "no league to read: nothing runs (no {}); pass --database <name or URL> (the \
                      database `league run --keep` kept) or --manager <URL>",
