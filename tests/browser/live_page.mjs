@@ -48,6 +48,7 @@ await step("the league waiting for players", () =>
   page.waitForSelector('#round-counter[data-status="REGISTERING"]', { timeout: STEP_TIMEOUT }),
 );
 await page.screenshot({ path: `${outDir}/registering.png` });
+const waitingText = await page.textContent("#round-counter");
 const championBeforeTheStart = await page.isVisible("#champion");
 console.log("READY");
 
@@ -134,4 +135,4 @@ const api = {
   badRound: await get(`/api/leagues/${league}/rounds/zero`),
   post: await get(`/api/leagues/${league}`, { method: "POST" }),
 };
-console.log(JSON.stringify({ shown, championBeforeTheStart, headers, errors, api }));
+console.log(JSON.stringify({ shown, championBeforeTheStart, waitingText, headers, errors, api }));

@@ -164,6 +164,14 @@ fn check(report: &Value, game: &str, champion: &str, players: usize) {
         report["championBeforeTheStart"], false,
         "no champion while registering"
     );
+    // While it waits, the page says for how many and where they register.
+    let waiting = report["waitingText"].as_str().unwrap_or_default();
+    let agents = if players == 1 { "agent" } else { "agents" };
+    let expected = format!("0 of {players} registered — waiting for {players} more {agents} at http://");
+    assert!(
+        waiting.starts_with(&expected) && waiting.ends_with("/mcp"),
+        "{waiting:?}"
+    );
     assert_eq!(
         shown["champion"], champion,
         "the page's champion is the manager's"

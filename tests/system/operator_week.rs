@@ -3,8 +3,9 @@
 //! saying which they ask; a run notes its database before any service starts, so that a bare `league
 //! clean` finds it after a SIGKILL; no command panics when its reader goes away; enrolling reports each
 //! player; `league player` needs an id (the bot host is `league player-host`); `league players` lists
-//! who is registered.
+//! who is registered; a run waiting for external agents says for how many and where.
 
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -62,11 +63,25 @@ fn serve_and_runs_keep_their_own_state_and_a_killed_runs_database_is_found() {
     )
     .current_dir(&place.dir)
     .stdout(Stdio::null())
-    .stderr(Stdio::null())
+    .stderr(Stdio::piped())
     .spawn()
     .expect("league run starts");
     let mut waiting = Run(waiting);
     let run_pid = waiting.0.id();
+    let (lines, said) = std::sync::mpsc::channel();
+    let stderr = waiting.0.stderr.take().expect("stderr");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    // The launcher says what the league waits for, and where.
+    wait_for("the run says what it waits for", SERVE_WITHIN, || {
+        said.recv_timeout(Duration::from_millis(100)).ok().filter(|line| {
+            line.starts_with("2 of 3 registered — waiting for 1 external agent at http://127.0.0.1:")
+                && line.ends_with("/mcp")
+        })
+    });
     let run_file = place.dir.join(format!("state.run-{run_pid}.json"));
     wait_for("the run writes its own state file", SERVE_WITHIN, || {
         run_file.exists().then_some(())

@@ -24,6 +24,7 @@ pub mod state;
 pub mod supervise;
 pub mod system;
 pub mod table;
+pub mod waiting;
 pub mod warnings;
 
 use clap::Subcommand;

@@ -30,6 +30,7 @@ use crate::run_state_dir::RunStateDir;
 use crate::state::State;
 use crate::system::{self, Plan, Running};
 use crate::table;
+use crate::waiting::Waiting;
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -349,11 +350,26 @@ async fn play<G, T>(
     )?;
     let manager_url = started.manager_url;
     let gateway_urls = started.gateway_urls;
+    // Said while the league waits for external agents (the live page says it too).
+    let waiting = (!args.quiet).then(|| {
+        Waiting::new(
+            args.players + args.external_players,
+            args.external_players,
+            gateway_urls.first().cloned().unwrap_or_default(),
+        )
+    });
     if together {
         start_together(&manager_url, &operator_token, &leagues, args.players, deadline).await?;
     }
-    let (summary, status, client) =
-        follow(&manager_url, &operator_token, &league_id, deadline, args.quiet).await?;
+    let (summary, status, client) = follow(
+        &manager_url,
+        &operator_token,
+        &league_id,
+        deadline,
+        args.quiet,
+        waiting,
+    )
+    .await?;
     let peak_rss_kib = running
         .all()
         .map(|service| (service.name().to_owned(), service.peak_rss_kib().unwrap_or(0)))
@@ -442,6 +458,7 @@ async fn follow(
     league_id: &str,
     deadline: Duration,
     quiet: bool,
+    mut waiting: Option<Waiting>,
 ) -> anyhow::Result<(
     RunSummary,
     GetLeagueStatusResponse,
@@ -475,6 +492,9 @@ async fn follow(
                 return Err(status).context("asking the manager for the league's status");
             }
         };
+        if let Some(line) = waiting.as_mut().and_then(|waiting| waiting.line(&status)) {
+            eprintln!("{line}");
+        }
         progress.update(&status);
         anyhow::ensure!(
             status.status != LeagueStatus::Cancelled as i32,

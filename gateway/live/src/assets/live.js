@@ -102,7 +102,12 @@ function showStatus(status) {
   counter.dataset.current = status.current_round;
   counter.dataset.total = status.total_rounds;
   counter.dataset.status = status.status;
-  if (status.status === "REGISTERING" || status.total_rounds === 0) {
+  if (status.status === "REGISTERING" && status.expected_players > status.registered_players) {
+    // Where the missing agents register: this gateway's /mcp (the page is served by it).
+    const missing = status.expected_players - status.registered_players;
+    counter.textContent = `${status.registered_players} of ${status.expected_players} registered — waiting for ` +
+      `${missing} more ${missing === 1 ? "agent" : "agents"} at ${window.location.origin}/mcp`;
+  } else if (status.status === "REGISTERING" || status.total_rounds === 0) {
     counter.textContent = `Waiting for players · ${status.registered_players} registered`;
   } else if (status.status === "COMPLETED") {
     counter.textContent = `All ${status.total_rounds} rounds played`;
