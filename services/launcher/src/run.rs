@@ -208,6 +208,10 @@ pub async fn run_league_with<G, T>(
         // Allowed: external referees registered through the gateway then run every match.
         eprintln!("no referee processes: matches wait for external referees registered through the gateway");
     }
+    // The model, asked once before anything starts: a league whose llm bots all fall back is said.
+    if let Some(warning) = crate::llm_moves::check_model(&args.strategies).await? {
+        eprintln!("{warning}");
+    }
     // Removed when this returns, after every service stopped.
     let state_dir = RunStateDir::create()?;
     let cluster_was_running = postgres::private_cluster_running(&args.cluster_dir);

@@ -96,6 +96,9 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     args::check_llm(&args.strategies, args.game)?;
     let think_time = args.timing.check()?;
     system::check_gateway_addr(&args.gateway_addr)?;
+    if let Some(warning) = crate::llm_moves::check_model(&args.strategies).await? {
+        eprintln!("{warning}");
+    }
     let mut signals = Signals::listen()?;
     league_runtime::config::warn_unknown_variables();
     let state_dir = match &args.state_dir {
