@@ -112,6 +112,8 @@ const shown = await page.evaluate(() => {
     winningCells: document.querySelectorAll("#transcript-game .ttt .cell.line").length,
     evenOddCards: [...document.querySelectorAll("#transcript-game .even-odd .card .big")].map((e) => e.textContent),
     championDetail: text("#champion-detail"),
+    gameRule: text("#game-rule"),
+    matchCardPlayers: [...document.querySelectorAll("#matches .match .players")].map((e) => e.textContent),
     leagueId: text("#league-name"),
     history: window.liveHistory,
   };

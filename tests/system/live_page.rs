@@ -164,6 +164,24 @@ fn check(report: &Value, game: &str, champion: &str, players: usize) {
         report["championBeforeTheStart"], false,
         "no champion while registering"
     );
+    // One line of the game's rules, and the players' names on the match cards.
+    let rule = shown["gameRule"].as_str().unwrap_or_default();
+    let rule_words = if game == "even_odd" {
+        "the same choice — a draw"
+    } else {
+        "three in a row wins"
+    };
+    assert!(rule.contains(rule_words), "{rule:?}");
+    let cards = shown["matchCardPlayers"].as_array().expect("match cards");
+    assert!(!cards.is_empty());
+    // The bots' names are `bot-<n>-<strategy>`: each card names both players.
+    assert!(
+        cards
+            .iter()
+            .filter_map(Value::as_str)
+            .all(|card| card.contains(" vs ") && card.matches(" bot-").count() == 2),
+        "{cards:?}"
+    );
     // While it waits, the page says for how many and where they register.
     let waiting = report["waitingText"].as_str().unwrap_or_default();
     let agents = if players == 1 { "agent" } else { "agents" };
@@ -453,4 +471,6 @@ async fn live_page_in_chromium_outlives_a_league_run_with_keep_page() {
         "{exited:?}"
     );
     std::fs::remove_dir_all(&results).expect("the run wrote its results");
+    // `results/` too, unless another test's run has a folder in it (see local_run::remove_results).
+    let _ = std::fs::remove_dir("results");
 }

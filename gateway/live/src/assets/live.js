@@ -95,6 +95,7 @@ function showStatus(status) {
   document.title = `${status.league_id} · live`;
   $("league-name").textContent = status.league_id;
   $("game").textContent = status.game_type.replace(/_/g, " ");
+  $("game-rule").textContent = (GAMES[status.game_type] || {}).rule || "";
   const badge = $("league-status");
   badge.textContent = status.status.toLowerCase();
   badge.className = `badge ${status.status}`;
@@ -255,7 +256,8 @@ function showRound(round) {
     const { label, kind } = outcome(match);
     const winner = match.result ? match.result.winner_player_id : null;
     const score = match.result && match.result.score ? match.result.score : {};
-    const side = (id) => el("b", { class: id === winner ? "won" : "" }, id);
+    // The id and the name: a spectator follows players by name.
+    const side = (id) => el("b", { class: id === winner ? "won" : "" }, playerName(id));
     const points = match.result ? ` ${score[match.player_a_id] ?? 0}–${score[match.player_b_id] ?? 0}` : "";
     const item = el(
       "li",
@@ -349,6 +351,8 @@ const CELL_NAMES = ["top left", "top", "top right", "left", "centre", "right", "
 
 const GAMES = {
   even_odd: {
+    rule: "Each player says even or odd, then the referee draws a number from 1 to 10: different choices — " +
+      "whoever matched its parity wins (3 points); the same choice — a draw (1 point each).",
     states: {
       WAITING_FOR_PLAYERS: "waiting for both players",
       COLLECTING_CHOICES: "collecting both choices",
@@ -373,6 +377,8 @@ const GAMES = {
     },
   },
   tic_tac_toe: {
+    rule: "The players take turns marking a 3×3 grid (X moves first): three in a row wins (3 points); " +
+      "a full grid with no line is a draw (1 point each).",
     states: {
       WAITING_FOR_PLAYERS: "waiting for both players",
       COLLECTING_CHOICES: "taking turns",
