@@ -365,10 +365,14 @@ fn an_operator_runs_leagues_on_a_served_system() {
     let ratings = ok(&state_file, &["ratings", "--output", "csv"]);
     let rated: Vec<&str> = ratings.lines().collect();
     assert_eq!(
-        rated[0], "rank,player_id,rating,deviation,matches,leagues",
-        "ratings.csv's columns after the rank: {ratings}"
+        rated[0], "rank,player_id,display_name,rating,deviation,matches,leagues",
+        "the rank, the player and its name, the rating: {ratings}"
     );
     assert_eq!(rated.len(), 3, "both players rated: {ratings}");
+    assert!(
+        rated[1..].iter().all(|row| row.contains(",bot-")),
+        "with names: {ratings}"
+    );
     assert!(rated[1..].iter().all(|row| row.ends_with(",1,1")), "{ratings}");
 
     // The same two players, under the same ids, play the second league (tic_tac_toe, which the bots
