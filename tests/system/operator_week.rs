@@ -161,6 +161,10 @@ fn serve_and_runs_keep_their_own_state_and_a_killed_runs_database_is_found() {
         "{cleaned}"
     );
     assert!(!database_exists(&database), "{database} is still there");
+    // Named again, it is said to be gone, not dropped a second time.
+    let (cleaned, said, code) = output(league(&state_file, &["clean", &database]).current_dir(&place.dir));
+    assert_eq!(code, Some(0), "{said}");
+    assert_eq!(cleaned, format!("no database {database} (dropped already)\n"));
     drop(served);
 }
 

@@ -81,6 +81,16 @@ pub async fn clean(mut args: CleanArgs) -> anyhow::Result<()> {
         }
         names.sort();
         names.dedup();
+        // A run's database named twice (`league clean X`, again) is said to be gone, not dropped again.
+        let runs = postgres::databases_with_prefix(&server, RUN_DATABASE_PREFIX).await?;
+        let (gone, present): (Vec<String>, Vec<String>) = names
+            .into_iter()
+            .partition(|name| name.starts_with(&prefix) && !runs.contains(name));
+        for name in &gone {
+            println!("no database {name} (dropped already)");
+        }
+        forget(&gone);
+        let names = present;
         let mut failed = 0;
         for name in &names {
             let outcome = postgres::drop_database(&server, name).await;
@@ -113,7 +123,7 @@ pub async fn clean(mut args: CleanArgs) -> anyhow::Result<()> {
             }
         }
         forget(&dropped);
-        if names.is_empty() {
+        if names.is_empty() && gone.is_empty() {
             println!("no database of `league run` to drop");
         }
         anyhow::ensure!(
