@@ -113,6 +113,7 @@ const shown = await page.evaluate(() => {
     evenOddCards: [...document.querySelectorAll("#transcript-game .even-odd .card .big")].map((e) => e.textContent),
     championDetail: text("#champion-detail"),
     gameRule: text("#game-rule"),
+    leaderColors: [...document.querySelectorAll("#standings .swatch")].map((e) => getComputedStyle(e).backgroundColor),
     matchCardPlayers: [...document.querySelectorAll("#matches .match .players")].map((e) => e.textContent),
     leagueId: text("#league-name"),
     history: window.liveHistory,

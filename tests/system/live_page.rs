@@ -182,6 +182,29 @@ fn check(report: &Value, game: &str, champion: &str, players: usize) {
             .all(|card| card.contains(" vs ") && card.matches(" bot-").count() == 2),
         "{cards:?}"
     );
+    // The leaders' colours are told apart: no two close in RGB.
+    let colors: Vec<[f64; 3]> = shown["leaderColors"]
+        .as_array()
+        .expect("leader colours")
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|css| {
+            let numbers: Vec<f64> = css
+                .trim_start_matches("rgb(")
+                .trim_end_matches(')')
+                .split(',')
+                .filter_map(|n| n.trim().parse().ok())
+                .collect();
+            [numbers[0], numbers[1], numbers[2]]
+        })
+        .collect();
+    assert_eq!(colors.len(), players.min(8), "{:?}", shown["leaderColors"]);
+    for (i, a) in colors.iter().enumerate() {
+        for b in &colors[i + 1..] {
+            let distance = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt();
+            assert!(distance >= 70.0, "{a:?} and {b:?} are {distance:.0} apart");
+        }
+    }
     // While it waits, the page says for how many and where they register.
     let waiting = report["waitingText"].as_str().unwrap_or_default();
     let agents = if players == 1 { "agent" } else { "agents" };

@@ -4,7 +4,9 @@
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
-const COLORS = ["#2f6fed", "#e8590c", "#1f9d55", "#9c36b5", "#d6336c", "#0c8599", "#b7791f", "#5c7cfa"];
+// The leaders' colours, told apart at a glance (no two within 77 of each other in RGB; the old palette
+// had two blues 49 apart): Okabe–Ito's blue, orange, green and sky blue, with red, purple, black, pink.
+const COLORS = ["#0072b2", "#e69f00", "#009e73", "#d62728", "#9467bd", "#56b4e9", "#000000", "#e377c2"];
 const LABELLED = 8;
 
 const state = {
