@@ -1,5 +1,5 @@
 # One image for every role: it holds the single `league` binary (ADR 0006), and the role is the command —
-# `league manager`, `league referee`, `league player`, `league gateway`, `league migrate` (docs/adr/0009).
+# `league manager`, `league referee`, `league player-host`, `league gateway`, `league migrate` (docs/adr/0009).
 #
 #   docker build -t league:dev .
 #   docker run --rm league:dev --help

@@ -48,6 +48,7 @@ await step("the league waiting for players", () =>
   page.waitForSelector('#round-counter[data-status="REGISTERING"]', { timeout: STEP_TIMEOUT }),
 );
 await page.screenshot({ path: `${outDir}/registering.png` });
+const waitingText = await page.textContent("#round-counter");
 const championBeforeTheStart = await page.isVisible("#champion");
 console.log("READY");
 
@@ -111,6 +112,9 @@ const shown = await page.evaluate(() => {
     winningCells: document.querySelectorAll("#transcript-game .ttt .cell.line").length,
     evenOddCards: [...document.querySelectorAll("#transcript-game .even-odd .card .big")].map((e) => e.textContent),
     championDetail: text("#champion-detail"),
+    gameRule: text("#game-rule"),
+    leaderColors: [...document.querySelectorAll("#standings .swatch")].map((e) => getComputedStyle(e).backgroundColor),
+    matchCardPlayers: [...document.querySelectorAll("#matches .match .players")].map((e) => e.textContent),
     leagueId: text("#league-name"),
     history: window.liveHistory,
   };
@@ -134,4 +138,4 @@ const api = {
   badRound: await get(`/api/leagues/${league}/rounds/zero`),
   post: await get(`/api/leagues/${league}`, { method: "POST" }),
 };
-console.log(JSON.stringify({ shown, championBeforeTheStart, headers, errors, api }));
+console.log(JSON.stringify({ shown, championBeforeTheStart, waitingText, headers, errors, api }));

@@ -280,7 +280,7 @@ pub async fn start_players_with(
         var("LEAGUE_STRATEGIES", spec.strategies.as_str()),
     ]);
     env.extend(extra.iter().map(|(key, value)| var(key, *value)));
-    start(logs, name, "player", &env).await
+    start(logs, name, "player-host", &env).await
 }
 
 /// A gateway on the manager at `manager_url`: `/mcp` on `http_addr`, the external players' gRPC bridge on

@@ -126,7 +126,7 @@ async fn watch_a_league(test: &str, game: &str, players: u32, strategies: &str) 
                     var("LEAGUE_PLAYERS", players.to_string()),
                     var("LEAGUE_STRATEGIES", strategies),
                 ]);
-                players_host = Some(start("players", "player", &env).await);
+                players_host = Some(start("players", "player-host", &env).await);
             } else if line.starts_with('{') {
                 report = Some(serde_json::from_str::<Value>(&line).expect("the script's report"));
             }
@@ -163,6 +163,55 @@ fn check(report: &Value, game: &str, champion: &str, players: usize) {
     assert_eq!(
         report["championBeforeTheStart"], false,
         "no champion while registering"
+    );
+    // One line of the game's rules, and the players' names on the match cards.
+    let rule = shown["gameRule"].as_str().unwrap_or_default();
+    let rule_words = if game == "even_odd" {
+        "the same choice — a draw"
+    } else {
+        "three in a row wins"
+    };
+    assert!(rule.contains(rule_words), "{rule:?}");
+    let cards = shown["matchCardPlayers"].as_array().expect("match cards");
+    assert!(!cards.is_empty());
+    // The bots' names are `bot-<n>-<strategy>`: each card names both players.
+    assert!(
+        cards
+            .iter()
+            .filter_map(Value::as_str)
+            .all(|card| card.contains(" vs ") && card.matches(" bot-").count() == 2),
+        "{cards:?}"
+    );
+    // The leaders' colours are told apart: no two close in RGB.
+    let colors: Vec<[f64; 3]> = shown["leaderColors"]
+        .as_array()
+        .expect("leader colours")
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|css| {
+            let numbers: Vec<f64> = css
+                .trim_start_matches("rgb(")
+                .trim_end_matches(')')
+                .split(',')
+                .filter_map(|n| n.trim().parse().ok())
+                .collect();
+            [numbers[0], numbers[1], numbers[2]]
+        })
+        .collect();
+    assert_eq!(colors.len(), players.min(8), "{:?}", shown["leaderColors"]);
+    for (i, a) in colors.iter().enumerate() {
+        for b in &colors[i + 1..] {
+            let distance = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt();
+            assert!(distance >= 70.0, "{a:?} and {b:?} are {distance:.0} apart");
+        }
+    }
+    // While it waits, the page says for how many and where they register.
+    let waiting = report["waitingText"].as_str().unwrap_or_default();
+    let agents = if players == 1 { "agent" } else { "agents" };
+    let expected = format!("0 of {players} registered — waiting for {players} more {agents} at http://");
+    assert!(
+        waiting.starts_with(&expected) && waiting.ends_with("/mcp"),
+        "{waiting:?}"
     );
     assert_eq!(
         shown["champion"], champion,
@@ -445,4 +494,6 @@ async fn live_page_in_chromium_outlives_a_league_run_with_keep_page() {
         "{exited:?}"
     );
     std::fs::remove_dir_all(&results).expect("the run wrote its results");
+    // `results/` too, unless another test's run has a folder in it (see local_run::remove_results).
+    let _ = std::fs::remove_dir("results");
 }

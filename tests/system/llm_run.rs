@@ -1,7 +1,8 @@
 //! `league run` with `llm` bots whose model misbehaves, through the real binary: a fake chat endpoint on
 //! port 0 answers nonsense to every other request and holds the rest past the timeout, so every move
 //! falls back to adaptive — and the run says so, per bot and per reason, in its summary, in
-//! `llm_moves.csv` and on the results page, instead of silently crediting "llm".
+//! `llm_moves.csv` and on the results page, instead of silently crediting "llm" — and it warns before
+//! the league starts, having asked the model one move that it did not give.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -66,6 +67,13 @@ fn a_run_counts_the_moves_its_llm_bots_fell_back_on_and_why() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
+    // The model was asked before the league started, and the run said what its failure means.
+    assert!(
+        stderr.contains("warning: the llm strategy's model at http://127.0.0.1:")
+            && stderr.contains("did not give a move when asked before the league")
+            && stderr.contains("its bots will play the fallback's (adaptive's) moves"),
+        "{stderr}"
+    );
     // 4 players: 6 matches, each llm bot (P01 and P03: behaviours in turn) in 3 of them, one move each.
     let line = stdout
         .lines()

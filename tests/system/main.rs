@@ -20,6 +20,7 @@ mod mcp_agents;
 mod migrate;
 mod observability;
 mod operator_cli;
+mod operator_week;
 mod probe;
 mod report;
 mod results_archive;

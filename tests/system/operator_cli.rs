@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use league_testkit::wait_for;
 
-fn league(state_file: &Path, args: &[&str]) -> Command {
+pub(super) fn league(state_file: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_league"));
     command
         .args(args)
@@ -26,7 +26,7 @@ fn league(state_file: &Path, args: &[&str]) -> Command {
 }
 
 /// Runs an operator command that must succeed; its stdout.
-fn ok(state_file: &Path, args: &[&str]) -> String {
+pub(super) fn ok(state_file: &Path, args: &[&str]) -> String {
     let output = league(state_file, args).output().expect("the league binary runs");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
@@ -49,8 +49,8 @@ fn refused(state_file: &Path, args: &[&str]) -> String {
 }
 
 /// Stops the server and drops its database whatever the test's outcome.
-struct Served {
-    child: Child,
+pub(super) struct Served {
+    pub(super) child: Child,
     database: String,
     dir: PathBuf,
 }
@@ -75,14 +75,14 @@ fn unique_tag() -> String {
 
 /// Where one test's `league serve` keeps its state: a new folder (`league-<name>-<tag>`, with the state
 /// file in it) and a new database.
-struct Place {
-    dir: PathBuf,
-    state_file: PathBuf,
+pub(super) struct Place {
+    pub(super) dir: PathBuf,
+    pub(super) state_file: PathBuf,
     database: String,
 }
 
 impl Place {
-    fn new(name: &str) -> Place {
+    pub(super) fn new(name: &str) -> Place {
         let tag = unique_tag();
         let dir = std::env::temp_dir().join(format!("league-{name}-{tag}"));
         std::fs::create_dir_all(&dir).expect("a temporary folder");
@@ -95,7 +95,11 @@ impl Place {
 
     /// `league serve` with `args` (a gateway on a free port, this place's database), `configure`d, once
     /// it has written its state file: the server, stopped and cleaned up when dropped, and its state.
-    fn serve(&self, args: &[&str], configure: impl FnOnce(&mut Command)) -> (Served, serde_json::Value) {
+    pub(super) fn serve(
+        &self,
+        args: &[&str],
+        configure: impl FnOnce(&mut Command),
+    ) -> (Served, serde_json::Value) {
         let mut command = league(&self.state_file, &["serve"]);
         command
             .args(["--gateway-addr", "127.0.0.1:0", "--database", &self.database])
@@ -361,10 +365,14 @@ fn an_operator_runs_leagues_on_a_served_system() {
     let ratings = ok(&state_file, &["ratings", "--output", "csv"]);
     let rated: Vec<&str> = ratings.lines().collect();
     assert_eq!(
-        rated[0], "rank,player_id,rating,deviation,matches,leagues",
-        "ratings.csv's columns after the rank: {ratings}"
+        rated[0], "rank,player_id,display_name,rating,deviation,matches,leagues",
+        "the rank, the player and its name, the rating: {ratings}"
     );
     assert_eq!(rated.len(), 3, "both players rated: {ratings}");
+    assert!(
+        rated[1..].iter().all(|row| row.contains(",bot-")),
+        "with names: {ratings}"
+    );
     assert!(rated[1..].iter().all(|row| row.ends_with(",1,1")), "{ratings}");
 
     // The same two players, under the same ids, play the second league (tic_tac_toe, which the bots
@@ -459,7 +467,7 @@ fn an_operator_runs_leagues_on_a_served_system() {
 }
 
 /// Bound on `league serve` getting somewhere: its state file, a league's end, its exit.
-const SERVE_WITHIN: Duration = Duration::from_secs(120);
+pub(super) const SERVE_WITHIN: Duration = Duration::from_secs(120);
 
 /// Waits until `league serve` wrote its state file.
 fn wait_for_state_file(state_file: &Path) {

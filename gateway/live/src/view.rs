@@ -63,6 +63,7 @@ pub(crate) fn status_json(status: &GetLeagueStatusResponse, rounds_completed: u3
         "finished_matches": status.finished_matches,
         "total_matches": status.total_matches,
         "registered_players": status.registered_players,
+        "expected_players": status.expected_players,
         "champion": status.champion.as_ref().map_or(Value::Null, convert::standing),
         "started_at": time(status.started_at),
         "completed_at": time(status.completed_at),

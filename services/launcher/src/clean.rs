@@ -81,6 +81,16 @@ pub async fn clean(mut args: CleanArgs) -> anyhow::Result<()> {
         }
         names.sort();
         names.dedup();
+        // A run's database named twice (`league clean X`, again) is said to be gone, not dropped again.
+        let runs = postgres::databases_with_prefix(&server, RUN_DATABASE_PREFIX).await?;
+        let (gone, present): (Vec<String>, Vec<String>) = names
+            .into_iter()
+            .partition(|name| name.starts_with(&prefix) && !runs.contains(name));
+        for name in &gone {
+            println!("no database {name} (dropped already)");
+        }
+        forget(&gone);
+        let names = present;
         let mut failed = 0;
         for name in &names {
             let outcome = postgres::drop_database(&server, name).await;
@@ -113,7 +123,7 @@ pub async fn clean(mut args: CleanArgs) -> anyhow::Result<()> {
             }
         }
         forget(&dropped);
-        if names.is_empty() {
+        if names.is_empty() && gone.is_empty() {
             println!("no database of `league run` to drop");
         }
         anyhow::ensure!(
@@ -159,6 +169,17 @@ fn kept_file() -> PathBuf {
 /// Notes `database` as kept by a run of this user's, for a bare `league clean`. A note that cannot be
 /// written is said, not fatal: the run names the database all the same.
 pub fn note_kept(database: &str) {
+    note(&format!("{database}\n"), database);
+}
+
+/// Notes `database` as the one this `league run` plays in, before any service starts: a run killed
+/// with SIGKILL says nothing, and a bare `league clean` still finds its database. While the run lives
+/// (its pid on the line), `league clean` leaves it alone; a run that drops its database forgets it.
+pub fn note_in_use(database: &str) {
+    note(&format!("{database} {}\n", std::process::id()), database);
+}
+
+fn note(line: &str, database: &str) {
     let path = kept_file();
     let noted = path
         .parent()
@@ -169,7 +190,7 @@ pub fn note_kept(database: &str) {
                 .create(true)
                 .append(true)
                 .open(&path)?;
-            file.write_all(format!("{database}\n").as_bytes())
+            file.write_all(line.as_bytes())
         });
     if let Err(error) = noted {
         eprintln!(
@@ -179,36 +200,77 @@ pub fn note_kept(database: &str) {
     }
 }
 
-/// The databases noted by [`note_kept`] and not dropped since (none when nothing was noted).
-fn noted() -> anyhow::Result<Vec<String>> {
+/// A database noted by [`note_kept`] or [`note_in_use`]: its name, and the run using it, if noted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Noted {
+    name: String,
+    run: Option<u32>,
+}
+
+impl Noted {
+    fn parse(line: &str) -> Option<Noted> {
+        let mut words = line.split_whitespace();
+        let name = words.next()?.to_owned();
+        let run = words.next().and_then(|pid| pid.parse().ok());
+        Some(Noted { name, run })
+    }
+
+    /// The pid of the live run playing in it, if one is.
+    fn in_use_by(&self) -> Option<u32> {
+        self.run.filter(|pid| Path::new(&format!("/proc/{pid}")).exists())
+    }
+}
+
+/// The notes of [`note_kept`] and [`note_in_use`] (none when nothing was noted).
+fn notes() -> anyhow::Result<Vec<Noted>> {
     let path = kept_file();
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(error) => return Err(error).with_context(|| format!("reading {}", path.display())),
     };
-    let mut names: Vec<String> = text
-        .lines()
-        .map(str::trim)
-        .filter(|name| !name.is_empty())
-        .map(str::to_owned)
-        .collect();
-    names.sort();
+    let mut notes: Vec<Noted> = text.lines().filter_map(Noted::parse).collect();
+    notes.sort_by(|a, b| (&a.name, a.run).cmp(&(&b.name, b.run)));
+    notes.dedup();
+    Ok(notes)
+}
+
+/// The databases noted and not dropped since, but those a live run still plays in (said).
+fn noted() -> anyhow::Result<Vec<String>> {
+    let notes = notes()?;
+    let mut names: Vec<String> = notes.iter().map(|note| note.name.clone()).collect();
     names.dedup();
+    names.retain(|name| {
+        let in_use = notes
+            .iter()
+            .filter(|note| &note.name == name)
+            .find_map(Noted::in_use_by);
+        if let Some(pid) = in_use {
+            println!("kept database {name}: `league run` (pid {pid}) plays in it");
+        }
+        in_use.is_none()
+    });
     Ok(names)
 }
 
 /// Takes `dropped` out of the notes.
-fn forget(dropped: &[String]) {
+pub fn forget(dropped: &[String]) {
     let path = kept_file();
-    let noted = match noted() {
+    let noted = match notes() {
         Ok(noted) => noted,
         Err(error) => {
             eprintln!("warning: {} was not updated: {error:#}", path.display());
             return;
         }
     };
-    let left: Vec<String> = noted.into_iter().filter(|name| !dropped.contains(name)).collect();
+    let left: Vec<String> = noted
+        .into_iter()
+        .filter(|note| !dropped.contains(&note.name))
+        .map(|note| match note.run {
+            Some(pid) => format!("{} {pid}", note.name),
+            None => note.name,
+        })
+        .collect();
     let written = match left.is_empty() {
         true => std::fs::remove_file(&path).or_else(|error| match error.kind() {
             std::io::ErrorKind::NotFound => Ok(()),
@@ -264,6 +326,7 @@ pub async fn after_run(
         return Ok(());
     }
     postgres::drop_database(server, database).await?;
+    forget(&[database.to_owned()]);
     if !quiet {
         eprintln!("dropped database {database} (--keep keeps it, for `league report` later)");
     }

@@ -24,6 +24,7 @@ pub mod state;
 pub mod supervise;
 pub mod system;
 pub mod table;
+pub mod waiting;
 pub mod warnings;
 
 use clap::Subcommand;
@@ -36,9 +37,12 @@ pub enum Command {
     Migrate,
     /// Run a referee worker.
     Referee,
-    /// Without an id: run a player host with bot players. With one (`league player P01`): that
-    /// player's standing and matches (operator).
+    /// Run a player host with bot players (configured by LEAGUE_* variables).
+    PlayerHost,
+    /// One player's standing and matches (`league player P01`; operator).
     Player(operator::player::PlayerArgs),
+    /// The registered players: name, strategy or external, last seen, leagues, warnings (operator).
+    Players(operator::players::PlayersArgs),
     /// Run the gateway: league.v2 JSON-RPC and MCP on /mcp for external agents.
     Gateway,
     /// List external agents' protocol-compliance warnings (operator; LEAGUE_MANAGER_URL, LEAGUE_OPERATOR_TOKEN).
@@ -114,10 +118,9 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Standings(args) => operator::standings::standings(args).await,
         Command::Schedule(args) => operator::schedule::schedule(args).await,
         Command::Match(args) => operator::match_view::show(args).await,
-        Command::Player(args) => match args.player_id.clone() {
-            None => services::player().await,
-            Some(player_id) => operator::player::show(player_id, args).await,
-        },
+        Command::PlayerHost => services::player().await,
+        Command::Player(args) => operator::player::show(args).await,
+        Command::Players(args) => operator::players::players(args).await,
         Command::Ratings(args) => operator::ratings::ratings(args).await,
         Command::Referees(args) => operator::referees::referees(args).await,
         Command::RevokeReferee(args) => operator::referees::revoke(args).await,

@@ -12,6 +12,26 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::columns;
 
+/// Asks the model one move before the league starts, when `strategies` has `llm` bots: the warning to
+/// print if it does not answer with a parity (its bots would then play adaptive's moves, credited to
+/// `llm`), `None` when it answers or no bot asks it.
+pub async fn check_model(strategies: &str) -> anyhow::Result<Option<String>> {
+    let behaviours = league_player::Behaviour::parse_list(strategies)?;
+    if !behaviours.contains(&league_player::Behaviour::Llm) {
+        return Ok(None);
+    }
+    let config: league_player::llm::LlmConfig = league_runtime::config::load()?;
+    let Some(client) = league_player::llm::LlmClient::from_config(&config)? else {
+        return Ok(None);
+    };
+    let url = config.llm_url.unwrap_or_default();
+    Ok(client.choose("P00", &[]).await.err().map(|error| {
+        format!(
+            "warning: the llm strategy's model at {url} did not give a move when asked before the league              ({error}): its bots will play the fallback's (adaptive's) moves while it does not, and the              run counts them (LEAGUE_LLM_URL, LEAGUE_LLM_MODEL, LEAGUE_LLM_TIMEOUT)"
+        )
+    }))
+}
+
 /// The largest `/metrics` answer read.
 const MAX_METRICS_BYTES: u64 = 16 * 1024 * 1024;
 

@@ -1,8 +1,10 @@
-//! `league`: one binary for every service (`league manager`, `league referee`, `league player`) and the
+//! `league`: one binary for every service (`league manager`, `league referee`, `league player-host`) and the
 //! command that runs a whole league on this machine (`league run`). Compose, Kubernetes and the launcher
 //! all run these same subcommands with the same `LEAGUE_*` configuration.
 
+use std::panic::AssertUnwindSafe;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 
@@ -16,6 +18,13 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The longest error message printed: a message built from a huge input must not flood the terminal.
 const MAX_ERROR_CHARS: usize = 4_000;
+
+/// How a command ends whose reader went away (`league schedule | head -1`): quietly, with the status of
+/// a program stopped by SIGPIPE (128 + 13), as `cat` and the shell's own commands end.
+const CLOSED_PIPE_EXIT: u8 = 141;
+
+/// Set when printing failed because the reader closed the pipe.
+static PIPE_CLOSED: AtomicBool = AtomicBool::new(false);
 
 #[derive(Debug, Parser)]
 #[command(
@@ -41,7 +50,16 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(execute(cli.command)) {
+    quiet_on_closed_pipe();
+    // `println!` panics when the reader closed the pipe: the panic unwinds (what the command holds is
+    // dropped: its services stop, its files go) and the command ends quietly.
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(execute(cli.command))));
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(_) if PIPE_CLOSED.load(Ordering::SeqCst) => return ExitCode::from(CLOSED_PIPE_EXIT),
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             if let Some(interrupted) = error.downcast_ref::<Interrupted>() {
@@ -52,6 +70,31 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Keeps the panic message of a print to a closed pipe off the terminal (and notes it); every other
+/// panic is reported as before.
+fn quiet_on_closed_pipe() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied());
+        if is_closed_pipe(message) {
+            PIPE_CLOSED.store(true, Ordering::SeqCst);
+            return;
+        }
+        report(info);
+    }));
+}
+
+/// Whether a panic's message is the standard library's for a print to a closed pipe.
+fn is_closed_pipe(message: Option<&str>) -> bool {
+    message.is_some_and(|message| {
+        message.starts_with("failed printing to std") && message.contains("Broken pipe")
+    })
 }
 
 /// `message`, cut to [`MAX_ERROR_CHARS`] with a note of how much was left out.
@@ -69,6 +112,16 @@ fn capped(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_print_to_a_closed_pipe_is_quiet() {
+        assert!(is_closed_pipe(Some(
+            "failed printing to stdout: Broken pipe (os error 32)"
+        )));
+        assert!(!is_closed_pipe(Some("failed printing to stdout: No space left")));
+        assert!(!is_closed_pipe(Some("index out of bounds")));
+        assert!(!is_closed_pipe(None));
+    }
 
     #[test]
     fn long_error_messages_are_cut() {

@@ -30,6 +30,7 @@ use crate::run_state_dir::RunStateDir;
 use crate::state::State;
 use crate::system::{self, Plan, Running};
 use crate::table;
+use crate::waiting::Waiting;
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -211,12 +212,18 @@ pub async fn run_league_with<G, T>(
         // Allowed: external referees registered through the gateway then run every match.
         eprintln!("no referee processes: matches wait for external referees registered through the gateway");
     }
+    // The model, asked once before anything starts: a league whose llm bots all fall back is said.
+    if let Some(warning) = crate::llm_moves::check_model(&args.strategies).await? {
+        eprintln!("{warning}");
+    }
     // Removed when this returns, after every service stopped.
     let state_dir = RunStateDir::create()?;
     let cluster_was_running = postgres::private_cluster_running(&args.cluster_dir);
     let server = postgres::resolve(&args.cluster_dir).await?;
     let database_url = postgres::create_database(&server, RUN_DATABASE_PREFIX).await?;
     let database = postgres::database_name(database_url.expose_secret()).to_owned();
+    // Before any service starts: a run killed with SIGKILL leaves this note for `league clean`.
+    clean::note_in_use(&database);
     if !args.quiet {
         eprintln!("database: {database}");
     }
@@ -250,9 +257,12 @@ pub async fn run_league_with<G, T>(
         }
         // Nothing of the league's is in a database whose services did not all start: it goes.
         Ok(Err(error)) if !started => match postgres::drop_database(&server, &database).await {
-            Ok(()) => Err(error.context(format!(
-                "the league did not start (its database {database} is dropped)"
-            ))),
+            Ok(()) => {
+                clean::forget(std::slice::from_ref(&database));
+                Err(error.context(format!(
+                    "the league did not start (its database {database} is dropped)"
+                )))
+            }
             Err(_) => {
                 clean::note_kept(&database);
                 Err(error.context(format!(
@@ -339,6 +349,7 @@ async fn play<G, T>(
     let (started, external) = system::start(&plan, running, external).await?;
     *started_all = true;
     let _published = State::publish(
+        crate::state::System::Run,
         &started.manager_url,
         started.gateway_urls.first().map_or("", String::as_str),
         postgres::database_name(database_url.expose_secret()),
@@ -347,11 +358,26 @@ async fn play<G, T>(
     )?;
     let manager_url = started.manager_url;
     let gateway_urls = started.gateway_urls;
+    // Said while the league waits for external agents (the live page says it too).
+    let waiting = (!args.quiet).then(|| {
+        Waiting::new(
+            args.players + args.external_players,
+            args.external_players,
+            gateway_urls.first().cloned().unwrap_or_default(),
+        )
+    });
     if together {
         start_together(&manager_url, &operator_token, &leagues, args.players, deadline).await?;
     }
-    let (summary, status, client) =
-        follow(&manager_url, &operator_token, &league_id, deadline, args.quiet).await?;
+    let (summary, status, client) = follow(
+        &manager_url,
+        &operator_token,
+        &league_id,
+        deadline,
+        args.quiet,
+        waiting,
+    )
+    .await?;
     let peak_rss_kib = running
         .all()
         .map(|service| (service.name().to_owned(), service.peak_rss_kib().unwrap_or(0)))
@@ -440,6 +466,7 @@ async fn follow(
     league_id: &str,
     deadline: Duration,
     quiet: bool,
+    mut waiting: Option<Waiting>,
 ) -> anyhow::Result<(
     RunSummary,
     GetLeagueStatusResponse,
@@ -473,6 +500,9 @@ async fn follow(
                 return Err(status).context("asking the manager for the league's status");
             }
         };
+        if let Some(line) = waiting.as_mut().and_then(|waiting| waiting.line(&status)) {
+            eprintln!("{line}");
+        }
         progress.update(&status);
         anyhow::ensure!(
             status.status != LeagueStatus::Cancelled as i32,

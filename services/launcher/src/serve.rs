@@ -97,6 +97,9 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     args::check_llm(&args.strategies, args.game)?;
     let think_time = args.timing.check()?;
     system::check_gateway_addr(&args.gateway_addr)?;
+    if let Some(warning) = crate::llm_moves::check_model(&args.strategies).await? {
+        eprintln!("{warning}");
+    }
     let mut signals = Signals::listen()?;
     league_runtime::config::warn_unknown_variables();
     let state_dir = match &args.state_dir {
@@ -143,6 +146,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let serving = async {
         let (started, ()) = system::start(&plan, &mut running, async |_: &[String]| Ok(())).await?;
         let published = State::publish(
+            state::System::Serve,
             &started.manager_url,
             started.gateway_urls.first().map_or("", String::as_str),
             &args.database,

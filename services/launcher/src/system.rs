@@ -368,7 +368,7 @@ async fn start_players(
         };
         // A player host comes back on a new port: its bots register their endpoint again.
         let env = player_host_env(plan, &name, league_id, agent_env);
-        let players = running.start(recipe(&name, "player", env)).await?;
+        let players = running.start(recipe(&name, "player-host", env)).await?;
         running.players.push(players);
     }
     Ok(())

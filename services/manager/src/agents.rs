@@ -114,7 +114,8 @@ macro_rules! agent_rows {
             AgentRow,
             "select agent_id, kind, display_name, version, game_types, contact_endpoint,
                 service_endpoint, protocol_version, label_keys, label_values, max_concurrent_matches,
-                extract(epoch from revoked_at)::float8 as revoked_at from agents "
+                extract(epoch from revoked_at)::float8 as revoked_at,
+                extract(epoch from last_seen_at)::float8 as \"last_seen_at!\" from agents "
                 + $filter
             $(, $argument)*
         )
@@ -136,6 +137,8 @@ struct AgentRow {
     max_concurrent_matches: Option<i32>,
     /// Seconds since the epoch.
     revoked_at: Option<f64>,
+    /// Seconds since the epoch.
+    last_seen_at: f64,
 }
 
 impl From<AgentRow> for Agent {
@@ -162,6 +165,7 @@ impl From<AgentRow> for Agent {
                 .unwrap_or(0),
             revoked_at: row.revoked_at.map(|at| timestamp(epoch(at))),
             running_matches: 0,
+            last_seen_at: Some(timestamp(epoch(row.last_seen_at))),
         }
     }
 }

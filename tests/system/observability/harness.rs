@@ -157,7 +157,7 @@ pub async fn start(setup: Setup) -> League {
         var("LEAGUE_PLAYERS", setup.players.to_string()),
         var("LEAGUE_STRATEGIES", setup.strategies),
     ]);
-    processes.push(Process::start("players", "player", &player_env).await);
+    processes.push(Process::start("players", "player-host", &player_env).await);
 
     let app = PlayerApp::build(PlayerConfig {
         listen_addr: "127.0.0.1:0".parse().expect("an address"),

@@ -4,7 +4,9 @@
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
-const COLORS = ["#2f6fed", "#e8590c", "#1f9d55", "#9c36b5", "#d6336c", "#0c8599", "#b7791f", "#5c7cfa"];
+// The leaders' colours, told apart at a glance (no two within 77 of each other in RGB; the old palette
+// had two blues 49 apart): Okabe–Ito's blue, orange, green and sky blue, with red, purple, black, pink.
+const COLORS = ["#0072b2", "#e69f00", "#009e73", "#d62728", "#9467bd", "#56b4e9", "#000000", "#e377c2"];
 const LABELLED = 8;
 
 const state = {
@@ -96,6 +98,7 @@ function showStatus(status) {
   document.title = `${status.league_id} · live`;
   $("league-name").textContent = status.league_id;
   $("game").textContent = status.game_type.replace(/_/g, " ");
+  $("game-rule").textContent = (GAMES[status.game_type] || {}).rule || "";
   const badge = $("league-status");
   badge.textContent = status.status.toLowerCase();
   badge.className = `badge ${status.status}`;
@@ -103,7 +106,12 @@ function showStatus(status) {
   counter.dataset.current = status.current_round;
   counter.dataset.total = status.total_rounds;
   counter.dataset.status = status.status;
-  if (status.status === "REGISTERING" || status.total_rounds === 0) {
+  if (status.status === "REGISTERING" && status.expected_players > status.registered_players) {
+    // Where the missing agents register: this gateway's /mcp (the page is served by it).
+    const missing = status.expected_players - status.registered_players;
+    counter.textContent = `${status.registered_players} of ${status.expected_players} registered — waiting for ` +
+      `${missing} more ${missing === 1 ? "agent" : "agents"} at ${window.location.origin}/mcp`;
+  } else if (status.status === "REGISTERING" || status.total_rounds === 0) {
     counter.textContent = `Waiting for players · ${status.registered_players} registered`;
   } else if (status.status === "COMPLETED") {
     counter.textContent = `All ${status.total_rounds} rounds played`;
@@ -251,7 +259,8 @@ function showRound(round) {
     const { label, kind } = outcome(match);
     const winner = match.result ? match.result.winner_player_id : null;
     const score = match.result && match.result.score ? match.result.score : {};
-    const side = (id) => el("b", { class: id === winner ? "won" : "" }, id);
+    // The id and the name: a spectator follows players by name.
+    const side = (id) => el("b", { class: id === winner ? "won" : "" }, playerName(id));
     const points = match.result ? ` ${score[match.player_a_id] ?? 0}–${score[match.player_b_id] ?? 0}` : "";
     const item = el(
       "li",
@@ -345,6 +354,8 @@ const CELL_NAMES = ["top left", "top", "top right", "left", "centre", "right", "
 
 const GAMES = {
   even_odd: {
+    rule: "Each player says even or odd, then the referee draws a number from 1 to 10: different choices — " +
+      "whoever matched its parity wins (3 points); the same choice — a draw (1 point each).",
     states: {
       WAITING_FOR_PLAYERS: "waiting for both players",
       COLLECTING_CHOICES: "collecting both choices",
@@ -369,6 +380,8 @@ const GAMES = {
     },
   },
   tic_tac_toe: {
+    rule: "The players take turns marking a 3×3 grid (X moves first): three in a row wins (3 points); " +
+      "a full grid with no line is a draw (1 point each).",
     states: {
       WAITING_FOR_PLAYERS: "waiting for both players",
       COLLECTING_CHOICES: "taking turns",

@@ -13,6 +13,7 @@ pub mod leagues;
 pub mod match_view;
 pub mod pause;
 pub mod player;
+pub mod players;
 pub mod ratings;
 pub mod referees;
 pub mod schedule;
@@ -119,6 +120,9 @@ impl Operator {
     pub fn connect() -> anyhow::Result<Self> {
         let settings: Settings = league_runtime::config::load()?;
         let state = State::read()?;
+        if let (None, Some(state)) = (&settings.manager_url, &state) {
+            eprintln!("asking {}", state.describe());
+        }
         let manager_url = settings
             .manager_url
             .or_else(|| state.as_ref().map(|state| state.manager_url.clone()))

@@ -11,8 +11,8 @@ use crate::output::{self, Rows};
 
 #[derive(Debug, Clone, Args)]
 pub struct PlayerArgs {
-    /// The player, e.g. P01 (without it: `league player` runs the bot host).
-    pub player_id: Option<PlayerId>,
+    /// The player, e.g. P01 (`league players` lists them).
+    pub player_id: PlayerId,
     /// Only this table: standing (the player's row of the league table) or matches. CSV needs one.
     #[arg(long)]
     pub section: Option<String>,
@@ -21,7 +21,8 @@ pub struct PlayerArgs {
 }
 
 /// Shows `player_id`'s row and matches.
-pub async fn show(player_id: PlayerId, args: PlayerArgs) -> anyhow::Result<()> {
+pub async fn show(args: PlayerArgs) -> anyhow::Result<()> {
+    let player_id = args.player_id;
     let mut operator = args.reading.connect().await?;
     let league_id = operator.league(args.reading.common.league).await?;
     let stats = operator

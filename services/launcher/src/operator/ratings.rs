@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use clap::Args;
 use league_domain::GameType;
-use league_proto::v2::{LeagueStatus, LeagueSummary, ResultStatus, ScheduledMatch};
+use league_proto::v2::{GetStandingsRequest, LeagueStatus, LeagueSummary, ResultStatus, ScheduledMatch};
 use serde_json::json;
 use skillratings::Outcomes;
 use skillratings::glicko2::{Glicko2Config, Glicko2Rating, glicko2_rating_period};
@@ -43,15 +43,19 @@ pub struct Rated {
 pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
     let mut operator = args.from.connect().await?;
     let (completed, rated) = current(&mut operator.manager, &operator.token, args.game.as_str()).await?;
+    let names = names(&mut operator, &completed).await?;
+    let name_of = |player: &str| names.get(player).cloned().unwrap_or_default();
     let mut ranked: Vec<(&String, &Rated)> = rated.iter().collect();
     ranked.sort_by(|a, b| b.1.rating.rating.total_cmp(&a.1.rating.rating).then(a.0.cmp(b.0)));
-    // ratings.csv's columns, after the rank.
-    let mut columns = vec!["rank"];
-    columns.extend(crate::columns::RATINGS);
+    // The rank, the player and its name, then the rating's columns.
+    let mut columns = vec!["rank", crate::columns::RATINGS[0], "display_name"];
+    columns.extend(&crate::columns::RATINGS[1..]);
     let mut rows = Rows::new(&columns);
     for (rank, (player, rated)) in ranked.iter().enumerate() {
         let mut row = vec![cell(rank + 1)];
-        row.extend(crate::columns::rating(player, rated));
+        let mut rating = crate::columns::rating(player, rated);
+        rating.insert(1, name_of(player));
+        row.extend(rating);
         rows.push(row);
     }
     output::print(args.output, &rows, || {
@@ -60,6 +64,7 @@ pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
             "leagues": completed.iter().map(|league| league.league_id.clone()).collect::<Vec<_>>(),
             "ratings": ranked.iter().map(|(player, rated)| json!({
                 "player_id": player,
+                "display_name": name_of(player),
                 "rating": rated.rating.rating,
                 "deviation": rated.rating.deviation,
                 "volatility": rated.rating.volatility,
@@ -68,6 +73,31 @@ pub async fn ratings(args: RatingsArgs) -> anyhow::Result<()> {
             })).collect::<Vec<_>>(),
         }))
     })
+}
+
+/// Each rated player's name, as its latest league among `completed` (oldest first) shows it.
+async fn names(
+    operator: &mut super::Operator,
+    completed: &[LeagueSummary],
+) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut names = BTreeMap::new();
+    for league in completed {
+        let standings = operator
+            .manager
+            .get_standings(operator.request(GetStandingsRequest {
+                league_id: league.league_id.clone(),
+            }))
+            .await
+            .map_err(super::failed("reading the players' names"))?
+            .into_inner();
+        names.extend(
+            standings
+                .standings
+                .into_iter()
+                .map(|row| (row.player_id, row.display_name)),
+        );
+    }
+    Ok(names)
 }
 
 /// The completed leagues of `game_type`, oldest first, and every player's rating after them.

@@ -55,6 +55,7 @@ impl SourceArgs {
             // The `league serve` (or a `league run` still going) of this user; nothing else is a guess.
             (None, None) => match crate::state::State::read()? {
                 Some(running) => {
+                    eprintln!("reading {}", running.describe());
                     // The system's database is known: a results folder records it.
                     let mut connected = connect(Source::Manager {
                         token: running.operator_token()?,

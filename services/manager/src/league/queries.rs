@@ -255,7 +255,7 @@ pub async fn league_status(
     league_id: &LeagueId,
 ) -> ManagerResult<GetLeagueStatusResponse> {
     let league = sqlx::query!(
-        r#"select game_type, status, current_round, total_rounds,
+        r#"select game_type, status, current_round, total_rounds, auto_start_players,
                 (extract(epoch from started_at) * 1000)::bigint as "started_ms?",
                 (extract(epoch from completed_at) * 1000)::bigint as "completed_ms?",
                 (extract(epoch from cancelled_at) * 1000)::bigint as "cancelled_ms?"
@@ -327,6 +327,7 @@ pub async fn league_status(
         notifications_pending: pending as u32,
         stall,
         cancelled_at: cancelled_ms.map(timestamp_from_millis),
+        expected_players: u32::try_from(league.auto_start_players).unwrap_or(0),
     })
 }
 
