@@ -118,8 +118,11 @@ async fn no_token_is_printed_even_at_trace_level() {
             .lines()
             .filter(|line| line.contains("\"level\":\"TRACE\""))
             .count();
+        // Our own spans and events only: the libraries that log whole messages (rmcp, h2, hyper, tonic,
+        // …) are capped at INFO whatever RUST_LOG says (docs/observability.md), so a quiet service such
+        // as the player host writes only a few TRACE lines; one proves the level took effect.
         assert!(
-            traced > 100,
+            traced > 0,
             "{process} really logged at trace level ({traced} lines)"
         );
         assert!(
