@@ -20,6 +20,7 @@ mod lease;
 mod pull;
 mod push;
 mod refusals;
+mod relayed;
 mod report;
 mod to_player;
 
@@ -31,7 +32,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use league_domain::even_odd::Parity;
 use league_domain::{Assignment, LeagueId, MatchId, RefereeId, Timing};
 use league_manager_link::ManagerLink;
 use league_proto::ErrorCode;
@@ -105,9 +105,9 @@ pub struct Referees {
     /// (league, match, referee) whose first call to a player through this replica was noted at the
     /// manager ([`lease`]).
     called: Mutex<HashSet<(String, String, String)>>,
-    /// What the players of each match answered through this replica, by player ([`answers`]): the
-    /// report is checked against it.
-    answers: Mutex<HashMap<answers::AnswersKey, HashMap<String, Parity>>>,
+    /// Each match's transcript as this replica relayed its calls and its players' answers
+    /// ([`relayed`]): reported with the result, which is checked against the answers in it.
+    relayed: Mutex<HashMap<relayed::MatchKey, relayed::Relayed>>,
     /// Wakes the claimers' discovery at once (a referee just registered here).
     discover: Notify,
     /// The external referees this replica runs a claimer for.
@@ -130,7 +130,7 @@ impl Referees {
             players: Mutex::default(),
             reported: Mutex::default(),
             called: Mutex::default(),
-            answers: Mutex::default(),
+            relayed: Mutex::default(),
             discover: Notify::new(),
             claimers: Mutex::default(),
             pulling: Mutex::default(),
@@ -217,7 +217,7 @@ impl Referees {
         let key = (league_id.to_owned(), match_id.to_owned());
         lock(&self.matches).remove(&key);
         lock(&self.called).retain(|(league, id, _)| *league != key.0 || *id != key.1);
-        self.forget_answers(league_id, match_id);
+        self.forget_relayed(league_id, match_id);
         if let Some(notify) = lock(&self.reported).get(&key) {
             notify.notify_one();
         }
