@@ -3,15 +3,17 @@
 //! or hands them out when the referee asks (`get_assigned_matches`, [`pull`]), keeps the match's lease
 //! while it plays ([`lease`]), lets it reach our players — bots or external — on per-player paths
 //! `/mcp/players/<id>` ([`to_player`]), and takes its MATCH_RESULT_REPORT to the manager ([`report`])
-//! once it follows from what the players answered ([`answers`]).
+//! once it follows from what the players answered ([`answers`]), with the match's transcript as this
+//! replica relayed it ([`relayed`]).
 //!
 //! The API is [`Referees`]: built with the manager link and the bridge ([`RefereeAgents`], how the
 //! league speaks to a referee), it runs the claimers ([`Referees::run_claimers`]) and answers a
 //! referee's calls, which the gateway authenticates first ([`Referee`], [`Puller`]).
 //!
-//! Nothing here is kept per replica that another replica needs: any replica can serve a referee's calls
-//! to players and its report (the match and its players come from the manager; the report names no
-//! lease, and the manager takes it from the referee that holds the match's lease).
+//! Any replica can serve a referee's calls to players and its report (the match and its players come
+//! from the manager; the report names no lease, and the manager takes it from the referee that holds the
+//! match's lease). One thing is kept per replica: what it relayed of a match ([`relayed`]), so a report
+//! through another replica carries only what that one saw (docs/protocol.md, "External referees").
 
 mod agents;
 mod answers;
