@@ -155,7 +155,12 @@ impl LeagueRun {
     }
 
     /// Waits for the league to finish and `league run` to exit successfully; the rest of its output.
-    pub async fn finish(mut self) -> String {
+    pub async fn finish(self) -> String {
+        self.finish_with_results().await.0
+    }
+
+    /// [`Self::finish`], keeping the run's working folder (its `results/`) for the caller to check.
+    pub async fn finish_with_results(mut self) -> (String, WorkDir) {
         let mut rest = String::new();
         tokio::time::timeout(LEAGUE_WITHIN, self.stdout.read_to_string(&mut rest))
             .await
@@ -163,7 +168,7 @@ impl LeagueRun {
             .expect("launcher output");
         let status = self.process.wait().await.expect("league run exits");
         assert!(status.success(), "league run failed:\n{rest}");
-        rest
+        (rest, self.workdir)
     }
 }
 

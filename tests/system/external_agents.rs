@@ -7,7 +7,8 @@
 //!   not register with, so its replies must travel through the manager's relay.
 //! - An external referee (peer-a's START_MATCH style) is the league's only referee: it is given every
 //!   match, reaches bots and external players through the gateway's player paths, and reports each
-//!   result through the other replica.
+//!   result through the other replica. Its reports carry no transcript (the replica that relayed the
+//!   calls is not the one reporting), so the results folder does not verify.
 
 use league_testkit::LeagueRun;
 use league_testkit::league_run::{checked_table, python, summaries};
@@ -56,7 +57,7 @@ async fn an_external_referee_runs_every_match_through_the_gateway() {
         python(AGENT, &[gateway, "message_type", "alpha"]),
         python(AGENT, &[other_replica, "sloppy", "charlie"]),
     ];
-    let output = league.finish().await;
+    let (output, workdir) = league.finish_with_results().await;
     let summaries = summaries(agents).await;
     for summary in &summaries {
         // Four players: three rounds, three matches each, every one refereed by the external referee.
@@ -90,4 +91,16 @@ async fn an_external_referee_runs_every_match_through_the_gateway() {
         assert_eq!(line["answer"]["status"], "ACCEPTED", "{line}");
         assert_eq!(line["answer"]["duplicate"], false, "{line}");
     }
+
+    // Its reports reached the replica that did not relay its calls, so they carry no transcript: the
+    // results are recorded, but the folder does not verify, and says why (docs/protocol.md).
+    let folders: Vec<_> = std::fs::read_dir(workdir.as_ref().join("results"))
+        .expect("results/")
+        .map(|entry| entry.expect("an entry").path())
+        .collect();
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    let refused = crate::results_archive::verify(&folders[0]);
+    let stderr = crate::results_archive::text(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(stderr.contains("with no transcript"), "{stderr}");
 }

@@ -12,6 +12,7 @@ mod browser;
 mod concurrent_leagues;
 mod end_to_end;
 mod external_agents;
+mod external_referee_archive;
 mod league;
 mod live_page;
 mod llm_run;

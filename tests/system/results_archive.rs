@@ -19,7 +19,7 @@ fn league(args: &[&str]) -> Command {
     command
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
@@ -50,14 +50,14 @@ fn kept_run(dir: &Path, args: &[&str]) -> String {
 }
 
 /// `league verify <folder>`.
-fn verify(folder: &Path) -> Output {
+pub(crate) fn verify(folder: &Path) -> Output {
     league(&["verify", folder.to_str().expect("a path")])
         .output()
         .expect("the league binary runs")
 }
 
 /// `from` copied to `<from>-<name>`.
-fn copy(from: &Path, name: &str) -> PathBuf {
+pub(crate) fn copy(from: &Path, name: &str) -> PathBuf {
     let to = from.with_file_name(format!("{}-{name}", from.file_name().unwrap().to_string_lossy()));
     let status = Command::new("cp")
         .arg("-r")
@@ -74,7 +74,7 @@ fn read_json(path: &Path) -> Value {
 }
 
 /// The first match decided by the game (a win or a draw): its transcript file and its lines.
-fn decided_match(folder: &Path) -> (PathBuf, Vec<Value>) {
+pub(crate) fn decided_match(folder: &Path) -> (PathBuf, Vec<Value>) {
     let mut files: Vec<PathBuf> = std::fs::read_dir(folder.join("transcripts"))
         .expect("transcripts")
         .map(|entry| entry.expect("an entry").path())

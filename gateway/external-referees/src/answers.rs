@@ -3,8 +3,9 @@
 //! them: the choices it reports must be the players' own, and its outcome must follow from the choices
 //! and the drawn number by the game's rule (`league_domain::even_odd`, the rule's one home).
 //!
-//! The answers are kept by the replica that relayed them, until the match's report: a report that
-//! reaches another replica is checked against the rule alone (docs/protocol.md, "Reporting a result").
+//! The answers are those of the match's transcript this replica relayed ([`super::relayed`]), kept until
+//! the match's report: a report that reaches another replica is checked against the rule alone
+//! (docs/protocol.md, "Reporting a result").
 
 use std::collections::HashMap;
 
@@ -16,41 +17,9 @@ use league_v2::convert;
 use league_v2::league_error::LeagueError;
 use serde_json::Value;
 
-use super::{MAX_CACHED, RefereedMatch, Referees, lock};
-
-/// (league, match, referee): the answers of one referee's match, by player.
-pub(super) type AnswersKey = (String, String, String);
+use super::{RefereedMatch, Referees};
 
 impl Referees {
-    /// `player_id` answered `payload` (its move) to the referee of `found`.
-    pub(super) fn player_answered(&self, found: &RefereedMatch, player_id: &str, payload: &Value) {
-        let Some(choice) = payload
-            .get("parity_choice")
-            .and_then(Value::as_str)
-            .and_then(Parity::parse)
-        else {
-            return;
-        };
-        let key = (
-            found.league_id.clone(),
-            found.match_id.clone(),
-            found.referee_id.clone(),
-        );
-        let mut answers = lock(&self.answers);
-        if answers.len() >= MAX_CACHED && !answers.contains_key(&key) {
-            answers.clear();
-        }
-        answers
-            .entry(key)
-            .or_default()
-            .insert(player_id.to_owned(), choice);
-    }
-
-    /// Forgets what the players of a match said (reported, or given back).
-    pub(super) fn forget_answers(&self, league_id: &str, match_id: &str) {
-        lock(&self.answers).retain(|(league, id, _), _| league != league_id || id != match_id);
-    }
-
     /// Checks `reported` against the players' answers seen here and the game's rule: the refusal (E002,
     /// naming the field) when it does not follow from them.
     pub(super) fn check_against_answers(
@@ -61,13 +30,7 @@ impl Referees {
         if GameType::parse(&found.game_type) != Some(GameType::EvenOdd) {
             return Ok(());
         }
-        let key = (
-            found.league_id.clone(),
-            found.match_id.clone(),
-            found.referee_id.clone(),
-        );
-        let heard = lock(&self.answers).get(&key).cloned().unwrap_or_default();
-        check(found, reported, &heard)
+        check(found, reported, &self.relayed_so_far(found).answers())
     }
 }
 

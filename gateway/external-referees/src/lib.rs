@@ -3,15 +3,17 @@
 //! or hands them out when the referee asks (`get_assigned_matches`, [`pull`]), keeps the match's lease
 //! while it plays ([`lease`]), lets it reach our players — bots or external — on per-player paths
 //! `/mcp/players/<id>` ([`to_player`]), and takes its MATCH_RESULT_REPORT to the manager ([`report`])
-//! once it follows from what the players answered ([`answers`]).
+//! once it follows from what the players answered ([`answers`]), with the match's transcript as this
+//! replica relayed it ([`relayed`]).
 //!
 //! The API is [`Referees`]: built with the manager link and the bridge ([`RefereeAgents`], how the
 //! league speaks to a referee), it runs the claimers ([`Referees::run_claimers`]) and answers a
 //! referee's calls, which the gateway authenticates first ([`Referee`], [`Puller`]).
 //!
-//! Nothing here is kept per replica that another replica needs: any replica can serve a referee's calls
-//! to players and its report (the match and its players come from the manager; the report names no
-//! lease, and the manager takes it from the referee that holds the match's lease).
+//! Any replica can serve a referee's calls to players and its report (the match and its players come
+//! from the manager; the report names no lease, and the manager takes it from the referee that holds the
+//! match's lease). One thing is kept per replica: what it relayed of a match ([`relayed`]), so a report
+//! through another replica carries only what that one saw (docs/protocol.md, "External referees").
 
 mod agents;
 mod answers;
@@ -20,6 +22,7 @@ mod lease;
 mod pull;
 mod push;
 mod refusals;
+mod relayed;
 mod report;
 mod to_player;
 
@@ -31,7 +34,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use league_domain::even_odd::Parity;
 use league_domain::{Assignment, LeagueId, MatchId, RefereeId, Timing};
 use league_manager_link::ManagerLink;
 use league_proto::ErrorCode;
@@ -105,9 +107,9 @@ pub struct Referees {
     /// (league, match, referee) whose first call to a player through this replica was noted at the
     /// manager ([`lease`]).
     called: Mutex<HashSet<(String, String, String)>>,
-    /// What the players of each match answered through this replica, by player ([`answers`]): the
-    /// report is checked against it.
-    answers: Mutex<HashMap<answers::AnswersKey, HashMap<String, Parity>>>,
+    /// Each match's transcript as this replica relayed its calls and its players' answers
+    /// ([`relayed`]): reported with the result, which is checked against the answers in it.
+    relayed: Mutex<HashMap<relayed::MatchKey, relayed::Relayed>>,
     /// Wakes the claimers' discovery at once (a referee just registered here).
     discover: Notify,
     /// The external referees this replica runs a claimer for.
@@ -130,7 +132,7 @@ impl Referees {
             players: Mutex::default(),
             reported: Mutex::default(),
             called: Mutex::default(),
-            answers: Mutex::default(),
+            relayed: Mutex::default(),
             discover: Notify::new(),
             claimers: Mutex::default(),
             pulling: Mutex::default(),
@@ -217,7 +219,7 @@ impl Referees {
         let key = (league_id.to_owned(), match_id.to_owned());
         lock(&self.matches).remove(&key);
         lock(&self.called).retain(|(league, id, _)| *league != key.0 || *id != key.1);
-        self.forget_answers(league_id, match_id);
+        self.forget_relayed(league_id, match_id);
         if let Some(notify) = lock(&self.reported).get(&key) {
             notify.notify_one();
         }

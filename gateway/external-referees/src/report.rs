@@ -48,7 +48,8 @@ impl Referees {
                 match_id: match_id.to_string(),
                 lease_id: String::new(),
                 result: Some(read),
-                transcript: None,
+                // What this replica relayed of the match: stored as its transcript.
+                transcript: self.relayed_transcript(&found),
             });
         let answer = match self
             .manager_link

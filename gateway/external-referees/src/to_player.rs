@@ -14,8 +14,8 @@ use std::time::{Duration, SystemTime};
 use league_proto::ErrorCode;
 use league_proto::v2::player_service_client::PlayerServiceClient;
 use league_proto::v2::{
-    InviteToMatchRequest, MatchContext, NotifyGameErrorRequest, NotifyGameOverRequest, PlayerRecord,
-    RequestMoveRequest, Role,
+    Direction, InviteToMatchRequest, MatchContext, NotifyGameErrorRequest, NotifyGameOverRequest,
+    PlayerRecord, RequestMoveRequest, Role,
 };
 use league_runtime::grpc::GrpcChannel;
 use serde_json::{Map, Value, json};
@@ -28,6 +28,7 @@ use league_v2::envelope::{required_text, text};
 use league_v2::league_error::{LeagueError, LeagueResult};
 use league_v2::{convert, envelope, ids, result, sender, timestamp};
 
+use super::relayed::{self, Relay};
 use super::{Referee, RefereedMatch, Referees};
 
 /// How long a GAME_ERROR may take (a notification the league's timings do not bound).
@@ -45,22 +46,56 @@ impl Referees {
         player_path: Option<&str>,
     ) -> LeagueResult<Value> {
         let call = PlayerCall::locate(self, referee, kind, message, checker, player_path).await?;
-        match kind {
-            MessageType::GameInvitation => call.invite().await,
-            MessageType::ChooseParityCall | MessageType::GameMoveCall => {
-                let (found, player_id) = (call.found.clone(), call.player_id.clone());
-                let reply = call.request_move(kind, message).await?;
-                // Kept for the check of the referee's report against what the players said.
-                self.player_answered(&found, &player_id, &reply);
-                Ok(reply)
+        let (found, player_id) = (call.found.clone(), call.player_id.clone());
+        let attempt = number(message, "attempt").unwrap_or(1);
+        let to_player = |kind: MessageType| Relay {
+            direction: Direction::ToPlayer,
+            player_id: &player_id,
+            message_type: kind.as_str(),
+            attempt,
+            payload: None,
+            error_code: None,
+        };
+        // The answer each call waits for, as the match's transcript records it.
+        let answer_type = match kind {
+            MessageType::GameInvitation => MessageType::GameJoinAck,
+            MessageType::ChooseParityCall => MessageType::ChooseParityResponse,
+            MessageType::GameMoveCall => MessageType::GameMoveResponse,
+            MessageType::GameOver | MessageType::GameError => {
+                self.relayed(&found, to_player(kind));
+                return match kind {
+                    MessageType::GameOver => call.game_over(message, checker).await,
+                    _ => call.game_error(message).await,
+                };
             }
-            MessageType::GameOver => call.game_over(message, checker).await,
-            MessageType::GameError => call.game_error(message).await,
-            other => Err(LeagueError::new(
-                ErrorCode::InvalidMessageFormat,
-                format!("{} is not a referee's call to a player", other.as_str()),
-            )),
-        }
+            other => {
+                return Err(LeagueError::new(
+                    ErrorCode::InvalidMessageFormat,
+                    format!("{} is not a referee's call to a player", other.as_str()),
+                ));
+            }
+        };
+        self.relayed(&found, to_player(kind));
+        let answer = match kind {
+            MessageType::GameInvitation => call.invite().await,
+            _ => call.request_move(kind, message).await,
+        };
+        // Kept for the report: checked against the players' answers, and reported as its transcript.
+        let (payload, error_code) = match &answer {
+            Ok(reply) => (Some(said(answer_type, reply)), None),
+            Err(error) => (Some(relayed::failure(&error.description)), Some(error.code)),
+        };
+        self.relayed(
+            &found,
+            Relay {
+                direction: Direction::FromPlayer,
+                payload,
+                error_code,
+                message_type: answer_type.as_str(),
+                ..to_player(kind)
+            },
+        );
+        answer
     }
 }
 
@@ -319,6 +354,15 @@ impl PlayerCall {
             "match_id": self.found.match_id,
             "player_id": self.player_id,
         })
+    }
+}
+
+/// What the player said in `reply` (of `answer_type`), as our referees record it in a transcript.
+fn said(answer_type: MessageType, reply: &Value) -> Value {
+    match answer_type {
+        MessageType::GameJoinAck => json!({"accept": reply["accept"], "reason": reply["reason"]}),
+        MessageType::ChooseParityResponse => json!({"parity_choice": reply["parity_choice"]}),
+        _ => reply["move_payload"].clone(),
     }
 }
 
