@@ -189,18 +189,18 @@ fn an_operator_runs_leagues_on_a_served_system() {
     assert_eq!(
         lines[0],
         "rank,player_id,display_name,strategy,played,wins,draws,losses,technical_losses,points,win_rate,\
-         above_next_by,rating,deviation"
+         above_next_by,points_per_match,deviation"
     );
     assert_eq!(lines.len(), 3, "{standings}");
-    // The league completed: both players are rated (Glicko-2 starts at 1500; one match moves it).
+    // The league completed: both players are rated in points per match (0 to 3), as the folder rates.
     assert!(
         lines[1..].iter().all(|line| {
             let rating: f64 = line
                 .split(',')
                 .nth(12)
                 .and_then(|r| r.parse().ok())
-                .unwrap_or(0.0);
-            rating > 1000.0 && rating < 2000.0
+                .unwrap_or(-1.0);
+            (0.0..=3.0).contains(&rating)
         }),
         "{standings}"
     );
@@ -265,11 +265,22 @@ fn an_operator_runs_leagues_on_a_served_system() {
         Some(first_line("standings_by_round.csv").as_str())
     );
     assert_eq!(by_round.lines().count(), 3, "one round, two players: {by_round}");
-    let rated = ok(&state_file, &["ratings", "--output", "csv"]);
+    let rated = ok(
+        &state_file,
+        &["ratings", "--league", "league_even_odd", "--output", "csv"],
+    );
     assert_eq!(
         ok(
             &state_file,
-            &["ratings", "--output", "csv", "--database", &served.database]
+            &[
+                "ratings",
+                "--league",
+                "league_even_odd",
+                "--output",
+                "csv",
+                "--database",
+                &served.database
+            ]
         ),
         rated,
         "the ratings read from the database"
@@ -362,18 +373,19 @@ fn an_operator_runs_leagues_on_a_served_system() {
     );
     let player = ok(&state_file, &["player", "P01", "--league", "league_even_odd"]);
     assert!(player.contains("P01") && player.contains("R1M1"), "{player}");
-    let ratings = ok(&state_file, &["ratings", "--output", "csv"]);
-    let rated: Vec<&str> = ratings.lines().collect();
-    assert_eq!(
-        rated[0], "rank,player_id,display_name,rating,deviation,matches,leagues",
-        "the rank, the player and its name, the rating: {ratings}"
+    // The ratings are the folder's `ratings.csv`, line for line.
+    let ratings = ok(
+        &state_file,
+        &["ratings", "--league", "league_even_odd", "--output", "csv"],
     );
-    assert_eq!(rated.len(), 3, "both players rated: {ratings}");
+    let folder =
+        std::fs::read_to_string(results.join("league_even_odd").join("ratings.csv")).expect("ratings.csv");
+    assert_eq!(ratings, folder);
+    assert_eq!(ratings.lines().count(), 3, "both players rated: {ratings}");
     assert!(
-        rated[1..].iter().all(|row| row.contains(",bot-")),
+        ratings.lines().skip(1).all(|row| row.contains(",bot-")),
         "with names: {ratings}"
     );
-    assert!(rated[1..].iter().all(|row| row.ends_with(",1,1")), "{ratings}");
 
     // The same two players, under the same ids, play the second league (tic_tac_toe, which the bots
     // also play): the operator enrolls them and starts it; each game's ratings cover its own league.
@@ -401,16 +413,14 @@ fn an_operator_runs_leagues_on_a_served_system() {
     );
     ok(&state_file, &["start", "--league", "second"]);
     wait_until_completed(&state_file, "second,tic_tac_toe");
-    // Games never mix: even_odd's ratings still rest on its one league, tic_tac_toe's on its own.
-    for game in ["even_odd", "tic_tac_toe"] {
-        let ratings = ok(&state_file, &["ratings", "--game", game, "--output", "csv"]);
-        let rated: Vec<&str> = ratings.lines().collect();
-        assert_eq!(rated.len(), 3, "the same two players in {game}: {ratings}");
-        assert!(
-            rated[1..].iter().all(|row| row.ends_with(",1,1")),
-            "one match in one {game} league each: {ratings}"
-        );
-    }
+    // Each league is rated from its own matches: one match each in the tic_tac_toe league.
+    let ratings = ok(&state_file, &["ratings", "--league", "second", "--output", "csv"]);
+    let rated: Vec<&str> = ratings.lines().collect();
+    assert_eq!(rated.len(), 3, "the same two players in tic_tac_toe: {ratings}");
+    assert!(
+        rated[1..].iter().all(|row| row.split(',').nth(3) == Some("1")),
+        "one match each: {ratings}"
+    );
     let warnings = ok(&state_file, &["warnings"]);
     assert_eq!(warnings.trim(), "no compliance warnings");
 
@@ -477,7 +487,7 @@ fn wait_for_state_file(state_file: &Path) {
 }
 
 /// Waits until `league leagues` lists `league` (`<league id>,<game>`) as completed.
-fn wait_until_completed(state_file: &Path, league: &str) {
+pub(super) fn wait_until_completed(state_file: &Path, league: &str) {
     wait_for(&format!("{league} completes"), SERVE_WITHIN, || {
         ok(state_file, &["leagues", "--output", "csv"])
             .lines()

@@ -3,7 +3,8 @@
 //! saying which they ask; a run notes its database before any service starts, so that a bare `league
 //! clean` finds it after a SIGKILL; no command panics when its reader goes away; enrolling reports each
 //! player; `league player` needs an id (the bot host is `league player-host`); `league players` lists
-//! who is registered; a run waiting for external agents says for how many and where.
+//! who is registered; a run waiting for external agents says for how many and where; `league standings`
+//! and `league ratings` rate as the results folder does, with names.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -12,7 +13,7 @@ use std::time::Duration;
 use league_testkit::wait_for;
 
 use super::local_run::database_exists;
-use super::operator_cli::{Place, SERVE_WITHIN, league, ok};
+use super::operator_cli::{Place, SERVE_WITHIN, league, ok, wait_until_completed};
 
 /// A `league run` killed whatever the test's outcome (its database dropped by the test or by name).
 struct Run(Child);
@@ -249,4 +250,85 @@ fn commands_end_quietly_on_a_closed_pipe_report_each_player_and_list_players() {
     let (help, _, code) = output(&mut league(&state_file, &["player-host", "--help"]));
     assert_eq!(code, Some(0));
     assert!(help.contains("player host"), "{help}");
+}
+
+#[test]
+fn the_command_line_rates_players_as_the_results_folder_does_with_names() {
+    let place = Place::new("rated");
+    let state_file = place.state_file.clone();
+    // Players who differ whatever the draw: the decliner loses both its matches on a technical loss,
+    // while the two others each beat it.
+    let (_served, _) = place.serve(
+        &[
+            "--players",
+            "3",
+            "--referees",
+            "1",
+            "--strategies",
+            "random,declines,always_even",
+            "--league",
+            "rated",
+        ],
+        |_| {},
+    );
+    ok(&state_file, &["start", "--league", "rated"]);
+    wait_until_completed(&state_file, "rated,even_odd");
+    let results = place.dir.join("results");
+    ok(
+        &state_file,
+        &[
+            "report",
+            "--league",
+            "rated",
+            "--out",
+            results.to_str().expect("a path"),
+        ],
+    );
+    let folder = std::fs::read_to_string(results.join("rated").join("ratings.csv")).expect("ratings.csv");
+
+    // `league ratings` is the folder's ratings.csv, names and all.
+    let ratings = ok(&state_file, &["ratings", "--league", "rated", "--output", "csv"]);
+    assert_eq!(ratings, folder);
+    let rows: Vec<Vec<&str>> = ratings
+        .lines()
+        .skip(1)
+        .map(|row| row.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 3, "{ratings}");
+    assert!(
+        rows.iter().all(|row| row[2].starts_with("bot-")),
+        "names: {ratings}"
+    );
+    let last = rows
+        .iter()
+        .find(|row| row[2] == "bot-declines")
+        .expect("the decliner rated");
+    assert_eq!(
+        (last[0], last[4]),
+        ("3", "0.000"),
+        "two technical losses: {ratings}"
+    );
+    let deviations: std::collections::BTreeSet<&str> = rows.iter().map(|row| row[5]).collect();
+    assert!(deviations.len() > 1, "each player's own deviation: {ratings}");
+
+    // `league standings` shows the same rating and deviation beside each name.
+    let standings = ok(
+        &state_file,
+        &["standings", "--league", "rated", "--output", "csv"],
+    );
+    let header: Vec<&str> = standings.lines().next().expect("a header").split(',').collect();
+    assert_eq!(header[2], "display_name", "{standings}");
+    assert_eq!(&header[12..], ["points_per_match", "deviation"], "{standings}");
+    for row in standings.lines().skip(1) {
+        let cells: Vec<&str> = row.split(',').collect();
+        let rated = rows.iter().find(|rated| rated[1] == cells[1]).expect("rated");
+        assert_eq!(
+            (cells[2], cells[12], cells[13]),
+            (rated[2], rated[4], rated[5]),
+            "{standings}"
+        );
+    }
+    // The table too names every player.
+    let table = ok(&state_file, &["ratings", "--league", "rated"]);
+    assert!(rows.iter().all(|row| table.contains(row[2])), "{table}");
 }

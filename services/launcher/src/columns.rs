@@ -5,9 +5,9 @@
 
 use league_proto::v2::{MatchStatus, ScheduledMatch, StandingRow};
 
-use crate::operator::ratings::Rated;
 use crate::operator::time;
 use crate::report::data::{duration_ms, strategy_of};
+use crate::report::ratings::{Comparison, Rated};
 use crate::report::tables::{choices_or_moves, drawn_number, outcome_name, tie_break_name};
 
 /// A row of the league table (`standings.csv`, `league standings`, `league player <id>`).
@@ -59,11 +59,6 @@ pub const MATCHES: [&str; 16] = [
     "started_at",
     "finished_at",
 ];
-
-/// A player's Glicko-2 rating across the deployment's leagues (`league ratings` after its rank; `rating`
-/// and `deviation` are the last two columns of `league standings`). The results folder's `ratings.csv`
-/// is the league's own rating instead: [`LEAGUE_RATINGS`].
-pub const RATINGS: [&str; 5] = ["player_id", "rating", "deviation", "matches", "leagues"];
 
 /// A player's rating in one league (`ratings.csv`, docs/adr/0049): points per match and its deviation,
 /// and against the next player the difference, its 95 % interval and the likelihood of superiority.
@@ -163,14 +158,26 @@ pub fn standing(row: &StandingRow) -> Vec<String> {
     ]
 }
 
-/// A player's rating, in [`RATINGS`]' order.
-pub fn rating(player_id: &str, rated: &Rated) -> Vec<String> {
+/// A player's rating in one league, in [`LEAGUE_RATINGS`]' order: `ratings.csv`'s line and `league
+/// ratings`' row (the comparison's cells empty on the table's last line).
+pub fn league_rating(rank: u32, rated: &Rated) -> Vec<String> {
+    let next = |value: fn(&Comparison) -> f64| {
+        rated
+            .above_next
+            .as_ref()
+            .map_or(String::new(), |comparison| format!("{:.3}", value(comparison)))
+    };
     vec![
-        player_id.to_owned(),
-        format!("{:.1}", rated.rating.rating),
-        format!("{:.1}", rated.rating.deviation),
-        rated.matches.to_string(),
-        rated.leagues.to_string(),
+        rank.to_string(),
+        rated.player_id.clone(),
+        rated.display_name.clone(),
+        rated.rating.matches.to_string(),
+        format!("{:.3}", rated.rating.points_per_match),
+        format!("{:.3}", rated.rating.deviation),
+        next(|c| c.difference),
+        next(|c| c.low),
+        next(|c| c.high),
+        next(|c| c.los),
     ]
 }
 

@@ -70,7 +70,7 @@ pub enum Command {
     /// One match: players with names, choices, draw, result, times, transcript (operator; a past league
     /// with --database).
     Match(operator::match_view::MatchArgs),
-    /// Each player's Glicko-2 rating and deviation across every completed league (operator).
+    /// A league's ratings as its results folder's ratings.csv has them: points per match ± standard error (operator).
     Ratings(operator::ratings::RatingsArgs),
     /// The registered referees, revoked ones too (operator).
     Referees(operator::referees::RefereesArgs),

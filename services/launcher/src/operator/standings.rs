@@ -1,15 +1,16 @@
 //! `league standings`: a league's table as it stands (the columns of the results folder's
-//! `standings.csv`), with each player's rating across the completed leagues (`league ratings`); or, with
+//! `standings.csv`), with each player's rating in the league as `ratings.csv` has it (points per match
+//! and its standard error, `league ratings`); or, with
 //! `--by-round`, the table after each completed round (`standings_by_round.csv`'s columns).
 
 use clap::Args;
-use league_proto::v2::{
-    GetLeagueStatusRequest, GetStandingsByRoundRequest, GetStandingsByRoundResponse, GetStandingsRequest,
-};
+use league_proto::v2::{GetStandingsByRoundRequest, GetStandingsByRoundResponse, GetStandingsResponse};
 
-use super::{Operator, Reading, failed, ratings};
+use super::{Operator, Reading, failed};
 use crate::columns;
 use crate::output::{self, Rows};
+use crate::report::data::LeagueData;
+use crate::report::ratings::{self, Rating};
 
 #[derive(Debug, Clone, Args)]
 pub struct StandingsArgs {
@@ -26,51 +27,40 @@ pub async fn standings(args: StandingsArgs) -> anyhow::Result<()> {
     if args.by_round {
         return by_round(&mut operator, league_id, &args).await;
     }
-    let standings = operator
-        .manager
-        .get_standings(operator.request(GetStandingsRequest { league_id }))
-        .await
-        .map_err(failed("reading the standings"))?
-        .into_inner();
-    // Ratings of the league's own game: games are rated apart.
-    let game_type = operator
-        .manager
-        .get_league_status(operator.request(GetLeagueStatusRequest {
-            league_id: standings.league_id.clone(),
-        }))
-        .await
-        .map_err(failed("reading the league's game"))?
-        .into_inner()
-        .game_type;
-    let (_, rated) = ratings::current(&mut operator.manager, &operator.token, &game_type).await?;
+    let data = LeagueData::load(&mut operator.manager, &operator.token, &league_id).await?;
+    // The league's own ratings, as the results folder's `ratings.csv` has them (one row per table row).
+    let rated = ratings::ratings(&data);
     let mut table = Rows::new(&columns::STANDINGS);
-    for row in &standings.standings {
+    for row in &data.standings {
         table.push(columns::standing(row));
     }
-    // Unrated (no completed league yet): empty cells. The names and values are ratings.csv's.
-    let rating = |row: &[String]| rated.get(&row[1]).map(|rated| rated.rating);
-    table.add_column(columns::RATINGS[1], |row| {
-        rating(row)
-            .map(|r| format!("{:.1}", r.rating))
+    let rating = |row: &[String], value: fn(&Rating) -> f64| {
+        rated
+            .iter()
+            .find(|rated| rated.player_id == row[1])
+            .map(|rated| format!("{:.3}", value(&rated.rating)))
             .unwrap_or_default()
+    };
+    table.add_column(columns::LEAGUE_RATINGS[4], |row| {
+        rating(row, |r| r.points_per_match)
     });
-    table.add_column(columns::RATINGS[2], |row| {
-        rating(row)
-            .map(|r| format!("{:.1}", r.deviation))
-            .unwrap_or_default()
-    });
+    table.add_column(columns::LEAGUE_RATINGS[5], |row| rating(row, |r| r.deviation));
     output::print(args.reading.common.output, &table, || {
+        let standings = GetStandingsResponse {
+            league_id: data.league_id().to_owned(),
+            round_id: data.by_round.last().map_or(0, |round| round.round_id),
+            standings: data.standings.clone(),
+        };
         let mut json = output::json("league.v2.GetStandingsResponse", &standings)?;
         json["ratings"] = rated
             .iter()
-            .filter(|(player, _)| standings.standings.iter().any(|row| &row.player_id == *player))
-            .map(|(player, rated)| {
+            .map(|rated| {
                 (
-                    player.clone(),
+                    rated.player_id.clone(),
                     serde_json::json!({
-                        "rating": rated.rating.rating,
+                        "matches": rated.rating.matches,
+                        "points_per_match": rated.rating.points_per_match,
                         "deviation": rated.rating.deviation,
-                        "leagues": rated.leagues,
                     }),
                 )
             })

@@ -56,27 +56,7 @@ pub fn standings_csv(data: &LeagueData) -> String {
 pub fn ratings_csv(data: &LeagueData) -> String {
     let mut out = header(&columns::LEAGUE_RATINGS);
     for (row, rated) in data.standings.iter().zip(ratings::ratings(data)) {
-        let next = |value: fn(&ratings::Comparison) -> f64| {
-            rated
-                .above_next
-                .as_ref()
-                .map_or(String::new(), |comparison| format!("{:.3}", value(comparison)))
-        };
-        line(
-            &mut out,
-            &[
-                row.rank.to_string(),
-                rated.player_id.clone(),
-                rated.display_name.clone(),
-                rated.rating.matches.to_string(),
-                format!("{:.3}", rated.rating.points_per_match),
-                format!("{:.3}", rated.rating.deviation),
-                next(|c| c.difference),
-                next(|c| c.low),
-                next(|c| c.high),
-                next(|c| c.los),
-            ],
-        );
+        line(&mut out, &columns::league_rating(row.rank, &rated));
     }
     out
 }
