@@ -17,7 +17,7 @@ use tokio::process::{Child, Command};
 const REPOSITORY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
 /// The interpreter of the environment `scripts/python-env` prepares (the MCP SDK installed).
-async fn sdk_python() -> PathBuf {
+pub(crate) async fn sdk_python() -> PathBuf {
     let output = Command::new(format!("{REPOSITORY}/scripts/python-env"))
         .output()
         .await
