@@ -176,6 +176,8 @@ async def main():
         await asyncio.sleep(0.01)
     try:
         if await register(port):
+            # Where it listens, once registered, for whoever started it (tests/system/probe.rs probes it).
+            print(f"registered, listening on http://127.0.0.1:{port}/mcp", file=sys.stderr, flush=True)
             await asyncio.wait_for(DONE.wait(), timeout=300)
     except Exception as error:  # noqa: BLE001 - reported in the summary
         STATE["errors"].append(f"{error!r}")

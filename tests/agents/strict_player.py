@@ -25,6 +25,9 @@ Usage: strict_player.py <league /mcp url> <family> <name> [<methods>]
                     `receive_league_register_request`);
            handle_message: one method `handle_message`, the message in `params.message` (registers so);
            mcp_message: one method `mcp_message`, the message as the params (registers so);
+           tools_call: one method `tools/call`, as MCP frames a tool call but with no MCP session (no
+                       `initialize`): `{"name": <canonical method>, "arguments": <the message>}`, answered
+                       with the reply as the result; registers with `tools/call` of `register_player`;
            legacy: the older revision's names: canonical, but `parity_choose` for the parity call
                    (registers with `league_register`).
 
@@ -48,7 +51,7 @@ import conformance  # noqa: E402
 LEAGUE_URL, FAMILY, NAME = sys.argv[1], sys.argv[2], sys.argv[3]
 METHODS = sys.argv[4] if len(sys.argv) > 4 else "both"
 assert FAMILY in conformance.FAMILIES, f"family must be one of {conformance.FAMILIES}"
-STYLES = ("both", "lower", "nested", "details", "receive", "handle_message", "mcp_message", "legacy")
+STYLES = ("both", "lower", "nested", "details", "receive", "handle_message", "mcp_message", "tools_call", "legacy")
 assert METHODS in STYLES, f"methods must be one of {STYLES}"
 STATE = {"player_id": None, "token": None, "league_token": None, "registrations": 0, "received": {}, "refused": {},
          "unknown_methods": 0, "errors": []}
@@ -90,6 +93,11 @@ def message_of(method, params):
         message = params.get("message") if METHODS == "handle_message" else params
         kind = message.get("message_type") if isinstance(message, dict) else None
         return (message if isinstance(message, dict) else None), (kind if kind in conformance.MESSAGES else None)
+    if METHODS == "tools_call":
+        if method != "tools/call":
+            return params, None
+        arguments = params.get("arguments")
+        return (arguments if isinstance(arguments, dict) else None), conformance.CANONICAL_METHODS.get(params.get("name"))
     if METHODS == "legacy":
         if method == "parity_choose":
             return params, "CHOOSE_PARITY_CALL"
@@ -195,6 +203,8 @@ def register(port):
             answer = post("handle_message", {"message": request})
         elif METHODS == "mcp_message":
             answer = post("mcp_message", request)
+        elif METHODS == "tools_call":
+            answer = post("tools/call", {"name": "register_player", "arguments": request})
         elif METHODS == "legacy":
             answer = post("league_register", request)
         else:

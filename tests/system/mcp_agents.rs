@@ -5,7 +5,7 @@
 //! gives (a 406, a 400 for want of a session, a JSON-RPC error before any result; ADR 0046, ADR 0071)
 //! and calls them as an MCP client from then on, one session per agent and replica. Each league is a
 //! real `league run` with two gateway replicas; it must finish with no technical loss and a table that
-//! adds up.
+//! adds up. Beside them, players that are MCP clients only (tests/agents/mcp_client_player.py).
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -17,7 +17,7 @@ use tokio::process::{Child, Command};
 const REPOSITORY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
 /// The interpreter of the environment `scripts/python-env` prepares (the MCP SDK installed).
-async fn sdk_python() -> PathBuf {
+pub(crate) async fn sdk_python() -> PathBuf {
     let output = Command::new(format!("{REPOSITORY}/scripts/python-env"))
         .output()
         .await
@@ -186,4 +186,55 @@ async fn mcp_servers_that_answer_a_plain_call_without_406_finish_a_league() {
         assert!((1..=2).contains(&sessions), "{sessions} sessions: {summary}");
     }
     checked_table(&output, 6, 5, &summaries);
+}
+
+/// Players that speak to the league only as MCP clients, on the official Python SDK's client
+/// (tests/agents/mcp_client_player.py): they register with `tools/call register_player` on the
+/// gateway's `/mcp`, are called canonically at their own plain JSON-RPC endpoint, and read the standings
+/// with `tools/call get_standings` at the end. Four of them play a league with no technical loss.
+#[tokio::test]
+async fn players_that_are_mcp_clients_finish_a_league() {
+    let python = sdk_python().await;
+    let args = [
+        "--players",
+        "0",
+        "--external-players",
+        "4",
+        "--referees",
+        "2",
+        "--move-timeout",
+        "3s",
+    ];
+    let league = LeagueRun::start(env!("CARGO_BIN_EXE_league"), &args, 1).await;
+    let gateway = league.gateways[0].clone();
+    let agents = ["echo", "foxtrot", "golf", "hotel"]
+        .into_iter()
+        .map(|name| {
+            Command::new(&python)
+                .arg(format!("{REPOSITORY}/tests/agents/mcp_client_player.py"))
+                .args([gateway.as_str(), name])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .kill_on_drop(true)
+                .spawn()
+                .expect("the MCP client player starts")
+        })
+        .collect();
+    let output = league.finish().await;
+    let summaries = summaries(agents).await;
+    for summary in &summaries {
+        // Four players: three rounds, three matches each, and every league event.
+        for kind in [
+            "GAME_INVITATION",
+            "CHOOSE_PARITY_CALL",
+            "GAME_OVER",
+            "ROUND_ANNOUNCEMENT",
+        ] {
+            assert_eq!(summary["received"][kind], 3, "{kind}: {summary}");
+        }
+        assert_eq!(summary["received"]["LEAGUE_COMPLETED"], 1, "{summary}");
+        assert_eq!(summary["refused"], serde_json::json!({}), "{summary}");
+        assert_eq!(summary["standings_rows"], 4, "read through MCP: {summary}");
+    }
+    checked_table(&output, 4, 3, &summaries);
 }

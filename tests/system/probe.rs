@@ -292,3 +292,54 @@ async fn an_agent_refusing_every_call_is_reported_with_its_own_refusal() {
     let error = invitation["error"].as_str().unwrap_or_default();
     assert!(error.contains("-32001 Auth failed"), "{error}: {report}");
 }
+
+/// An MCP server on the official Python SDK (tests/agents/mcp_server_player.py), answering a plain
+/// call with an ordinary JSON-RPC error (`json`) or, with sessions, with a 400/406: the probe asks it
+/// `initialize` and says what it is on its `mcp` line — also when, registered with a league, it refuses
+/// every call for the probe's token, so that no dialect works.
+#[tokio::test]
+async fn the_probe_says_an_mcp_server_is_one() {
+    let python = crate::mcp_agents::sdk_python().await;
+    // A league for the players to register with; it waits for a third player that never comes.
+    let args = ["--players", "0", "--external-players", "3", "--referees", "1"];
+    let league = league_testkit::LeagueRun::start(env!("CARGO_BIN_EXE_league"), &args, 1).await;
+    for mode in ["json", "sessions"] {
+        let mut player = Command::new(&python)
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../tests/agents/mcp_server_player.py"
+            ))
+            .args([league.gateways[0].as_str(), mode, mode])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the MCP player starts");
+        let mut stderr = BufReader::new(player.stderr.take().expect("its stderr")).lines();
+        let url = tokio::time::timeout(Duration::from_secs(60), async {
+            while let Some(line) = stderr.next_line().await.expect("a line") {
+                if let Some(url) = line.strip_prefix("registered, listening on ") {
+                    return url.to_owned();
+                }
+            }
+            panic!("the MCP player stopped before it registered");
+        })
+        .await
+        .expect("the MCP player registers");
+        let output = probe_command(&url, &[], None).await;
+        let text = String::from_utf8_lossy(&output.stdout);
+        let mcp = text
+            .lines()
+            .find_map(|line| line.strip_prefix("mcp "))
+            .unwrap_or_else(|| panic!("an mcp line ({mode}): {text}"));
+        assert!(
+            mcp.contains("and MCP initialize: an MCP server"),
+            "{mode}: {mcp}\n{text}"
+        );
+        let (success, report) = probe(&url).await;
+        assert!(!success, "it refuses the probe's token: {report}");
+        assert!(report["dialect"].is_null(), "{mode}: {report}");
+        assert_eq!(report["mcp"]["is_mcp_server"], true, "{mode}: {report}");
+    }
+    league.interrupt().await;
+}

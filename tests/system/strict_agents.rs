@@ -99,25 +99,28 @@ async fn strict_players_that_name_methods_in_lower_case_or_nested_finish_a_leagu
 }
 
 /// The other framings of the field, each registering in its own (so called in it from the start):
-/// `receive_<type>`, `handle_message`, `mcp_message`, and the older revision's `parity_choose`.
+/// `receive_<type>`, `handle_message`, `mcp_message`, MCP's `tools/call` framing without a session (in
+/// both sender families), and the older revision's `parity_choose`.
 #[tokio::test]
 async fn strict_players_in_the_other_framings_finish_a_league() {
-    let league = start_league(&["--players", "0", "--external-players", "4", "--referees", "2"]).await;
+    let league = start_league(&["--players", "0", "--external-players", "6", "--referees", "2"]).await;
     let gateway = league.gateways[0].clone();
     let agents = vec![
         strict_player(&gateway, "typed", "juliett", "receive"),
         strict_player(&gateway, "bare", "kilo", "handle_message"),
         strict_player(&gateway, "typed", "lima", "mcp_message"),
         strict_player(&gateway, "bare", "mike", "legacy"),
+        strict_player(&gateway, "typed", "november", "tools_call"),
+        strict_player(&gateway, "bare", "oscar", "tools_call"),
     ];
     let output = league.finish().await;
     let summaries = summaries(agents).await;
     for summary in &summaries {
-        check_received(summary, 3);
+        check_received(summary, 5);
         // Called in its framing from the start; at most MCP's `initialize`, asked once after a first
         // refusal (the typed family's of the bare sender: ADR 0071), is a method it lacks.
         let unknown = summary["unknown_methods"].as_u64().expect("a count");
         assert!(unknown <= 1, "{summary}");
     }
-    checked_table(&output, 4, 3, &summaries);
+    checked_table(&output, 6, 5, &summaries);
 }

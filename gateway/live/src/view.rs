@@ -96,6 +96,11 @@ fn stall_json(stall: &LeagueStall) -> Value {
         ),
         StallReason::Unspecified => ("UNKNOWN", "Not moving".to_owned()),
     };
+    // What the league told a referee of the game, when it refused its calls: why none plays.
+    let message = match stall.cause.as_str() {
+        "" => message,
+        cause => format!("{message} ({cause})"),
+    };
     json!({
         "reason": reason,
         "message": message,
@@ -321,6 +326,23 @@ mod tests {
 
     fn points(after: &[(&str, u32)]) -> Points {
         Arc::new(after.iter().map(|(id, p)| ((*id).to_owned(), *p)).collect())
+    }
+
+    #[test]
+    fn a_stall_s_message_names_its_cause_when_the_manager_knows_it() {
+        let mut stall = LeagueStall {
+            reason: StallReason::NoReferee as i32,
+            waiting_matches: 1,
+            referees: 1,
+            ..LeagueStall::default()
+        };
+        let plain = "1 match wait for a referee: none has taken a match for a while";
+        assert_eq!(stall_json(&stall)["message"], plain);
+        stall.cause = "REF01's calls to players are refused: no auth_token".into();
+        assert_eq!(
+            stall_json(&stall)["message"],
+            format!("{plain} (REF01's calls to players are refused: no auth_token)")
+        );
     }
 
     #[test]

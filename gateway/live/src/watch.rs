@@ -38,8 +38,11 @@ pub(crate) struct Update {
 
 pub(crate) type Updates = watch::Receiver<Option<Arc<Update>>>;
 
+/// A stall as the page tells it: its reason, the matches waiting and its cause.
+type StallKey = (i32, u32, String);
+
 /// The counts whose movement means the page must change, and whether (and why) the league is stalled.
-fn change_key(status: &GetLeagueStatusResponse) -> (i32, u32, u32, u32, u32, Option<(i32, u32)>) {
+fn change_key(status: &GetLeagueStatusResponse) -> (i32, u32, u32, u32, u32, Option<StallKey>) {
     (
         status.status,
         status.current_round_id,
@@ -49,7 +52,7 @@ fn change_key(status: &GetLeagueStatusResponse) -> (i32, u32, u32, u32, u32, Opt
         status
             .stall
             .as_ref()
-            .map(|stall| (stall.reason, stall.waiting_matches)),
+            .map(|stall| (stall.reason, stall.waiting_matches, stall.cause.clone())),
     )
 }
 

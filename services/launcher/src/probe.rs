@@ -132,12 +132,18 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
     // When no dialect works, the reason shown is the agent's first refusal: a dialect it understood
     // (-32001 over the token, say), not the last dialect's complaint about a call it could not read.
     let mut first_refusal = None;
+    // What asking `initialize` learnt, under whichever dialect's call made the bridge ask: each
+    // candidate is a fresh agent, and an MCP server that refuses every call (our token, say) is still one.
+    let mut mcp = None;
     for candidate in DIALECTS {
         let agent = bridge
             .agents
             .remember(PLAYER.to_owned(), args.url.clone(), candidate, SenderForm::Bare);
         let invited = bridge.invite_to_match(tonic::Request::new(invitation(limit)));
         let (step, _) = run(MessageType::GameInvitation.as_str(), &warnings, invited).await;
+        if mcp.is_none() {
+            mcp = agent.mcp_detection().cloned();
+        }
         let last = candidate == DIALECTS[DIALECTS.len() - 1];
         if step.verdict == Verdict::Accepted || last {
             dialect = (step.verdict == Verdict::Accepted).then(|| agent.dialect());
@@ -180,8 +186,11 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
     }
     // The manager's sender as the agent took it (the bridge tries the other form when refused over it).
     let form = probed.as_ref().map(|agent| agent.sender_form());
-    let mcp = probed.as_ref().and_then(|agent| agent.mcp_detection());
-    report(&args, dialect, form, mcp, &steps);
+    let mcp = probed
+        .as_ref()
+        .and_then(|agent| agent.mcp_detection().cloned())
+        .or(mcp);
+    report(&args, dialect, form, mcp.as_ref(), &steps);
     if dialect.is_some() && steps.iter().all(|step| step.verdict == Verdict::Accepted) {
         Ok(())
     } else {

@@ -434,3 +434,65 @@ async fn a_league_whose_referee_stopped_renewing_says_so() {
     assert_eq!(again.len(), 1);
     assert!(status(&manager).await.stall.is_none());
 }
+
+/// Records, as the gateway does when it refuses a referee's call to a player, why it was refused.
+async fn record_refused_call(manager: &TestManager, referee: &league_runtime::Credentials, detail: &str) {
+    let channel = league_runtime::grpc::channel(&manager.url).unwrap();
+    agents_service_client::AgentsServiceClient::new(channel)
+        .record_compliance_warnings(manager.operator(RecordComplianceWarningsRequest {
+            warnings: vec![ComplianceWarning {
+                agent_id: referee.agent_id.clone(),
+                kind: league_v2::compliance::kinds::REFUSED_REFEREE_CALL.into(),
+                detail: detail.into(),
+                count: 1,
+                ..ComplianceWarning::default()
+            }],
+        }))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_league_waiting_on_a_referee_whose_calls_are_refused_names_the_cause() {
+    let manager = spawn_manager(2).await;
+    let mut client = manager.client();
+    let referee = players_and_referee(&mut client, &["a", "b"]).await;
+    // The round's match has waited unclaimed long enough (moved into the past rather than waited for).
+    sqlx::query("update rounds set released_at = now() - interval '1 minute' where league_id = $1")
+        .bind(LEAGUE)
+        .execute(&manager.pool)
+        .await
+        .unwrap();
+    let stall = status(&manager).await.stall.expect("stalled");
+    assert_eq!(stall.reason(), StallReason::NoReferee);
+    assert_eq!(stall.cause, "", "nothing says why yet");
+
+    // A refusal from before the round was released is not why this round waits.
+    record_refused_call(&manager, &referee, "an old refusal").await;
+    sqlx::query("update compliance_warnings set last_seen = now() - interval '2 minutes'")
+        .execute(&manager.pool)
+        .await
+        .unwrap();
+    assert_eq!(status(&manager).await.stall.expect("stalled").cause, "");
+
+    // The gateway refused its calls since: the stall names the referee and the cause.
+    let detail = "GAME_INVITATION for M1 refused (E011): auth_token is required on GAME_INVITATION";
+    record_refused_call(&manager, &referee, detail).await;
+    let stall = status(&manager).await.stall.expect("stalled");
+    assert_eq!(stall.reason(), StallReason::NoReferee);
+    assert_eq!(
+        stall.cause,
+        format!("{}'s calls to players are refused: {detail}", referee.agent_id)
+    );
+
+    // Paused, it waits on the operator, whatever the referee was told.
+    client
+        .pause_league(manager.operator(PauseLeagueRequest {
+            league_id: LEAGUE.into(),
+        }))
+        .await
+        .unwrap();
+    let stall = status(&manager).await.stall.expect("stalled");
+    assert_eq!(stall.reason(), StallReason::Paused);
+    assert_eq!(stall.cause, "");
+}
