@@ -42,6 +42,14 @@ impl Parity {
             _ => None,
         }
     }
+
+    /// The other parity.
+    pub fn opposite(self) -> Parity {
+        match self {
+            Parity::Even => Parity::Odd,
+            Parity::Odd => Parity::Even,
+        }
+    }
 }
 
 impl fmt::Display for Parity {

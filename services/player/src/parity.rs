@@ -1,57 +1,16 @@
-//! A parity in Even/Odd: what a bot chooses and what it remembers its opponents chose.
-//!
-//! The referee has its own `Parity`; the player crate keeps this copy rather than depend on the referee,
-//! because the wire form (`"even"` / `"odd"`) is the only contract between the two.
-
-use std::fmt;
+//! A parity in Even/Odd, as a bot chooses one: the league's own `Parity` (`league_domain::even_odd`,
+//! the rule's one home), and a fair random choice of it.
 
 use rand::Rng;
 
-/// `"even"` or `"odd"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Parity {
-    Even,
-    Odd,
-}
+pub use league_domain::even_odd::Parity;
 
-impl Parity {
-    /// The wire form.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Parity::Even => "even",
-            Parity::Odd => "odd",
-        }
-    }
-
-    /// Exactly `"even"` or `"odd"`, as the referee accepts them (case-sensitive).
-    pub fn parse(text: &str) -> Option<Parity> {
-        match text {
-            "even" => Some(Parity::Even),
-            "odd" => Some(Parity::Odd),
-            _ => None,
-        }
-    }
-
-    pub fn opposite(self) -> Parity {
-        match self {
-            Parity::Even => Parity::Odd,
-            Parity::Odd => Parity::Even,
-        }
-    }
-
-    /// Even or odd with equal probability.
-    pub fn random(rng: &mut impl Rng) -> Parity {
-        if rng.random_bool(0.5) {
-            Parity::Even
-        } else {
-            Parity::Odd
-        }
-    }
-}
-
-impl fmt::Display for Parity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+/// Even or odd with equal probability.
+pub fn random(rng: &mut impl Rng) -> Parity {
+    if rng.random_bool(0.5) {
+        Parity::Even
+    } else {
+        Parity::Odd
     }
 }
 
@@ -68,5 +27,12 @@ mod tests {
         }
         assert_eq!(Parity::parse("Even"), None);
         assert_eq!(Parity::parse("maybe"), None);
+    }
+
+    #[test]
+    fn a_random_choice_takes_both_parities() {
+        let mut rng = rand::rng();
+        let chosen: std::collections::HashSet<_> = (0..64).map(|_| random(&mut rng)).collect();
+        assert_eq!(chosen.len(), 2);
     }
 }

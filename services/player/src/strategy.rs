@@ -67,7 +67,7 @@ impl StrategyKind {
     /// The parity to play against `opponent_id`, given this bot's `history` (oldest first).
     pub fn choose_parity(self, opponent_id: &str, history: &[GameRecord], rng: &mut impl Rng) -> Parity {
         match self {
-            StrategyKind::Random => Parity::random(rng),
+            StrategyKind::Random => crate::parity::random(rng),
             StrategyKind::AlwaysEven => Parity::Even,
             StrategyKind::AlwaysOdd => Parity::Odd,
             // Derived from memory rather than kept as a toggle, so that a retried move request (same

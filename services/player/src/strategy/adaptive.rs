@@ -36,7 +36,7 @@ pub fn choose(opponent_id: &str, history: &[GameRecord], rng: &mut impl Rng) -> 
         .filter_map(|game| Some((game.opponent_choice?, game.outcome)))
         .collect();
     if seen.len() < MIN_GAMES {
-        return Parity::random(rng);
+        return crate::parity::random(rng);
     }
     let choices: Vec<Parity> = seen.iter().map(|&(choice, _)| choice).collect();
     // The rule: an opponent biased toward even → choose even, to win when the number is even.
