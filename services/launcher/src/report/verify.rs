@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Args;
 use league_manager::results::{Outcome, RecordedResult, Side};
-use league_manager::standings::{self, TieBreak, compute_standings};
+use league_manager::standings::{self, compute_standings};
 use league_proto::json::from_json;
 use league_proto::v2::{
     GetLeagueStatusResponse, ResultStatus, RoundStandings, ScheduledMatch, ScheduledRound, StandingRow,
@@ -335,14 +335,7 @@ fn recorded(scheduled: &ScheduledMatch) -> Option<RecordedResult<Numbered>> {
 fn proto_row(row: standings::StandingRow<Numbered>, names: &BTreeMap<&str, &str>) -> StandingRow {
     let rule = row
         .above_next_by
-        .map_or(ProtoTieBreak::Unspecified, |rule| match rule {
-            TieBreak::Points => ProtoTieBreak::Points,
-            TieBreak::HeadToHead => ProtoTieBreak::HeadToHead,
-            TieBreak::WinRate => ProtoTieBreak::WinRate,
-            TieBreak::Wins => ProtoTieBreak::Wins,
-            TieBreak::FewerDraws => ProtoTieBreak::FewerDraws,
-            TieBreak::PlayerId => ProtoTieBreak::PlayerId,
-        });
+        .map_or(ProtoTieBreak::Unspecified, ProtoTieBreak::from);
     StandingRow {
         rank: row.rank,
         display_name: names

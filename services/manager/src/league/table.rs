@@ -12,7 +12,7 @@ use sqlx::PgConnection;
 
 use crate::error::ManagerResult;
 use crate::results::{Outcome, RecordedResult, Side};
-use crate::standings::{self, TieBreak, compute_standings, rank_totals};
+use crate::standings::{self, compute_standings, rank_totals};
 
 /// A player id that sorts by the number the manager assigned (P2 < P10), the final tie-break.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -252,7 +252,7 @@ pub(crate) fn to_proto(
             points: row.points,
             above_next_by: row
                 .above_next_by
-                .map_or(ProtoTieBreak::Unspecified, proto_tie_break) as i32,
+                .map_or(ProtoTieBreak::Unspecified, ProtoTieBreak::from) as i32,
         })
         .collect()
 }
@@ -302,16 +302,5 @@ pub(crate) fn outcome(
             loser: side_of(at_fault.and_then(|players| players.first()).map(String::as_str)),
         },
         _ => Outcome::DoubleForfeit,
-    }
-}
-
-fn proto_tie_break(rule: TieBreak) -> ProtoTieBreak {
-    match rule {
-        TieBreak::Points => ProtoTieBreak::Points,
-        TieBreak::HeadToHead => ProtoTieBreak::HeadToHead,
-        TieBreak::WinRate => ProtoTieBreak::WinRate,
-        TieBreak::Wins => ProtoTieBreak::Wins,
-        TieBreak::FewerDraws => ProtoTieBreak::FewerDraws,
-        TieBreak::PlayerId => ProtoTieBreak::PlayerId,
     }
 }

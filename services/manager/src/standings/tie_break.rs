@@ -30,6 +30,20 @@ pub enum TieBreak {
     PlayerId,
 }
 
+/// The rule as the contracts carry it (`StandingRow.above_next_by`).
+impl From<TieBreak> for league_proto::v2::TieBreak {
+    fn from(rule: TieBreak) -> Self {
+        match rule {
+            TieBreak::Points => Self::Points,
+            TieBreak::HeadToHead => Self::HeadToHead,
+            TieBreak::WinRate => Self::WinRate,
+            TieBreak::Wins => Self::Wins,
+            TieBreak::FewerDraws => Self::FewerDraws,
+            TieBreak::PlayerId => Self::PlayerId,
+        }
+    }
+}
+
 /// Indices into `rows`, best first, each with the rule that ranks it above the next (None for the last).
 pub(super) fn ranking<P: Ord>(
     rows: &[StandingRow<P>],
