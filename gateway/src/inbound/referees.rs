@@ -2,7 +2,7 @@
 //! authentication, with its limits), then handed to the external-referee worker
 //! ([`league_external_referees`]), which answers them knowing only who called.
 
-use league_domain::{AgentId, MessageType};
+use league_domain::{AgentId, MatchId, MessageType};
 use league_external_referees::{Puller, Referee, named_referee};
 use league_proto::ErrorCode;
 use league_proto::v2::AgentKind;
@@ -132,7 +132,11 @@ impl Inbound {
             .tokenless_puller(http.peer, named.as_ref(), &mut scratch)
             .await
         {
-            let match_id = text(message, "match_id").unwrap_or("no match");
+            // Only a well-formed id goes into the warning: its text may reach the public page (a
+            // stalled league's cause), and the message is the caller's.
+            let match_id = text(message, "match_id")
+                .and_then(|id| id.parse::<MatchId>().ok())
+                .map_or_else(|| "no match".to_owned(), |id| id.to_string());
             let standing = self.referees.call_refused(&referee_id, &why);
             let given_back = match standing.given_back {
                 0 => String::new(),
