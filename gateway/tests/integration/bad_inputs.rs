@@ -6,7 +6,7 @@ use crate::support;
 
 use std::fmt::Write as _;
 
-use league_v2::compliance::Mode;
+use league_v2::compliance::{Mode, kinds};
 use serde_json::{Value, json};
 use support::*;
 
@@ -62,6 +62,19 @@ struct Case {
     via: Via,
     send: Send,
     expect: Expect,
+    /// The one change a refusal is meant to make: a compliance warning of this kind for this agent,
+    /// recorded once. The gateway flushes warnings in the background, so the case waits for it; without
+    /// the wait it could land during a later case and be taken for that case's change.
+    leaves: Option<(&'static str, String)>,
+}
+
+impl Case {
+    fn leaving(self, kind: &'static str, agent_id: &str) -> Case {
+        Case {
+            leaves: Some((kind, agent_id.to_owned())),
+            ..self
+        }
+    }
 }
 
 /// Table rows, `name => fields…;`, one to a line.
@@ -75,6 +88,7 @@ fn case(name: impl Into<String>, via: Via, send: Send, expect: Expect) -> Case {
         via,
         send,
         expect,
+        leaves: None,
     }
 }
 
@@ -756,7 +770,13 @@ fn referee_cases(a: &Registered, b: &Registered, bye: &Registered, referee: &Reg
     ];
     rows.into_iter()
         .map(|(name, method, message, expect)| {
-            case(format!("referee: {name}"), Lenient, body(method, message), expect)
+            let refused = case(format!("referee: {name}"), Lenient, body(method, message), expect);
+            // A referee's tokenless call is the one refusal the operator is told of.
+            if name.ends_with("without a token") {
+                refused.leaving(kinds::REFUSED_REFEREE_CALL, &referee.id)
+            } else {
+                refused
+            }
         })
         .collect()
 }
@@ -889,7 +909,19 @@ async fn run_cases(
     for case in cases {
         let before = snapshot(&manager.pool).await;
         let observed = run(gateways, case).await;
+        let mut expected = before.clone();
+        if let Some((kind, agent_id)) = &case.leaves {
+            gateways
+                .lenient
+                .wait_for_warnings(kind, |w| has_warning(w, agent_id, kind))
+                .await;
+            expected.warning_total += 1;
+        }
         let after = snapshot(&manager.pool).await;
+        if case.leaves.is_some() && after.warning_rows == before.warning_rows + 1 {
+            // The first warning of its kind for the sender is a new row; later ones count up.
+            expected.warning_rows += 1;
+        }
         let mut problems = Vec::new();
         if observed.answer != describe(&case.expect) {
             problems.push(format!("answered {}", observed.answer));
@@ -897,7 +929,7 @@ async fn run_cases(
         if let Some(flaw) = &observed.flaw {
             problems.push(flaw.clone());
         }
-        if before != after {
+        if expected != after {
             problems.push(format!("the database changed: {before:?} -> {after:?}"));
         }
         let number = table.len();
