@@ -175,11 +175,6 @@ fn within_a_tenth(now: u64, before: u64) -> bool {
     now * 10 <= before * 11
 }
 
-// Ignored until it is steady: since the gateway asks agents whether they are MCP servers (ADR 0071),
-// a warming flood's connections sometimes outlive the 12 s it allows on a loaded 2-core machine, and
-// memory after one warming flood was 10.06 % above the baseline (two warming floods settle it). Run it
-// with `cargo test -p league-gateway --test hostile_agents -- --ignored` (issue 53 stays open for it).
-#[ignore = "not steady since MCP detection (ADR 0071): issue 53"]
 #[tokio::test(flavor = "multi_thread")]
 async fn hostile_mcp_servers_leave_nothing_held_and_a_good_one_is_served() {
     // Room for the 1,201 players.
@@ -209,12 +204,14 @@ async fn hostile_mcp_servers_leave_nothing_held_and_a_good_one_is_served() {
     // Two first floods bring the process to its working size (pools, the allocator's arenas): where it
     // stands after them is where the third must leave it. One was not enough once the gateway also asks
     // agents whether they are MCP servers (ADR 0071): measured on the 2-core machine, 146.6 MB after
-    // the first, 152.3 MB after the second and 152.5 MB after a third — the second settles it.
+    // the first, 152.3 MB after the second and 152.5 MB after a third — the second settles it. The
+    // deadline under test is the third flood's; a warming flood is only waited out (on a 2-core
+    // machine loaded by other builds, the first one's 400 greetings once took longer than 12 s to end).
     for warming in [0, 1] {
         flood(gateway.http, [&silent, &endless], warming).await;
         observe(
             "a warming flood's connections closed",
-            Duration::from_secs(12),
+            Duration::from_secs(60),
             released,
         )
         .await;
