@@ -38,48 +38,84 @@ pub fn read(
     result: &Map<String, Value>,
     checker: &mut Checker,
 ) -> LeagueResult<MatchResult> {
-    let invalid = |why: String| LeagueError::new(ErrorCode::InvalidMessageFormat, why);
     let winner_field = first(result, &["winner", "winner_player_id", "winner_id"]);
-    let winner = match winner_field {
-        None | Some(Value::Null) => None,
-        Some(Value::String(text)) if text.is_empty() || text.eq_ignore_ascii_case("draw") => None,
-        Some(Value::String(text)) if players.contains(text) => Some(text.clone()),
-        Some(other) => {
-            return Err(invalid(format!(
-                "result.winner must be {} or {} (or DRAW), got {other}",
-                players.a, players.b
-            )));
-        }
-    };
-    let declared_draw = winner_field.is_some();
-    let mut scores = read_scores(result, players, checker)?;
+    let winner = read_winner(winner_field, players)?;
+    let scores = read_scores(result, players, checker)?;
     let status = match read_status(result)? {
         Some(status) => status,
-        // The specification's report has no status (`match_status: COMPLETED` says nothing more): the
-        // winner and the scores say which it was, and must say it.
-        None => match (&winner, &scores) {
-            (Some(_), _) => ResultStatus::Win,
-            (None, Some(scores)) if scores.iter().all(|s| s.points == points::LOSS) => {
-                ResultStatus::DoubleForfeit
-            }
-            (None, Some(scores)) if scores.iter().all(|s| s.points == points::DRAW) => ResultStatus::Draw,
-            (None, None) if declared_draw => ResultStatus::Draw,
-            (None, Some(_)) => {
-                return Err(invalid(
-                    "result.winner is missing: the scores are a win's, so the winner must be named"
-                        .to_owned(),
-                ));
-            }
-            (None, None) => {
-                return Err(invalid(format!(
-                    "result.status is missing and so are result.winner and result.score: a result is {} \
-                     or the specification's winner and score",
-                    STATUSES.join(", ")
-                )));
-            }
-        },
+        None => implied_status(winner.is_some(), winner_field.is_some(), scores.as_deref())?,
     };
-    let at_fault = match first(result, &["at_fault_player_ids", "technical_loss_players"]) {
+    let at_fault = read_at_fault(result, players, status, winner.as_deref())?;
+    // No scores given: the 3/1/0 rule gives them.
+    let scores = scores.unwrap_or_else(|| rule_scores(players, status, winner.as_deref()));
+    let metadata = game_metadata(result);
+    Ok(MatchResult {
+        match_id: match_id.to_owned(),
+        status: status as i32,
+        // proto3's empty values: no winner (a draw), no scores, no reason given.
+        winner_player_id: winner.unwrap_or_default(),
+        scores,
+        reason: result
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        at_fault_player_ids: at_fault,
+        game_metadata: (!metadata.is_empty()).then(|| convert::to_struct(&metadata)),
+    })
+}
+
+fn invalid(why: String) -> LeagueError {
+    LeagueError::new(ErrorCode::InvalidMessageFormat, why)
+}
+
+/// The winner, one of the players; none for a draw (`null`, `""` or `DRAW`).
+fn read_winner(field: Option<&Value>, players: Players<'_>) -> LeagueResult<Option<String>> {
+    match field {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) if text.is_empty() || text.eq_ignore_ascii_case("draw") => Ok(None),
+        Some(Value::String(text)) if players.contains(text) => Ok(Some(text.clone())),
+        Some(other) => Err(invalid(format!(
+            "result.winner must be {} or {} (or DRAW), got {other}",
+            players.a, players.b
+        ))),
+    }
+}
+
+/// The status of a result that gives none. The specification's report has no status
+/// (`match_status: COMPLETED` says nothing more): the winner and the scores say which it was, and must
+/// say it.
+fn implied_status(
+    has_winner: bool,
+    declared_draw: bool,
+    scores: Option<&[PlayerScore]>,
+) -> LeagueResult<ResultStatus> {
+    match (has_winner, scores) {
+        (true, _) => Ok(ResultStatus::Win),
+        (false, Some(scores)) if scores.iter().all(|s| s.points == points::LOSS) => {
+            Ok(ResultStatus::DoubleForfeit)
+        }
+        (false, Some(scores)) if scores.iter().all(|s| s.points == points::DRAW) => Ok(ResultStatus::Draw),
+        (false, None) if declared_draw => Ok(ResultStatus::Draw),
+        (false, Some(_)) => Err(invalid(
+            "result.winner is missing: the scores are a win's, so the winner must be named".to_owned(),
+        )),
+        (false, None) => Err(invalid(format!(
+            "result.status is missing and so are result.winner and result.score: a result is {} \
+             or the specification's winner and score",
+            STATUSES.join(", ")
+        ))),
+    }
+}
+
+/// The players at fault: as named (each one of the players), or as the status implies.
+fn read_at_fault(
+    result: &Map<String, Value>,
+    players: Players<'_>,
+    status: ResultStatus,
+    winner: Option<&str>,
+) -> LeagueResult<Vec<String>> {
+    match first(result, &["at_fault_player_ids", "technical_loss_players"]) {
         Some(Value::Array(ids)) => ids
             .iter()
             .map(|id| {
@@ -88,25 +124,30 @@ pub fn read(
                     .map(str::to_owned)
                     .ok_or_else(|| invalid(format!("at_fault_player_ids names {id}")))
             })
-            .collect::<LeagueResult<Vec<_>>>()?,
-        _ => match (status, &winner) {
+            .collect(),
+        _ => Ok(match (status, winner) {
             (ResultStatus::TechnicalLoss, Some(winner)) => vec![players.other(winner)],
             (ResultStatus::DoubleForfeit, _) => vec![players.a.to_owned(), players.b.to_owned()],
             _ => Vec::new(),
-        },
-    };
-    if scores.is_none() {
-        // No scores given: the 3/1/0 rule gives them.
-        let (a, b) = match (status, winner.as_deref()) {
-            (ResultStatus::Win | ResultStatus::TechnicalLoss, Some(w)) if w == players.a => {
-                (points::WIN, points::LOSS)
-            }
-            (ResultStatus::Win | ResultStatus::TechnicalLoss, Some(_)) => (points::LOSS, points::WIN),
-            (ResultStatus::Draw, _) => (points::DRAW, points::DRAW),
-            _ => (points::LOSS, points::LOSS),
-        };
-        scores = Some(vec![score(players.a, a), score(players.b, b)]);
+        }),
     }
+}
+
+/// The scores the 3/1/0 rule gives a result that names none.
+fn rule_scores(players: Players<'_>, status: ResultStatus, winner: Option<&str>) -> Vec<PlayerScore> {
+    let (a, b) = match (status, winner) {
+        (ResultStatus::Win | ResultStatus::TechnicalLoss, Some(w)) if w == players.a => {
+            (points::WIN, points::LOSS)
+        }
+        (ResultStatus::Win | ResultStatus::TechnicalLoss, Some(_)) => (points::LOSS, points::WIN),
+        (ResultStatus::Draw, _) => (points::DRAW, points::DRAW),
+        _ => (points::LOSS, points::LOSS),
+    };
+    vec![score(players.a, a), score(players.b, b)]
+}
+
+/// The game's own account of the result (`drawn_number`, `choices`…), from `details` first.
+fn game_metadata(result: &Map<String, Value>) -> Map<String, Value> {
     let mut metadata = Map::new();
     let details = result.get("details").and_then(Value::as_object);
     for source in details.into_iter().chain(std::iter::once(result)) {
@@ -121,20 +162,7 @@ pub fn read(
             }
         }
     }
-    Ok(MatchResult {
-        match_id: match_id.to_owned(),
-        status: status as i32,
-        // proto3's empty values: no winner (a draw), no scores, no reason given.
-        winner_player_id: winner.unwrap_or_default(),
-        scores: scores.unwrap_or_default(),
-        reason: result
-            .get("reason")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
-        at_fault_player_ids: at_fault,
-        game_metadata: (!metadata.is_empty()).then(|| convert::to_struct(&metadata)),
-    })
+    metadata
 }
 
 /// The statuses a result may have: anything else (ABORTED, CANCELLED…) is no result.
