@@ -14,7 +14,7 @@ wrk.body = '{"jsonrpc":"2.0","method":"' .. method .. '","params":' .. params ..
 function done(summary, latency, requests)
   local errors = summary.errors.status + summary.errors.connect + summary.errors.read
     + summary.errors.write + summary.errors.timeout
-  io.write(string.format("%s: %.0f requests/s, p50 %.2f ms, p99 %.2f ms, errors %d\n", method,
-    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000,
-    latency:percentile(99) / 1000, errors))
+  io.write(string.format("%s: %.0f requests/s, p50 %.2f ms, p99 %.2f ms, errors %d, %d requests\n",
+    method, summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000,
+    latency:percentile(99) / 1000, errors, summary.requests))
 end

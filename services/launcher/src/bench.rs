@@ -28,6 +28,7 @@ use league_testkit::{Behaviour, FakeAgents, Registered};
 mod concurrent;
 mod cpu;
 mod exchanges;
+mod floor;
 mod overhead;
 mod pairs;
 mod rounds;
@@ -461,6 +462,17 @@ fn render(results: &[Measured], args: &BenchArgs) -> String {
             ));
             for t in &m.throughput {
                 out.push_str(&format!("| {} | {} | {} |\n", t.call, t.line, t.load_average));
+            }
+            let ping = m.throughput.iter().find(|t| t.call == "ping");
+            if let (Some(_), Some(per_exchange)) = (&m.overhead, ping.and_then(|t| t.per_exchange)) {
+                let gateway: Duration = m
+                    .cpu
+                    .by
+                    .iter()
+                    .filter(|(name, _)| name.starts_with("gateway"))
+                    .map(|(_, t)| *t)
+                    .sum();
+                out.push_str(&floor::render(gateway / m.matches.max(1), per_exchange));
             }
         }
     }

@@ -6,6 +6,7 @@ use secrecy::ExposeSecret;
 use serde_json::{Value, json};
 
 use super::BenchArgs;
+use super::floor::{self, Ends};
 use crate::run::Finished;
 use league_testkit::Registered;
 use league_testkit::http::{socket_addr, try_post_to};
@@ -19,6 +20,8 @@ pub(super) struct Throughput {
     pub(super) call: String,
     pub(super) line: String,
     pub(super) load_average: String,
+    /// The CPU one request took, both ends (the gateway and wrk): the floor an exchange costs.
+    pub(super) per_exchange: Option<std::time::Duration>,
 }
 
 /// wrk against the finished league's gateway: each call checked once by hand (a JSON-RPC error comes
@@ -96,7 +99,9 @@ pub(super) async fn queries(
             wrk.env("BENCH_TOKEN", token);
         }
         eprintln!("bench: wrk {call} (load average {load_average})");
+        let before = Ends::now(finished);
         let output = wrk.output().await.context("running wrk (apt-get install wrk)")?;
+        let after = Ends::now(finished);
         let stdout = String::from_utf8_lossy(&output.stdout);
         anyhow::ensure!(
             output.status.success(),
@@ -109,10 +114,15 @@ pub(super) async fn queries(
             .with_context(|| format!("wrk printed no {method} line: {stdout}"))?
             .trim_start()
             .to_owned();
+        let per_exchange = match (before, after, floor::requests(&line)) {
+            (Some(before), Some(after), Some(requests)) => before.per_exchange(after, requests),
+            _ => None,
+        };
         measured.push(Throughput {
             call,
             line,
             load_average,
+            per_exchange,
         });
     }
     std::fs::remove_file(&script).ok();
