@@ -86,11 +86,18 @@ compose() {
         -f "$REPO/docker-compose.yml" -f "$REPO/deploy/standins/docker-compose.standins.yml" "$@"
 }
 
-# clear_project: the project's containers, networks and volumes gone. Once in a while the engine still
-# counts an endpoint of a container it has just removed and refuses to remove the network, and then the
-# volumes stay too: a second `down` a moment later removes them. Run before `up` as well, so that what
-# a killed run left (its database volume and finished leagues) never reaches the next one.
+# Containers a script runs beside the project, on its network (`docker run`; compose-smoke's external
+# agent), carry this label with the project's name: compose does not know them, and its network cannot
+# be removed while they are on it.
+BESIDE_LABEL=league.beside-project
+
+# clear_project: the project's containers, networks and volumes gone, and the containers beside it. Once
+# in a while the engine still counts an endpoint of a container it has just removed and refuses to remove
+# the network, and then the volumes stay too: a second `down` a moment later removes them. Run before `up`
+# as well, so that what a killed run left (its database volume and finished leagues) never reaches the
+# next one.
 clear_project() {
+    "$DOCKER" ps -aq --filter "label=$BESIDE_LABEL=$PROJECT" | xargs -r "$DOCKER" rm -f >/dev/null
     compose down -v --remove-orphans --timeout 30 >"$WORK/down.log" 2>&1 && return 0
     sleep 2
     compose down -v --remove-orphans --timeout 30 >>"$WORK/down.log" 2>&1
@@ -211,7 +218,7 @@ wait_healthy() {
 wait_registered() {
     local deadline=$(($(date +%s) + $3))
     until [ "$(status_field "$1" registered_players)" = "$2" ]; do
-        [ "$(date +%s)" -ge "$deadline" ] && die "$1: the $2 bots did not register within $3 s"
+        [ "$(date +%s)" -ge "$deadline" ] && die "$1: the $2 players did not register within $3 s"
         sleep 1
     done
 }

@@ -19,9 +19,14 @@ traffic (tests/fixtures):
 Usage: league_agent.py <league /mcp url> <style> <name> [<url for separate replies>]. The optional URL
 is another gateway replica behind the same league, as a load balancer would pick. Prints one JSON line when the league completes:
 {"name", "player_id", "received": {message_type: count}, "errors": [...]}.
+
+It listens on 127.0.0.1 and registers that address. With LEAGUE_AGENT_HOST set it listens on every
+address and registers that host name instead: how it runs in a container, where the league calls it at
+the container's name (scripts/compose-smoke; a league outside a test refuses loopback endpoints).
 """
 
 import json
+import os
 import random
 import sys
 import threading
@@ -30,6 +35,8 @@ from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LEAGUE_URL, STYLE, NAME = sys.argv[1], sys.argv[2], sys.argv[3]
+CONTACT_HOST = os.environ.get("LEAGUE_AGENT_HOST", "")
+LISTEN_HOST = "0.0.0.0" if CONTACT_HOST else "127.0.0.1"
 REPLY_URL = sys.argv[4] if len(sys.argv) > 4 else LEAGUE_URL
 STATE = {"player_id": None, "token": None, "received": {}, "errors": []}
 DONE = threading.Event()
@@ -179,7 +186,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def register(port):
-    meta = {"display_name": NAME, "version": "1.0.0", "game_types": ["even_odd"], "contact_endpoint": f"http://127.0.0.1:{port}/mcp"}
+    meta = {"display_name": NAME, "version": "1.0.0", "game_types": ["even_odd"], "contact_endpoint": f"http://{CONTACT_HOST or LISTEN_HOST}:{port}/mcp"}
     if STYLE == "sloppy":
         params = {"protocol": "league.v2", "message_type": "LEAGUE_REGISTER_REQUEST", "player_meta": meta}
         method = "register_player"
@@ -195,7 +202,7 @@ def register(port):
 
 
 def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer((LISTEN_HOST, 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     register(server.server_address[1])
     DONE.wait(timeout=300)

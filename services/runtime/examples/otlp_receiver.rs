@@ -1,8 +1,9 @@
 //! A stand-in for Jaeger where no container registry is reachable (deploy/standins/otlp-receiver): it
 //! receives OTLP/gRPC traces on port 4317, as Jaeger does, keeps nothing but a count per trace, and says
 //! on HTTP port 16686 (`GET /api/traces`) how many spans each trace has, from which services and for which
-//! match. `scripts/compose-smoke` asks it whether every match became one trace spanning the services.
-//! It is not a tracing backend: real Jaeger runs wherever a registry is reachable.
+//! match of which league (match ids repeat across leagues). `scripts/compose-smoke` asks it whether every
+//! match became one trace spanning the services, and whether an external agent's matches reached the
+//! gateway. It is not a tracing backend: real Jaeger runs wherever a registry is reachable.
 //!
 //!   cargo run -p league-runtime --example otlp_receiver [grpc-addr] [http-addr]
 
@@ -28,6 +29,7 @@ use serde::Serialize;
 struct Trace {
     spans: u64,
     services: BTreeSet<String>,
+    league_id: Option<String>,
     match_id: Option<String>,
 }
 
@@ -67,6 +69,9 @@ impl TraceService for Traces {
                 trace.services.insert(service.clone());
                 if trace.match_id.is_none() {
                     trace.match_id = text(&span.attributes, "match_id");
+                }
+                if trace.league_id.is_none() {
+                    trace.league_id = text(&span.attributes, "league_id");
                 }
             }
         }
