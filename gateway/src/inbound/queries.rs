@@ -141,6 +141,15 @@ async fn run(
             .map_or_else(String::new, str::to_owned),
     };
     let outcome = answer(inbound, &asker, query, asked).await;
+    Ok(Handled {
+        result: response(query, conversation_id.as_deref().unwrap_or_default(), outcome)?,
+        agent_id,
+    })
+}
+
+/// LEAGUE_QUERY_RESPONSE: the data, or the league's refusal as `error` (`success` false). A failure that
+/// is not about the question — the league unreachable, or the asker not let in — is the call's error.
+fn response(query: Query, conversation_id: &str, outcome: LeagueResult<Value>) -> LeagueResult<Value> {
     let (success, data, error) = match outcome {
         Ok(data) => (true, data, Value::Null),
         Err(error)
@@ -162,20 +171,17 @@ async fn run(
             json!({"error_code": error.code.code(), "error_description": error.description}),
         ),
     };
-    Ok(Handled {
-        result: league_v2::envelope::message(
-            MessageType::LeagueQueryResponse.as_str(),
-            sender::MANAGER,
-            conversation_id.as_deref().unwrap_or_default(),
-            jsonrpc::object([
-                ("query_type", query.as_str().into()),
-                ("success", success.into()),
-                ("data", data),
-                ("error", error),
-            ]),
-        ),
-        agent_id,
-    })
+    Ok(league_v2::envelope::message(
+        MessageType::LeagueQueryResponse.as_str(),
+        sender::MANAGER,
+        conversation_id,
+        jsonrpc::object([
+            ("query_type", query.as_str().into()),
+            ("success", success.into()),
+            ("data", data),
+            ("error", error),
+        ]),
+    ))
 }
 
 fn conversation(message: &Map<String, Value>) -> Option<String> {
