@@ -81,68 +81,40 @@ impl GatewayApp {
             .clone()
             .ok_or_else(|| anyhow::anyhow!("LEAGUE_OPERATOR_TOKEN is required"))?;
         let manager_link = ManagerLink::new(grpc::channel(&config.manager_url)?, operator);
-        let replies = Arc::new(Replies::default());
-        let warnings = Arc::new(WarningBuffer::default());
-        let public_url = config
-            .public_url
-            .clone()
-            .unwrap_or_else(|| format!("{}/mcp", grpc::local_url(self.http_addr)));
-        let bridge_url = config
-            .advertise_url
-            .clone()
-            .unwrap_or_else(|| grpc::local_url(self.grpc_addr));
-        let bridge = PlayerBridge {
-            agents: ExternalAgents::new(manager_link.clone()),
-            client: self.client,
-            replies: replies.clone(),
-            warnings: warnings.clone(),
-            mode: config.compliance,
-            public_url: public_url.clone(),
-            timeouts: FallbackTimeouts {
-                game_over: league_domain::Timing::default()
-                    .game_over_timeout
-                    .min(config.agent_call_timeout),
-                other: config.agent_call_timeout,
-            },
-            event_slots: Arc::new(EventSlots::new(config.event_slots, config.event_slot_window)),
+        let urls = Urls {
+            public: config
+                .public_url
+                .clone()
+                .unwrap_or_else(|| format!("{}/mcp", grpc::local_url(self.http_addr))),
+            bridge: config
+                .advertise_url
+                .clone()
+                .unwrap_or_else(|| grpc::local_url(self.grpc_addr)),
         };
-        let referees = Arc::new(Referees::new(
+        let state = wire(
+            config.clone(),
             manager_link.clone(),
-            Arc::new(bridge.clone()),
-            public_url.clone(),
+            self.client,
+            urls,
+            self.readiness.clone(),
+        );
+        let inbound = &state.inbound;
+        tokio::spawn(
+            inbound
+                .replies
+                .clone()
+                .watch(manager_link.clone(), shutdown.clone()),
+        );
+        tokio::spawn(inbound.referees.clone().run_claimers(shutdown.clone()));
+        let flusher = tokio::spawn(flush_warnings(
+            inbound.warnings.clone(),
+            manager_link.clone(),
+            shutdown.clone(),
         ));
-        let limits = Arc::new(RequestLimits::new(Rates {
-            per_address: config.address_rate_limit,
-            per_agent: config.agent_rate_limit,
-            failed_auth_per_minute: config.failed_auth_limit,
-            registrations_per_minute: config.registration_rate_limit,
-        }));
-        let inbound = Inbound {
-            manager_link: manager_link.clone(),
-            limits: limits.clone(),
-            config: config.clone(),
-            warnings: warnings.clone(),
-            replies: replies.clone(),
-            referees: referees.clone(),
-            standings: Arc::default(),
-            bridge: bridge.clone(),
-            bridge_url,
-            public_url: public_url.clone(),
-        };
-        tokio::spawn(replies.clone().watch(manager_link.clone(), shutdown.clone()));
-        tokio::spawn(referees.run_claimers(shutdown.clone()));
-        let flusher = tokio::spawn(flush_warnings(warnings, manager_link.clone(), shutdown.clone()));
-        let routes = tonic::service::Routes::new(PlayerServiceServer::new(MeasuredBridge(bridge)));
+        let bridge = MeasuredBridge(inbound.bridge.clone());
+        let routes = tonic::service::Routes::new(PlayerServiceServer::new(bridge));
         let routes = grpc::with_health_and_reflection::<PlayerServiceServer<MeasuredBridge>>(routes).await?;
         let grpc_server = tokio::spawn(grpc::serve(self.grpc_listener, routes, shutdown.clone()));
-        let state = HttpState {
-            mcp: McpService::new(inbound.clone()),
-            inbound,
-            limits,
-            max_body_bytes: config.max_body_bytes,
-            body_timeout: config.body_timeout,
-            readiness: self.readiness.clone(),
-        };
         // Ready while the manager answers: without it the gateway can only refuse.
         let health = HealthClient::new(grpc::channel(&config.manager_url)?);
         self.readiness.set_check(move || manager_serving(health.clone()));
@@ -158,6 +130,74 @@ impl GatewayApp {
         grpc_server.await??;
         flusher.await.ok();
         Ok(())
+    }
+}
+
+/// Where agents reach the gateway.
+#[derive(Debug, Clone)]
+pub(crate) struct Urls {
+    /// `/mcp`, as agents reach it.
+    pub(crate) public: String,
+    /// The `PlayerService` bridge, as referees reach it.
+    pub(crate) bridge: String,
+}
+
+/// The gateway's parts wired together, as the HTTP surface holds them; nothing listens or runs yet
+/// (tests drive the router built from it without a socket).
+pub(crate) fn wire(
+    config: Arc<GatewayConfig>,
+    manager_link: ManagerLink,
+    client: AgentClient,
+    urls: Urls,
+    readiness: Readiness,
+) -> HttpState {
+    let replies = Arc::new(Replies::default());
+    let warnings = Arc::new(WarningBuffer::default());
+    let bridge = PlayerBridge {
+        agents: ExternalAgents::new(manager_link.clone()),
+        client,
+        replies: replies.clone(),
+        warnings: warnings.clone(),
+        mode: config.compliance,
+        public_url: urls.public.clone(),
+        timeouts: FallbackTimeouts {
+            game_over: league_domain::Timing::default()
+                .game_over_timeout
+                .min(config.agent_call_timeout),
+            other: config.agent_call_timeout,
+        },
+        event_slots: Arc::new(EventSlots::new(config.event_slots, config.event_slot_window)),
+    };
+    let referees = Arc::new(Referees::new(
+        manager_link.clone(),
+        Arc::new(bridge.clone()),
+        urls.public.clone(),
+    ));
+    let limits = Arc::new(RequestLimits::new(Rates {
+        per_address: config.address_rate_limit,
+        per_agent: config.agent_rate_limit,
+        failed_auth_per_minute: config.failed_auth_limit,
+        registrations_per_minute: config.registration_rate_limit,
+    }));
+    let inbound = Inbound {
+        manager_link,
+        limits: limits.clone(),
+        config: config.clone(),
+        warnings,
+        replies,
+        referees,
+        standings: Arc::default(),
+        bridge,
+        bridge_url: urls.bridge,
+        public_url: urls.public,
+    };
+    HttpState {
+        mcp: McpService::new(inbound.clone()),
+        inbound,
+        limits,
+        max_body_bytes: config.max_body_bytes,
+        body_timeout: config.body_timeout,
+        readiness,
     }
 }
 

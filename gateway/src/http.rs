@@ -259,3 +259,5 @@ fn json_response(status: StatusCode, body: Value) -> Response {
 fn bytes_response(status: StatusCode, bytes: Vec<u8>) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response()
 }
+#[cfg(test)]
+mod tests;

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::{INVALID_PARAMS, METHOD_NOT_FOUND, RpcError};
+use crate::query::Query;
 
 /// The specification's method name for a message (docs/protocol.md, the table under "Tools"); none
 /// for the league's answers, which are never calls.
@@ -88,8 +89,8 @@ pub enum Action {
     EnrollPlayer,
     /// Operator: pause, resume or cancel a league, or withdraw a player from it.
     Lifecycle(Lifecycle),
-    /// A debug tool named for one LEAGUE_QUERY (`get_standings`…): the query type.
-    Query(&'static str),
+    /// A debug tool named for one LEAGUE_QUERY (`get_standings`…).
+    Query(Query),
     /// Operator: every agent's compliance warnings.
     ComplianceWarnings,
     /// A pulling referee asks for its matches (`get_assigned_matches`).
@@ -404,17 +405,12 @@ fn by_method(lower: &str) -> Option<(Action, Dialect)> {
         "resume_league" => Action::Lifecycle(Lifecycle::Resume),
         "cancel_league" => Action::Lifecycle(Lifecycle::Cancel),
         "withdraw_player" => Action::Lifecycle(Lifecycle::Withdraw),
-        "get_standings" => Action::Query("GET_STANDINGS"),
-        "get_schedule" => Action::Query("GET_SCHEDULE"),
-        "get_next_match" => Action::Query("GET_NEXT_MATCH"),
-        "get_player_stats" | "get_player_state" => Action::Query("GET_PLAYER_STATS"),
-        "get_match" | "get_match_state" => Action::Query("GET_MATCH"),
-        "get_league_status" => Action::Query("GET_LEAGUE_STATUS"),
-        "get_standings_by_round" => Action::Query("GET_STANDINGS_BY_ROUND"),
-        "get_leagues" | "list_leagues" => Action::Query("GET_LEAGUES"),
         "get_compliance_warnings" => Action::ComplianceWarnings,
         "get_assigned_matches" => Action::AssignedMatches,
         _ => {
+            if let Some(query) = Query::by_shorthand(lower) {
+                return Some((Action::Query(query), Dialect::Canonical));
+            }
             let (kind, dialect) = message_method(lower)?;
             return Some((Action::Message(kind), dialect));
         }

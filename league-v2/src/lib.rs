@@ -17,6 +17,7 @@ pub mod jsonrpc;
 pub mod league_error;
 pub mod match_message;
 pub mod outbound_token;
+pub mod query;
 pub mod result;
 pub mod sender;
 pub mod shared_json;

@@ -214,3 +214,30 @@ impl Referees {
         lock(&self.pulling).insert(referee_id.to_string());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_referee_that_fails_again_waits_twice_as_long_up_to_the_most() {
+        let claimer = Claimer {
+            referee_id: RefereeId::parse("REF01").expect("a referee id"),
+            slots: Arc::new(Semaphore::new(1)),
+            paused: Mutex::new((Instant::now(), FIRST_PAUSE)),
+        };
+        assert_eq!(claimer.paused_until(), Instant::now(), "claims at once at first");
+        let mut waits = Vec::new();
+        for _ in 0..8 {
+            claimer.pause();
+            waits.push(claimer.paused_until() - Instant::now());
+        }
+        let millis = [500, 1000, 2000, 4000, 8000, 16_000, 30_000, 30_000];
+        assert_eq!(waits, millis.map(Duration::from_millis));
+        // One match taken: claims again at once, and the next failure starts over.
+        claimer.resume();
+        assert_eq!(claimer.paused_until(), Instant::now());
+        claimer.pause();
+        assert_eq!(claimer.paused_until() - Instant::now(), FIRST_PAUSE);
+    }
+}

@@ -262,3 +262,5 @@ impl Referees {
         }
     }
 }
+#[cfg(test)]
+mod tests;

@@ -420,3 +420,74 @@ fn within<T>(message: T, limit: Duration) -> tonic::Request<T> {
     request.set_timeout(limit);
     request
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
+    fn target_of(value: Value, path: Option<&str>) -> Result<String, ErrorCode> {
+        target(&message(value), path)
+            .map(String::from)
+            .map_err(|error| error.code)
+    }
+
+    #[test]
+    fn a_call_is_for_the_player_of_its_path_or_the_one_it_names_never_both_apart() {
+        assert_eq!(target_of(json!({}), Some("P01")), Ok("P01".to_owned()));
+        assert_eq!(target_of(json!({"player_id": "P02"}), None), Ok("P02".to_owned()));
+        assert_eq!(
+            target_of(json!({"player_id": "P01"}), Some("P01")),
+            Ok("P01".to_owned())
+        );
+        assert_eq!(
+            target_of(json!({"player_id": "P02"}), Some("P01")),
+            Err(ErrorCode::InvalidMessageFormat)
+        );
+        assert_eq!(target_of(json!({}), None), Err(ErrorCode::MissingRequiredField));
+        assert_eq!(
+            target_of(json!({}), Some("../admin")),
+            Err(ErrorCode::InvalidMessageFormat),
+            "a path that names no player"
+        );
+    }
+
+    #[test]
+    fn what_a_player_said_is_recorded_as_our_referees_record_it() {
+        let ack = json!({"accept": true, "reason": null, "match_id": "R1M1"});
+        assert_eq!(
+            said(MessageType::GameJoinAck, &ack),
+            json!({"accept": true, "reason": null})
+        );
+        let parity = json!({"parity_choice": "even", "player_id": "P01"});
+        assert_eq!(
+            said(MessageType::ChooseParityResponse, &parity),
+            json!({"parity_choice": "even"})
+        );
+        let moved = json!({"move_payload": {"row": 1, "col": 2}, "player_id": "P01"});
+        assert_eq!(
+            said(MessageType::GameMoveResponse, &moved),
+            json!({"row": 1, "col": 2})
+        );
+    }
+
+    #[test]
+    fn the_standings_a_parity_call_carries_are_read_leniently() {
+        let call = message(json!({"context": {"your_standings": {"wins": 2, "draws": 1, "losses": -1}}}));
+        assert_eq!(
+            standings(&call),
+            PlayerRecord {
+                wins: 2,
+                draws: 1,
+                losses: 0
+            }
+        );
+        assert_eq!(standings(&message(json!({}))), PlayerRecord::default());
+        assert_eq!(number(&message(json!({"step": 3})), "step"), Some(3));
+        assert_eq!(number(&message(json!({"step": "3"})), "step"), None);
+        assert_eq!(number(&message(json!({"step": 5_000_000_000_u64})), "step"), None);
+    }
+}

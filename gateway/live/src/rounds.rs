@@ -137,3 +137,47 @@ impl CompletedRounds {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn points(of: u32) -> Points {
+        Arc::new(HashMap::from([("P01".to_owned(), of)]))
+    }
+
+    #[test]
+    fn the_points_are_known_only_when_every_round_up_to_the_last_is() {
+        let rounds = CompletedRounds::default();
+        assert_eq!(
+            rounds.cached_points("l1", 0),
+            Some(Vec::new()),
+            "no round: nothing to fetch"
+        );
+        keep(&rounds.points, ("l1".to_owned(), 1), points(3));
+        keep(&rounds.points, ("l1".to_owned(), 3), points(6));
+        assert_eq!(rounds.cached_points("l1", 1), Some(vec![points(3)]));
+        assert_eq!(rounds.cached_points("l1", 3), None, "round 2 is missing");
+        assert_eq!(
+            rounds.cached_points("l2", 1),
+            None,
+            "another league's rounds are its own"
+        );
+        keep(&rounds.points, ("l1".to_owned(), 2), points(4));
+        assert_eq!(
+            rounds.cached_points("l1", 3),
+            Some(vec![points(3), points(4), points(6)])
+        );
+    }
+
+    #[test]
+    fn the_kept_rounds_are_bounded() {
+        let kept = Mutex::new(HashMap::new());
+        for round_id in 0..MAX_ROUNDS as u32 {
+            keep(&kept, ("l1".to_owned(), round_id), round_id);
+        }
+        assert_eq!(lock(&kept).len(), MAX_ROUNDS);
+        keep(&kept, ("l2".to_owned(), 1), 1);
+        assert_eq!(lock(&kept).len(), 1, "full: all dropped for the newest");
+    }
+}

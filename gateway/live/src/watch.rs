@@ -212,3 +212,104 @@ fn unavailable(status: &tonic::Status) -> Value {
 
 /// The watchers of one gateway, by league id.
 pub(crate) type Watched = std::sync::Mutex<HashMap<String, watch::Sender<Option<Arc<Update>>>>>;
+
+#[cfg(test)]
+mod tests {
+    use league_manager_link::ManagerLink;
+    use league_proto::v2::LeagueStall;
+    use league_runtime::Shutdown;
+
+    use super::*;
+
+    /// The page's state with a manager that is never reached (its channel connects only when called).
+    fn live(shutdown: &Shutdown) -> Arc<Live> {
+        let channel = league_runtime::grpc::channel("http://manager.invalid:50051").expect("a lazy channel");
+        Live::new(
+            ManagerLink::new(channel, "operator".to_owned().into()),
+            shutdown.signal(),
+        )
+    }
+
+    fn watched(live: &Live) -> usize {
+        live.watched.lock().map_or(0, |watched| watched.len())
+    }
+
+    #[tokio::test]
+    async fn viewers_of_a_league_share_its_watcher_and_watched_leagues_are_bounded() {
+        let shutdown = Shutdown::new();
+        let live = live(&shutdown);
+        let ip = IpAddr::from([127, 0, 0, 1]);
+        let viewers: Vec<Viewer> = (0..MAX_WATCHED_LEAGUES)
+            .map(|n| live.watch(&format!("league-{n}"), ip).expect("a seat"))
+            .collect();
+        assert_eq!(watched(&live), MAX_WATCHED_LEAGUES);
+        assert_eq!(live.watch("one-more", ip).err(), Some(Refused::TooManyLeagues));
+        // A league already watched takes another viewer, on the same watcher.
+        let again = live.watch("league-0", ip).expect("a seat");
+        assert_eq!(watched(&live), MAX_WATCHED_LEAGUES);
+        assert_eq!(viewers.len() + 1, live.viewers.taken());
+        drop(again);
+        shutdown.trigger();
+    }
+
+    #[tokio::test]
+    async fn one_address_holds_its_share_of_viewers_and_no_more() {
+        let shutdown = Shutdown::new();
+        let live = live(&shutdown);
+        let (crowd, other) = (IpAddr::from([10, 0, 0, 1]), IpAddr::from([10, 0, 0, 2]));
+        let mut viewers: Vec<Viewer> = (0..crate::MAX_VIEWERS_PER_ADDRESS)
+            .map(|_| live.watch("l1", crowd).expect("a seat"))
+            .collect();
+        assert_eq!(live.watch("l1", crowd).err(), Some(Refused::TooManyViewers));
+        assert!(
+            live.watch("l1", other).is_ok(),
+            "another address still gets a seat"
+        );
+        // A viewer that leaves gives its seat back.
+        viewers.pop();
+        assert!(live.watch("l1", crowd).is_ok());
+        shutdown.trigger();
+    }
+
+    #[test]
+    fn viewers_hear_why_the_league_is_unavailable_only_when_it_is_theirs_to_know() {
+        let not_found = tonic::Status::not_found("no league l9");
+        assert_eq!(unavailable(&not_found), json!({"error": "no league l9"}));
+        // Anything else is the league's own trouble: its details stay out of a public page.
+        let internal = tonic::Status::internal("pool timed out connecting to 10.0.0.7:5432");
+        let told = unavailable(&internal).to_string();
+        assert!(
+            told.contains("unreachable") && !told.contains("10.0.0.7"),
+            "{told}"
+        );
+    }
+
+    #[test]
+    fn a_new_result_or_a_stall_changing_its_cause_is_a_change_and_nothing_else_is() {
+        let status = GetLeagueStatusResponse {
+            finished_matches: 3,
+            stall: Some(LeagueStall {
+                waiting_matches: 2,
+                cause: "no referee".to_owned(),
+                ..LeagueStall::default()
+            }),
+            ..GetLeagueStatusResponse::default()
+        };
+        let key = change_key(&status);
+        let unchanged = GetLeagueStatusResponse {
+            game_type: "even_odd".to_owned(),
+            ..status.clone()
+        };
+        assert_eq!(change_key(&unchanged), key, "not what the page shows changing");
+        let result = GetLeagueStatusResponse {
+            finished_matches: 4,
+            ..status.clone()
+        };
+        assert_ne!(change_key(&result), key);
+        let mut cause = status.clone();
+        if let Some(stall) = cause.stall.as_mut() {
+            stall.cause = "a referee gave its match back".to_owned();
+        }
+        assert_ne!(change_key(&cause), key);
+    }
+}

@@ -88,7 +88,7 @@ fn action_label(action: Action) -> &'static str {
         Action::CreateLeague => "create_league",
         Action::EnrollPlayer => "enroll_player",
         Action::Lifecycle(change) => change.method(),
-        Action::Query(query_type) => query_type,
+        Action::Query(query) => query.as_str(),
         Action::ComplianceWarnings => "get_compliance_warnings",
         Action::AssignedMatches => "get_assigned_matches",
     }
@@ -204,7 +204,7 @@ impl Inbound {
             Action::ComplianceWarnings => operator::compliance_warnings(self, message, http)
                 .await
                 .map(Handled::anonymous),
-            Action::Query(query_type) => queries::shorthand(self, query_type, message, checker, http).await,
+            Action::Query(query) => queries::shorthand(self, query, message, checker, http).await,
             Action::AssignedMatches => self.pull(Pull::AssignedMatches, message, checker, http).await,
             Action::Message(kind) => match kind {
                 MessageType::LeagueRegisterRequest => {

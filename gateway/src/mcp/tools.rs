@@ -9,6 +9,7 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
 use league_v2::league_error::LeagueError;
+use league_v2::query::Query;
 
 /// One tool: its league.v2 method, the message it carries when it carries one, and its schema.
 pub(super) struct Spec {
@@ -284,10 +285,7 @@ fn league_query_schema() -> Value {
     properties.insert("league_id".into(), league_id_property());
     properties.insert(
         "query_type".into(),
-        json!({"type": "string", "enum": [
-            "GET_STANDINGS", "GET_SCHEDULE", "GET_NEXT_MATCH", "GET_PLAYER_STATS", "GET_MATCH", "GET_LEAGUE_STATUS",
-            "GET_STANDINGS_BY_ROUND", "GET_LEAGUES"
-        ]}),
+        json!({"type": "string", "enum": Query::ALL.map(Query::as_str)}),
     );
     properties.insert(
         "query_params".into(),

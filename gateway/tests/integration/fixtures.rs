@@ -16,6 +16,7 @@ use league_proto::v2::*;
 use league_v2::compliance::Mode;
 use league_v2::convert;
 use league_v2::dialect::{self, Action, Dialect};
+use league_v2::query::Query;
 use league_v2::timestamp::{self, Reading};
 use serde_json::{Value, json};
 use support::*;
@@ -36,7 +37,7 @@ fn expected_resolution(method: &str) -> Result<(Action, Dialect), i64> {
         "register_player" => (Action::Message(LeagueRegisterRequest), Dialect::Canonical),
         "league_query" => (Action::Message(LeagueQuery), Dialect::Canonical),
         "start_league" => (Action::StartLeague, Dialect::Canonical),
-        "get_standings" => (Action::Query("GET_STANDINGS"), Dialect::Canonical),
+        "get_standings" => (Action::Query(Query::Standings), Dialect::Canonical),
         // peer-b's referees pull their matches.
         "get_assigned_matches" => (Action::AssignedMatches, Dialect::Canonical),
         other => panic!("the fixtures call the manager with {other:?}: add it to this table"),

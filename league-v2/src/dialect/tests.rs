@@ -1,4 +1,4 @@
-//! The dialects' table: every way real agents name a call, resolved.
+//! Every way real agents name a call, resolved; and every dialect framed as such an agent expects.
 
 use super::*;
 use serde_json::json;
@@ -169,4 +169,21 @@ fn outbound_framing() {
         ("handle_message".to_owned(), json!({"message": message}))
     );
     assert_eq!(framed(Dialect::McpMessage).1, message);
+}
+
+#[test]
+fn a_debug_shorthand_asks_its_query() {
+    use crate::query::Query;
+    assert_eq!(
+        action("get_standings", json!({})),
+        (Action::Query(Query::Standings), Dialect::Canonical)
+    );
+    assert_eq!(
+        action("list_leagues", json!({})),
+        (Action::Query(Query::Leagues), Dialect::Canonical)
+    );
+    assert!(
+        resolve("get_registrations", json!({})).is_err(),
+        "the referees' question has no shorthand"
+    );
 }
