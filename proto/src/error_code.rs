@@ -149,6 +149,27 @@ pub fn is_service_outage(status: &tonic::Status) -> bool {
     status.metadata().contains_key(SERVICE_OUTAGE_METADATA_KEY)
 }
 
+/// Metadata key marking an E013 that says the referee was revoked by the operator, not that it is
+/// unknown (a new database): a revoked referee stops, and does not register anew (ADR 0082).
+pub const REVOKED_METADATA_KEY: &str = "league-revoked";
+
+/// E013, marked as a revocation (see [`REVOKED_METADATA_KEY`]).
+#[cfg(feature = "grpc")]
+pub fn revoked(message: impl Into<String>) -> tonic::Status {
+    let mut status = self::status(ErrorCode::RefereeNotRegistered, message);
+    status.metadata_mut().insert(
+        REVOKED_METADATA_KEY,
+        tonic::metadata::MetadataValue::from_static("true"),
+    );
+    status
+}
+
+/// Whether `status` was marked by [`revoked`].
+#[cfg(feature = "grpc")]
+pub fn is_revoked(status: &tonic::Status) -> bool {
+    status.metadata().contains_key(REVOKED_METADATA_KEY)
+}
+
 /// The league.v2 error code a failed call carried, if any.
 #[cfg(feature = "grpc")]
 pub fn code_of(status: &tonic::Status) -> Option<ErrorCode> {

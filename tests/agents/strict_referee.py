@@ -19,7 +19,8 @@ For each match it invites both players at the endpoints it was given, asks both 
 number with `secrets`, sends GAME_OVER to both and reports MATCH_RESULT_REPORT, all with its token.
 
 Usage: strict_referee.py <league /mcp url> <name> --style push|assign|pull [--family bare|typed]
-       [--poll SECONDS]
+       [--poll SECONDS] [--registration-token TOKEN]
+(`--registration-token`: the referee registration token, where the league asks one.)
 Prints one JSON line per event: {"registered": id}, {"reported": match_id, "winner", "answer"},
 {"refused": reason, "method"} for an off-spec message it refused, {"error": ...} for anything that went wrong.
 """
@@ -250,6 +251,9 @@ def main():
     params = {"protocol": "league.v2", "message_type": "REFEREE_REGISTER_REQUEST",
               "sender": conformance.sender("referee", ARGS.name.upper()), "timestamp": now(),
               "conversation_id": f"conv-{ARGS.name}-register", "referee_meta": meta}
+    if ARGS.registration_token:
+        # The operator's referee registration token, where the league asks one (ADR 0039).
+        params["auth_token"] = ARGS.registration_token
     try:
         result = checked(post(ARGS.league, "register_referee", params), "REFEREE_REGISTER_RESPONSE")
     except conformance.Refusal as refusal:
@@ -272,5 +276,6 @@ if __name__ == "__main__":
     parser.add_argument("--style", choices=["push", "assign", "pull"], required=True)
     parser.add_argument("--family", choices=list(conformance.FAMILIES), default="bare")
     parser.add_argument("--poll", type=float, default=0.5)
+    parser.add_argument("--registration-token")
     ARGS = parser.parse_args()
     main()

@@ -25,6 +25,7 @@ mod operator_week;
 mod probe;
 mod report;
 mod results_archive;
+mod revoked_referees;
 mod strict_agents;
 mod strict_referees;
 

@@ -58,7 +58,7 @@ fn ts_player(node: &PathBuf, gateway: &str, name: &str, mode: &str) -> Child {
         .expect("the TypeScript MCP player starts")
 }
 
-fn mcp_player(python: &PathBuf, gateway: &str, name: &str, mode: &str) -> Child {
+pub(crate) fn mcp_player(python: &PathBuf, gateway: &str, name: &str, mode: &str) -> Child {
     Command::new(python)
         .arg(format!("{REPOSITORY}/tests/agents/mcp_server_player.py"))
         .args([gateway, name, mode])

@@ -38,7 +38,7 @@ pub(super) fn ok(state_file: &Path, args: &[&str]) -> String {
 }
 
 /// Runs an operator command that must fail; its stderr.
-fn refused(state_file: &Path, args: &[&str]) -> String {
+pub(super) fn refused(state_file: &Path, args: &[&str]) -> String {
     let output = league(state_file, args).output().expect("the league binary runs");
     assert!(
         !output.status.success(),
@@ -103,13 +103,12 @@ impl Place {
         let mut command = league(&self.state_file, &["serve"]);
         command
             .args(["--gateway-addr", "127.0.0.1:0", "--database", &self.database])
-            .args(args);
-        configure(&mut command);
-        let child = command
+            .args(args)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("league serve starts");
+            .stderr(Stdio::null());
+        // After the defaults: a test may keep what serve prints.
+        configure(&mut command);
+        let child = command.spawn().expect("league serve starts");
         let served = Served {
             child,
             database: self.database.clone(),
@@ -497,7 +496,7 @@ pub(super) fn wait_until_completed(state_file: &Path, league: &str) {
 }
 
 /// Ctrl-C to `league serve`: it stops cleanly.
-fn interrupt(served: &mut Served) {
+pub(super) fn interrupt(served: &mut Served) {
     let status = Command::new("kill")
         .args(["-INT", &served.child.id().to_string()])
         .status()

@@ -75,10 +75,10 @@ pub enum Command {
     /// The registered referees, revoked ones too (operator).
     Referees(operator::referees::RefereesArgs),
     /// Revoke a referee: its reports and registrations are refused, its unfinished matches go to other
-    /// referees uncharged (operator).
+    /// referees uncharged, and the referee registration token is rotated (operator).
     RevokeReferee(operator::referees::RevokeRefereeArgs),
-    /// Print the token a referee must present to register (operator).
-    RefereeToken,
+    /// Print the token a referee must present to register, or `--rotate` it (operator).
+    RefereeToken(operator::referees::RefereeTokenArgs),
     /// Run the whole system on this machine until Ctrl-C: manager, gateway, referees, bots.
     Serve(serve::ServeArgs),
     /// Run a whole league on this machine and print the standings.
@@ -124,7 +124,7 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Ratings(args) => operator::ratings::ratings(args).await,
         Command::Referees(args) => operator::referees::referees(args).await,
         Command::RevokeReferee(args) => operator::referees::revoke(args).await,
-        Command::RefereeToken => operator::referees::token().await,
+        Command::RefereeToken(args) => operator::referees::token(args).await,
         Command::Serve(args) => serve::serve(args).await,
         Command::Run(args) => run::run(args).await,
         Command::Report(args) => report::report(args).await,

@@ -67,6 +67,10 @@ fn main() -> ExitCode {
                 return ExitCode::from(interrupted.exit_code());
             }
             eprintln!("league: {}", capped(&format!("{error:#}")));
+            // Its supervisor (`league serve`'s) does not start a revoked referee again.
+            if error.downcast_ref::<league_runtime::Revoked>().is_some() {
+                return ExitCode::from(league_runtime::revoked::REVOKED_EXIT);
+            }
             ExitCode::FAILURE
         }
     }

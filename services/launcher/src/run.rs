@@ -28,7 +28,7 @@ use crate::report::RUN_RESULTS;
 use crate::results_folder;
 use crate::run_state_dir::RunStateDir;
 use crate::state::State;
-use crate::system::{self, Plan, Running};
+use crate::system::{self, Plan, RefereeRegistration, Running};
 use crate::table;
 use crate::waiting::Waiting;
 
@@ -336,7 +336,7 @@ async fn play<G, T>(
         players: args.players,
         strategies: args.strategies.clone(),
         // A local trial: any referee may register (said when it starts).
-        referee_registration_token: None,
+        referee_registration: RefereeRegistration::Open,
         quiet: args.quiet,
         state_dir: Some(state_dir.to_owned()),
         children: None,

@@ -32,7 +32,7 @@ use crate::orphans::ChildrenFile;
 use crate::report::RUN_RESULTS;
 use crate::results_folder::unclaimed_default_id;
 use crate::state::{self, State};
-use crate::system::{self, Plan, Running};
+use crate::system::{self, Plan, RefereeRegistration, Running};
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
@@ -115,7 +115,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let server = postgres::resolve(&args.cluster_dir).await?;
     let database_url = postgres::ensure_database(&server, &args.database).await?;
     let operator_token = league_manager::tokens::issue()?;
-    let (referee_token, kept_in) = referee_registration_token()?;
+    let (referee_registration, kept_in) = referee_registration();
     let plan = Plan {
         database_url,
         operator_token: operator_token.clone(),
@@ -135,7 +135,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         referee_capacity: args.referee_capacity,
         players: args.players,
         strategies: args.strategies.clone(),
-        referee_registration_token: Some(referee_token),
+        referee_registration,
         quiet: false,
         state_dir: Some(state_dir.clone()),
         children: Some(children),
@@ -188,22 +188,23 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     outcome
 }
 
-/// The referee registration token `league serve` requires (ADR 0039): the operator's
+/// Who may register a referee on `league serve` (ADR 0039): whoever presents the operator's token
 /// (`LEAGUE_REFEREE_REGISTRATION_TOKEN`), else the one kept beside the state file (`referee-token`,
-/// mode 0600), generated from the OS CSPRNG at the first start; and where it is kept, in words.
-fn referee_registration_token() -> anyhow::Result<(SecretString, String)> {
+/// mode 0600), which the manager generates at the first start and rotates on the operator's word
+/// (ADR 0082); and where it is kept, in words.
+fn referee_registration() -> (RefereeRegistration, String) {
     if let Some(token) = std::env::var("LEAGUE_REFEREE_REGISTRATION_TOKEN")
         .ok()
         .filter(|token| !token.trim().is_empty())
     {
-        return Ok((
-            SecretString::from(token.trim().to_owned()),
+        return (
+            RefereeRegistration::Token(SecretString::from(token.trim().to_owned())),
             "set by LEAGUE_REFEREE_REGISTRATION_TOKEN".to_owned(),
-        ));
+        );
     }
     let path = crate::state::state_file().with_file_name(REFEREE_TOKEN_FILE);
-    let (token, _) = league_runtime::secret_file::read_or_create(&path, league_manager::tokens::issue)?;
-    Ok((token, format!("kept in {}", path.display())))
+    let kept_in = format!("kept in {}", path.display());
+    (RefereeRegistration::File(path), kept_in)
 }
 
 /// The file beside the state file that keeps `league serve`'s referee registration token.

@@ -3,7 +3,8 @@
 //! after a pause that doubles from 1 s to 30 s and goes back to 1 s once a start has stayed up for a
 //! minute. Nobody else would notice: a dead player host looks to the referees like an outage of the
 //! league's own services, so its matches are given back and retried forever, and a dead manager leaves
-//! every other service waiting.
+//! every other service waiting. A referee that exits because the operator revoked it (`REVOKED_EXIT`,
+//! ADR 0082) stays down: it would only be refused again.
 //!
 //! Referees and player hosts come back on new ports (they register their contact endpoint again, under
 //! the identities kept in their state directory); the manager and the gateways come back on the address
@@ -17,6 +18,7 @@ use std::process::ExitStatus;
 use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBackoff, ExponentialBuilder};
+use league_runtime::revoked::REVOKED_EXIT;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -255,6 +257,10 @@ async fn supervise<P, F, S>(
             _ = &mut stop_asked => return process.stop().await,
         };
         if stopping.begun() {
+            return;
+        }
+        if matches!(&exit, Ok(status) if status.code() == Some(i32::from(REVOKED_EXIT))) {
+            eprintln!("{name} was revoked by the operator: not started again (`league referees` lists it)");
             return;
         }
         let mut why = format!("exited ({})", exit_status(exit));
@@ -555,5 +561,20 @@ mod tests {
             starts.at.lock().expect("the list").is_empty(),
             "never started again"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_revoked_service_is_not_started_again() {
+        let stopping = Stopping::default();
+        let (service, starts, first) = supervised(&stopping);
+        first
+            .send(ExitStatus::from_raw(i32::from(REVOKED_EXIT) << 8))
+            .expect("the watch waits");
+        tokio::time::sleep(LONGEST_PAUSE * 4).await;
+        assert!(
+            starts.at.lock().expect("the list").is_empty(),
+            "never started again"
+        );
+        service.stop().await;
     }
 }

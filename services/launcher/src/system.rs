@@ -50,9 +50,8 @@ pub struct Plan {
     pub external_players: u32,
     pub referees: u32,
     pub referee_capacity: u32,
-    /// The token every referee must present to register (ours get it too); `None`: registration is
-    /// open to anyone, as a local trial may be (ADR 0039).
-    pub referee_registration_token: Option<SecretString>,
+    /// Who may register a referee; ours register the same way (ADR 0039).
+    pub referee_registration: RefereeRegistration,
     /// Bots in the player host (0: no host).
     pub players: u32,
     pub strategies: String,
@@ -73,6 +72,36 @@ pub struct Plan {
     /// The player host before the referees: a restarted `league serve`'s bots are back at their new
     /// address (and their matches given back) before a referee claims a match to call them.
     pub bots_first: bool,
+}
+
+/// Who may register a referee (ADR 0039), for the manager and our referees alike.
+#[derive(Debug, Clone)]
+pub enum RefereeRegistration {
+    /// Anyone: a local trial.
+    Open,
+    /// Whoever presents the operator's token (`LEAGUE_REFEREE_REGISTRATION_TOKEN`), which the league
+    /// never changes.
+    Token(SecretString),
+    /// Whoever presents the token kept in this file, which the manager generates at its first start and
+    /// replaces when the operator rotates it (ADR 0082); our referees read it there.
+    File(PathBuf),
+}
+
+impl RefereeRegistration {
+    /// The variables that say it, every one set, so that nothing from the shell adds to them.
+    fn env(&self) -> [(String, String); 3] {
+        let (token, file, open) = match self {
+            Self::Open => ("", String::new(), "true"),
+            Self::Token(token) => (token.expose_secret(), String::new(), "false"),
+            Self::File(path) => ("", path.display().to_string(), "false"),
+        };
+        [
+            ("LEAGUE_REFEREE_REGISTRATION_TOKEN", token.to_owned()),
+            ("LEAGUE_REFEREE_REGISTRATION_TOKEN_FILE", file),
+            ("LEAGUE_REFEREE_REGISTRATION_OPEN", open.to_owned()),
+        ]
+        .map(|(name, value)| (name.to_owned(), value))
+    }
 }
 
 /// Where the started system answers.
@@ -202,17 +231,7 @@ pub async fn start<G>(
         ("LEAGUE_ID".to_owned(), plan.league_id.clone()),
     ];
     // Who may register a referee, for the manager and our referees alike (whatever the shell says).
-    let admission = match &plan.referee_registration_token {
-        Some(token) => [
-            ("LEAGUE_REFEREE_REGISTRATION_TOKEN", token.expose_secret()),
-            ("LEAGUE_REFEREE_REGISTRATION_OPEN", "false"),
-        ],
-        None => [
-            ("LEAGUE_REFEREE_REGISTRATION_TOKEN", ""),
-            ("LEAGUE_REFEREE_REGISTRATION_OPEN", "true"),
-        ],
-    }
-    .map(|(name, value)| (name.to_owned(), value.to_owned()));
+    let admission = plan.referee_registration.env();
     let mut manager_env = common.clone();
     manager_env.extend(admission.clone());
     manager_env.extend([

@@ -13,6 +13,7 @@ use league_proto::ErrorCode;
 use league_proto::v2::agents_service_server::AgentsService;
 use league_proto::v2::*;
 use league_runtime::{Shutdown, ShutdownSignal, credentials};
+use secrecy::ExposeSecret;
 use sqlx::PgPool;
 use sqlx::postgres::PgListener;
 use tokio::sync::broadcast;
@@ -21,7 +22,7 @@ use tonic::{Request, Response, Status};
 use crate::auth::{self, Authenticator};
 use crate::error::{ManagerResult, reject};
 use crate::ids;
-use crate::league::referee_admission::RefereeAdmission;
+use crate::league::referee_admission::{RefereeAdmission, Rotation};
 use crate::league::registration::{MAX_LABEL_KEY, MAX_LABEL_VALUE, MAX_LABELS};
 use crate::tokens;
 
@@ -396,11 +397,18 @@ impl AgentsService for Agents {
     ) -> Result<Response<RevokeRefereeResponse>, Status> {
         self.auth.operator(request.metadata()).await?;
         let referee_id: RefereeId = ids::required("referee_id", &request.get_ref().referee_id)?;
-        let revoked = crate::league::revocation::revoke(&self.pool, &referee_id).await?;
+        let revoked =
+            crate::league::revocation::revoke(&self.pool, &referee_id, &self.referee_admission).await?;
         self.auth.forget(&referee_id.into());
+        let kept_because = match revoked.rotation {
+            Rotation::Rotated(_) => "",
+            Rotation::Kept(because) => because,
+        };
         Ok(Response::new(RevokeRefereeResponse {
             released_match_ids: revoked.released,
             already_revoked: revoked.already,
+            registration_token_rotated: kept_because.is_empty(),
+            registration_token_kept_because: kept_because.to_owned(),
         }))
     }
 
@@ -409,13 +417,26 @@ impl AgentsService for Agents {
         request: Request<GetRefereeRegistrationTokenRequest>,
     ) -> Result<Response<GetRefereeRegistrationTokenResponse>, Status> {
         self.auth.operator(request.metadata()).await?;
-        let token = self.referee_admission.token();
+        let token = self.referee_admission.token()?;
         Ok(Response::new(GetRefereeRegistrationTokenResponse {
-            token: token
-                .map(|token| secrecy::ExposeSecret::expose_secret(token).to_owned())
-                .unwrap_or_default(),
             open: token.is_none(),
+            token: token
+                .map(|token| token.expose_secret().to_owned())
+                .unwrap_or_default(),
         }))
+    }
+
+    async fn rotate_referee_registration_token(
+        &self,
+        request: Request<RotateRefereeRegistrationTokenRequest>,
+    ) -> Result<Response<RotateRefereeRegistrationTokenResponse>, Status> {
+        self.auth.operator(request.metadata()).await?;
+        match self.referee_admission.rotate()? {
+            Rotation::Rotated(token) => Ok(Response::new(RotateRefereeRegistrationTokenResponse {
+                token: token.expose_secret().to_owned(),
+            })),
+            Rotation::Kept(because) => Err(reject(ErrorCode::PermissionDenied, because).into()),
+        }
     }
 
     async fn watch_replies(

@@ -220,10 +220,10 @@ impl Authenticator {
         };
         if row.revoked {
             self.forget(agent_id);
-            return Err(reject(
-                ErrorCode::RefereeNotRegistered,
-                format!("{agent_id} was revoked by the operator"),
-            ));
+            // Marked, so that the referee stops instead of registering anew (ADR 0082).
+            return Err(
+                league_proto::error_code::revoked(format!("{agent_id} was revoked by the operator")).into(),
+            );
         }
         let hash: [u8; 32] = row
             .token_hash

@@ -12,7 +12,7 @@ use league_proto::v2::{AgentMeta, RegisterRefereeRequest};
 use league_proto::{ErrorCode, error_code};
 use league_runtime::admin::Readiness;
 use league_runtime::grpc::GrpcChannel;
-use league_runtime::{Credentials, SavedIdentities, ShutdownSignal, grpc};
+use league_runtime::{Credentials, Revoked, SavedIdentities, ShutdownSignal, grpc};
 use serde::Deserialize;
 use tokio::net::TcpListener;
 
@@ -127,7 +127,8 @@ impl RefereeApp {
     }
 
     /// Registers, then serves and plays until shutdown; running matches finish and report first, or are
-    /// released once the shutdown grace has passed.
+    /// released once the shutdown grace has passed. A referee the operator revoked ends in
+    /// [`Revoked`], at once, and so does one started again under a revoked identity (ADR 0082).
     pub async fn run(self, shutdown: ShutdownSignal) -> anyhow::Result<()> {
         let channel =
             grpc::connect_with_retry(&self.config.manager_url, Duration::from_secs(60), &shutdown).await?;
@@ -175,7 +176,11 @@ impl RefereeApp {
         let routes = tonic::service::Routes::new(api);
         let routes = grpc::with_health_and_reflection::<RefereeServiceServer<RefereeApi>>(routes).await?;
         let server = tokio::spawn(grpc::serve(self.listener, routes, shutdown.clone()));
-        worker.run(shutdown).await;
+        if let Err(revoked) = worker.run(shutdown).await {
+            // Nothing left to serve: its matches went to other referees.
+            server.abort();
+            return Err(revoked.into());
+        }
         server
             .await
             .map_err(|error| anyhow::anyhow!("referee server task: {error}"))?
@@ -218,6 +223,13 @@ impl RefereeApp {
                 Ok(_) => {
                     tracing::info!(referee_id = %previous.agent_id, "referee resumed its registration");
                     return Ok(previous);
+                }
+                // Revoked: out for good, not back under a new id (ADR 0082).
+                Err(status) if error_code::is_revoked(&status) => {
+                    return Err(Revoked {
+                        agent_id: previous.agent_id,
+                    }
+                    .into());
                 }
                 // The manager forgot it (a new database): register anew.
                 Err(status) if error_code::code_of(&status) == Some(ErrorCode::RefereeNotRegistered) => {

@@ -10,6 +10,7 @@ pub mod credentials;
 pub mod fair_share;
 pub mod grpc;
 pub mod metrics;
+pub mod revoked;
 pub mod saved;
 pub mod secret_file;
 pub mod shutdown;
@@ -18,5 +19,6 @@ pub mod threads;
 pub mod tls;
 
 pub use credentials::Credentials;
+pub use revoked::Revoked;
 pub use saved::SavedIdentities;
 pub use shutdown::{Shutdown, ShutdownSignal};

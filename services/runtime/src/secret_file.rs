@@ -3,7 +3,8 @@
 //! its referees and the operator's commands read (ADR 0039).
 //!
 //! Created with `create_new` on a temporary name and linked into place, so two processes starting at
-//! once never both write it: the second reads what the first wrote.
+//! once never both write it: the second reads what the first wrote. Replaced (a rotation, ADR 0082) by
+//! a rename over it, so a reader sees the old secret or the new one, never a part.
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -52,6 +53,27 @@ pub fn read_or_create(
     }
 }
 
+/// Replaces the secret in `path` by `secret` (mode 0600): written whole to a temporary file, then
+/// renamed over the old one.
+pub fn replace(path: &Path, secret: &SecretString) -> anyhow::Result<()> {
+    let temporary = path.with_extension(format!("{}.tmp", std::process::id()));
+    std::fs::remove_file(&temporary).ok();
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&temporary)
+        .with_context(|| format!("writing {}", temporary.display()))?;
+    let written = file
+        .write_all(secret.expose_secret().as_bytes())
+        .and_then(|()| file.sync_all())
+        .and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        std::fs::remove_file(&temporary).ok();
+    }
+    written.with_context(|| format!("replacing {}", path.display()))
+}
+
 /// Refuses the referee registration token variable set to nothing when nothing else supplies the token
 /// (no token file, registration not open): a Kubernetes Secret whose value was left empty would
 /// otherwise start a league whose referees all fail to register, again and again. Compose passes the
@@ -88,6 +110,10 @@ mod tests {
             read_or_create(&path, || Ok(SecretString::from("second".to_owned()))).expect("read");
         assert!(!generated);
         assert_eq!(again.expose_secret(), first.expose_secret());
+        let mode = std::fs::metadata(&path).expect("metadata").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        replace(&path, &SecretString::from("rotated".to_owned())).expect("replaced");
+        assert_eq!(read(&path).expect("read").expose_secret(), "rotated");
         let mode = std::fs::metadata(&path).expect("metadata").permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         std::fs::remove_dir_all(dir).ok();

@@ -1,11 +1,15 @@
-//! No auth token ever appears in what the services print, even at `RUST_LOG=trace` (invariant 6): a
-//! league with misbehaving bots and refused calls is played, and everything every process wrote to
-//! stdout and stderr is searched for the operator token and for every token the manager issued.
+//! No credential ever appears in what the services print, even at `RUST_LOG=trace` (invariant 6; issue
+//! 53): a league with misbehaving bots, refused calls, players that are MCP servers and JSON-RPC agents
+//! through the gateway, and an external referee registering with the referee registration token, is
+//! played, and everything every service wrote to stdout and stderr is searched for every token issued:
+//! the operator's, the referee registration token, every agent's (players and referees, ours and
+//! external), and the outbound token the gateway puts on its messages to each agent.
 //!
-//! The manager keeps only SHA-256 hashes of the tokens it issued to the referees and the player host's
-//! bots, so the search hashes every 64-hex-digit string in the output and looks it up among them; the
-//! tokens the test knows (the operator's, its own bot's) are also searched for as they are. The search
-//! is checked first on text that does contain a token, so a search that finds nothing cannot pass.
+//! The manager keeps only SHA-256 hashes of the tokens it issued, so the search hashes every
+//! 64-hex-digit string in the output and looks it up among them; the tokens the test knows (the
+//! operator's, the registration token, its own bot's, every outbound token, derived from the operator's)
+//! are also searched for as they are. The search is checked first on text that does contain a token,
+//! so a search that finds nothing cannot pass.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -14,6 +18,8 @@ use league_manager::tokens;
 use league_proto::v2::ClaimMatchesRequest;
 use league_runtime::Credentials;
 use league_runtime::credentials::operator_request;
+use league_testkit::league_run::{python, summaries};
+use league_v2::outbound_token::OutboundToken;
 use secrecy::{ExposeSecret, SecretString};
 
 use super::harness::{self, OPERATOR_TOKEN, REFEREE_REGISTRATION_TOKEN, Setup, operator_token, var};
@@ -65,15 +71,35 @@ fn the_search_finds_a_token_wherever_it_hides() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn no_token_is_printed_even_at_trace_level() {
+    let sdk_python = crate::mcp_agents::sdk_python().await;
     let mut league = harness::start(Setup {
-        players: 3,
+        players: 2,
         referees: 1,
-        strategies: "random,silent,invalid",
-        external_players: 0,
-        timeout: Duration::from_millis(1000),
+        strategies: "random,invalid",
+        external_players: 3,
+        // Room for the Python agents, slowed as every service is by logging at trace level.
+        timeout: Duration::from_millis(3000),
         env: vec![var("RUST_LOG", "trace"), var("LEAGUE_LOG_FORMAT", "json")],
     })
     .await;
+    let gateway = format!("{}/mcp", league.process("gateway").url);
+    // An external referee first, so that it is there to be pushed matches once the league starts.
+    let mut referee = python(
+        STRICT_REFEREE,
+        &[
+            &gateway,
+            "outsider",
+            "--style",
+            "push",
+            "--registration-token",
+            REFEREE_REGISTRATION_TOKEN,
+        ],
+    );
+    let agents = vec![
+        crate::mcp_agents::mcp_player(&sdk_python, &gateway, "mcp-sessions", "sessions"),
+        crate::mcp_agents::mcp_player(&sdk_python, &gateway, "mcp-stateless", "stateless"),
+        python(JSON_RPC_AGENT, &[&gateway, "message_type", "jsonrpc"]),
+    ];
     // Calls the manager refuses, with credentials it issued and with ones it did not.
     let bot = league.bot.credentials.clone();
     let refused = league
@@ -100,16 +126,29 @@ async fn no_token_is_printed_even_at_trace_level() {
         .await;
     assert!(status.is_ok(), "the operator token works: {status:?}");
     league.finished().await;
+    summaries(agents).await;
+    referee.start_kill().expect("stop the referee");
+    let _ = referee.wait().await;
 
-    let issued: HashSet<[u8; 32]> = sqlx::query_as::<_, (Vec<u8>,)>("select token_hash from agents")
+    let agents: Vec<(String, Vec<u8>)> = sqlx::query_as("select agent_id, token_hash from agents")
         .fetch_all(&league.pool)
         .await
-        .expect("the issued tokens' hashes")
-        .into_iter()
-        .map(|(hash,)| hash.try_into().expect("a SHA-256 hash"))
+        .expect("the issued tokens' hashes");
+    let issued: HashSet<[u8; 32]> = agents
+        .iter()
+        .map(|(_, hash)| hash.clone().try_into().expect("a SHA-256 hash"))
         .collect();
-    // A referee, three bots of the player host, the test's bot.
-    assert_eq!(issued.len(), 5);
+    // Two referees (ours, the external one), two bots of the player host, the test's bot, three
+    // external players.
+    assert_eq!(issued.len(), 8, "{agents:?}");
+    // What the gateway signs its messages to each agent with: the 64 hex digits after the prefix.
+    let outbound: Vec<String> = agents
+        .iter()
+        .map(|(agent_id, _)| {
+            let token = OutboundToken::for_agent(&operator_token(), agent_id);
+            token.as_str().trim_start_matches("league_out_").to_owned()
+        })
+        .collect();
     let bot_token = bot.token.expose_secret().to_owned();
     let stopped = league.stop().await;
 
@@ -140,5 +179,17 @@ async fn no_token_is_printed_even_at_trace_level() {
             "{process} printed {} issued token(s)",
             leaked.len()
         );
+        let outbound_leaked = outbound
+            .iter()
+            .filter(|token| output.contains(token.as_str()))
+            .count();
+        assert_eq!(outbound_leaked, 0, "{process} printed outbound token(s)");
     }
 }
+
+/// The JSON-RPC agent and the strict external referee (Python's standard library only).
+const JSON_RPC_AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/agents/league_agent.py");
+const STRICT_REFEREE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/agents/strict_referee.py"
+);

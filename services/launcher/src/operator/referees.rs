@@ -1,12 +1,14 @@
 //! Who referees is the operator's decision (ADR 0039): `league referees` lists the registered referees
-//! (revoked ones too), `league revoke-referee <id>` revokes one — its credentials stop working and its
-//! unfinished matches go to other referees uncharged — and `league referee-token` prints the token a
-//! referee must present to register.
+//! (revoked ones too), `league revoke-referee <id>` revokes one — its credentials stop working, its
+//! unfinished matches go to other referees uncharged, and the referee registration token is rotated so
+//! that it cannot register anew (ADR 0082) — and `league referee-token` prints the token a referee must
+//! present to register (`--rotate`: a new one).
 
 use clap::Args;
 use league_domain::RefereeId;
 use league_proto::v2::{
     AgentKind, GetRefereeRegistrationTokenRequest, ListAgentsRequest, RevokeRefereeRequest,
+    RotateRefereeRegistrationTokenRequest,
 };
 
 use super::{Common, Operator, failed, time};
@@ -22,6 +24,14 @@ pub struct RefereesArgs {
 pub struct RevokeRefereeArgs {
     /// The referee's id (`REF03`), as `league referees` lists it.
     pub referee_id: RefereeId,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RefereeTokenArgs {
+    /// Replace the token by a new one and print it: referees registered keep their own credentials,
+    /// new ones need the new token.
+    #[arg(long)]
+    pub rotate: bool,
 }
 
 pub async fn referees(args: RefereesArgs) -> anyhow::Result<()> {
@@ -85,11 +95,34 @@ pub async fn revoke(args: RevokeRefereeArgs) -> anyhow::Result<()> {
             revoked.released_match_ids.join(", ")
         );
     }
+    if revoked.registration_token_rotated {
+        println!(
+            "the referee registration token was rotated: `league referee-token` shows the new one \
+             (registered referees keep their own credentials)"
+        );
+    } else {
+        // Said on stderr: the revocation holds, but a referee knowing the token could register anew.
+        eprintln!(
+            "warning: the referee registration token was not rotated: {}",
+            revoked.registration_token_kept_because
+        );
+    }
     Ok(())
 }
 
-pub async fn token() -> anyhow::Result<()> {
+pub async fn token(args: RefereeTokenArgs) -> anyhow::Result<()> {
     let operator = Operator::connect()?;
+    if args.rotate {
+        let rotated = operator
+            .agents()?
+            .rotate_referee_registration_token(operator.request(RotateRefereeRegistrationTokenRequest {}))
+            .await
+            .map_err(failed("rotating the referee registration token"))?
+            .into_inner();
+        // Printed alone, so that `$(league referee-token --rotate)` is the new token.
+        println!("{}", rotated.token);
+        return Ok(());
+    }
     let admission = operator
         .agents()?
         .get_referee_registration_token(operator.request(GetRefereeRegistrationTokenRequest {}))

@@ -129,7 +129,7 @@ pub async fn connect(source: Source) -> anyhow::Result<Connected> {
         &RegistrationConfig::default(),
         addr,
         None,
-        RefereeAdmission::Token(league_manager::tokens::issue()?),
+        RefereeAdmission::Operator(league_manager::tokens::issue()?),
     );
     let service = Manager::new(pool, auth, Arc::new(Wakeups::default()), Timing::default(), rules);
     let shutdown = Shutdown::new();

@@ -2,7 +2,9 @@
 //! longer authenticate (crate::auth reads `revoked_at`), so its reports, claims, renewals and
 //! registrations are refused; and every match it was running goes back to the queue in the same
 //! transaction, its lease released, for another referee to play from the start. Nobody is charged: the
-//! match was not played to an end, so it has no result, and a new claim plays it whole.
+//! match was not played to an end, so it has no result, and a new claim plays it whole. The referee
+//! registration token is rotated before the commit (ADR 0082): a referee that is out stays out, not
+//! back at once under a new id with the token it knew; a rotation that fails undoes the revocation.
 
 use std::collections::HashMap;
 
@@ -11,6 +13,7 @@ use league_proto::ErrorCode;
 use sqlx::PgPool;
 
 use crate::error::{ManagerResult, reject};
+use crate::league::referee_admission::{RefereeAdmission, Rotation};
 
 /// What a revocation did.
 #[derive(Debug)]
@@ -19,10 +22,17 @@ pub struct Revoked {
     pub released: Vec<String>,
     /// It was revoked before: nothing changed.
     pub already: bool,
+    /// What became of the referee registration token.
+    pub rotation: Rotation,
 }
 
-/// Revokes referee `referee_id` and hands its running matches on (E013 if there is no such referee).
-pub async fn revoke(pool: &PgPool, referee_id: &RefereeId) -> ManagerResult<Revoked> {
+/// Revokes referee `referee_id`, hands its running matches on and rotates the referee registration
+/// token of `admission` (E013 if there is no such referee: then nothing changes).
+pub async fn revoke(
+    pool: &PgPool,
+    referee_id: &RefereeId,
+    admission: &RefereeAdmission,
+) -> ManagerResult<Revoked> {
     // Lock order (docs/subsystems/lock-order.md): the referee's row, then its running matches in key order.
     let mut tx = pool.begin().await?;
     let row = sqlx::query_scalar!(
@@ -47,6 +57,8 @@ pub async fn revoke(pool: &PgPool, referee_id: &RefereeId) -> ManagerResult<Revo
         .await?;
     }
     let released = crate::league::release::release_all(&mut tx, referee_id).await?;
+    // Even when it was revoked before: it may have registered anew under another id meanwhile.
+    let rotation = admission.rotate()?;
     tx.commit().await?;
     for (league_id, match_id) in &released {
         tracing::info!(%league_id, %match_id, %referee_id, "lease of a revoked referee released");
@@ -55,6 +67,7 @@ pub async fn revoke(pool: &PgPool, referee_id: &RefereeId) -> ManagerResult<Revo
     Ok(Revoked {
         released: released.into_iter().map(|(_, match_id)| match_id).collect(),
         already,
+        rotation,
     })
 }
 

@@ -141,6 +141,21 @@ async fn only_the_operator_reads_the_token_and_revokes() {
         .await
         .expect_err("a player is not the operator");
     assert_eq!(code(&refused), Some("E020"), "{refused:?}");
+    let refused = agents(&manager)
+        .rotate_referee_registration_token(player.request(RotateRefereeRegistrationTokenRequest {}))
+        .await
+        .expect_err("a player is not the operator");
+    assert_eq!(code(&refused), Some("E020"), "{refused:?}");
+    // The operator's own token is changed where it is set, never by the league.
+    let refused = agents(&manager)
+        .rotate_referee_registration_token(manager.operator(RotateRefereeRegistrationTokenRequest {}))
+        .await
+        .expect_err("the operator's own token stays");
+    assert_eq!(code(&refused), Some("E020"), "{refused:?}");
+    assert!(
+        refused.message().contains("LEAGUE_REFEREE_REGISTRATION_TOKEN"),
+        "{refused:?}"
+    );
 }
 
 #[tokio::test]
@@ -177,6 +192,9 @@ async fn a_revoked_referees_running_match_goes_to_another_referee_uncharged_and_
         .await
         .expect_err("a revoked referee resumes nothing");
     assert_eq!(code(&resumed), Some("E013"), "{resumed:?}");
+    // Marked: it must not register anew either (ADR 0082).
+    assert!(league_proto::error_code::is_revoked(&resumed), "{resumed:?}");
+    assert!(league_proto::error_code::is_revoked(&claim), "{claim:?}");
     let again = client
         .register_referee(referee_request("ref"))
         .await

@@ -23,15 +23,17 @@
 mod registry;
 mod report;
 
+use std::pin::Pin;
 use std::time::{Duration, SystemTime};
 
 use league_domain::{Assignment, Timing};
+use league_proto::error_code;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{
     ClaimMatchesRequest, LeaseRef, MatchAssignment, RenewLeasesRequest, ReportMatchResultRequest,
 };
 use league_runtime::grpc::GrpcChannel;
-use league_runtime::{Credentials, ShutdownSignal};
+use league_runtime::{Credentials, Revoked, ShutdownSignal};
 use serde::Deserialize;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
@@ -136,8 +138,10 @@ impl Worker {
     }
 
     /// Claims and runs matches until `shutdown`, then lets the running ones finish and report within the
-    /// shutdown grace, and releases the ones that did not.
-    pub async fn run(self, shutdown: ShutdownSignal) {
+    /// shutdown grace, and releases the ones that did not. A referee the operator revoked stops at its
+    /// next claim (ADR 0082): the manager has handed its matches on already, so they are stopped at
+    /// once, and the worker ends in [`Revoked`].
+    pub async fn run(self, shutdown: ShutdownSignal) -> Result<(), Revoked> {
         let capacity = usize::try_from(self.config.capacity.max(1)).unwrap_or(1);
         tracing::info!(referee_id = %self.credentials.agent_id, capacity, "referee worker started");
         // Aborted when this future is dropped, too: a worker that dies must stop renewing, or its
@@ -151,6 +155,7 @@ impl Worker {
         let mut tasks = JoinSet::new();
         // A claim still waiting for its answer when shutdown began.
         let mut in_flight = None;
+        let mut revoked = false;
         while !shutdown.is_triggered() {
             while let Some(ended) = tasks.try_join_next() {
                 log_task_end(ended);
@@ -185,6 +190,12 @@ impl Worker {
             };
             let assignments = match claimed {
                 Ok(assignments) => assignments,
+                Err(status) if error_code::is_revoked(&status) => {
+                    tracing::error!(%status, "revoked by the operator: this referee stops");
+                    tasks.abort_all();
+                    revoked = true;
+                    break;
+                }
                 Err(status) => {
                     tracing::warn!(%status, "claiming matches failed");
                     Vec::new()
@@ -211,6 +222,22 @@ impl Worker {
                 self.start(&mut tasks, assignment);
             }
         }
+        self.stop(tasks, in_flight).await;
+        tracing::info!("referee worker stopped");
+        if revoked {
+            return Err(Revoked {
+                agent_id: self.credentials.agent_id.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Takes the answer of `in_flight` and gives back what it handed out, and lets `tasks` finish within
+    /// the shutdown grace, releasing the ones that did not.
+    async fn stop<F>(&self, mut tasks: JoinSet<()>, in_flight: Option<Pin<Box<F>>>)
+    where
+        F: Future<Output = Result<Vec<MatchAssignment>, tonic::Status>>,
+    {
         let grace = self.config.shutdown_grace;
         tracing::info!(
             running = tasks.len(),
@@ -256,7 +283,6 @@ impl Worker {
             }
         };
         tokio::join!(give_back_claim, finish_running);
-        tracing::info!("referee worker stopped");
     }
 
     /// Gives `leases` back to the manager (see [`report::release`]).

@@ -49,6 +49,8 @@ struct ManagerState {
     releases: Vec<Vec<LeaseRef>>,
     /// `league-agent-id` and `authorization` of every call.
     callers: HashSet<(String, String)>,
+    /// Claims are refused: the operator revoked the referee.
+    revoked: bool,
 }
 
 impl ManagerState {
@@ -133,7 +135,12 @@ league_testkit::fake_service! {
             request: Request<ClaimMatchesRequest>,
         ) -> Result<Response<ClaimMatchesResponse>, Status> {
             let max = request.get_ref().max_matches;
-            self.record(&request, |state| state.claims.push(max));
+            if self.record(&request, |state| {
+                state.claims.push(max);
+                state.revoked
+            }) {
+                return Err(league_proto::error_code::revoked("REF01 was revoked by the operator"));
+            }
             tokio::time::sleep(self.claim_delay).await;
             let assignments = self.record(&request, |state| {
                 let take = state.queue.len().min(max as usize);
@@ -459,7 +466,7 @@ fn assignment(match_id: &str, players: [&str; 2], endpoint: &str) -> MatchAssign
 }
 
 struct Running {
-    worker: JoinHandle<()>,
+    worker: JoinHandle<Result<(), league_runtime::Revoked>>,
     shutdown: Shutdown,
     api: RefereeApi,
     channels: league_referee::PlayerChannels,
@@ -472,7 +479,8 @@ impl Running {
         tokio::time::timeout(within, self.worker)
             .await
             .expect("the worker stops in time")
-            .expect("the worker does not panic");
+            .expect("the worker does not panic")
+            .expect("the worker was not revoked");
         (self.api, self.channels)
     }
 }
@@ -838,4 +846,25 @@ async fn a_match_whose_players_stay_unreachable_through_an_outage_is_given_back_
     let released = state.released();
     assert_eq!(released, ["R1M1"]);
     assert!(state.reports.is_empty(), "no result, so nobody charged");
+}
+
+/// The operator revoked the referee: it stops at its first refused claim instead of claiming (and
+/// warning) again every claim wait, and ends in `Revoked`, which makes its process exit with the status
+/// its supervisor does not start again (ADR 0082).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_referee_stops_at_its_next_claim() {
+    let manager = FakeManager::default();
+    manager.state().revoked = true;
+    let running = start_worker(&manager, config(1)).await;
+    let ended = tokio::time::timeout(PATIENCE, running.worker)
+        .await
+        .expect("the worker stops by itself")
+        .expect("the worker does not panic");
+    assert_eq!(
+        ended,
+        Err(league_runtime::Revoked {
+            agent_id: "REF01".to_owned()
+        })
+    );
+    assert_eq!(manager.state().claims, [1], "one claim, not one every claim wait");
 }
