@@ -22,6 +22,7 @@ mod migrate;
 mod observability;
 mod operator_cli;
 mod operator_week;
+mod own_ports;
 mod probe;
 mod report;
 mod results_archive;

@@ -7,6 +7,7 @@ mod support_mcp;
 mod bad_inputs;
 mod contact_endpoints;
 mod denial_of_service;
+mod endpoint_clones;
 mod fair_shares;
 mod fixtures;
 mod leagues;

@@ -21,7 +21,7 @@ use tokio::net::TcpSocket;
 const ATTACKER: [u8; 4] = [127, 0, 0, 66];
 
 /// A JSON-RPC call to the gateway from `source`; the response.
-async fn rpc_from(source: IpAddr, gateway: SocketAddr, method: &str, params: Value) -> Value {
+pub(crate) async fn rpc_from(source: IpAddr, gateway: SocketAddr, method: &str, params: Value) -> Value {
     let socket = TcpSocket::new_v4().expect("socket");
     socket.bind(SocketAddr::new(source, 0)).expect("bind the source");
     let stream = socket.connect(gateway).await.expect("connect");

@@ -12,6 +12,7 @@ pub mod llm_moves;
 pub mod operator;
 pub mod orphans;
 pub mod output;
+pub mod own_ports;
 pub mod probe;
 pub mod progress;
 pub mod report;

@@ -132,7 +132,8 @@ pub struct Recipe {
     pub subcommand: String,
     pub env: Vec<(String, String)>,
     /// The variable holding the address the service binds, for a service that must come back on the
-    /// address it announced (the manager, a gateway).
+    /// address it announced (the manager; the other services' ports are fixed before they start:
+    /// crate::own_ports).
     pub same_address: Option<&'static str>,
     /// Where each process started is noted (`league serve`'s, so that the next one stops orphans).
     pub children: Option<ChildrenFile>,
@@ -320,19 +321,6 @@ pub fn same_address(given: &str, url: &str) -> String {
     }
 }
 
-/// `addr` with a free port in place of a `0` (the port is free when this returns; a service bound there
-/// soon after gets it), so that a service started again can be given the same address.
-pub fn fixed_port(addr: &str) -> anyhow::Result<String> {
-    use anyhow::Context;
-    if !addr.ends_with(":0") {
-        return Ok(addr.to_owned());
-    }
-    let free = std::net::TcpListener::bind(addr)
-        .and_then(|listener| listener.local_addr())
-        .with_context(|| format!("finding a free port at {addr}"))?;
-    Ok(free.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
@@ -373,16 +361,6 @@ mod tests {
             "0.0.0.0:8000"
         );
         assert_eq!(same_address("[::1]:0", "http://[::1]:5000"), "[::1]:5000");
-    }
-
-    #[test]
-    fn a_port_zero_is_fixed_to_a_free_port_and_a_given_one_kept() {
-        let fixed = fixed_port("127.0.0.1:0").expect("a free port");
-        assert!(
-            fixed.starts_with("127.0.0.1:") && !fixed.ends_with(":0"),
-            "{fixed}"
-        );
-        assert_eq!(fixed_port("127.0.0.1:8000").expect("kept"), "127.0.0.1:8000");
     }
 
     /// A process that exits when its test says so (`None`: it was stopped).

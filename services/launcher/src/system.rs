@@ -14,7 +14,8 @@ use league_runtime::credentials::operator_request;
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::orphans::ChildrenFile;
-use crate::supervise::{self, Recipe, Stopping, Supervised};
+use crate::own_ports::{GatewayAddrs, OwnAddrs};
+use crate::supervise::{Recipe, Stopping, Supervised};
 
 /// How long a service has to say it is ready.
 pub(crate) const READY_WITHIN: Duration = Duration::from_secs(60);
@@ -222,7 +223,6 @@ pub async fn start<G>(
     running: &mut Running,
     external: impl AsyncFnOnce(&[String]) -> anyhow::Result<G>,
 ) -> anyhow::Result<(Started, G)> {
-    let token = plan.operator_token.expose_secret().to_owned();
     let quiet_logs = std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned());
     let common = vec![
         ("RUST_LOG".to_owned(), quiet_logs),
@@ -232,24 +232,10 @@ pub async fn start<G>(
     ];
     // Who may register a referee, for the manager and our referees alike (whatever the shell says).
     let admission = plan.referee_registration.env();
-    let mut manager_env = common.clone();
-    manager_env.extend(admission.clone());
-    manager_env.extend([
-        (
-            "DATABASE_URL".to_owned(),
-            plan.database_url.expose_secret().to_owned(),
-        ),
-        ("LEAGUE_OPERATOR_TOKEN".to_owned(), token.clone()),
-        // No league from the configuration: the launcher creates it below, with its format.
-        ("LEAGUE_ID".to_owned(), String::new()),
-    ]);
-    // A local league larger than a deployment's usual limit: the run asked for it (args::check_size
-    // bounded it), so the manager takes that many players.
-    let usual = league_manager::config::RegistrationConfig::default().max_players;
-    let largest = plan.auto_start_players.max(plan.players + plan.external_players);
-    if largest > usual {
-        manager_env.push(("LEAGUE_MAX_PLAYERS".to_owned(), largest.to_string()));
-    }
+    // Every port but the manager's gRPC one is fixed now, so the manager refuses them all as contact
+    // endpoints from its start (crate::own_ports).
+    let own = OwnAddrs::pick(plan.gateways, &plan.gateway_addr, &plan.bridge_addr)?;
+    let manager_env = manager_env(plan, &common, &admission, &own);
     // Each child is noted in the children file as it starts (the first time and every time again).
     let recipe = |name: &str, subcommand: &str, env: Vec<(String, String)>| Recipe {
         name: name.to_owned(),
@@ -269,61 +255,8 @@ pub async fn start<G>(
     for league_id in &league_ids {
         open_league(plan, &manager_url, league_id).await?;
     }
-    let mut gateway_urls = vec![];
     // The gateways first, so external agents can register while the bots do.
-    for replica in 1..=plan.gateways.max(1) {
-        let addr = if replica == 1 {
-            plan.gateway_addr.clone()
-        } else {
-            "127.0.0.1:0".to_owned()
-        };
-        let bridge_addr = if replica == 1 {
-            plan.bridge_addr.as_str()
-        } else {
-            "127.0.0.1:0"
-        };
-        let mut gateway_env = common.clone();
-        // The bridge is where the referees call external players, at the endpoint they registered with:
-        // a gateway started again serves it on the same port, so that port is chosen here.
-        gateway_env.push((
-            "LEAGUE_LISTEN_ADDR".to_owned(),
-            supervise::fixed_port(bridge_addr)?,
-        ));
-        gateway_env.extend([
-            ("LEAGUE_MANAGER_URL".to_owned(), manager_url.clone()),
-            ("LEAGUE_HTTP_ADDR".to_owned(), addr),
-            ("LEAGUE_OPERATOR_TOKEN".to_owned(), token.clone()),
-        ]);
-        if let Some(limit) = plan.agent_rate_limit {
-            // Every local agent shares 127.0.0.1: the address's rate follows the agents'.
-            gateway_env.push(("LEAGUE_AGENT_RATE_LIMIT".to_owned(), limit.to_string()));
-            gateway_env.push(("LEAGUE_ADDRESS_RATE_LIMIT".to_owned(), limit.to_string()));
-        }
-        // A local run's external agents register from one address, the bench's all in the same
-        // second: the per-address registration limit (a minute's worth) would refuse those beyond it.
-        let registrations = GatewayConfig::default().registration_rate_limit;
-        if plan.external_players > registrations {
-            gateway_env.push((
-                "LEAGUE_REGISTRATION_RATE_LIMIT".to_owned(),
-                plan.external_players.to_string(),
-            ));
-        }
-        // External agents were given its address: a gateway comes back on it.
-        let gateway = Recipe {
-            same_address: Some("LEAGUE_HTTP_ADDR"),
-            ..recipe(&format!("gateway-{replica}"), "gateway", gateway_env)
-        };
-        let gateway = running.start(gateway).await?;
-        let gateway_url = gateway.url();
-        if !plan.quiet {
-            println!("gateway: external agents POST league.v2 JSON-RPC to {gateway_url}/mcp");
-            if replica == 1 {
-                println!("live page: {gateway_url}/ (the standings as results arrive)");
-            }
-        }
-        gateway_urls.push(format!("{gateway_url}/mcp"));
-        running.gateways.push(gateway);
-    }
+    let gateway_urls = start_gateways(plan, &own.gateways, running, &common, &manager_url, &recipe).await?;
     let mut agent_env = common.clone();
     agent_env.push(("LEAGUE_MANAGER_URL".to_owned(), manager_url.clone()));
     if let Some(dir) = &plan.state_dir {
@@ -365,6 +298,99 @@ pub async fn start<G>(
         },
         external,
     ))
+}
+
+/// The manager's environment: `common`, who may register a referee (`admission`), its database and
+/// operator token, its admin address, the ports it refuses as contact endpoints, and a larger league
+/// than a deployment's usual when the run asks for one.
+fn manager_env(
+    plan: &Plan,
+    common: &[(String, String)],
+    admission: &[(String, String)],
+    own: &OwnAddrs,
+) -> Vec<(String, String)> {
+    let operators_refused = std::env::var("LEAGUE_ENDPOINT_REFUSED").ok();
+    let mut env = common.to_vec();
+    env.extend_from_slice(admission);
+    env.extend([
+        (
+            "DATABASE_URL".to_owned(),
+            plan.database_url.expose_secret().to_owned(),
+        ),
+        (
+            "LEAGUE_OPERATOR_TOKEN".to_owned(),
+            plan.operator_token.expose_secret().to_owned(),
+        ),
+        ("LEAGUE_ADMIN_ADDR".to_owned(), own.manager_admin.clone()),
+        (
+            "LEAGUE_ENDPOINT_REFUSED".to_owned(),
+            own.refused(operators_refused.as_deref()),
+        ),
+        // No league from the configuration: the launcher creates it below, with its format.
+        ("LEAGUE_ID".to_owned(), String::new()),
+    ]);
+    // A local league larger than a deployment's usual limit: the run asked for it (args::check_size
+    // bounded it), so the manager takes that many players.
+    let usual = league_manager::config::RegistrationConfig::default().max_players;
+    let largest = plan.auto_start_players.max(plan.players + plan.external_players);
+    if largest > usual {
+        env.push(("LEAGUE_MAX_PLAYERS".to_owned(), largest.to_string()));
+    }
+    env
+}
+
+/// Starts a gateway at each of `addrs` in front of the manager at `manager_url`; each one's `/mcp`.
+async fn start_gateways(
+    plan: &Plan,
+    addrs: &[GatewayAddrs],
+    running: &mut Running,
+    common: &[(String, String)],
+    manager_url: &str,
+    recipe: &impl Fn(&str, &str, Vec<(String, String)>) -> Recipe,
+) -> anyhow::Result<Vec<String>> {
+    let mut gateway_urls = vec![];
+    for (replica, addrs) in (1..).zip(addrs) {
+        let mut gateway_env = common.to_vec();
+        // The bridge is where the referees call external players, at the endpoint they registered with:
+        // a gateway started again serves it on the same port, which is why every port is chosen here.
+        gateway_env.extend([
+            ("LEAGUE_LISTEN_ADDR".to_owned(), addrs.bridge.clone()),
+            ("LEAGUE_ADMIN_ADDR".to_owned(), addrs.admin.clone()),
+            ("LEAGUE_MANAGER_URL".to_owned(), manager_url.to_owned()),
+            ("LEAGUE_HTTP_ADDR".to_owned(), addrs.http.clone()),
+            (
+                "LEAGUE_OPERATOR_TOKEN".to_owned(),
+                plan.operator_token.expose_secret().to_owned(),
+            ),
+        ]);
+        if let Some(limit) = plan.agent_rate_limit {
+            // Every local agent shares 127.0.0.1: the address's rate follows the agents'.
+            gateway_env.push(("LEAGUE_AGENT_RATE_LIMIT".to_owned(), limit.to_string()));
+            gateway_env.push(("LEAGUE_ADDRESS_RATE_LIMIT".to_owned(), limit.to_string()));
+        }
+        // A local run's external agents register from one address, the bench's all in the same
+        // second: the per-address registration limit (a minute's worth) would refuse those beyond it.
+        let registrations = GatewayConfig::default().registration_rate_limit;
+        if plan.external_players > registrations {
+            gateway_env.push((
+                "LEAGUE_REGISTRATION_RATE_LIMIT".to_owned(),
+                plan.external_players.to_string(),
+            ));
+        }
+        let gateway = running
+            .start(recipe(&format!("gateway-{replica}"), "gateway", gateway_env))
+            .await?;
+        let gateway_url = gateway.url();
+        if !plan.quiet {
+            println!("gateway: external agents POST league.v2 JSON-RPC to {gateway_url}/mcp");
+            if replica == 1 {
+                println!("live page: {gateway_url}/ (the standings as results arrive)");
+            }
+        }
+        gateway_urls.push(format!("{gateway_url}/mcp"));
+        running.gateways.push(gateway);
+    }
+    Ok(gateway_urls)
 }
 
 /// A player host of `plan.players` bots (none for 0) for each league, its bots registered to it: the

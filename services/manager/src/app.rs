@@ -48,6 +48,7 @@ impl ManagerApp {
         let pool = db::connect(url, config.db_max_connections).await?;
         let held = db::connect_held(url)?;
         db::migrate(&pool).await?;
+        crate::league::contact_key::fill_in(&pool).await?;
         crate::league::round_completion::complete_final_rounds(
             &pool,
             &Default::default(),

@@ -3,9 +3,10 @@
 //!
 //! [`Endpoint::parse`] accepts an absolute `http`/`https` URL with a host, a port in 1..=65535 and no
 //! `user:pass@` or fragment, and writes it in one canonical form: scheme and host in lower case, the
-//! scheme's default port dropped, a trailing `/` dropped from the path. Two spellings of one endpoint
-//! (`http://LOCALHOST:9/x/`, `http://localhost:9/x`) are the same endpoint, so the duplicate check
-//! compares canonical forms.
+//! scheme's default port dropped, a trailing `/` dropped from the path. That form is what is stored and
+//! called (the host as given: TLS needs the name). Whether two endpoints reach one agent is decided by
+//! their comparison key instead (crate::league::contact_key): the address the host reaches, the path's
+//! case folded, the query left out.
 //!
 //! [`EndpointPolicy::check`] decides whether the league may call an endpoint; it is applied to the
 //! agents the league calls at their contact endpoint (those registered through the gateway, labelled
@@ -85,22 +86,23 @@ impl Endpoint {
         }
     }
 
-    fn port(&self) -> u16 {
+    pub(crate) fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// The port, given or the scheme's default.
+    pub(crate) fn port(&self) -> u16 {
         self.url.port_or_known_default().unwrap_or(80)
     }
 
-    /// The addresses the endpoint reaches now.
-    async fn addresses(&self) -> ManagerResult<Vec<IpAddr>> {
+    /// The addresses the endpoint reaches now: its own, or those its host name resolves to (none when
+    /// the name does not resolve).
+    pub async fn addresses(&self) -> Vec<IpAddr> {
         match self.url.host() {
-            Some(Host::Ipv4(ip)) => Ok(vec![ip.into()]),
-            Some(Host::Ipv6(ip)) => Ok(vec![ip.into()]),
-            Some(Host::Domain(name)) => resolve(name, self.port()).await.ok_or_else(|| {
-                reject(
-                    ErrorCode::InvalidMessageFormat,
-                    format!("the host of {} does not resolve", self.as_str()),
-                )
-            }),
-            None => Ok(Vec::new()),
+            Some(Host::Ipv4(ip)) => vec![ip.into()],
+            Some(Host::Ipv6(ip)) => vec![ip.into()],
+            Some(Host::Domain(name)) => resolve(name, self.port()).await.unwrap_or_default(),
+            None => Vec::new(),
         }
     }
 }
@@ -154,10 +156,17 @@ pub struct EndpointPolicy {
 }
 
 impl EndpointPolicy {
-    pub async fn check(&self, endpoint: &Endpoint) -> ManagerResult<()> {
+    /// Whether the league may call `endpoint`, which reaches `addresses` ([`Endpoint::addresses`]).
+    pub async fn check(&self, endpoint: &Endpoint, addresses: &[IpAddr]) -> ManagerResult<()> {
+        if addresses.is_empty() {
+            return Err(reject(
+                ErrorCode::InvalidMessageFormat,
+                format!("the host of {} does not resolve", endpoint.as_str()),
+            ));
+        }
         let port = endpoint.port();
         let refused = self.refused_addresses().await;
-        for ip in endpoint.addresses().await? {
+        for &ip in addresses {
             let ip = canonical(ip);
             let why = if ip.is_unspecified() {
                 Some("an unspecified address")
@@ -219,7 +228,7 @@ impl EndpointPolicy {
 
 /// An IPv6 address carrying an IPv4 address is that IPv4 address (see the module's documentation);
 /// any other address is itself.
-fn canonical(ip: IpAddr) -> IpAddr {
+pub(crate) fn canonical(ip: IpAddr) -> IpAddr {
     let IpAddr::V6(v6) = ip else {
         return ip;
     };
@@ -333,7 +342,10 @@ mod tests {
         let check = |text: &str| {
             let endpoint = Endpoint::parse("contact_endpoint", text).expect("parses");
             let policy = policy.clone();
-            async move { policy.check(&endpoint).await.is_ok() }
+            async move {
+                let addresses = endpoint.addresses().await;
+                policy.check(&endpoint, &addresses).await.is_ok()
+            }
         };
         assert!(check("http://127.0.0.1:8101/mcp").await);
         assert!(check("http://localhost:8101/mcp").await);
@@ -373,6 +385,7 @@ mod tests {
             ..policy.clone()
         };
         let endpoint = Endpoint::parse("contact_endpoint", "http://127.0.0.1:8101/mcp").expect("parses");
-        assert!(strict.check(&endpoint).await.is_err());
+        let addresses = endpoint.addresses().await;
+        assert!(strict.check(&endpoint, &addresses).await.is_err());
     }
 }

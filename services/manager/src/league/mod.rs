@@ -1,6 +1,7 @@
 //! The league's behaviour on top of Postgres: registration, starting, the match queue, results, the
 //! outbox, the table and queries.
 
+pub mod contact_key;
 pub mod endpoint;
 pub mod enrollment;
 pub mod even_odd_report;

@@ -1,6 +1,7 @@
 //! Registering referees and players: metadata validated, the contact endpoint parsed into its canonical
 //! form and checked against the endpoint policy (crate::league::endpoint), ids handed out in order
-//! (REF01…, P01…), a token issued once and stored as a hash, duplicate contact endpoints refused, the
+//! (REF01…, P01…), a token issued once and stored as a hash, a contact endpoint that reaches an agent
+//! already registered refused (its comparison key: crate::league::contact_key), the
 //! numbers of players per league and of live referees bounded, and a player joining its league (which may
 //! start it, when enough players have joined).
 
@@ -16,6 +17,7 @@ use crate::auth::AgentKind;
 use crate::config::RegistrationConfig;
 use crate::error::{ManagerError, ManagerResult, reject, violates};
 use crate::ids;
+use crate::league::contact_key::{self, ContactKey};
 use crate::league::endpoint::{Endpoint, EndpointPolicy, Network};
 use crate::league::enrollment;
 use crate::league::referee_admission::RefereeAdmission;
@@ -68,17 +70,19 @@ impl Rules {
     }
 
     /// Metadata validated and its contact endpoint in canonical form, allowed by the policy when the
-    /// league will call it there.
-    pub(crate) async fn admit(&self, meta: Option<AgentMeta>) -> ManagerResult<AgentMeta> {
+    /// league will call it there; and that endpoint's comparison key.
+    pub(crate) async fn admit(&self, meta: Option<AgentMeta>) -> ManagerResult<(AgentMeta, ContactKey)> {
         let mut meta = validate(meta)?;
         let contact = Endpoint::parse("contact_endpoint", &meta.contact_endpoint)?;
+        // Resolved once: the policy judges the addresses the key is made of.
+        let addresses = contact.addresses().await;
         // The league calls an external agent at its contact endpoint; the league's own services
         // (registered over gRPC inside the deployment) are reached at their service endpoints.
         if is_external(&meta) {
-            self.endpoints.check(&contact).await?;
+            self.endpoints.check(&contact, &addresses).await?;
         }
         meta.contact_endpoint = contact.as_str().to_owned();
-        Ok(meta)
+        Ok((meta, ContactKey::of(&contact, &addresses)))
     }
 }
 
@@ -112,7 +116,7 @@ pub async fn register_referee(
     rules: &Rules,
     request: RegisterRefereeRequest,
 ) -> ManagerResult<RegisteredReferee> {
-    let meta = rules.admit(request.meta).await?;
+    let (meta, contact_key) = rules.admit(request.meta).await?;
     if request.max_concurrent_matches == 0 {
         return Err(reject(
             ErrorCode::MissingRequiredField,
@@ -150,7 +154,7 @@ pub async fn register_referee(
         &mut tx,
         AgentKind::Referee,
         RefereeId::numbered,
-        &meta,
+        (&meta, &contact_key),
         Some(request.max_concurrent_matches),
     )
     .await?;
@@ -189,13 +193,19 @@ pub async fn register_player(
     requested: Option<LeagueId>,
     meta: Option<AgentMeta>,
 ) -> ManagerResult<RegisteredPlayer> {
-    let meta = rules.admit(meta).await?;
+    let (meta, contact_key) = rules.admit(meta).await?;
     let mut tx = pool.begin().await?;
     let league =
         enrollment::open_league(&mut tx, requested.as_ref(), &meta.game_types, rules.max_players).await?;
     league.check_room(&mut tx).await?;
-    let (player_id, token) =
-        insert_agent(&mut tx, AgentKind::Player, PlayerId::numbered, &meta, None).await?;
+    let (player_id, token) = insert_agent(
+        &mut tx,
+        AgentKind::Player,
+        PlayerId::numbered,
+        (&meta, &contact_key),
+        None,
+    )
+    .await?;
     let started = league.add(&mut tx, &player_id).await?;
     let league_id = league.league_id;
     tx.commit().await?;
@@ -208,12 +218,13 @@ pub async fn register_player(
     })
 }
 
-/// Stores a new agent of `kind` under the next number of its kind, which `numbered` makes its id.
+/// Stores a new agent of `kind` under the next number of its kind, which `numbered` makes its id, with
+/// its metadata and contact key ([`Rules::admit`]).
 async fn insert_agent<Id: AsRef<str>>(
     tx: &mut PgConnection,
     kind: AgentKind,
     numbered: fn(NonZeroU32) -> Id,
-    meta: &AgentMeta,
+    (meta, contact_key): (&AgentMeta, &ContactKey),
     max_concurrent_matches: Option<u32>,
 ) -> ManagerResult<(Id, SecretString)> {
     // The counter row's lock orders concurrent registrations; a refused one rolls its number back.
@@ -234,8 +245,8 @@ async fn insert_agent<Id: AsRef<str>>(
     let inserted = sqlx::query!(
         "insert into agents (agent_id, kind, agent_number, display_name, version, game_types,
              contact_endpoint, service_endpoint, protocol_version, label_keys, label_values,
-             max_concurrent_matches, token_hash)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+             max_concurrent_matches, token_hash, contact_key)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
         agent_id.as_ref(),
         kind.as_str(),
         number,
@@ -249,14 +260,19 @@ async fn insert_agent<Id: AsRef<str>>(
         &label_values as &[&String],
         max_concurrent_matches.map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
         token_hash.as_slice(),
+        contact_key.as_str(),
     )
     .execute(&mut *tx)
     .await;
     match inserted {
         Ok(_) => Ok((agent_id, token)),
-        Err(error) if violates(&error, "agents_contact_endpoint_key") => Err(reject(
+        Err(error) if violates(&error, contact_key::UNIQUE_INDEX) => Err(reject(
             ErrorCode::DuplicateRegistration,
-            format!("contact endpoint {} is already registered", meta.contact_endpoint),
+            format!(
+                "contact endpoint {} reaches an agent already registered (the same address, port and \
+                 path, however written)",
+                meta.contact_endpoint
+            ),
         )),
         Err(error) => Err(ManagerError::Database(error)),
     }

@@ -8,9 +8,10 @@
 //! registering or running (after that, it is enrolled in the next open league of its games:
 //! crate::league::enrollment). The token is the proof, so the agent may come back at another endpoint
 //! (a service restarted on a new port or in a new container, ADR 0040): the new contact endpoint is held
-//! to the same rules as a first registration's (the endpoint policy, and no other agent's endpoint,
-//! E014). Without credentials a registration on an endpoint already taken is still refused (E014):
-//! nobody takes over an identity without its token.
+//! to the same rules as a first registration's (the endpoint policy, and no endpoint that reaches
+//! another agent, E014: crate::league::contact_key). Without credentials a registration on an endpoint
+//! already taken, however written, is still refused (E014): nobody takes over an identity without its
+//! token.
 //!
 //! A player that comes back at another endpoint is a new process too: the referees running its matches
 //! call the address it had when they claimed them, where nobody answers now. Those matches are given
@@ -31,6 +32,7 @@ use sqlx::{PgConnection, PgPool};
 use crate::auth::AgentKind;
 use crate::error::{ManagerError, ManagerResult, reject, violates};
 use crate::ids;
+use crate::league::contact_key::{self, ContactKey};
 use crate::league::enrollment;
 use crate::league::registration::{self, RegisteredPlayer, RegisteredReferee, Rules};
 use crate::wakeups::Wakeups;
@@ -43,7 +45,7 @@ pub async fn resume_referee(
     token: SecretString,
     request: RegisterRefereeRequest,
 ) -> ManagerResult<RegisteredReferee> {
-    let meta = rules.admit(request.meta).await?;
+    let (meta, contact_key) = rules.admit(request.meta).await?;
     if request.max_concurrent_matches == 0 {
         return Err(reject(
             ErrorCode::MissingRequiredField,
@@ -55,7 +57,7 @@ pub async fn resume_referee(
     update_agent(
         &mut tx,
         &referee_id.clone().into(),
-        &meta,
+        (&meta, &contact_key),
         Some(request.max_concurrent_matches),
     )
     .await?;
@@ -86,11 +88,11 @@ pub async fn resume_player(
     meta: Option<AgentMeta>,
 ) -> ManagerResult<RegisteredPlayer> {
     let deployment_max = rules.max_players;
-    let meta = rules.admit(meta).await?;
+    let (meta, contact_key) = rules.admit(meta).await?;
     // Lock order (docs/subsystems/lock-order.md): the agent's row, then a league's row and its players
     // (enrollment).
     let mut tx = pool.begin().await?;
-    let moved = update_agent(&mut tx, &player_id.clone().into(), &meta, None).await?;
+    let moved = update_agent(&mut tx, &player_id.clone().into(), (&meta, &contact_key), None).await?;
     // Its leagues, the ones still going first, newest first.
     let leagues: Vec<(String, bool)> = sqlx::query!(
         r#"select l.league_id, l.status in ('registering', 'running', 'paused') as "going!" from league_players lp
@@ -202,13 +204,13 @@ async fn next_league(
     Ok(Some(league.enroll(tx, player_id).await?))
 }
 
-/// Brings the stored metadata of `agent_id` up to date, its endpoints too; refuses an agent of another
-/// kind, or a contact endpoint another agent has (and changes nothing then). Returns whether the agent
-/// moved (its contact or service endpoint changed).
+/// Brings the stored metadata of `agent_id` up to date, its endpoints and contact key too; refuses an
+/// agent of another kind, or a contact endpoint that reaches another agent (and changes nothing then).
+/// Returns whether the agent moved (its contact or service endpoint changed).
 async fn update_agent(
     tx: &mut PgConnection,
     agent_id: &AgentId,
-    meta: &AgentMeta,
+    (meta, contact_key): (&AgentMeta, &ContactKey),
     max_concurrent_matches: Option<u32>,
 ) -> ManagerResult<bool> {
     let stored = sqlx::query!(
@@ -238,7 +240,7 @@ async fn update_agent(
         "update agents set display_name = $2, version = $3, game_types = $4, service_endpoint = $5,
              protocol_version = $6, label_keys = $7, label_values = $8,
              max_concurrent_matches = coalesce($9, max_concurrent_matches), contact_endpoint = $10,
-             last_seen_at = now()
+             contact_key = $11, last_seen_at = now()
          where agent_id = $1",
         agent_id.as_str(),
         meta.display_name,
@@ -250,12 +252,13 @@ async fn update_agent(
         &label_values as &[&String],
         max_concurrent_matches.map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
         meta.contact_endpoint,
+        contact_key.as_str(),
     )
     .execute(&mut *tx)
     .await;
     match updated {
         Ok(_) => Ok(moved),
-        Err(error) if violates(&error, "agents_contact_endpoint_key") => Err(reject(
+        Err(error) if violates(&error, contact_key::UNIQUE_INDEX) => Err(reject(
             ErrorCode::DuplicateRegistration,
             format!(
                 "{agent_id} cannot move to {}: another agent is registered there",

@@ -1,4 +1,5 @@
-//! How a finished match's result and transcript, and the league's events, are stored.
+//! How a finished match's result and transcript, the league's events and agents' contact keys are
+//! stored.
 
 #![allow(clippy::unwrap_used)]
 
@@ -252,6 +253,42 @@ async fn every_event_delivery_reads_each_pair_with_or_without_its_row() {
             pair(3, "P02", None, 0, None),
         ]
     );
+    pool.close().await;
+    db.drop_now().await;
+}
+
+/// Agents registered before contact keys (migrations/20261206100001_contact_key.sql) get theirs when the
+/// manager starts, in the order they registered: of two stored rows that reach one agent (the text
+/// comparison let the second in), the first holds the key and the second none, and filling in again
+/// changes nothing.
+#[tokio::test]
+async fn agents_of_before_get_their_contact_keys_the_first_of_two_clones_keeping_it() {
+    let (db, pool) = migrated_before(20261206100001, "a_league", "running").await;
+    sqlx::query(
+        "insert into agents (agent_id, kind, agent_number, display_name, version, game_types,
+                             contact_endpoint, service_endpoint, protocol_version, token_hash)
+         values ('P03', 'player', 3, 'clone', '1.0.0', '{even_odd}', 'http://localhost:9/P01',
+                 'http://127.0.0.1:9', 'league.v2', '\\x00')",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    league_manager::db::MIGRATOR.run(&pool).await.unwrap();
+    let keys = async || -> Vec<(String, Option<String>)> {
+        sqlx::query_as("select agent_id, contact_key from agents order by agent_id")
+            .fetch_all(&pool)
+            .await
+            .unwrap()
+    };
+    let expected = [
+        ("P01".to_owned(), Some("http://loopback:9/p01".to_owned())),
+        ("P02".to_owned(), Some("http://loopback:9/p02".to_owned())),
+        ("P03".to_owned(), None),
+    ];
+    league_manager::league::contact_key::fill_in(&pool).await.unwrap();
+    assert_eq!(keys().await, expected);
+    league_manager::league::contact_key::fill_in(&pool).await.unwrap();
+    assert_eq!(keys().await, expected);
     pool.close().await;
     db.drop_now().await;
 }
