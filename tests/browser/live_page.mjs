@@ -80,6 +80,14 @@ await step("the chart covers every round", () =>
     { timeout: STEP_TIMEOUT },
   ),
 );
+// The roster lists every player once the last one registered.
+await step(`the roster lists ${players} players`, () =>
+  page.waitForFunction(
+    (n) => document.querySelectorAll("#roster tbody tr").length === n,
+    players,
+    { timeout: STEP_TIMEOUT },
+  ),
+);
 await page.screenshot({ path: `${outDir}/completed.png`, fullPage: true });
 
 // A click on a match opens its transcript.
@@ -116,6 +124,9 @@ const shown = await page.evaluate(() => {
     leaderColors: [...document.querySelectorAll("#standings .swatch")].map((e) => getComputedStyle(e).backgroundColor),
     matchCardPlayers: [...document.querySelectorAll("#matches .match .players")].map((e) => e.textContent),
     leagueId: text("#league-name"),
+    roster: [...document.querySelectorAll("#roster tbody tr")].map((row) =>
+      [...row.cells].map((cell) => cell.textContent),
+    ),
     history: window.liveHistory,
   };
 });
@@ -133,6 +144,7 @@ const api = {
   progression: await get(`/api/leagues/${league}/progression`),
   round: await get(`/api/leagues/${league}/rounds/1`),
   transcript: await get(`/api/leagues/${league}/matches/${firstMatch}`),
+  players: await get("/api/players"),
   unknownLeague: await get("/api/leagues/no_such_league"),
   badLeagueId: await get("/api/leagues/%3Cscript%3E"),
   badRound: await get(`/api/leagues/${league}/rounds/zero`),

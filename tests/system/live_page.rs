@@ -335,8 +335,10 @@ fn check(report: &Value, game: &str, champion: &str, players: usize) {
         );
     }
 
+    check_roster(report, players);
+
     let api = &report["api"];
-    for name in ["snapshot", "progression", "round", "transcript"] {
+    for name in ["snapshot", "progression", "round", "transcript", "players"] {
         assert_eq!(api[name]["status"], 200, "{name}: {}", api[name]);
         let body = api[name]["body"].as_str().unwrap_or_default();
         assert!(!body.contains(OPERATOR_TOKEN), "{name} leaks the operator token");
@@ -350,6 +352,40 @@ fn check(report: &Value, game: &str, champion: &str, players: usize) {
     assert_eq!(api["badLeagueId"]["status"], 404, "{}", api["badLeagueId"]);
     assert_eq!(api["badRound"]["status"], 400, "{}", api["badRound"]);
     assert_eq!(api["post"]["status"], 405, "read-only: {}", api["post"]);
+}
+
+/// The roster on the page: every player of the league with its name, strategy and leagues, as `league
+/// players` lists them — and, the page being anonymous, nothing of where an agent is reached.
+fn check_roster(report: &Value, players: usize) {
+    let shown = &report["shown"];
+    let league_id = shown["leagueId"].as_str().unwrap_or_default();
+    let roster = shown["roster"].as_array().expect("the roster's rows");
+    assert_eq!(roster.len(), players, "{roster:?}");
+    for row in roster {
+        let cells: Vec<&str> = row
+            .as_array()
+            .map(|cells| cells.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        // `P01bot-late:300`, `late`, the league: a bot's strategy is its name's behaviour.
+        let [player, strategy, leagues] = cells[..] else {
+            panic!("a roster row is player, strategy, leagues: {row}")
+        };
+        assert!(player.starts_with('P') && player.contains("bot-"), "{row}");
+        let behaviour = player.split("bot-").nth(1).unwrap_or_default();
+        assert_eq!(strategy, behaviour.split(':').next().unwrap_or_default(), "{row}");
+        assert_eq!(leagues, league_id, "{row}");
+    }
+    let answer = &report["api"]["players"];
+    assert_eq!(answer["status"], 200, "{answer}");
+    let body = answer["body"].as_str().unwrap_or_default();
+    let listed: Value = serde_json::from_str(body).expect("the roster is JSON");
+    assert_eq!(listed["total"], players, "{body}");
+    for never in ["endpoint", "127.0.0.1", "localhost", "token", "http"] {
+        assert!(
+            !body.contains(never),
+            "the public roster carries {never:?}: {body}"
+        );
+    }
 }
 
 #[tokio::test]

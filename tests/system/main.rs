@@ -21,6 +21,7 @@ mod mcp_agents;
 mod migrate;
 mod observability;
 mod operator_cli;
+mod operator_details;
 mod operator_week;
 mod own_ports;
 mod probe;

@@ -6,6 +6,7 @@
 //! - [`watch`]: one watcher per watched league, whose snapshot every viewer's event stream shares;
 //! - [`view`]: what the page may show of a league, fetched from the manager and made plain JSON;
 //! - [`rounds`]: completed rounds, fetched once;
+//! - [`roster`]: the players registered on the system, as `league players` lists them (public facts only);
 //! - [`assets`]: the HTML, JavaScript and CSS, embedded in the binary;
 //! - [`metrics`]: viewers, and snapshots fetched for them.
 //!
@@ -15,6 +16,7 @@
 
 mod assets;
 mod metrics;
+mod roster;
 mod rounds;
 mod routes;
 mod view;
@@ -67,6 +69,8 @@ pub(crate) struct Live {
     standings: StandingsCache<Arc<GetStandingsResponse>>,
     /// Snapshots answered to `GET /api/leagues/<id>`, shared for [`watch::WATCH_INTERVAL`].
     snapshots: StandingsCache<Arc<serde_json::Value>>,
+    /// The roster answered to `GET /api/players`, shared for [`watch::WATCH_INTERVAL`].
+    roster: StandingsCache<Arc<serde_json::Value>>,
     shutdown: ShutdownSignal,
 }
 
@@ -83,6 +87,7 @@ impl Live {
             viewers: FairShare::new(MAX_VIEWERS, MAX_VIEWERS_PER_ADDRESS),
             standings: StandingsCache::default(),
             snapshots: StandingsCache::new(watch::WATCH_INTERVAL),
+            roster: StandingsCache::new(watch::WATCH_INTERVAL),
             shutdown,
         })
     }

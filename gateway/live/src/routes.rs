@@ -1,6 +1,7 @@
 //! The live page's HTTP routes, all GET (HEAD too) and all read-only: the page itself, its assets, and a
 //! small JSON API — the leagues, a league's snapshot and its event stream, a round's matches, the points
-//! after each completed round, a match's transcript, and the agents' compliance warnings. Ids in paths are checked before the manager is
+//! after each completed round, a match's transcript, the players registered (the roster) and the
+//! agents' compliance warnings. Ids in paths are checked before the manager is
 //! asked; every answer is bounded in size and carries the page's security headers.
 
 use std::convert::Infallible;
@@ -43,6 +44,7 @@ pub(crate) fn router(live: Arc<Live>) -> Router {
         .route("/api/leagues/{league_id}/progression", get(progression))
         .route("/api/leagues/{league_id}/rounds/{round_id}", get(round))
         .route("/api/leagues/{league_id}/matches/{match_id}", get(one_match))
+        .route("/api/players", get(players))
         .route("/api/warnings", get(warnings))
         .layer(axum::middleware::map_response(assets::security_headers))
         .with_state(live)
@@ -133,6 +135,13 @@ async fn league_page(Path(id): Path<String>, headers: HeaderMap) -> Response {
 async fn warnings(State(live): State<Arc<Live>>) -> Answer {
     let body = ask(super::warnings::warnings(&live.manager_link)).await?;
     json_answer(&body, SHORT)
+}
+
+/// The players registered on the system (crate::roster).
+async fn players(State(live): State<Arc<Live>>) -> Answer {
+    let body = ask(live.roster()).await?;
+    // Revalidated: the page asks again when a player registers, and must see it.
+    json_answer(&body, REVALIDATE)
 }
 
 /// The leagues this page can show, the newest first. `latest`: the one `/` shows.

@@ -27,7 +27,9 @@ pub async fn check_model(strategies: &str) -> anyhow::Result<Option<String>> {
     let url = config.llm_url.unwrap_or_default();
     Ok(client.choose("P00", &[]).await.err().map(|error| {
         format!(
-            "warning: the llm strategy's model at {url} did not give a move when asked before the league              ({error}): its bots will play the fallback's (adaptive's) moves while it does not, and the              run counts them (LEAGUE_LLM_URL, LEAGUE_LLM_MODEL, LEAGUE_LLM_TIMEOUT)"
+            "warning: the llm strategy's model at {url} did not give a move when asked before the league \
+             ({error}): its bots will play the fallback's (adaptive's) moves while it does not, and the \
+             run counts them (LEAGUE_LLM_URL, LEAGUE_LLM_MODEL, LEAGUE_LLM_TIMEOUT)"
         )
     }))
 }

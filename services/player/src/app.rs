@@ -92,7 +92,7 @@ impl PlayerConfig {
             .map(|i| {
                 let behaviour = behaviours[i % behaviours.len()];
                 BotSpec {
-                    display_name: format!("bot-{behaviour}"),
+                    display_name: crate::bot_name::bot_name(behaviour),
                     behaviour,
                 }
             })

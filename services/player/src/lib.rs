@@ -7,6 +7,7 @@
 pub mod app;
 pub mod behaviour;
 pub mod bot;
+pub mod bot_name;
 pub mod fault;
 pub mod host;
 pub mod llm;

@@ -85,6 +85,7 @@ function showSnapshot(snapshot) {
   showStatus(status);
   showStandings(snapshot.standings, previous ? previous.standings : []);
   updateWarnings();
+  updateRoster(status);
   showRoundPicker(status);
   if (state.follow) {
     state.shownRound = status.current_round || null;
@@ -559,6 +560,35 @@ async function updateWarnings() {
       return item;
     }),
   );
+}
+
+// ---- the roster ---------------------------------------------------------------------------------------
+
+/// Asked again only when who is here may have changed: a registration, or the league's status.
+async function updateRoster(status) {
+  const key = `${status.league_id}|${status.status}|${status.registered_players}`;
+  if (key === state.rosterFor) return;
+  state.rosterFor = key;
+  // Only the newest of overlapping fetches is shown.
+  const ticket = (state.rosterTicket = (state.rosterTicket || 0) + 1);
+  let roster;
+  try {
+    roster = await getJson("/api/players");
+  } catch {
+    state.rosterFor = null;
+    return;
+  }
+  if (ticket !== state.rosterTicket) return;
+  $("roster").tBodies[0].replaceChildren(
+    ...roster.players.map((player) => el("tr", { "data-player": player.player_id, class: player.leagues.includes(state.leagueId) ? "here" : "" },
+      el("td", { class: "player", title: player.display_name },
+        el("span", { class: "id" }, player.player_id), el("span", { class: "display" }, player.display_name)),
+      el("td", { class: "strategy" }, player.strategy),
+      el("td", { class: "leagues" }, player.leagues.join(" ")))),
+  );
+  const shown = roster.players.length < roster.total ? ` (the first ${roster.players.length} shown)` : "";
+  $("roster-hint").textContent = `${counted(roster.total, "player", "players")} registered on this system${shown}: ` +
+    "a bot's strategy, or external for an agent that registered itself.";
 }
 
 // ---- wiring --------------------------------------------------------------------------------------------

@@ -9,13 +9,13 @@ use clap::Args;
 use league_domain::MatchId;
 use league_proto::v2::transcript_entry::Entry;
 use league_proto::v2::{
-    Direction, GetMatchRequest, GetMatchResponse, GetStandingsRequest, MatchState, ScheduledMatch,
-    TranscriptEntry,
+    Direction, GetMatchRequest, GetMatchResponse, GetScheduleRequest, GetStandingsRequest, MatchState,
+    MatchStatus, ScheduledMatch, TranscriptEntry,
 };
 use prost_types::value::Kind;
 use serde_json::{Value, json};
 
-use super::{Reading, failed, time};
+use super::{Operator, Reading, failed, time};
 use crate::columns;
 use crate::output::{self, Rows, cell};
 
@@ -44,7 +44,9 @@ pub async fn show(args: MatchArgs) -> anyhow::Result<()> {
         .into_inner();
     let names: BTreeMap<String, String> = operator
         .manager
-        .get_standings(operator.request(GetStandingsRequest { league_id }))
+        .get_standings(operator.request(GetStandingsRequest {
+            league_id: league_id.clone(),
+        }))
         .await
         .map_err(failed("reading the players' names"))?
         .into_inner()
@@ -52,7 +54,11 @@ pub async fn show(args: MatchArgs) -> anyhow::Result<()> {
         .into_iter()
         .map(|row| (row.player_id, row.display_name))
         .collect();
-    let scheduled = whole(&found)?;
+    let mut scheduled = whole(&found)?;
+    if scheduled.started_at.is_none() && scheduled.status == MatchStatus::Running as i32 {
+        // Running: no transcript yet, but the schedule knows when a referee took it.
+        scheduled.started_at = started_while_running(&mut operator, &league_id, &scheduled).await?;
+    }
     let mut row = Rows::new(&columns::MATCHES);
     row.push(columns::a_match(&scheduled));
     let seats = [
@@ -114,6 +120,32 @@ fn whole(found: &GetMatchResponse) -> anyhow::Result<ScheduledMatch> {
         scheduled.finished_at = entries.last().and_then(|entry| entry.at).map(as_recorded);
     }
     Ok(scheduled)
+}
+
+/// When a running match started, as its round in the schedule says (a referee took it then).
+async fn started_while_running(
+    operator: &mut Operator,
+    league_id: &str,
+    running: &ScheduledMatch,
+) -> anyhow::Result<Option<prost_types::Timestamp>> {
+    let request = operator.request(GetScheduleRequest {
+        league_id: league_id.to_owned(),
+        first_round_id: running.round_id,
+        // The manager answers whole rounds: this one.
+        max_matches: 1,
+    });
+    let schedule = operator
+        .manager
+        .get_schedule(request)
+        .await
+        .map_err(failed("reading the match's round"))?
+        .into_inner();
+    Ok(schedule
+        .rounds
+        .iter()
+        .flat_map(|round| &round.matches)
+        .find(|scheduled| scheduled.match_id == running.match_id)
+        .and_then(|scheduled| scheduled.started_at))
 }
 
 /// A referee's time as the schedule gives it, so that a match's row reads the same here and in
@@ -203,7 +235,11 @@ fn transcript_line(entry: &TranscriptEntry) -> Vec<String> {
                     "MATCH_STATE_",
                 )
             };
-            let mut detail = format!("{} → {}", state(change.from), state(change.to));
+            // The match's first state comes from none: said alone, not "unspecified → …".
+            let mut detail = match MatchState::try_from(change.from) {
+                Ok(MatchState::Unspecified) => state(change.to),
+                _ => format!("{} → {}", state(change.from), state(change.to)),
+            };
             if !change.reason.is_empty() {
                 detail.push_str(&format!(": {}", change.reason));
             }

@@ -104,6 +104,13 @@ struct Settings {
     league_id: Option<String>,
 }
 
+/// The league named by `LEAGUE_ID` (or the `LEAGUE_CONFIG` file), which every command reads when none
+/// is named on its command line.
+pub fn league_id_setting() -> anyhow::Result<Option<String>> {
+    let settings: Settings = league_runtime::config::load()?;
+    Ok(settings.league_id)
+}
+
 /// A connection to the manager with the operator's credential.
 #[derive(Debug)]
 pub struct Operator {

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::{Common, Operator, failed, time};
 use crate::output::{self, Rows, cell};
-use crate::report::data::strategy_of;
+use league_player::bot_name::strategy_of_player;
 
 #[derive(Debug, Clone, Args)]
 pub struct PlayersArgs {
@@ -64,12 +64,7 @@ pub async fn players(args: PlayersArgs) -> anyhow::Result<()> {
     let mut each = vec![];
     for agent in &listed.agents {
         let meta = agent.meta.clone().unwrap_or_default();
-        let external = meta.labels.get(league_proto::EXTERNAL_LABEL).map(String::as_str) == Some("true");
-        let strategy = if external {
-            "external".to_owned()
-        } else {
-            strategy_of(&meta.display_name)
-        };
+        let strategy = strategy_of_player(&meta);
         let in_leagues = playing.get(&agent.agent_id).cloned().unwrap_or_default();
         let warned = warnings.get(&agent.agent_id).copied().unwrap_or(0);
         let last_seen = time(agent.last_seen_at.as_ref());

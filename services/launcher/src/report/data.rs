@@ -26,6 +26,9 @@ pub struct LeagueData {
     /// Each `llm` bot's moves by who decided them, when the player host was asked before it stopped
     /// (`league run`); empty otherwise (`crate::llm_moves`).
     pub llm_moves: BTreeMap<String, league_player::LlmMoves>,
+    /// Read from a database no manager runs (`league report --database`): a league not over there was
+    /// stopped (its run interrupted), not in progress.
+    pub stopped: bool,
 }
 
 impl LeagueData {
@@ -85,6 +88,7 @@ impl LeagueData {
             by_round,
             rounds,
             llm_moves: BTreeMap::new(),
+            stopped: false,
         })
     }
 
@@ -127,24 +131,8 @@ pub async fn schedule(
     }
 }
 
-/// A player's strategy group: a bot's behaviour (its name is `bot-<behaviour>`, or `bot-<n>-<behaviour>`
-/// from older runs), or "external" for agents that registered on their own.
-pub fn strategy_of(display_name: &str) -> String {
-    let Some(rest) = display_name.strip_prefix("bot-") else {
-        return "external".to_owned();
-    };
-    let behaviour = match rest.split_once('-') {
-        Some((number, behaviour)) if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) => {
-            behaviour
-        }
-        _ => rest,
-    };
-    match behaviour.parse::<league_player::Behaviour>() {
-        // Fault behaviours carry a parameter (late:200, flaky:3): the group is the behaviour.
-        Ok(_) => behaviour.split(':').next().unwrap_or(behaviour).to_owned(),
-        Err(_) => "external".to_owned(),
-    }
-}
+/// A player's strategy group, by its name (the player host names its bots).
+pub use league_player::bot_name::strategy_of;
 
 /// What a finished match was for one of its players.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -171,21 +159,4 @@ pub fn mark_for(scheduled: &ScheduledMatch, player_id: &str) -> Option<Mark> {
 pub fn duration_ms(scheduled: &ScheduledMatch) -> Option<i64> {
     let millis = |at: &prost_types::Timestamp| at.seconds * 1000 + i64::from(at.nanos / 1_000_000);
     Some(millis(scheduled.finished_at.as_ref()?) - millis(scheduled.started_at.as_ref()?))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bots_are_grouped_by_behaviour_and_everyone_else_is_external() {
-        assert_eq!(strategy_of("bot-random"), "random");
-        assert_eq!(strategy_of("bot-late:200"), "late");
-        assert_eq!(strategy_of("bot-clever"), "external");
-        assert_eq!(strategy_of("bot-01-random"), "random");
-        assert_eq!(strategy_of("bot-12-always_even"), "always_even");
-        assert_eq!(strategy_of("bot-03-late:200"), "late");
-        assert_eq!(strategy_of("alpha"), "external");
-        assert_eq!(strategy_of("bot-x-random"), "external");
-    }
 }

@@ -191,6 +191,7 @@ mod tests {
                 ..Default::default()
             }],
             llm_moves: Default::default(),
+            stopped: false,
         }
     }
 

@@ -29,13 +29,15 @@ use serde_json::Value;
 use crate::results_folder;
 use archive::Provenance;
 use data::LeagueData;
+use league_domain::LeagueId;
 use league_proto::v2::MatchTiming;
 
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
-    /// The league (default: the newest league in the database).
-    #[arg(long, default_value = "")]
-    pub league: String,
+    /// The league (default: LEAGUE_ID, else the running system's league, else the newest; with
+    /// --database, the newest league in it) — as the operator's commands choose it.
+    #[arg(long)]
+    pub league: Option<LeagueId>,
     /// The folder the league's folder is written in.
     #[arg(long, default_value = RUN_RESULTS)]
     pub out: PathBuf,
@@ -52,7 +54,14 @@ pub struct ReportArgs {
 pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
     let connected = args.source.connect().await?;
     let mut client = connected.client.clone();
-    let data = LeagueData::load(&mut client, &connected.token, &args.league).await?;
+    let league_id = match args.league {
+        Some(league_id) => Some(league_id.to_string()),
+        // A database read on its own has no running system's league: its newest, as `--database` reads.
+        None if connected.nothing_runs_it() => None,
+        None => crate::operator::league_id_setting()?.or(connected.league_id.clone()),
+    };
+    let mut data = LeagueData::load(&mut client, &connected.token, &league_id.unwrap_or_default()).await?;
+    data.stopped = connected.nothing_runs_it();
     let reader = archive::Reader {
         client: &client,
         token: &connected.token,

@@ -1,7 +1,7 @@
 //! The league's ratings (docs/adr/0049-ratings-in-the-league-s-points.md): each player's points per
 //! match by the league's own 3/1/0 scoring, so the rating orders players as the table does, with the
 //! player's own deviation; for each pair of neighbours in the table, the difference with a 95 % interval
-//! and the likelihood that the upper one is the stronger (LOS); and whether the game is mostly luck —
+//! and the likelihood that the upper one is the stronger (LOS); and whether the results are beyond chance —
 //! the spread of the strategies' means against the spread their noise alone would give.
 //!
 //! One league is one game, so nothing here mixes games.
@@ -161,9 +161,12 @@ impl Luck {
             self.groups, self.compared, self.spread, self.noise
         );
         if self.mostly_luck() {
+            // What the numbers show is about these players, not the game: equally good strategies
+            // spread as little in a game of pure skill.
             format!(
-                "{game_type} is mostly luck in this league: {numbers}, less than twice that, so the order \
-                 of the table says little about skill."
+                "Within chance in this league: {numbers}, less than twice that, so the order of the table \
+                 says little about skill: these {} may be equally good, or {game_type} mostly luck.",
+                self.compared
             )
         } else {
             format!(
@@ -322,7 +325,7 @@ mod tests {
         assert!(
             even_odd
                 .sentence("even_odd")
-                .starts_with("even_odd is mostly luck")
+                .starts_with("Within chance in this league: the 3 strategies' points")
         );
         // Means 0.5 and 2.5: standard deviation √2; deviations 0.1 and 0.2: noise √0.025. Strategy.
         let tic_tac_toe = spread_against_noise("strategies", &[group(0.5, 0.1), group(2.5, 0.2)]).unwrap();

@@ -63,6 +63,7 @@ impl SourceArgs {
                     })
                     .await?;
                     connected.database = Some(running.database);
+                    connected.league_id = Some(running.league_id);
                     return Ok(connected);
                 }
                 None => anyhow::bail!(
@@ -95,6 +96,17 @@ pub struct Connected {
     /// The database read: when this process reads one, or the running system's (`league serve`,
     /// `league run`) as its state file names it.
     pub database: Option<String>,
+    /// The running system's league, as its state file names it: the league read when none is named,
+    /// as the operator's commands do (None: the newest league).
+    pub league_id: Option<String>,
+}
+
+impl Connected {
+    /// Whether the league is read from a database no manager runs (`--database`): a league not over
+    /// there is stopped — its run was interrupted or killed — not in progress.
+    pub fn nothing_runs_it(&self) -> bool {
+        self._service.is_some()
+    }
 }
 
 #[derive(Debug)]
@@ -114,6 +126,7 @@ pub async fn connect(source: Source) -> anyhow::Result<Connected> {
                 token,
                 _service: None,
                 database: None,
+                league_id: None,
             });
         }
         Source::Database(url) => url,
@@ -145,6 +158,7 @@ pub async fn connect(source: Source) -> anyhow::Result<Connected> {
         token,
         _service: Some(StopOnDrop(shutdown)),
         database: Some(database),
+        league_id: None,
     })
 }
 

@@ -300,6 +300,7 @@ fn recompute(provenance: &Provenance, matches: &BTreeMap<PlayOrder, Archived>) -
         by_round,
         rounds,
         llm_moves: BTreeMap::new(),
+        stopped: false,
     })
 }
 

@@ -46,14 +46,16 @@ struct PlayedRow {
 /// A checked query of [`PlayedRow`]s of the matches `m` (of leagues `l`) that `$rest` (the where
 /// clause on, and its arguments) keeps: the schedule columns, the stored result, and when the match
 /// started and finished by its referee's clock (its transcript's first and last entries; the time the
-/// result was recorded when there is no transcript), in epoch milliseconds. Only a match with players
+/// result was recorded when there is no transcript), in epoch milliseconds. A match still running has no
+/// transcript yet: it started when a referee took it (`claimed_at`, the manager's clock). Only a match with players
 /// at fault has its transcript's JSON parsed, for the cause.
 macro_rules! query_played {
     ($($rest:tt)+) => {
         query_matches!(
             PlayedRow,
             r#", m.result,
-                (extract(epoch from m.started_at) * 1000)::bigint as "started_ms?",
+                (extract(epoch from coalesce(m.started_at,
+                    case when m.status = 'running' then m.claimed_at end)) * 1000)::bigint as "started_ms?",
                 (extract(epoch from coalesce(m.ended_at, m.finished_at)) * 1000)::bigint as "finished_ms?",
                 case when cardinality(m.at_fault_player_ids) > 0 then coalesce((
                     select e.entry->'message'->>'error_code'

@@ -198,6 +198,7 @@ mod tests {
             by_round: vec![],
             rounds: vec![],
             llm_moves: Default::default(),
+            stopped: false,
         }
     }
 

@@ -1,5 +1,5 @@
 //! Strategy comparison: the mean final points of each strategy group's players, with a 95% confidence
-//! interval (Student's t; none for a group of one). Bots are grouped by behaviour, external agents
+//! interval (Student's t; none for a group of one) kept within the points they could have. Bots are grouped by behaviour, external agents
 //! form one group.
 
 use std::collections::BTreeMap;
@@ -19,20 +19,36 @@ pub struct StrategyGroup {
     pub mean: f64,
     /// Half-width of the 95% confidence interval of the mean; None for a single player.
     pub margin: Option<f64>,
+    /// That interval within the points the group's players could have: from 0 to a win in each of
+    /// their matches (the t interval of a handful of players runs past both).
+    pub interval: Option<(f64, f64)>,
 }
 
 /// The groups, best mean first.
 pub fn strategy_groups(data: &LeagueData) -> Vec<StrategyGroup> {
+    let mut scheduled: BTreeMap<&str, u32> = BTreeMap::new();
+    for scheduled_match in data.rounds.iter().flat_map(|round| &round.matches) {
+        for player in [&scheduled_match.player_a_id, &scheduled_match.player_b_id] {
+            *scheduled.entry(player).or_default() += 1;
+        }
+    }
     let mut points: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut possible: BTreeMap<String, f64> = BTreeMap::new();
     for row in &data.standings {
-        points
-            .entry(strategy_of(&row.display_name))
-            .or_default()
-            .push(f64::from(row.points));
+        let strategy = strategy_of(&row.display_name);
+        let matches = scheduled
+            .get(row.player_id.as_str())
+            .copied()
+            .unwrap_or(0)
+            .max(row.played);
+        let most = possible.entry(strategy.clone()).or_default();
+        *most = most.max(f64::from(league_domain::points::WIN * matches));
+        points.entry(strategy).or_default().push(f64::from(row.points));
     }
     let mut groups: Vec<StrategyGroup> = points
         .into_iter()
         .map(|(strategy, points)| {
+            let most = possible.get(&strategy).copied().unwrap_or(0.0);
             let n = points.len();
             let mean = points.iter().sum::<f64>() / n as f64;
             let margin = (n > 1).then(|| {
@@ -44,6 +60,7 @@ pub fn strategy_groups(data: &LeagueData) -> Vec<StrategyGroup> {
                 players: n,
                 mean,
                 margin,
+                interval: margin.map(|margin| ((mean - margin).max(0.0), (mean + margin).min(most))),
             }
         })
         .collect();
@@ -104,7 +121,7 @@ impl Chart for Strategies {
         let top = self
             .groups
             .iter()
-            .map(|g| g.mean + g.margin.unwrap_or(0.0))
+            .map(|g| g.interval.map_or(g.mean, |(_, high)| high))
             .fold(0.0, f64::max);
         let n = self.groups.len() as u32;
         let mut chart = ChartBuilder::on(area)
@@ -149,8 +166,7 @@ impl Chart for Strategies {
             .map_err(draw_error)?;
         for (group, i) in self.groups.iter().zip(0..) {
             let centre = SegmentValue::CenterOf(i);
-            if let Some(margin) = group.margin {
-                let (low, high) = ((group.mean - margin).max(0.0), group.mean + margin);
+            if let Some((low, high)) = group.interval {
                 let whisker = vec![(centre.clone(), low), (centre.clone(), high)];
                 chart
                     .draw_series([PathElement::new(whisker, BLACK.stroke_width(2))])
@@ -163,7 +179,7 @@ impl Chart for Strategies {
                 }
             }
             let note = format!("{:.1} pts · n={}", group.mean, group.players);
-            let height = group.mean + group.margin.unwrap_or(0.0);
+            let height = group.interval.map_or(group.mean, |(_, high)| high);
             // Above the bar and its whisker, clear of the whisker's cap.
             chart
                 .draw_series([EmptyElement::at((centre, height))
