@@ -651,7 +651,7 @@ fn csv_rows(text: &str) -> Vec<HashMap<String, String>> {
 }
 
 #[test]
-fn a_double_round_robin_of_fifty_counts_both_meetings_and_says_even_odd_is_luck() {
+fn a_double_round_robin_of_fifty_counts_both_meetings_and_says_what_is_within_chance() {
     let data = made_up_league("even_odd", 50);
     let out = out_dir();
     let dir = league_launcher::report::write(&data, &out).expect("the folder is written");
