@@ -39,6 +39,19 @@ fn referees(state_file: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The name `league referees` gives `referee_id` (serve's `referee-N`: which of them registered first,
+/// and so is REF01, is a race).
+fn name_of(state_file: &Path, referee_id: &str) -> String {
+    ok(state_file, &["referees", "--output", "csv"])
+        .lines()
+        .skip(1)
+        .find_map(|row| {
+            let cells: Vec<&str> = row.split(',').collect();
+            (cells.first() == Some(&referee_id)).then(|| cells.get(1).map(|name| (*name).to_owned()))?
+        })
+        .unwrap_or_else(|| panic!("{referee_id} is listed"))
+}
+
 /// Whether the manager at `url` registers a referee presenting `token` (E020 otherwise).
 async fn registers_with(url: &str, token: &str) -> bool {
     let mut manager =
@@ -88,6 +101,7 @@ async fn a_revoked_referee_stays_out_and_its_token_is_rotated() {
         (referees(&state_file).len() == 2).then_some(())
     });
     let before = ok(&state_file, &["referee-token"]).trim().to_owned();
+    let revoked_name = name_of(&state_file, "REF02");
 
     let revoked = ok(&state_file, &["revoke-referee", "REF02"]);
     assert!(revoked.contains("REF02 revoked"), "{revoked}");
@@ -106,7 +120,7 @@ async fn a_revoked_referee_stays_out_and_its_token_is_rotated() {
     );
 
     // serve's own revoked referee stops at its next claim and stays down: no warning loop.
-    wait_until_left_down(&first_log, "referee-2");
+    wait_until_left_down(&first_log, &revoked_name);
     assert!(
         !printed(&first_log).contains("claiming matches failed"),
         "{}",
@@ -118,7 +132,7 @@ async fn a_revoked_referee_stays_out_and_its_token_is_rotated() {
     let second_log = place.dir.join("serve-2.log");
     let (_served_again, state) = serve(&second_log);
     let manager_url = state["manager_url"].as_str().expect("a URL").to_owned();
-    wait_until_left_down(&second_log, "referee-2");
+    wait_until_left_down(&second_log, &revoked_name);
     wait_for("REF01 resumes", SERVE_WITHIN, || {
         (referees(&state_file) == ["REF01,active", "REF02,revoked"]).then_some(())
     });

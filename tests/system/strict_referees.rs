@@ -277,7 +277,9 @@ async fn a_tokenless_pull_is_answered_only_from_the_referee_s_own_address() {
         [127, 0, 0, 1],
         &gateway,
         "register_referee",
-        register("http://127.0.0.3:9/mcp"),
+        // Another port: every loopback address reaches the same agents, so 127.0.0.3:9 would be the
+        // first referee's endpoint again (ADR 0081).
+        register("http://127.0.0.3:10/mcp"),
     )
     .await;
     let other_token = other["result"]["auth_token"]

@@ -192,12 +192,41 @@ impl Operator {
     }
 }
 
-/// An RPC's failure as the manager put it.
+/// An RPC's failure as the manager put it, or, when the manager was not reached, as the connection
+/// failed: tonic's own words ("tcp connect error") say nothing until their source does.
 pub fn failed(doing: &'static str) -> impl Fn(tonic::Status) -> anyhow::Error {
-    move |status| anyhow::anyhow!("{doing}: {}", status.message())
+    move |status| {
+        let why = match std::error::Error::source(&status) {
+            Some(source) => format!("{}: {}", status.message(), league_runtime::tls::chain(source)),
+            None => status.message().to_owned(),
+        };
+        anyhow::anyhow!("{doing}: {why}")
+    }
 }
 
 /// A protobuf timestamp as RFC 3339 (empty when unset).
 pub fn time(at: Option<&prost_types::Timestamp>) -> String {
     at.map(ToString::to_string).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::failed;
+
+    #[test]
+    fn a_manager_not_reached_is_told_by_the_connection_s_failure() {
+        let mut status = tonic::Status::unavailable("tcp connect error");
+        status.set_source(Arc::new(std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            "Connection refused (os error 111)",
+        )));
+        assert_eq!(
+            failed("listing leagues")(status).to_string(),
+            "listing leagues: tcp connect error: Connection refused (os error 111)"
+        );
+        let refused = tonic::Status::not_found("E007 no league x");
+        assert_eq!(failed("reading")(refused).to_string(), "reading: E007 no league x");
+    }
 }
