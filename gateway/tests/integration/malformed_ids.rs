@@ -175,6 +175,9 @@ fn with_field(mut message: Value, field: &str, value: &str) -> Value {
     message
 }
 
+/// What a case changes in a well-formed invitation.
+type Malform = fn(&mut InviteToMatchRequest);
+
 /// A referee's call through the bridge (gRPC `PlayerService`) is parsed where it enters as a league.v2
 /// message is: a malformed player, opponent, league, match or referee id is E002 naming the field and
 /// the grammar, and the agent hears nothing of it.
@@ -184,7 +187,7 @@ async fn a_bridge_call_naming_a_malformed_id_is_refused_and_reaches_no_agent() {
     let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
     let agents = spawn_agents(Behaviour::Clean).await;
     let alice = register_player(&gateway, &agents, "alice").await;
-    let invitation = |edit: fn(&mut InviteToMatchRequest)| {
+    let invitation = |edit: Malform| {
         let mut request = InviteToMatchRequest {
             player_id: alice.id.clone(),
             context: Some(MatchContext {
@@ -202,7 +205,7 @@ async fn a_bridge_call_naming_a_malformed_id_is_refused_and_reaches_no_agent() {
         edit(&mut request);
         request
     };
-    let cases: [(&str, &str, fn(&mut InviteToMatchRequest)); 5] = [
+    let cases: [(&str, &str, Malform); 5] = [
         ("player_id", "a player id", |r| r.player_id = "p1".into()),
         ("opponent_id", "a player id", |r| r.opponent_id = "REF01".into()),
         ("context.league_id", "a league id", |r| {
