@@ -40,9 +40,16 @@ pub fn optional<Id: FromStr<Err = InvalidId>>(
 
 /// `text` given as `field` (a path segment, a shorthand's argument) as an id: E002 naming the field.
 pub fn parsed<Id: FromStr<Err = InvalidId>>(field: &str, text: &str) -> LeagueResult<Id> {
-    text.parse().map_err(|error: InvalidId| {
-        LeagueError::new(ErrorCode::InvalidMessageFormat, format!("{field} {error}"))
-    })
+    text.parse().map_err(|error| malformed(field, error))
+}
+
+/// [`parsed`], for a string the caller owns (a gRPC request's field): the id keeps it, no copy is made.
+pub fn taken<Id: TryFrom<String, Error = InvalidId>>(field: &str, text: String) -> LeagueResult<Id> {
+    Id::try_from(text).map_err(|error| malformed(field, error))
+}
+
+fn malformed(field: &str, error: InvalidId) -> LeagueError {
+    LeagueError::new(ErrorCode::InvalidMessageFormat, format!("{field} {error}"))
 }
 
 /// An id the manager answered with, in its `field`: the manager makes ids under the same grammars, so

@@ -4,6 +4,7 @@
 //! bridge implements, and knows nothing of dialects.
 
 use futures::future::BoxFuture;
+use league_domain::RefereeId;
 use serde_json::Value;
 
 /// The bridge, as the worker calls referees through it.
@@ -12,12 +13,12 @@ pub trait RefereeAgents: Send + Sync + std::fmt::Debug {
     /// may answer to: its answer, or why there is none.
     fn start_match<'a>(
         &'a self,
-        referee_id: &'a str,
+        referee_id: &'a RefereeId,
         message: &'a Value,
     ) -> BoxFuture<'a, Result<Value, Unanswered>>;
 
     /// Writes the league's sender in `answer` in the form `referee_id` takes it, when it is known.
-    fn address<'a>(&'a self, referee_id: &'a str, answer: &'a mut Value) -> BoxFuture<'a, ()>;
+    fn address<'a>(&'a self, referee_id: &'a RefereeId, answer: &'a mut Value) -> BoxFuture<'a, ()>;
 }
 
 /// Why a START_MATCH has no answer.

@@ -9,8 +9,8 @@
 
 use std::collections::HashMap;
 
-use league_domain::GameType;
 use league_domain::even_odd::{self, Parity};
+use league_domain::{GameType, PlayerId};
 use league_proto::ErrorCode;
 use league_proto::v2::{MatchResult, ResultStatus};
 use league_v2::convert;
@@ -42,7 +42,7 @@ fn refuse(why: String) -> LeagueError {
 fn check(
     found: &RefereedMatch,
     reported: &MatchResult,
-    heard: &HashMap<String, Parity>,
+    heard: &HashMap<PlayerId, Parity>,
 ) -> Result<(), LeagueError> {
     let seats = [found.player_a.as_str(), found.player_b.as_str()];
     let metadata = reported
@@ -136,18 +136,18 @@ fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use league_domain::Timing;
+    use league_domain::{LeagueId, MatchId, RefereeId, Timing};
     use serde_json::json;
 
     fn found() -> RefereedMatch {
         RefereedMatch {
-            league_id: "L1".into(),
-            match_id: "R1M1".into(),
+            league_id: LeagueId::parse("l1").expect("a league id"),
+            match_id: MatchId::new(1, 1),
             round_id: 1,
             game_type: "even_odd".into(),
-            player_a: "P01".into(),
-            player_b: "P02".into(),
-            referee_id: "REF01".into(),
+            player_a: player("P01"),
+            player_b: player("P02"),
+            referee_id: RefereeId::parse("REF01").ok(),
             running: true,
             timing: Timing::default(),
         }
@@ -163,8 +163,12 @@ mod tests {
         }
     }
 
-    fn heard(a: Parity, b: Parity) -> HashMap<String, Parity> {
-        HashMap::from([("P01".to_owned(), a), ("P02".to_owned(), b)])
+    fn player(text: &str) -> PlayerId {
+        PlayerId::parse(text).expect("a player id")
+    }
+
+    fn heard(a: Parity, b: Parity) -> HashMap<PlayerId, Parity> {
+        HashMap::from([(player("P01"), a), (player("P02"), b)])
     }
 
     #[test]

@@ -89,7 +89,7 @@ impl Referees {
                 return;
             }
         };
-        if !lock(&self.claimers).insert(referee_id.to_string()) {
+        if !lock(&self.claimers).insert(referee_id.clone()) {
             return;
         }
         let claimer = Arc::new(Claimer {
@@ -182,7 +182,7 @@ impl Referees {
         let held = self.hold(&claimer.referee_id, &assignment);
         // The lease is renewed while START_MATCH is on its way (retries take longer than a lease).
         let pushed = tokio::select! {
-            pushed = self.push(claimer.referee_id.as_str(), &assignment) => pushed,
+            pushed = self.push(&claimer.referee_id, &assignment) => pushed,
             never = self.renew_while_pushing(&held) => match never {},
         };
         if pushed == Pushed::NoSuchMethod {
@@ -206,12 +206,12 @@ impl Referees {
 
     /// Whether matches are pushed to `referee_id` (no: it pulls).
     fn pushes_to(&self, referee_id: &RefereeId) -> bool {
-        !lock(&self.pulling).contains(referee_id.as_str())
+        !lock(&self.pulling).contains(referee_id)
     }
 
     /// `referee_id` takes its matches by pulling: its claimer here stops.
     pub(super) fn pulls(&self, referee_id: &RefereeId) {
-        lock(&self.pulling).insert(referee_id.to_string());
+        lock(&self.pulling).insert(referee_id.clone());
     }
 }
 

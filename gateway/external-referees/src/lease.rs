@@ -20,7 +20,7 @@ use league_v2::league_error::{LeagueError, LeagueResult};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::{MAX_CACHED, RefereedMatch, Referees, lock};
+use super::{MAX_CACHED, MatchKey, RefereedMatch, Referees, lock};
 
 /// The least time a referee is given to call a player of a match it took, whatever the league's join
 /// timeout: an agent's own threads may start a match later than a millisecond timing of a test allows.
@@ -39,6 +39,9 @@ pub(super) enum Kept {
 #[derive(Debug)]
 pub(super) struct Held {
     referee_id: RefereeId,
+    /// The match, as this replica's caches know it.
+    key: MatchKey,
+    /// The lease as the manager's requests name it.
     lease: LeaseRef,
     timing: Timing,
     reported: Arc<Notify>,
@@ -50,24 +53,14 @@ impl Referees {
     pub(super) fn hold(&self, referee_id: &RefereeId, assignment: &Assignment) -> Held {
         let scheduled = &assignment.scheduled;
         let timing = assignment.timing;
-        self.remember_match(RefereedMatch {
-            league_id: scheduled.league_id.clone(),
-            match_id: scheduled.match_id.clone(),
-            round_id: scheduled.round_id,
-            game_type: scheduled.game_type.clone(),
-            player_a: scheduled.player_a_id.clone(),
-            player_b: scheduled.player_b_id.clone(),
-            referee_id: referee_id.to_string(),
-            running: true,
-            timing,
-        });
+        let found = RefereedMatch::assigned(assignment, referee_id);
+        let key = found.key();
+        self.remember_match(found);
         let reported = Arc::new(Notify::new());
-        lock(&self.reported).insert(
-            (scheduled.league_id.clone(), scheduled.match_id.clone()),
-            reported.clone(),
-        );
+        lock(&self.reported).insert(key.clone(), reported.clone());
         Held {
             referee_id: referee_id.clone(),
+            key,
             lease: LeaseRef {
                 match_id: scheduled.match_id.clone(),
                 lease_id: assignment.lease.lease_id.clone(),
@@ -81,9 +74,9 @@ impl Referees {
     /// Keeps the lease while the referee plays, then forgets the match.
     pub(super) async fn keep(&self, held: Held, shutdown: ShutdownSignal) -> Kept {
         let kept = self.keep_lease(&held, shutdown).await;
-        let key = self.key(&held);
-        lock(&self.reported).remove(&key);
-        lock(&self.called).remove(&(key.0, key.1, held.referee_id.to_string()));
+        lock(&self.reported).remove(&held.key);
+        let (league_id, match_id) = held.key;
+        lock(&self.called).remove(&(league_id, match_id, held.referee_id));
         kept
     }
 
@@ -95,11 +88,7 @@ impl Referees {
         found: &RefereedMatch,
         referee_id: &RefereeId,
     ) -> LeagueResult<()> {
-        let key = (
-            found.league_id.clone(),
-            found.match_id.clone(),
-            referee_id.to_string(),
-        );
+        let key = (found.league_id.clone(), found.match_id, referee_id.clone());
         {
             let mut called = lock(&self.called);
             if called.len() >= MAX_CACHED {
@@ -113,10 +102,10 @@ impl Referees {
             referee_id,
             RenewLeasesRequest {
                 leases: vec![LeaseRef {
-                    match_id: found.match_id.clone(),
+                    match_id: found.match_id.to_string(),
                     // The lease the referee holds now: this replica may not be the one that claimed.
                     lease_id: String::new(),
-                    league_id: found.league_id.clone(),
+                    league_id: found.league_id.to_string(),
                 }],
                 players_called: true,
             },
@@ -133,7 +122,7 @@ impl Referees {
             return Ok(());
         }
         lock(&self.called).remove(&key);
-        lock(&self.matches).remove(&(key.0, key.1));
+        lock(&self.matches).remove(&found.key());
         Err(LeagueError::new(
             ErrorCode::LeaseNotHeld,
             format!("{referee_id} does not hold match {}", found.match_id),
@@ -171,13 +160,8 @@ impl Referees {
         if let Err(status) = self.manager_link.manager.clone().release_leases(request).await {
             tracing::warn!(match_id = %held.lease.match_id, %status, "cannot release the match; its lease will expire");
         }
-        let key = self.key(&held);
-        lock(&self.matches).remove(&key);
-        lock(&self.reported).remove(&key);
-    }
-
-    fn key(&self, held: &Held) -> (String, String) {
-        (held.lease.league_id.clone(), held.lease.match_id.clone())
+        lock(&self.matches).remove(&held.key);
+        lock(&self.reported).remove(&held.key);
     }
 
     async fn keep_lease(&self, held: &Held, shutdown: ShutdownSignal) -> Kept {
@@ -231,8 +215,8 @@ impl Referees {
     /// The join timeout has passed: unless the referee called a player of the match (through this
     /// replica, or another — the manager knows), the match goes back to the queue. True when it did.
     async fn given_back_untouched(&self, held: &Held) -> bool {
-        let (league_id, match_id) = self.key(held);
-        let called_here = lock(&self.called).contains(&(league_id, match_id, held.referee_id.to_string()));
+        let (league_id, match_id) = held.key.clone();
+        let called_here = lock(&self.called).contains(&(league_id, match_id, held.referee_id.clone()));
         if called_here {
             return false;
         }
@@ -249,7 +233,7 @@ impl Referees {
                 tracing::warn!(referee_id = %held.referee_id, match_id = %held.lease.match_id,
                     join_timeout = ?held.timing.join_timeout,
                     "the external referee called no player of its match in time; the match is back in the queue, nobody charged");
-                lock(&self.matches).remove(&self.key(held));
+                lock(&self.matches).remove(&held.key);
                 self.given_back_refused(&held.referee_id);
                 true
             }

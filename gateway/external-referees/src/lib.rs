@@ -34,15 +34,16 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use league_domain::{Assignment, LeagueId, MatchId, RefereeId, Timing};
+use league_domain::{Assignment, LeagueId, MatchId, PlayerId, RefereeId, Timing};
 use league_manager_link::ManagerLink;
 use league_proto::ErrorCode;
 use league_proto::v2::player_service_client::PlayerServiceClient;
-use league_proto::v2::{GetAgentRequest, GetMatchRequest, MatchAssignment, MatchStatus};
+use league_proto::v2::{GetAgentRequest, GetMatchRequest, MatchAssignment, MatchStatus, ScheduledMatch};
 use league_runtime::ShutdownSignal;
 use league_runtime::grpc::{self, GrpcChannel};
 use tokio::sync::Notify;
 
+use league_v2::ids;
 use league_v2::league_error::{LeagueError, LeagueResult};
 
 use league_manager_link::league_status::to_league_error;
@@ -65,25 +66,73 @@ pub struct Referee {
 /// A match as an external referee's calls need it.
 #[derive(Debug, Clone, PartialEq)]
 struct RefereedMatch {
-    league_id: String,
-    match_id: String,
+    league_id: LeagueId,
+    match_id: MatchId,
     round_id: u32,
     game_type: String,
-    player_a: String,
-    player_b: String,
-    /// The referee holding the match's lease; empty when nobody does.
-    referee_id: String,
+    player_a: PlayerId,
+    player_b: PlayerId,
+    /// The referee holding the match's lease; `None` when nobody does.
+    referee_id: Option<RefereeId>,
     running: bool,
     /// The league's timings, which bound the referee's calls to players.
     timing: Timing,
 }
 
+/// (league, match): one match, as the caches know it.
+type MatchKey = (LeagueId, MatchId);
+
 impl RefereedMatch {
+    /// The match as the manager describes it, its ids parsed (the manager writes them under the league's
+    /// grammars: one that does not parse is an internal fault, E000).
+    fn read(scheduled: ScheduledMatch, timing: Timing) -> LeagueResult<Self> {
+        let referee_id = match scheduled.referee_id.as_str() {
+            "" => None,
+            referee_id => Some(ids::answered("referee_id", referee_id)?),
+        };
+        Ok(RefereedMatch {
+            league_id: ids::answered("league_id", &scheduled.league_id)?,
+            match_id: ids::answered("match_id", &scheduled.match_id)?,
+            round_id: scheduled.round_id,
+            player_a: ids::answered("player_a_id", &scheduled.player_a_id)?,
+            player_b: ids::answered("player_b_id", &scheduled.player_b_id)?,
+            referee_id,
+            running: scheduled.status == MatchStatus::Running as i32,
+            game_type: scheduled.game_type,
+            timing,
+        })
+    }
+
+    /// A match just claimed for `referee_id`: running, under its lease.
+    fn assigned(assignment: &Assignment, referee_id: &RefereeId) -> Self {
+        let [player_a, player_b] = assignment.player_ids().clone();
+        RefereedMatch {
+            league_id: assignment.league_id().clone(),
+            match_id: assignment.match_id(),
+            round_id: assignment.scheduled.round_id,
+            game_type: assignment.game_type().to_owned(),
+            player_a,
+            player_b,
+            referee_id: Some(referee_id.clone()),
+            running: true,
+            timing: assignment.timing,
+        }
+    }
+
+    fn key(&self) -> MatchKey {
+        (self.league_id.clone(), self.match_id)
+    }
+
+    /// Whether `referee_id` runs the match now: it is running, under that referee's lease.
+    fn run_by(&self, referee_id: &RefereeId) -> bool {
+        self.running && self.referee_id.as_ref() == Some(referee_id)
+    }
+
     /// The other player of the match, when `player` is in it.
-    fn opponent(&self, player: &str) -> Option<&str> {
-        if player == self.player_a {
+    fn opponent(&self, player: &PlayerId) -> Option<&PlayerId> {
+        if *player == self.player_a {
             Some(&self.player_b)
-        } else if player == self.player_b {
+        } else if *player == self.player_b {
             Some(&self.player_a)
         } else {
             None
@@ -99,23 +148,23 @@ pub struct Referees {
     agents: Arc<dyn RefereeAgents>,
     /// This gateway's `/mcp`: players' paths are under it, and reports come to it.
     public_url: String,
-    matches: Mutex<HashMap<(String, String), (RefereedMatch, Instant)>>,
+    matches: Mutex<HashMap<MatchKey, (RefereedMatch, Instant)>>,
     /// Player id → its service endpoint and `PlayerService` client.
-    players: Mutex<HashMap<String, (String, PlayerServiceClient<GrpcChannel>)>>,
+    players: Mutex<HashMap<PlayerId, (String, PlayerServiceClient<GrpcChannel>)>>,
     /// Matches whose START_MATCH this replica sent, woken when their report arrives here.
-    reported: Mutex<HashMap<(String, String), Arc<Notify>>>,
+    reported: Mutex<HashMap<MatchKey, Arc<Notify>>>,
     /// (league, match, referee) whose first call to a player through this replica was noted at the
     /// manager ([`lease`]).
-    called: Mutex<HashSet<(String, String, String)>>,
+    called: Mutex<HashSet<relayed::RefereesMatch>>,
     /// Each match's transcript as this replica relayed its calls and its players' answers
     /// ([`relayed`]): reported with the result, which is checked against the answers in it.
-    relayed: Mutex<HashMap<relayed::MatchKey, relayed::Relayed>>,
+    relayed: Mutex<HashMap<relayed::RefereesMatch, relayed::Relayed>>,
     /// Wakes the claimers' discovery at once (a referee just registered here).
     discover: Notify,
     /// The external referees this replica runs a claimer for.
-    claimers: Mutex<HashSet<String>>,
+    claimers: Mutex<HashSet<RefereeId>>,
     /// Referees that take matches by pulling them (`get_assigned_matches`): nothing is pushed to them.
-    pulling: Mutex<HashSet<String>>,
+    pulling: Mutex<HashSet<RefereeId>>,
     /// The gateway's shutdown, which ends the lease keepers of pulled matches too.
     shutdown: OnceLock<ShutdownSignal>,
     /// Refusals of referees' calls to players, and the matches given back for them ([`refusals`]).
@@ -142,7 +191,7 @@ impl Referees {
     }
 
     /// Where an external referee reaches `player_id`.
-    fn player_url(&self, player_id: &str) -> String {
+    fn player_url(&self, player_id: &PlayerId) -> String {
         format!("{}/players/{player_id}", self.public_url)
     }
 
@@ -153,20 +202,23 @@ impl Referees {
         league_id: Option<&LeagueId>,
         match_id: MatchId,
     ) -> LeagueResult<RefereedMatch> {
-        let key = (league_manager_link::named(league_id), match_id.to_string());
-        if let Some((found, _)) = lock(&self.matches)
-            .get(&key)
-            .filter(|(found, at)| found.running && at.elapsed() < MATCH_TTL)
-        {
-            return Ok(found.clone());
+        // A match of the current league (`None`) is cached under its league, which only the manager knows.
+        let cached = league_id.and_then(|league_id| {
+            lock(&self.matches)
+                .get(&(league_id.clone(), match_id))
+                .filter(|(found, at)| found.running && at.elapsed() < MATCH_TTL)
+                .map(|(found, _)| found.clone())
+        });
+        if let Some(found) = cached {
+            return Ok(found);
         }
         let detail = self
             .manager_link
             .manager
             .clone()
             .get_match(self.manager_link.as_operator(GetMatchRequest {
-                league_id: key.0,
-                match_id: key.1,
+                league_id: league_manager_link::named(league_id),
+                match_id: match_id.to_string(),
             }))
             .await
             .map_err(to_league_error)?
@@ -174,17 +226,7 @@ impl Referees {
         let scheduled = detail
             .r#match
             .ok_or_else(|| LeagueError::new(ErrorCode::MatchNotFound, format!("no match {match_id}")))?;
-        let found = RefereedMatch {
-            league_id: scheduled.league_id,
-            match_id: scheduled.match_id,
-            round_id: scheduled.round_id,
-            game_type: scheduled.game_type,
-            player_a: scheduled.player_a_id,
-            player_b: scheduled.player_b_id,
-            referee_id: scheduled.referee_id,
-            running: scheduled.status == MatchStatus::Running as i32,
-            timing: Timing::from_proto(detail.timing.as_ref()),
-        };
+        let found = RefereedMatch::read(scheduled, Timing::from_proto(detail.timing.as_ref()))?;
         self.remember_match(found.clone());
         Ok(found)
     }
@@ -194,9 +236,8 @@ impl Referees {
     fn league_of(&self, match_id: MatchId, referee_id: &RefereeId) -> Option<LeagueId> {
         lock(&self.matches)
             .values()
-            .find(|(found, _)| match_id == found.match_id && *referee_id == found.referee_id && found.running)
-            // Written by the manager; one that does not parse names no league here, as none cached.
-            .and_then(|(found, _)| LeagueId::parse(&found.league_id).ok())
+            .find(|(found, _)| found.match_id == match_id && found.run_by(referee_id))
+            .map(|(found, _)| found.league_id.clone())
     }
 
     fn remember_match(&self, found: RefereedMatch) {
@@ -207,16 +248,13 @@ impl Referees {
                 matches.clear();
             }
         }
-        matches.insert(
-            (found.league_id.clone(), found.match_id.clone()),
-            (found, Instant::now()),
-        );
+        matches.insert(found.key(), (found, Instant::now()));
     }
 
     /// The match is over: its facts may change (it is no longer running) and its lease keeper, if here,
     /// can stop.
-    fn match_reported(&self, league_id: &str, match_id: &str) {
-        let key = (league_id.to_owned(), match_id.to_owned());
+    fn match_reported(&self, league_id: &LeagueId, match_id: MatchId) {
+        let key = (league_id.clone(), match_id);
         lock(&self.matches).remove(&key);
         lock(&self.called).retain(|(league, id, _)| *league != key.0 || *id != key.1);
         self.forget_relayed(league_id, match_id);
@@ -226,7 +264,7 @@ impl Referees {
     }
 
     /// The `PlayerService` serving `player_id` (a player host for bots, a gateway for external players).
-    async fn player(&self, player_id: &str) -> LeagueResult<PlayerServiceClient<GrpcChannel>> {
+    async fn player(&self, player_id: &PlayerId) -> LeagueResult<PlayerServiceClient<GrpcChannel>> {
         if let Some((_, client)) = lock(&self.players).get(player_id) {
             return Ok(client.clone());
         }
@@ -235,7 +273,7 @@ impl Referees {
             .agents
             .clone()
             .get_agent(self.manager_link.as_operator(GetAgentRequest {
-                agent_id: player_id.to_owned(),
+                agent_id: player_id.to_string(),
             }))
             .await
             .map_err(to_league_error)?
@@ -264,7 +302,7 @@ impl Referees {
         if players.len() >= MAX_CACHED {
             players.clear();
         }
-        players.insert(player_id.to_owned(), (endpoint, client.clone()));
+        players.insert(player_id.clone(), (endpoint, client.clone()));
         Ok(client)
     }
 

@@ -14,10 +14,10 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use league_domain::{RefereeId, Timing};
+use league_domain::{PlayerId, RefereeId};
 use league_proto::v2::{
     Agent, AgentKind, AssignedPlayer, ClaimMatchesRequest, GetAgentRequest, GetScheduleRequest,
-    ListAgentsRequest, MatchStatus, ScheduledMatch,
+    ListAgentsRequest, MatchStatus,
 };
 use league_proto::{EXTERNAL_LABEL, ErrorCode};
 use serde_json::{Map, Value, json};
@@ -30,7 +30,7 @@ use league_v2::ids;
 use league_v2::league_error::{LeagueError, LeagueResult};
 use league_v2::sender;
 
-use super::Referees;
+use super::{RefereedMatch, Referees};
 
 /// The most matches one pull asks for; the manager hands out no more than the referee's free slots.
 const PULL_BATCH: u32 = 64;
@@ -92,17 +92,13 @@ impl Referees {
             // the other referees meanwhile.
             return Err(LeagueError::new(ErrorCode::PermissionDenied, why));
         }
-        let mut entries: Vec<Value> = Vec::new();
-        for found in self.held_by(referee_id).await? {
-            let players = [
-                seat(&found.scheduled.player_a_id),
-                seat(&found.scheduled.player_b_id),
-            ];
-            entries.push(entry(
-                self.match_fields(referee_id.as_str(), &found.scheduled, &players, found.timing),
-                &found.scheduled,
-            ));
-        }
+        let held = self.held_by(referee_id).await?;
+        // What the manager tells of each player comes with a claim only: a match held already lists none.
+        let unknown = <[AssignedPlayer; 2]>::default();
+        let mut entries: Vec<Value> = held
+            .iter()
+            .map(|found| entry(self.match_fields(referee_id, found, &unknown), found))
+            .collect();
         let shutdown = self.shutdown().ok_or_else(|| {
             LeagueError::new(
                 ErrorCode::ConnectionError,
@@ -126,18 +122,10 @@ impl Referees {
             .into_inner()
             .assignments;
         for assignment in claimed.into_iter().filter_map(super::parse) {
-            let scheduled = &assignment.scheduled;
-            if !entries
-                .iter()
-                .any(|e| e["match_id"] == scheduled.match_id.as_str())
-            {
-                let fields = self.match_fields(
-                    referee_id.as_str(),
-                    scheduled,
-                    &assignment.players,
-                    assignment.timing,
-                );
-                entries.push(entry(fields, scheduled));
+            let found = RefereedMatch::assigned(&assignment, referee_id);
+            if !held.iter().any(|held| held.key() == found.key()) {
+                let fields = self.match_fields(referee_id, &found, &assignment.players);
+                entries.push(entry(fields, &found));
             }
             let held = self.hold(referee_id, &assignment);
             let referees = self.clone();
@@ -162,26 +150,27 @@ impl Referees {
             let mut agents = self.manager_link.agents.clone();
             async move { agents.list_agents(request).await }
         };
-        let players: Vec<Value> = list(AgentKind::Player)
+        let players = list(AgentKind::Player)
             .await
             .map_err(to_league_error)?
             .into_inner()
             .agents
             .into_iter()
             .map(|player| {
+                let player_id: PlayerId = ids::answered("player_id", &player.agent_id)?;
                 // Registered without metadata (proto3: unset): listed with empty fields.
                 let meta = player.meta.unwrap_or_default();
-                let endpoint = self.player_url(&player.agent_id);
-                json!({
-                    "player_id": player.agent_id,
+                let endpoint = self.player_url(&player_id);
+                Ok(json!({
+                    "player_id": player_id,
                     "display_name": meta.display_name,
                     "endpoint": endpoint,
                     "contact_endpoint": endpoint,
                     "game_types": meta.game_types,
                     "version": meta.version,
-                })
+                }))
             })
-            .collect();
+            .collect::<LeagueResult<Vec<Value>>>()?;
         let referees: Vec<Value> = list(AgentKind::Referee)
             .await
             .map_err(to_league_error)?
@@ -216,7 +205,7 @@ impl Referees {
         result["referees"] = result["data"]["referees"].clone();
         // The manager's sender in the form this referee takes it.
         if let Puller::Referee(referee_id) = puller {
-            self.agents.address(referee_id.as_str(), &mut result).await;
+            self.agents.address(referee_id, &mut result).await;
         }
         Ok(result)
     }
@@ -308,15 +297,9 @@ async fn addresses(endpoint: &str) -> Vec<IpAddr> {
     }
 }
 
-/// A match the referee holds now, with its league's timings.
-struct HeldMatch {
-    scheduled: ScheduledMatch,
-    timing: Timing,
-}
-
 impl Referees {
     /// The matches of the current league running under `referee_id`'s lease (claimed by any replica).
-    async fn held_by(&self, referee_id: &RefereeId) -> LeagueResult<Vec<HeldMatch>> {
+    async fn held_by(&self, referee_id: &RefereeId) -> LeagueResult<Vec<RefereedMatch>> {
         // The schedule comes in pages of whole rounds; a referee's running matches may be in any of them.
         let mut rounds = Vec::new();
         let mut first_round_id = 0;
@@ -344,21 +327,10 @@ impl Referees {
             if scheduled.status == MatchStatus::Running as i32 && *referee_id == scheduled.referee_id {
                 let league_id = ids::answered("league_id", &scheduled.league_id)?;
                 let match_id = ids::answered("match_id", &scheduled.match_id)?;
-                let found = self.refereed_match(Some(&league_id), match_id).await?;
-                held.push(HeldMatch {
-                    scheduled,
-                    timing: found.timing,
-                });
+                held.push(self.refereed_match(Some(&league_id), match_id).await?);
             }
         }
         Ok(held)
-    }
-}
-
-fn seat(player_id: &str) -> AssignedPlayer {
-    AssignedPlayer {
-        player_id: player_id.to_owned(),
-        ..AssignedPlayer::default()
     }
 }
 
@@ -369,8 +341,8 @@ const YOURS_TO_RUN: &str = "PENDING";
 
 /// One entry of the answer: the match's fields as START_MATCH has them (`player_A_id`, `player_B_id`
 /// among them), and the names pulling referees read besides (`round`, `status`).
-fn entry(mut fields: Map<String, Value>, scheduled: &ScheduledMatch) -> Value {
-    fields.insert("round".into(), scheduled.round_id.into());
+fn entry(mut fields: Map<String, Value>, found: &RefereedMatch) -> Value {
+    fields.insert("round".into(), found.round_id.into());
     fields.insert("status".into(), YOURS_TO_RUN.into());
     Value::Object(fields)
 }

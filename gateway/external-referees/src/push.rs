@@ -6,13 +6,13 @@
 
 use std::time::{Duration, SystemTime};
 
-use league_domain::{Assignment, MessageType, Timing};
-use league_proto::v2::{AssignedPlayer, ScheduledMatch};
+use league_domain::{Assignment, MessageType, PlayerId, RefereeId};
+use league_proto::v2::AssignedPlayer;
 use league_v2::{envelope, sender, timestamp};
 use serde_json::{Map, Value, json};
 
-use super::Referees;
 use super::agents::Unanswered;
+use super::{RefereedMatch, Referees};
 
 /// What a referee did with a pushed match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub(crate) enum Pushed {
 
 impl Referees {
     /// START_MATCH, retried as the protocol retries (E001/E009, `max_attempts`, `retry_delay` apart).
-    pub(super) async fn push(&self, referee_id: &str, assignment: &Assignment) -> Pushed {
+    pub(super) async fn push(&self, referee_id: &RefereeId, assignment: &Assignment) -> Pushed {
         let match_id = assignment.match_id();
         let message = envelope::message(
             MessageType::StartMatch.as_str(),
@@ -34,9 +34,8 @@ impl Referees {
             &format!("conv-{}-{match_id}", assignment.league_id()),
             Value::Object(self.match_fields(
                 referee_id,
-                &assignment.scheduled,
+                &RefereedMatch::assigned(assignment, referee_id),
                 &assignment.players,
-                assignment.timing,
             )),
         );
         let timing = assignment.timing;
@@ -68,45 +67,47 @@ impl Referees {
     /// What a referee needs to run the match (START_MATCH's fields; one entry of `get_assigned_matches`):
     /// the ids (the players' both as `player_a_id` and as `player_A_id`: referees read either), each
     /// player's endpoint on this gateway (`player_a_endpoint` and `player_A_endpoint`) with its record so far, where to report, the
-    /// league's timings, and the deadline of the whole match.
+    /// league's timings, and the deadline of the whole match. `players`: what the manager told of each
+    /// player, seat A first (name, record), if anything.
     pub(super) fn match_fields(
         &self,
-        referee_id: &str,
-        scheduled: &ScheduledMatch,
+        referee_id: &RefereeId,
+        found: &RefereedMatch,
         players: &[AssignedPlayer; 2],
-        timing: Timing,
     ) -> Map<String, Value> {
+        let timing = found.timing;
         let budget = timing.match_budget();
-        let player = |seat: &str, player: &AssignedPlayer| {
+        let (player_a, player_b) = (&found.player_a, &found.player_b);
+        let player = |seat: &str, player_id: &PlayerId, player: &AssignedPlayer| {
             // A player with no record yet has played nothing.
             let record = player.record.unwrap_or_default();
             json!({
-                "player_id": player.player_id,
+                "player_id": player_id,
                 "display_name": player.display_name,
                 "role_in_match": seat,
-                "contact_endpoint": self.player_url(&player.player_id),
+                "contact_endpoint": self.player_url(player_id),
                 "standings": {"wins": record.wins, "draws": record.draws, "losses": record.losses},
             })
         };
         let fields = json!({
-            "league_id": scheduled.league_id,
-            "round_id": scheduled.round_id,
-            "match_id": scheduled.match_id,
-            "game_type": scheduled.game_type,
+            "league_id": found.league_id,
+            "round_id": found.round_id,
+            "match_id": found.match_id,
+            "game_type": found.game_type,
             "referee_id": referee_id,
-            "player_a_id": scheduled.player_a_id,
-            "player_b_id": scheduled.player_b_id,
+            "player_a_id": player_a,
+            "player_b_id": player_b,
             // The names referees of the field index, pushed or pulled (`params["player_A_id"]`).
-            "player_A_id": scheduled.player_a_id,
-            "player_B_id": scheduled.player_b_id,
-            "player_a_endpoint": self.player_url(&scheduled.player_a_id),
-            "player_b_endpoint": self.player_url(&scheduled.player_b_id),
+            "player_A_id": player_a,
+            "player_B_id": player_b,
+            "player_a_endpoint": self.player_url(player_a),
+            "player_b_endpoint": self.player_url(player_b),
             // And as the field's referees index them (`params["player_A_endpoint"]`).
-            "player_A_endpoint": self.player_url(&scheduled.player_a_id),
-            "player_B_endpoint": self.player_url(&scheduled.player_b_id),
+            "player_A_endpoint": self.player_url(player_a),
+            "player_B_endpoint": self.player_url(player_b),
             "players": [
-                player("PLAYER_A", &players[0]),
-                player("PLAYER_B", &players[1]),
+                player("PLAYER_A", player_a, &players[0]),
+                player("PLAYER_B", player_b, &players[1]),
             ],
             "report_endpoint": self.public_url,
             "timing": {

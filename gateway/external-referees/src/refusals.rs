@@ -32,7 +32,7 @@ struct Refused {
 
 /// Refusals standing, by referee.
 #[derive(Debug, Default)]
-pub(super) struct Refusals(Mutex<HashMap<String, Refused>>);
+pub(super) struct Refusals(Mutex<HashMap<RefereeId, Refused>>);
 
 /// What stands against a referee after one more refusal: its cause and the matches given back for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +45,7 @@ impl Referees {
     /// A call of `referee_id`'s to a player was refused for `cause`; what stands against it now.
     pub fn call_refused(&self, referee_id: &RefereeId, cause: &str) -> Standing {
         let mut refusals = lock(&self.refusals.0);
-        let refused = refusals.entry(referee_id.to_string()).or_insert_with(|| Refused {
+        let refused = refusals.entry(referee_id.clone()).or_insert_with(|| Refused {
             cause: cause.to_owned(),
             given_back: 0,
             benched_until: None,
@@ -66,12 +66,12 @@ impl Referees {
 
     /// A call of `referee_id`'s was taken: no refusal stands against it.
     pub(super) fn call_taken(&self, referee_id: &RefereeId) {
-        lock(&self.refusals.0).remove(referee_id.as_str());
+        lock(&self.refusals.0).remove(referee_id);
     }
 
     /// `referee_id` gave a match back untouched: counted against the refusal standing, if any.
     pub(super) fn given_back_refused(&self, referee_id: &RefereeId) {
-        if let Some(refused) = lock(&self.refusals.0).get_mut(referee_id.as_str()) {
+        if let Some(refused) = lock(&self.refusals.0).get_mut(referee_id) {
             refused.given_back += 1;
             if refused.given_back >= BENCH_AFTER {
                 refused.benched_until = Some(Instant::now() + BENCH_PAUSE);
@@ -83,7 +83,7 @@ impl Referees {
     /// or more because its calls to players were refused for one cause.
     pub(super) fn benched(&self, referee_id: &RefereeId) -> Option<(String, Instant)> {
         let refusals = lock(&self.refusals.0);
-        let refused = refusals.get(referee_id.as_str())?;
+        let refused = refusals.get(referee_id)?;
         let until = refused.benched_until.filter(|until| *until > Instant::now())?;
         Some((
             format!(

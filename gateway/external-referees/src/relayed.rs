@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::time::SystemTime;
 
 use league_domain::even_odd::Parity;
+use league_domain::{LeagueId, MatchId, PlayerId, RefereeId};
 use league_proto::v2::transcript_entry::Entry;
 use league_proto::v2::{Direction, MatchTranscript, MessageRecord, TranscriptEntry};
 use league_v2::convert;
@@ -33,7 +34,7 @@ pub(super) const MAX_ENTRIES: usize = 256;
 pub(super) const MAX_BYTES: usize = 16 * 1024;
 
 /// (league, match, referee): one referee's match.
-pub(super) type MatchKey = (String, String, String);
+pub(super) type RefereesMatch = (LeagueId, MatchId, RefereeId);
 
 /// What was relayed for one match so far.
 #[derive(Debug, Default, Clone)]
@@ -46,7 +47,7 @@ pub(super) struct Relayed {
 
 impl Relayed {
     /// Each player's last valid parity choice (the answer the game takes), by player.
-    pub(super) fn answers(&self) -> HashMap<String, Parity> {
+    pub(super) fn answers(&self) -> HashMap<PlayerId, Parity> {
         let mut answers = HashMap::new();
         for entry in &self.entries {
             let Some(Entry::Message(record)) = &entry.entry else {
@@ -68,8 +69,9 @@ impl Relayed {
                         .and_then(Value::as_str)
                         .and_then(Parity::parse)
                 });
-            if let Some(choice) = choice {
-                answers.insert(record.player_id.clone(), choice);
+            // Written here from a player's id ([`Referees::relayed`]), so it parses.
+            if let (Some(choice), Ok(player_id)) = (choice, PlayerId::parse(&record.player_id)) {
+                answers.insert(player_id, choice);
             }
         }
         answers
@@ -93,7 +95,7 @@ impl Relayed {
 /// One relayed message: who, which type, which attempt, what it carried, and the failure's code.
 pub(super) struct Relay<'a> {
     pub direction: Direction,
-    pub player_id: &'a str,
+    pub player_id: &'a PlayerId,
     pub message_type: &'a str,
     pub attempt: u32,
     pub payload: Option<Value>,
@@ -112,7 +114,7 @@ impl Referees {
         let payload_bytes = relay.payload.as_ref().map_or(0, |p| p.to_string().len());
         let record = MessageRecord {
             direction: relay.direction.into(),
-            player_id: relay.player_id.to_owned(),
+            player_id: relay.player_id.to_string(),
             message_type: relay.message_type.to_owned(),
             attempt: relay.attempt,
             payload: relay
@@ -125,43 +127,47 @@ impl Referees {
                 .map(|code| code.code().to_owned())
                 .unwrap_or_default(),
         };
-        let key = key(found);
+        // Relayed only for the referee holding the match (crate::to_player): there is one.
+        let Some(referee_id) = &found.referee_id else {
+            return;
+        };
+        let key = (found.league_id.clone(), found.match_id, referee_id.clone());
         let mut transcripts = lock(&self.relayed);
         if transcripts.len() >= MAX_MATCHES && !transcripts.contains_key(&key) {
             transcripts.clear();
         }
         if transcripts.entry(key).or_default().push(record, payload_bytes) {
-            tracing::warn!(match_id = %found.match_id, referee_id = %found.referee_id,
+            tracing::warn!(match_id = %found.match_id, %referee_id,
                 "an external referee's match passed the transcript's bounds here: later entries are not kept");
         }
     }
 
     /// What was relayed for `found` through this replica (empty when nothing was).
     pub(super) fn relayed_so_far(&self, found: &RefereedMatch) -> Relayed {
-        lock(&self.relayed).get(&key(found)).cloned().unwrap_or_default()
+        key(found)
+            .and_then(|key| lock(&self.relayed).get(&key).cloned())
+            .unwrap_or_default()
     }
 
     /// The transcript to report with `found`'s result: `None` when nothing of it passed here.
     pub(super) fn relayed_transcript(&self, found: &RefereedMatch) -> Option<MatchTranscript> {
         let relayed = self.relayed_so_far(found);
         (!relayed.entries.is_empty()).then(|| MatchTranscript {
-            match_id: found.match_id.clone(),
+            match_id: found.match_id.to_string(),
             entries: relayed.entries,
         })
     }
 
     /// Forgets what was relayed for a match (reported, or given back).
-    pub(super) fn forget_relayed(&self, league_id: &str, match_id: &str) {
-        lock(&self.relayed).retain(|(league, id, _), _| league != league_id || id != match_id);
+    pub(super) fn forget_relayed(&self, league_id: &LeagueId, match_id: MatchId) {
+        lock(&self.relayed).retain(|(league, id, _), _| league != league_id || *id != match_id);
     }
 }
 
-fn key(found: &RefereedMatch) -> MatchKey {
-    (
-        found.league_id.clone(),
-        found.match_id.clone(),
-        found.referee_id.clone(),
-    )
+/// `found` and the referee holding it, if one does.
+fn key(found: &RefereedMatch) -> Option<RefereesMatch> {
+    let referee_id = found.referee_id.clone()?;
+    Some((found.league_id.clone(), found.match_id, referee_id))
 }
 
 #[cfg(test)]
@@ -190,6 +196,7 @@ mod tests {
         relayed.push(answer("P02", "even", None), 10);
         let answers = relayed.answers();
         assert_eq!(answers.get("P01"), Some(&Parity::Even));
+        assert_eq!(answers.len(), 2);
         assert_eq!(answers.get("P02"), Some(&Parity::Even));
         assert_eq!(relayed.entries.len(), 4);
         assert!(relayed.entries.iter().all(|entry| entry.at.is_some()));

@@ -68,7 +68,7 @@ impl Referees {
                 return Err(self.refuse(referee, &found, error, checker).await);
             }
         };
-        self.match_reported(league_id.as_str(), &match_id.to_string());
+        self.match_reported(&league_id, match_id);
         Ok(envelope::message(
             MessageType::MatchResultReportAck.as_str(),
             sender::MANAGER,
@@ -96,12 +96,12 @@ impl Referees {
         checker: &mut Checker,
     ) -> LeagueResult<MatchResult> {
         let players = result::Players {
-            a: &found.player_a,
-            b: &found.player_b,
+            a: found.player_a.as_str(),
+            b: found.player_b.as_str(),
         };
-        let read = result::read(&found.match_id, players, reported, checker)?;
+        let read = result::read(&found.match_id.to_string(), players, reported, checker)?;
         // A report from anyone else is the manager's to refuse (E015), or a holder's repeat to answer.
-        if !found.running || referee.referee_id != found.referee_id {
+        if !found.run_by(&referee.referee_id) {
             return Ok(read);
         }
         if !self.called_a_player(found, &referee.referee_id).await? {
@@ -120,11 +120,7 @@ impl Referees {
     /// Whether the referee called a player of `found` (through this replica or, the manager knows,
     /// another). When it called neither, the match is given back to the queue by this very question.
     async fn called_a_player(&self, found: &RefereedMatch, referee_id: &RefereeId) -> LeagueResult<bool> {
-        let key = (
-            found.league_id.clone(),
-            found.match_id.clone(),
-            referee_id.to_string(),
-        );
+        let key = (found.league_id.clone(), found.match_id, referee_id.clone());
         if lock(&self.called).contains(&key) {
             return Ok(true);
         }
@@ -141,7 +137,7 @@ impl Referees {
         checker: &mut Checker,
     ) -> LeagueError {
         // A referee that does not hold the match has nothing to give back, and its call changes nothing.
-        let holds = found.running && referee.referee_id == found.referee_id;
+        let holds = found.run_by(&referee.referee_id);
         if refusal.code != ErrorCode::InvalidMessageFormat || !holds {
             return refusal;
         }
@@ -157,7 +153,7 @@ impl Referees {
             }
         };
         // Its lease keeper, if here, stops, and what its players said is forgotten.
-        self.match_reported(&found.league_id, &found.match_id);
+        self.match_reported(&found.league_id, found.match_id);
         tracing::warn!(referee_id = %referee.referee_id, match_id = %found.match_id, refusal = %refusal.description,
             released, "an external referee's report is no result: refused, the match given back");
         let given_back = if released {
@@ -180,10 +176,10 @@ impl Referees {
             referee_id,
             ReleaseLeasesRequest {
                 leases: vec![LeaseRef {
-                    match_id: found.match_id.clone(),
+                    match_id: found.match_id.to_string(),
                     // The lease it holds now: the report names none, and another replica may have claimed.
                     lease_id: String::new(),
-                    league_id: found.league_id.clone(),
+                    league_id: found.league_id.to_string(),
                 }],
                 unless_players_called,
                 // Played again by another referee when one is live.

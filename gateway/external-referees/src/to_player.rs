@@ -118,16 +118,14 @@ async fn lease_s_match(
         Some(held) if held == named => return referees.refereed_match(Some(&named), match_id).await,
         Some(held) => referees.refereed_match(Some(&held), match_id).await,
         None => match referees.refereed_match(Some(&named), match_id).await {
-            Ok(found) if found.running && found.referee_id == referee.referee_id.as_str() => {
-                return Ok(found);
-            }
+            Ok(found) if found.run_by(&referee.referee_id) => return Ok(found),
             named_s => match referees.refereed_match(None, match_id).await {
-                Ok(current) if current.league_id != named.as_str() => Ok(current),
+                Ok(current) if current.league_id != named => Ok(current),
                 _ => return named_s,
             },
         },
     }?;
-    if held.running && held.referee_id == referee.referee_id.as_str() {
+    if held.run_by(&referee.referee_id) {
         checker.deviation(
             kinds::LEAGUE_ID_NOT_THE_LEASE_S,
             format!(
@@ -146,8 +144,8 @@ async fn lease_s_match(
 /// A referee's call to one player of a match it holds, located.
 struct PlayerCall {
     found: RefereedMatch,
-    player_id: String,
-    opponent_id: String,
+    player_id: PlayerId,
+    opponent_id: PlayerId,
     context: MatchContext,
     client: PlayerServiceClient<GrpcChannel>,
 }
@@ -178,23 +176,23 @@ impl PlayerCall {
             Some(_) => Some(ids::required(message, "league_id")?),
         };
         let found = lease_s_match(referees, referee, kind, league_id, match_id, checker).await?;
-        if !found.running || referee.referee_id != found.referee_id {
+        if !found.run_by(&referee.referee_id) {
             return Err(LeagueError::new(
                 ErrorCode::LeaseNotHeld,
                 format!("{} does not hold match {match_id}", referee.referee_id),
             ));
         }
-        let player_id: String = target(message, player_path)?.into();
-        let opponent_id = found.opponent(&player_id).map(str::to_owned).ok_or_else(|| {
+        let player_id = target(message, player_path)?;
+        let opponent_id = found.opponent(&player_id).cloned().ok_or_else(|| {
             LeagueError::new(
                 ErrorCode::InvalidMessageFormat,
                 format!("{player_id} does not play in {match_id}"),
             )
         })?;
         let context = MatchContext {
-            league_id: found.league_id.clone(),
+            league_id: found.league_id.to_string(),
             round_id: found.round_id,
-            match_id: found.match_id.clone(),
+            match_id: found.match_id.to_string(),
             game_type: found.game_type.clone(),
             // A call without one (a deviation the envelope check already counted) has none to echo.
             conversation_id: referee.conversation_id.clone(),
@@ -215,7 +213,7 @@ impl PlayerCall {
     fn reply(&self, message_type: MessageType, fields: Value) -> Value {
         envelope::message(
             message_type.as_str(),
-            &sender::player(&self.player_id),
+            &sender::player(self.player_id.as_str()),
             &self.context.conversation_id,
             fields,
         )
@@ -242,10 +240,10 @@ impl PlayerCall {
         };
         let join_timeout = self.found.timing.join_timeout;
         let request = InviteToMatchRequest {
-            player_id: self.player_id.clone(),
+            player_id: self.player_id.to_string(),
             context: Some(self.context.clone()),
             role_in_match: role as i32,
-            opponent_id: self.opponent_id.clone(),
+            opponent_id: self.opponent_id.to_string(),
             deadline: Some(deadline(join_timeout)),
         };
         let answer = self
@@ -268,9 +266,9 @@ impl PlayerCall {
     async fn request_move(mut self, kind: MessageType, message: &Map<String, Value>) -> LeagueResult<Value> {
         let move_timeout = self.found.timing.move_timeout;
         let request = RequestMoveRequest {
-            player_id: self.player_id.clone(),
+            player_id: self.player_id.to_string(),
             context: Some(self.context.clone()),
-            opponent_id: self.opponent_id.clone(),
+            opponent_id: self.opponent_id.to_string(),
             step: number(message, "step").unwrap_or(1),
             attempt: number(message, "attempt").unwrap_or(1),
             deadline: Some(deadline(move_timeout)),
@@ -306,12 +304,12 @@ impl PlayerCall {
             .and_then(Value::as_object)
             .ok_or_else(|| LeagueError::new(ErrorCode::MissingRequiredField, "game_result is required"))?;
         let players = result::Players {
-            a: &self.found.player_a,
-            b: &self.found.player_b,
+            a: self.found.player_a.as_str(),
+            b: self.found.player_b.as_str(),
         };
-        let read = result::read(&self.found.match_id, players, game_result, checker)?;
+        let read = result::read(&self.context.match_id, players, game_result, checker)?;
         let request = NotifyGameOverRequest {
-            player_id: self.player_id.clone(),
+            player_id: self.player_id.to_string(),
             context: Some(self.context.clone()),
             result: Some(read),
         };
@@ -328,12 +326,12 @@ impl PlayerCall {
     async fn game_error(mut self, message: &Map<String, Value>) -> LeagueResult<Value> {
         let explained = |field: &str| text(message, field).unwrap_or("").to_owned();
         let request = NotifyGameErrorRequest {
-            player_id: self.player_id.clone(),
+            player_id: self.player_id.to_string(),
             context: Some(self.context.clone()),
             error_code: required_text(message, "error_code")?.to_owned(),
             error_description: explained("error_description"),
             affected_player: text(message, "affected_player")
-                .unwrap_or(&self.player_id)
+                .unwrap_or(self.player_id.as_str())
                 .to_owned(),
             action_required: explained("action_required"),
             retry_count: number(message, "retry_count").unwrap_or(0),

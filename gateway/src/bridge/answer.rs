@@ -2,6 +2,7 @@
 //! fields each message needs, in the spellings agents use, and the reply's own checks. A deviation is
 //! recorded on the checker, or refused in strict mode.
 
+use league_domain::PlayerId;
 use league_proto::ErrorCode;
 use serde_json::{Map, Value};
 
@@ -55,7 +56,7 @@ pub(super) fn read_choice(
 /// `tok_p01_temp`), and a `player_id` that is not the id we assigned.
 pub(super) fn check_reply(
     reply: &Map<String, Value>,
-    player_id: &str,
+    player_id: &PlayerId,
     checker: &mut Checker,
 ) -> Result<(), LeagueError> {
     if let Some(Value::String(at)) = reply.get("timestamp") {
@@ -75,7 +76,7 @@ pub(super) fn check_reply(
         checker.deviation(kinds::PLACEHOLDER_TOKEN, detail, ErrorCode::AuthTokenInvalid)?;
     }
     if let Some(Value::String(claimed)) = reply.get("player_id")
-        && claimed != player_id
+        && player_id != claimed
     {
         checker.deviation(
             kinds::REPLY_PLAYER_ID,

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use league_domain::MessageType;
+use league_domain::{AgentId, MessageType};
 use league_manager_link::ManagerLink;
 use league_proto::ErrorCode;
 use league_proto::v2::{GetAgentRequest, SetAgentLabelRequest};
@@ -27,7 +27,7 @@ pub(crate) const SENDER_FORM_LABEL: &str = "league.sender_form";
 /// An external agent, as the gateway calls it.
 #[derive(Debug)]
 pub struct ExternalAgent {
-    pub(crate) agent_id: String,
+    pub(crate) agent_id: AgentId,
     pub(crate) contact_endpoint: String,
     /// The `auth_token` on every message the league sends it, computed once: an HMAC per message was
     /// the largest single cost of a bridged call (docs/benchmarks.md).
@@ -59,13 +59,13 @@ impl ExternalAgent {
     /// `key`: the operator credential, which the outbound token is derived from.
     pub(crate) fn new(
         key: &SecretString,
-        agent_id: String,
+        agent_id: AgentId,
         contact_endpoint: String,
         dialect: Dialect,
         form: SenderForm,
     ) -> Self {
         Self {
-            outbound_token: outbound_token::OutboundToken::for_agent(key, &agent_id),
+            outbound_token: outbound_token::OutboundToken::for_agent(key, agent_id.as_str()),
             agent_id,
             contact_endpoint,
             dialect: Mutex::new(dialect),
@@ -175,7 +175,7 @@ impl Drop for GreetingUnderWay<'_> {
 #[derive(Debug, Clone)]
 pub struct ExternalAgents {
     manager_link: ManagerLink,
-    external: Arc<RwLock<HashMap<String, Arc<ExternalAgent>>>>,
+    external: Arc<RwLock<HashMap<AgentId, Arc<ExternalAgent>>>>,
     /// Contact endpoints whose player registration (its greeting included) this gateway has under way:
     /// a call for the agent that finds it at the manager first waits for it ([`ExternalAgents::registering`]).
     registering: Arc<RwLock<HashMap<String, tokio::sync::watch::Receiver<bool>>>>,
@@ -214,8 +214,8 @@ impl ExternalAgents {
     }
 
     /// The `auth_token` on every message the league sends `agent_id` ([`outbound_token`]).
-    pub(crate) fn outbound_token(&self, agent_id: &str) -> String {
-        outbound_token::OutboundToken::for_agent(self.manager_link.operator_token(), agent_id)
+    pub(crate) fn outbound_token(&self, agent_id: &AgentId) -> String {
+        outbound_token::OutboundToken::for_agent(self.manager_link.operator_token(), agent_id.as_str())
             .as_str()
             .to_owned()
     }
@@ -223,7 +223,7 @@ impl ExternalAgents {
     /// Remembers an external agent the gateway just registered (or just looked up).
     pub fn remember(
         &self,
-        agent_id: String,
+        agent_id: AgentId,
         contact_endpoint: String,
         dialect: Dialect,
         form: SenderForm,
@@ -241,7 +241,7 @@ impl ExternalAgents {
     /// any other call can find it (the caller's [`ExternalAgent::greeting`] guard ends it).
     pub(crate) fn remember_to_greet(
         &self,
-        agent_id: String,
+        agent_id: AgentId,
         contact_endpoint: String,
         dialect: Dialect,
     ) -> Arc<ExternalAgent> {
@@ -281,7 +281,7 @@ impl ExternalAgents {
     /// Stores `key = value` with `agent`'s registration, in the background.
     fn store_label(&self, agent: &ExternalAgent, key: &str, value: &str, what: &'static str) {
         let request = self.manager_link.as_operator(SetAgentLabelRequest {
-            agent_id: agent.agent_id.clone(),
+            agent_id: agent.agent_id.to_string(),
             key: key.to_owned(),
             value: value.to_owned(),
         });
@@ -311,7 +311,7 @@ impl ExternalAgents {
     }
 
     /// An external agent this gateway knows already (no manager call).
-    pub(crate) fn known_agent(&self, agent_id: &str) -> Option<Arc<ExternalAgent>> {
+    pub(crate) fn known_agent(&self, agent_id: &AgentId) -> Option<Arc<ExternalAgent>> {
         self.external
             .read()
             .ok()
@@ -320,13 +320,8 @@ impl ExternalAgents {
 
     /// An external agent by id, from the cache or the manager (it may have registered through another
     /// gateway replica, or before this one started).
-    pub(crate) async fn external_agent(&self, agent_id: &str) -> LeagueResult<Arc<ExternalAgent>> {
-        if let Some(agent) = self
-            .external
-            .read()
-            .ok()
-            .and_then(|external| external.get(agent_id).cloned())
-        {
+    pub(crate) async fn external_agent(&self, agent_id: &AgentId) -> LeagueResult<Arc<ExternalAgent>> {
+        if let Some(agent) = self.known_agent(agent_id) {
             return Ok(agent);
         }
         let response = self
@@ -334,7 +329,7 @@ impl ExternalAgents {
             .agents
             .clone()
             .get_agent(self.manager_link.as_operator(GetAgentRequest {
-                agent_id: agent_id.to_owned(),
+                agent_id: agent_id.to_string(),
             }))
             .await
             .map_err(to_league_error)?
@@ -370,6 +365,7 @@ impl ExternalAgents {
                 return Ok(agent);
             }
         }
-        Ok(self.remember(response.agent_id, meta.contact_endpoint, dialect, form))
+        // The manager answers for the agent asked about: its id is the one asked with.
+        Ok(self.remember(agent_id.clone(), meta.contact_endpoint, dialect, form))
     }
 }

@@ -1,26 +1,29 @@
 //! The fields of the calls a referee makes to a player in every match, as the bridge writes them
 //! ([`league_v2::match_message::MatchMessage`]): GAME_INVITATION, the move call and GAME_OVER.
 
-use league_proto::v2::{MatchContext, PlayerRecord};
+use league_domain::{LeagueId, MatchId, PlayerId};
+use league_proto::v2::PlayerRecord;
 use serde::Serialize;
 use serde_json::Value;
+
+use super::called::Context;
 
 /// What every call of a match names: the match, and the player the call is for.
 #[derive(Debug, Serialize)]
 pub(super) struct InMatch<'a> {
-    pub(crate) league_id: &'a str,
+    pub(crate) league_id: &'a LeagueId,
     pub(crate) round_id: u32,
-    pub(crate) match_id: &'a str,
+    pub(crate) match_id: MatchId,
     pub(crate) game_type: &'a str,
-    pub(crate) player_id: &'a str,
+    pub(crate) player_id: &'a PlayerId,
 }
 
 impl<'a> InMatch<'a> {
-    pub(crate) fn new(context: &'a MatchContext, player_id: &'a str) -> Self {
+    pub(crate) fn new(context: &'a Context, player_id: &'a PlayerId) -> Self {
         Self {
             league_id: &context.league_id,
             round_id: context.round_id,
-            match_id: &context.match_id,
+            match_id: context.match_id,
             game_type: &context.game_type,
             player_id,
         }
@@ -33,7 +36,7 @@ pub(super) struct Invitation<'a> {
     #[serde(flatten)]
     pub(crate) in_match: InMatch<'a>,
     pub(crate) role_in_match: &'static str,
-    pub(crate) opponent_id: &'a str,
+    pub(crate) opponent_id: &'a PlayerId,
     pub(crate) referee_endpoint: &'a str,
     /// `null` when the referee set none.
     pub(crate) deadline: Option<String>,
@@ -58,7 +61,7 @@ pub(super) struct MoveCall<'a> {
 
 #[derive(Debug, Serialize)]
 pub(super) struct MoveContext<'a> {
-    pub(crate) opponent_id: &'a str,
+    pub(crate) opponent_id: &'a PlayerId,
     pub(crate) round_id: u32,
     pub(crate) your_standings: Record,
 }
@@ -96,17 +99,20 @@ mod tests {
     use super::*;
 
     fn move_call(step: Option<u32>, step_context: Option<Value>) -> Value {
-        let context = MatchContext {
-            league_id: "L1".into(),
+        let id = |text: &str| PlayerId::parse(text).expect("a player id");
+        let (player, opponent) = (id("P01"), id("P02"));
+        let context = Context {
+            league_id: LeagueId::parse("l1").expect("a league id"),
             round_id: 2,
-            match_id: "R2M1".into(),
+            match_id: MatchId::new(2, 1),
             game_type: "tic_tac_toe".into(),
-            ..MatchContext::default()
+            conversation_id: String::new(),
+            referee_id: None,
         };
         serde_json::to_value(MoveCall {
-            in_match: InMatch::new(&context, "P01"),
+            in_match: InMatch::new(&context, &player),
             context: MoveContext {
-                opponent_id: "P02",
+                opponent_id: &opponent,
                 round_id: 2,
                 your_standings: Record {
                     wins: 1,
@@ -149,7 +155,7 @@ mod tests {
                 &even_odd["round_id"],
                 &even_odd["match_id"]
             ),
-            (&json!("L1"), &json!(2), &json!("R2M1"))
+            (&json!("l1"), &json!(2), &json!("R2M1"))
         );
         assert_eq!(
             (&even_odd["game_type"], &even_odd["player_id"]),

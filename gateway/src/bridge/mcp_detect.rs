@@ -102,7 +102,7 @@ impl PlayerBridge {
                 detail: detection.detail.clone(),
                 strict_error: ErrorCode::InvalidMessageFormat,
             };
-            self.warnings.record(&agent.agent_id, [note]);
+            self.warnings.record(agent.agent_id.as_str(), [note]);
         }
         detection
     }

@@ -2,6 +2,7 @@
 //! dialect, and collecting the replies agents send as separate calls.
 
 pub(crate) mod answer;
+mod called;
 pub mod client;
 pub(crate) mod event_slots;
 pub mod external_agents;

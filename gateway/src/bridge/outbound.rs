@@ -291,7 +291,8 @@ impl PlayerBridge {
                 Err(error) => break Err(Failure::League(without_endpoint(error, agent))),
             }
         };
-        self.warnings.record(&agent.agent_id, checker.into_deviations());
+        self.warnings
+            .record(agent.agent_id.as_str(), checker.into_deviations());
         outcome
     }
 
@@ -339,7 +340,7 @@ impl PlayerBridge {
             },
             Err(failure @ Failure::League(_)) => return Err(failure.status(kind.as_str())),
         };
-        self.warnings.record(&agent.agent_id, [warning]);
+        self.warnings.record(agent.agent_id.as_str(), [warning]);
         Ok(())
     }
 }

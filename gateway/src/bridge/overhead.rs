@@ -23,7 +23,7 @@ use std::future::Future;
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
-use league_domain::{MessageType, move_messages};
+use league_domain::{MatchId, MessageType, PlayerId, move_messages};
 use league_proto::v2::player_service_server::PlayerService;
 use league_proto::v2::*;
 use league_runtime::grpc::{MatchCallAnswers, answer_match_calls};
@@ -94,16 +94,16 @@ const MAX_OPEN_MATCHES: usize = 10_000;
 struct OpenMatch {
     overhead: Duration,
     /// The players this gateway invited.
-    invited: Vec<String>,
+    invited: Vec<PlayerId>,
     /// The players this gateway delivered (or tried to deliver) GAME_OVER to.
-    over: Vec<String>,
+    over: Vec<PlayerId>,
     touched: Instant,
 }
 
 /// Per-match sums, recorded into a histogram when the match is over.
 #[derive(Debug, Default)]
 pub(crate) struct MatchOverheads {
-    open: Mutex<HashMap<String, OpenMatch>>,
+    open: Mutex<HashMap<MatchId, OpenMatch>>,
 }
 
 impl MatchOverheads {
@@ -111,19 +111,16 @@ impl MatchOverheads {
     pub(crate) fn add(
         &self,
         kind: MessageType,
-        match_id: &str,
-        player_id: &str,
+        match_id: MatchId,
+        player_id: &PlayerId,
         overhead: Duration,
     ) -> Option<Duration> {
-        if match_id.is_empty() {
-            return None;
-        }
         let now = Instant::now();
         let mut open = self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if open.len() >= MAX_OPEN_MATCHES && !open.contains_key(match_id) {
+        if open.len() >= MAX_OPEN_MATCHES && !open.contains_key(&match_id) {
             open.retain(|_, m| now.duration_since(m.touched) < Duration::from_secs(60));
         }
-        let entry = open.entry(match_id.to_owned()).or_insert_with(|| OpenMatch {
+        let entry = open.entry(match_id).or_insert_with(|| OpenMatch {
             overhead: Duration::ZERO,
             invited: Vec::with_capacity(2),
             over: Vec::with_capacity(2),
@@ -131,9 +128,9 @@ impl MatchOverheads {
         });
         entry.overhead += overhead;
         entry.touched = now;
-        let note = |players: &mut Vec<String>| {
-            if !players.iter().any(|p| p == player_id) {
-                players.push(player_id.to_owned());
+        let note = |players: &mut Vec<PlayerId>| {
+            if !players.contains(player_id) {
+                players.push(player_id.clone());
             }
         };
         match kind {
@@ -143,7 +140,7 @@ impl MatchOverheads {
         }
         let ended = kind == MessageType::GameOver && entry.invited.iter().all(|p| entry.over.contains(p));
         if ended {
-            return open.remove(match_id).map(|m| m.overhead);
+            return open.remove(&match_id).map(|m| m.overhead);
         }
         None
     }
@@ -151,16 +148,20 @@ impl MatchOverheads {
 
 static OPEN_MATCHES: LazyLock<MatchOverheads> = LazyLock::new(MatchOverheads::default);
 
+/// Which match and player a call is for, as far as the measurement needs them: read from the request
+/// before the bridge takes it. A call whose ids do not parse (the bridge refuses it) or that names no
+/// match is measured alone, under no match.
+fn in_match(context: Option<&MatchContext>, player_id: &str) -> Option<(MatchId, PlayerId)> {
+    let match_id = MatchId::parse(&context?.match_id).ok()?;
+    Some((match_id, PlayerId::parse(player_id).ok()?))
+}
+
 /// Runs one bridge call of a match, measuring its overhead.
 async fn measured<T>(
     kind: MessageType,
-    context: Option<&MatchContext>,
-    player_id: &str,
+    in_match: Option<(MatchId, PlayerId)>,
     call: impl Future<Output = Result<T, Status>>,
 ) -> Result<T, Status> {
-    // A call outside a match (no context) is measured alone, under no match.
-    let match_id = context.map(|c| c.match_id.clone()).unwrap_or_default();
-    let player_id = player_id.to_owned();
     let started = Instant::now();
     let (outcome, agent) = AGENT_TIME
         .scope(Cell::new(Duration::ZERO), async {
@@ -174,7 +175,9 @@ async fn measured<T>(
             message_type: kind.as_str(),
         })
         .observe(overhead.as_secs_f64());
-    if let Some(total) = OPEN_MATCHES.add(kind, &match_id, &player_id, overhead) {
+    if let Some((match_id, player_id)) = in_match
+        && let Some(total) = OPEN_MATCHES.add(kind, match_id, &player_id, overhead)
+    {
         PER_MATCH.observe(total.as_secs_f64());
     }
     outcome
@@ -191,52 +194,39 @@ impl PlayerService for MeasuredBridge {
         &self,
         request: Request<InviteToMatchRequest>,
     ) -> Result<Response<InviteToMatchResponse>, Status> {
-        let (context, player) = (
-            request.get_ref().context.clone(),
-            request.get_ref().player_id.clone(),
-        );
+        let called = in_match(request.get_ref().context.as_ref(), &request.get_ref().player_id);
         let call = self.0.invite_to_match(request);
-        measured(MessageType::GameInvitation, context.as_ref(), &player, call).await
+        measured(MessageType::GameInvitation, called, call).await
     }
 
     async fn request_move(
         &self,
         request: Request<RequestMoveRequest>,
     ) -> Result<Response<RequestMoveResponse>, Status> {
-        let (context, player) = (
-            request.get_ref().context.clone(),
-            request.get_ref().player_id.clone(),
-        );
+        let context = request.get_ref().context.as_ref();
+        let called = in_match(context, &request.get_ref().player_id);
         // Without the match's context, the game is taken to be the league's own (even_odd).
-        let kind = context
-            .as_ref()
-            .map_or(MessageType::ChooseParityCall, |c| move_messages(&c.game_type).0);
+        let kind = context.map_or(MessageType::ChooseParityCall, |c| move_messages(&c.game_type).0);
         let call = self.0.request_move(request);
-        measured(kind, context.as_ref(), &player, call).await
+        measured(kind, called, call).await
     }
 
     async fn notify_game_over(
         &self,
         request: Request<NotifyGameOverRequest>,
     ) -> Result<Response<NotifyGameOverResponse>, Status> {
-        let (context, player) = (
-            request.get_ref().context.clone(),
-            request.get_ref().player_id.clone(),
-        );
+        let called = in_match(request.get_ref().context.as_ref(), &request.get_ref().player_id);
         let call = self.0.notify_game_over(request);
-        measured(MessageType::GameOver, context.as_ref(), &player, call).await
+        measured(MessageType::GameOver, called, call).await
     }
 
     async fn notify_game_error(
         &self,
         request: Request<NotifyGameErrorRequest>,
     ) -> Result<Response<NotifyGameErrorResponse>, Status> {
-        let (context, player) = (
-            request.get_ref().context.clone(),
-            request.get_ref().player_id.clone(),
-        );
+        let called = in_match(request.get_ref().context.as_ref(), &request.get_ref().player_id);
         let call = self.0.notify_game_error(request);
-        measured(MessageType::GameError, context.as_ref(), &player, call).await
+        measured(MessageType::GameError, called, call).await
     }
 
     // Lifecycle events are not part of a match. Their messages carry shared JSON (the same table to
@@ -273,27 +263,46 @@ mod tests {
 
     const MS: Duration = Duration::from_millis(1);
 
+    fn player(text: &str) -> PlayerId {
+        PlayerId::parse(text).expect("a player id")
+    }
+
     #[test]
     fn a_match_ends_with_the_last_game_over_to_an_invited_player() {
         let overheads = MatchOverheads::default();
-        assert_eq!(overheads.add(MessageType::GameInvitation, "M1", "P1", MS), None);
-        assert_eq!(overheads.add(MessageType::GameInvitation, "M1", "P2", MS), None);
-        assert_eq!(overheads.add(MessageType::ChooseParityCall, "M1", "P1", MS), None);
-        assert_eq!(overheads.add(MessageType::ChooseParityCall, "M1", "P2", MS), None);
-        assert_eq!(overheads.add(MessageType::GameOver, "M1", "P2", MS), None);
+        let (m1, m2) = (MatchId::new(1, 1), MatchId::new(1, 2));
+        let (p1, p2, p3) = (player("P01"), player("P02"), player("P03"));
+        assert_eq!(overheads.add(MessageType::GameInvitation, m1, &p1, MS), None);
+        assert_eq!(overheads.add(MessageType::GameInvitation, m1, &p2, MS), None);
+        assert_eq!(overheads.add(MessageType::ChooseParityCall, m1, &p1, MS), None);
+        assert_eq!(overheads.add(MessageType::ChooseParityCall, m1, &p2, MS), None);
+        assert_eq!(overheads.add(MessageType::GameOver, m1, &p2, MS), None);
         // Another match meanwhile, with one external player (its opponent is a bot).
-        assert_eq!(overheads.add(MessageType::GameInvitation, "M2", "P3", MS), None);
+        assert_eq!(overheads.add(MessageType::GameInvitation, m2, &p3, MS), None);
         assert_eq!(
-            overheads.add(MessageType::GameOver, "M2", "P3", MS * 2),
+            overheads.add(MessageType::GameOver, m2, &p3, MS * 2),
             Some(MS * 3)
         );
-        assert_eq!(overheads.add(MessageType::GameOver, "M1", "P1", MS), Some(MS * 6));
+        assert_eq!(overheads.add(MessageType::GameOver, m1, &p1, MS), Some(MS * 6));
         assert!(overheads.open.lock().expect("lock").is_empty());
+    }
+
+    #[test]
+    fn a_call_whose_ids_do_not_parse_is_measured_under_no_match() {
+        let context = |match_id: &str| MatchContext {
+            match_id: match_id.into(),
+            ..MatchContext::default()
+        };
+        let named = in_match(Some(&context("R1M2")), "P01");
+        assert_eq!(named, Some((MatchId::new(1, 2), player("P01"))));
+        assert_eq!(in_match(Some(&context("R1M2")), "p1"), None);
+        assert_eq!(in_match(Some(&context("M1")), "P01"), None);
+        assert_eq!(in_match(None, "P01"), None);
     }
 
     #[tokio::test(start_paused = true)]
     async fn the_agents_time_is_not_overhead() {
-        let outcome = measured(MessageType::GameOver, None, "P1", async {
+        let outcome = measured(MessageType::GameOver, None, async {
             // 7 ms in all, of which the HTTP client reports 5 ms as the exchange with the agent.
             tokio::time::sleep(MS * 7).await;
             agent_time(MS * 5);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures::future::join_all;
-use league_domain::{MessageType, move_messages};
+use league_domain::{AgentId, MessageType, PlayerId, move_messages};
 use league_manager_link::league_status::to_status;
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::player_service_server::PlayerService;
@@ -15,15 +15,16 @@ use league_proto::v2::*;
 use league_proto::{ErrorCode, error_code};
 use league_runtime::grpc::{MatchCallAnswers, answer_match_calls};
 use league_v2::compliance::{Checker, Mode, kinds};
-use league_v2::jsonrpc;
 use league_v2::league_error::LeagueError;
 use league_v2::match_message::MatchMessage;
 use league_v2::sender;
 use league_v2::{convert, envelope, timestamp};
+use league_v2::{ids, jsonrpc};
 use serde_json::{Map, Value, json};
 use tonic::{Request, Response, Status};
 
 use super::answer::{as_object, check_reply, read_accept, read_choice};
+use super::called::{Called, Context, required};
 use super::client::AgentClient;
 use super::event_slots::EventSlots;
 use super::external_agents::{ExternalAgent, ExternalAgents};
@@ -58,9 +59,9 @@ impl PlayerBridge {
     /// The agent `player_id`. A player the manager does not know is refused with its code (E005); any
     /// other failure is the league's own (the manager is away or failing): an outage, which a referee
     /// does not charge to the player.
-    async fn agent(&self, player_id: &str) -> Result<Arc<ExternalAgent>, Status> {
+    async fn agent(&self, player_id: &PlayerId) -> Result<Arc<ExternalAgent>, Status> {
         self.agents
-            .external_agent(player_id)
+            .external_agent(&AgentId::Player(player_id.clone()))
             .await
             .map_err(|error| match error.code {
                 ErrorCode::PlayerNotRegistered => to_status(error),
@@ -72,7 +73,7 @@ impl PlayerBridge {
     }
 
     /// The referee's message `kind` to a player in the match `context`, with its own `fields`.
-    fn to_player<F>(kind: MessageType, context: &MatchContext, fields: F) -> MatchMessage<'_, F> {
+    fn to_player<F>(kind: MessageType, context: &Context, fields: F) -> MatchMessage<'_, F> {
         MatchMessage {
             message_type: kind,
             sender: Self::referee_sender(context),
@@ -81,30 +82,12 @@ impl PlayerBridge {
         }
     }
 
-    fn referee_sender(context: &MatchContext) -> String {
-        if context.referee_id.is_empty() {
-            sender::REFEREE.to_owned()
-        } else {
-            sender::referee(&context.referee_id)
+    fn referee_sender(context: &Context) -> String {
+        match &context.referee_id {
+            None => sender::REFEREE.to_owned(),
+            Some(referee_id) => sender::referee(referee_id.as_str()),
         }
     }
-}
-
-/// A field every call from a referee carries (the match it belongs to; a game over's result). gRPC
-/// leaves messages optional; a call without one is refused here instead of reaching the agent with
-/// empty ids.
-fn required<T>(field: Option<T>, name: &str) -> Result<T, Status> {
-    field.ok_or_else(|| error_code::status(ErrorCode::MissingRequiredField, format!("{name} is required")))
-}
-
-/// Names the match and the player on the call's server span (and every log line inside it).
-fn record_call_fields(context: &MatchContext, player_id: &str) {
-    league_runtime::grpc::record_call_fields(
-        &context.league_id,
-        &context.match_id,
-        &context.conversation_id,
-        player_id,
-    );
 }
 
 /// How long an answer that says it joined without a GAME_JOIN_ACK (`{"status": "ok"}`) waits for a
@@ -132,9 +115,9 @@ impl PlayerService for PlayerBridge {
         request: Request<InviteToMatchRequest>,
     ) -> Result<Response<InviteToMatchResponse>, Status> {
         let request = request.into_inner();
-        let context = required(request.context, "context")?;
-        record_call_fields(&context, &request.player_id);
-        let agent = self.agent(&request.player_id).await?;
+        let Called { player_id, context } = Called::parse(request.context, request.player_id)?;
+        let opponent_id: PlayerId = ids::taken("opponent_id", request.opponent_id).map_err(to_status)?;
+        let agent = self.agent(&player_id).await?;
         let limit = remaining(request.deadline.as_ref(), self.timeouts.other);
         let role = match Role::try_from(request.role_in_match).unwrap_or(Role::Unspecified) {
             Role::PlayerB => "PLAYER_B",
@@ -144,9 +127,9 @@ impl PlayerService for PlayerBridge {
             MessageType::GameInvitation,
             &context,
             match_calls::Invitation {
-                in_match: InMatch::new(&context, &request.player_id),
+                in_match: InMatch::new(&context, &player_id),
                 role_in_match: role,
-                opponent_id: &request.opponent_id,
+                opponent_id: &opponent_id,
                 referee_endpoint: &self.public_url,
                 deadline: deadline_text(request.deadline.as_ref()),
             },
@@ -154,8 +137,8 @@ impl PlayerService for PlayerBridge {
         let started = tokio::time::Instant::now();
         let waiter = self.replies.wait(reply_key(
             MessageType::GameJoinAck,
-            &context.match_id,
-            &request.player_id,
+            context.match_id,
+            &agent.agent_id,
         ));
         let result = self
             .call(&agent, MessageType::GameInvitation, &message, limit)
@@ -201,8 +184,9 @@ impl PlayerService for PlayerBridge {
                 }
             }
         }
-        check_reply(&reply, &request.player_id, &mut checker).map_err(to_status)?;
-        self.warnings.record(&agent.agent_id, checker.into_deviations());
+        check_reply(&reply, &player_id, &mut checker).map_err(to_status)?;
+        self.warnings
+            .record(agent.agent_id.as_str(), checker.into_deviations());
         let accept = accept.unwrap_or(false);
         Ok(Response::new(InviteToMatchResponse {
             accept,
@@ -220,9 +204,9 @@ impl PlayerService for PlayerBridge {
         request: Request<RequestMoveRequest>,
     ) -> Result<Response<RequestMoveResponse>, Status> {
         let request = request.into_inner();
-        let context = required(request.context, "context")?;
-        record_call_fields(&context, &request.player_id);
-        let agent = self.agent(&request.player_id).await?;
+        let Called { player_id, context } = Called::parse(request.context, request.player_id)?;
+        let opponent_id: PlayerId = ids::taken("opponent_id", request.opponent_id).map_err(to_status)?;
+        let agent = self.agent(&player_id).await?;
         let limit = remaining(request.deadline.as_ref(), self.timeouts.other);
         // Unset (proto3): a player with no standing yet, nothing played.
         let standings = request.your_standings.unwrap_or_default();
@@ -232,9 +216,9 @@ impl PlayerService for PlayerBridge {
             kind,
             &context,
             match_calls::MoveCall {
-                in_match: InMatch::new(&context, &request.player_id),
+                in_match: InMatch::new(&context, &player_id),
                 context: match_calls::MoveContext {
-                    opponent_id: &request.opponent_id,
+                    opponent_id: &opponent_id,
                     round_id: context.round_id,
                     your_standings: standings.into(),
                 },
@@ -253,7 +237,7 @@ impl PlayerService for PlayerBridge {
         let started = tokio::time::Instant::now();
         let waiter = self
             .replies
-            .wait(reply_key(reply_kind, &context.match_id, &request.player_id));
+            .wait(reply_key(reply_kind, context.match_id, &agent.agent_id));
         let result = self
             .call(&agent, kind, &message, limit)
             .await
@@ -282,8 +266,9 @@ impl PlayerService for PlayerBridge {
             answer = read(&separate, &mut checker).map_err(to_status)?;
             reply = separate;
         }
-        check_reply(&reply, &request.player_id, &mut checker).map_err(to_status)?;
-        self.warnings.record(&agent.agent_id, checker.into_deviations());
+        check_reply(&reply, &player_id, &mut checker).map_err(to_status)?;
+        self.warnings
+            .record(agent.agent_id.as_str(), checker.into_deviations());
         let move_payload = match answer {
             Some(choice) if even_odd => {
                 let mut payload = Map::new();
@@ -304,15 +289,14 @@ impl PlayerService for PlayerBridge {
         request: Request<NotifyGameOverRequest>,
     ) -> Result<Response<NotifyGameOverResponse>, Status> {
         let request = request.into_inner();
-        let context = required(request.context, "context")?;
-        record_call_fields(&context, &request.player_id);
-        let agent = self.agent(&request.player_id).await?;
+        let Called { player_id, context } = Called::parse(request.context, request.player_id)?;
+        let agent = self.agent(&player_id).await?;
         let result = required(request.result, "result")?;
         let message = Self::to_player(
             MessageType::GameOver,
             &context,
             match_calls::GameOver {
-                in_match: InMatch::new(&context, &request.player_id),
+                in_match: InMatch::new(&context, &player_id),
                 game_result: convert::game_result(&result),
             },
         );
@@ -326,9 +310,8 @@ impl PlayerService for PlayerBridge {
         request: Request<NotifyGameErrorRequest>,
     ) -> Result<Response<NotifyGameErrorResponse>, Status> {
         let request = request.into_inner();
-        let context = required(request.context, "context")?;
-        record_call_fields(&context, &request.player_id);
-        let agent = self.agent(&request.player_id).await?;
+        let Called { player_id, context } = Called::parse(request.context, request.player_id)?;
+        let agent = self.agent(&player_id).await?;
         let message = envelope::message(
             MessageType::GameError.as_str(),
             &Self::referee_sender(&context),
@@ -337,7 +320,7 @@ impl PlayerService for PlayerBridge {
                 "league_id": context.league_id,
                 "round_id": context.round_id,
                 "match_id": context.match_id,
-                "player_id": request.player_id,
+                "player_id": player_id,
                 "error_code": request.error_code,
                 "error_description": request.error_description,
                 "affected_player": request.affected_player,
@@ -358,9 +341,11 @@ impl PlayerService for PlayerBridge {
         &self,
         request: Request<NotifyLeagueEventRequest>,
     ) -> Result<Response<NotifyLeagueEventResponse>, Status> {
-        let event = request.into_inner();
+        let mut event = request.into_inner();
+        let player_id: PlayerId =
+            ids::taken("player_id", std::mem::take(&mut event.player_id)).map_err(to_status)?;
         let (kind, message) = event_message(&self.public_url, &event)?;
-        self.send_event(&event.player_id, kind, &message).await?;
+        self.send_event(&player_id, kind, &message).await?;
         Ok(Response::new(NotifyLeagueEventResponse {}))
     }
 
@@ -399,16 +384,23 @@ impl PlayerService for PlayerBridge {
             }
         }
         let total = by_player.iter().map(|(_, messages)| messages.len()).sum();
-        let outcomes = join_all(by_player.into_iter().map(|(player_id, messages)| async move {
+        let outcomes = join_all(by_player.into_iter().map(|(named, messages)| async move {
+            // Parsed once for all its events; one that is no player id (the manager never names one)
+            // is delivered nothing.
+            let player_id = PlayerId::parse(named)
+                .inspect_err(|error| tracing::warn!(%error, "a league event for no player; not delivered"))
+                .ok();
             let mut delivered = Vec::with_capacity(messages.len());
             let mut failed = false;
             for (index, message) in messages {
                 // After a failure the rest of this agent's events wait for the next attempt, in order; a
                 // delivery without a usable event is taken by nobody.
                 let ok = !failed
-                    && match message {
-                        Some((kind, message)) => self.send_event(player_id, *kind, message).await.is_ok(),
-                        None => false,
+                    && match (message, &player_id) {
+                        (Some((kind, message)), Some(player_id)) => {
+                            self.send_event(player_id, *kind, message).await.is_ok()
+                        }
+                        _ => false,
                     };
                 failed |= !ok;
                 delivered.push((index, ok));
@@ -437,7 +429,12 @@ impl PlayerService for PlayerBridge {
 
 impl PlayerBridge {
     /// Sends a league event's `message` to `player_id`.
-    async fn send_event(&self, player_id: &str, kind: MessageType, message: &Value) -> Result<(), Status> {
+    async fn send_event(
+        &self,
+        player_id: &PlayerId,
+        kind: MessageType,
+        message: &Value,
+    ) -> Result<(), Status> {
         let agent = self.agent(player_id).await?;
         self.event_slots
             .deliver(self.notify(&agent, kind, message, self.timeouts.other))

@@ -8,15 +8,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
-use league_domain::MessageType;
+use league_domain::{AgentId, MatchId, MessageType};
 use league_manager_link::ManagerLink;
 use league_proto::v2::{WatchRepliesRequest, WatchRepliesResponse};
 use league_runtime::ShutdownSignal;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
-/// What a reply is matched on.
-pub(crate) fn reply_key(kind: MessageType, match_id: &str, agent_id: &str) -> String {
+/// What a reply is matched on (also the key a reply is relayed under between replicas: its text is the
+/// same as when the ids were strings).
+pub(crate) fn reply_key(kind: MessageType, match_id: MatchId, agent_id: &AgentId) -> String {
     format!("{}|{match_id}|{agent_id}", kind.as_str())
 }
 
@@ -126,10 +127,15 @@ impl Replies {
 mod tests {
     use super::*;
 
+    fn agent(text: &str) -> AgentId {
+        text.parse().expect("an agent id")
+    }
+
     #[tokio::test]
     async fn a_reply_reaches_its_waiter_once() {
         let replies = Arc::new(Replies::default());
-        let key = reply_key(MessageType::GameJoinAck, "R1M1", "P01");
+        let key = reply_key(MessageType::GameJoinAck, MatchId::new(1, 1), &agent("P01"));
+        assert_eq!(key, "GAME_JOIN_ACK|R1M1|P01");
         let waiter = replies.wait(key.clone());
         let mut reply = Map::new();
         reply.insert("accept".into(), Value::Bool(true));
@@ -141,7 +147,11 @@ mod tests {
     #[tokio::test]
     async fn a_dropped_waiter_stops_waiting() {
         let replies = Arc::new(Replies::default());
-        let key = reply_key(MessageType::ChooseParityResponse, "R1M1", "P02");
+        let key = reply_key(
+            MessageType::ChooseParityResponse,
+            MatchId::new(1, 1),
+            &agent("P02"),
+        );
         drop(replies.wait(key.clone()));
         assert!(!replies.deliver(&key, Map::new()));
     }

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use league_domain::MessageType;
+use league_domain::{AgentId, MessageType, RefereeId};
 use league_external_referees::{RefereeAgents, Unanswered};
 use league_v2::addressed::Addressed;
 use league_v2::compliance::Checker;
@@ -27,13 +27,13 @@ const ASSIGN_MATCH: &str = "assign_match";
 impl RefereeAgents for PlayerBridge {
     fn start_match<'a>(
         &'a self,
-        referee_id: &'a str,
+        referee_id: &'a RefereeId,
         message: &'a Value,
     ) -> BoxFuture<'a, Result<Value, Unanswered>> {
         async move {
             let agent = self
                 .agents
-                .external_agent(referee_id)
+                .external_agent(&AgentId::Referee(referee_id.clone()))
                 .await
                 .map_err(|error| Unanswered::Failed {
                     retryable: false,
@@ -59,9 +59,10 @@ impl RefereeAgents for PlayerBridge {
         .boxed()
     }
 
-    fn address<'a>(&'a self, referee_id: &'a str, answer: &'a mut Value) -> BoxFuture<'a, ()> {
+    fn address<'a>(&'a self, referee_id: &'a RefereeId, answer: &'a mut Value) -> BoxFuture<'a, ()> {
         async move {
-            if let Ok(agent) = self.agents.external_agent(referee_id).await {
+            let referee_id = AgentId::Referee(referee_id.clone());
+            if let Ok(agent) = self.agents.external_agent(&referee_id).await {
                 agent.sender_form().apply(answer);
             }
         }
@@ -107,7 +108,8 @@ impl PlayerBridge {
                 _ => break,
             }
         }
-        self.warnings.record(&agent.agent_id, checker.into_deviations());
+        self.warnings
+            .record(agent.agent_id.as_str(), checker.into_deviations());
         match answer {
             Ok(Answer::Result(result)) => {
                 agent.assign_match.store(true, Ordering::Relaxed);

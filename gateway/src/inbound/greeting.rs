@@ -17,7 +17,7 @@
 
 use std::time::Duration;
 
-use league_domain::{LeagueId, MessageType};
+use league_domain::{AgentId, LeagueId, MessageType};
 use league_v2::jsonrpc;
 use league_v2::sender;
 use league_v2::{convert, envelope};
@@ -60,7 +60,7 @@ pub(crate) async fn greet(inbound: &Inbound, agent: &ExternalAgent, league_id: O
 
 /// The league's table as LEAGUE_STANDINGS_UPDATE (with the league's sender and no token: the bridge
 /// writes both for the agent). If the table cannot be read, an empty one of the league.
-async fn standings_update(inbound: &Inbound, league_id: Option<&LeagueId>, agent_id: &str) -> Value {
+async fn standings_update(inbound: &Inbound, league_id: Option<&LeagueId>, agent_id: &AgentId) -> Value {
     let (round_id, standings) = match inbound.standings(league_id).await {
         Ok(table) => (
             table.response.round_id,

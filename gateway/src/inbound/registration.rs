@@ -68,14 +68,14 @@ pub(crate) async fn player(
             let player_id: PlayerId = ids::answered("player_id", &response.player_id)?;
             let league_id = answered_league(&response.league_id)?;
             let agent = match configured_form {
-                Some(form) => inbound.bridge.agents.remember(
-                    response.player_id.clone(),
-                    contact_endpoint,
-                    dialect,
-                    form,
-                ),
+                Some(form) => {
+                    inbound
+                        .bridge
+                        .agents
+                        .remember(player_id.clone().into(), contact_endpoint, dialect, form)
+                }
                 None => inbound.bridge.agents.remember_to_greet(
-                    response.player_id.clone(),
+                    player_id.clone().into(),
                     contact_endpoint,
                     dialect,
                 ),
@@ -181,7 +181,7 @@ pub(crate) async fn referee(
             // A referee is not greeted (no message of the protocol is harmless to every referee): it
             // gets the configured form or the default, and a refused START_MATCH teaches the other.
             let agent = inbound.bridge.agents.remember(
-                response.referee_id.clone(),
+                referee_id.clone().into(),
                 contact_endpoint,
                 dialect,
                 configured_form.unwrap_or_default(),
@@ -285,11 +285,7 @@ fn accepted(
     fields.insert("auth_token".into(), registered.auth_token.into());
     fields.insert(
         "league_auth_token".into(),
-        inbound
-            .bridge
-            .agents
-            .outbound_token(registered.agent_id.as_str())
-            .into(),
+        inbound.bridge.agents.outbound_token(&registered.agent_id).into(),
     );
     fields.insert("league_id".into(), league_id);
     fields.insert("reason".into(), Value::Null);

@@ -31,7 +31,7 @@ pub(crate) async fn deliver(
     };
     let (agent, envelope) = inbound.authenticated(message, checker, &http).await?;
     let match_id: MatchId = ids::required(message, "match_id")?;
-    let key = reply_key(kind, &match_id.to_string(), agent.agent_id.as_str());
+    let key = reply_key(kind, match_id, &agent.agent_id);
     let mut reply = message.clone();
     // What the bridge needs to know about the sender travels with the reply; the token does not.
     reply.remove("auth_token");

@@ -5,6 +5,7 @@
 use crate::support;
 
 use league_proto::ErrorCode;
+use league_proto::v2::{InviteToMatchRequest, MatchContext, Role};
 use league_v2::compliance::Mode;
 use serde_json::{Value, json};
 use support::*;
@@ -172,4 +173,74 @@ async fn a_malformed_id_is_refused_naming_its_field_and_changes_nothing() {
 fn with_field(mut message: Value, field: &str, value: &str) -> Value {
     message[field] = value.into();
     message
+}
+
+/// What a case changes in a well-formed invitation.
+type Malform = fn(&mut InviteToMatchRequest);
+
+/// A referee's call through the bridge (gRPC `PlayerService`) is parsed where it enters as a league.v2
+/// message is: a malformed player, opponent, league, match or referee id is E002 naming the field and
+/// the grammar, and the agent hears nothing of it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bridge_call_naming_a_malformed_id_is_refused_and_reaches_no_agent() {
+    let manager = spawn_manager().await;
+    let gateway = spawn_gateway(&manager, Mode::Lenient, Limits::default()).await;
+    let agents = spawn_agents(Behaviour::Clean).await;
+    let alice = register_player(&gateway, &agents, "alice").await;
+    let invitation = |edit: Malform| {
+        let mut request = InviteToMatchRequest {
+            player_id: alice.id.clone(),
+            context: Some(MatchContext {
+                league_id: LEAGUE_ID.into(),
+                round_id: 1,
+                match_id: "R1M1".into(),
+                game_type: "even_odd".into(),
+                conversation_id: "conv-malformed".into(),
+                referee_id: "REF01".into(),
+            }),
+            role_in_match: Role::PlayerA as i32,
+            opponent_id: "P99".into(),
+            deadline: None,
+        };
+        edit(&mut request);
+        request
+    };
+    let cases: [(&str, &str, Malform); 5] = [
+        ("player_id", "a player id", |r| r.player_id = "p1".into()),
+        ("opponent_id", "a player id", |r| r.opponent_id = "REF01".into()),
+        ("context.league_id", "a league id", |r| {
+            r.context.get_or_insert_default().league_id = "Evening League".into()
+        }),
+        ("context.match_id", "a match id", |r| {
+            r.context.get_or_insert_default().match_id = "M1".into()
+        }),
+        ("context.referee_id", "a referee id", |r| {
+            r.context.get_or_insert_default().referee_id = "ref1".into()
+        }),
+    ];
+    let heard_before = agents.received().len();
+    let mut players = gateway.players();
+    for (field, kind, edit) in cases {
+        let status = players
+            .invite_to_match(invitation(edit))
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("a malformed {field} was taken"));
+        assert_eq!(
+            league_proto::error_code::code_of(&status),
+            Some(ErrorCode::InvalidMessageFormat),
+            "a malformed {field}: {status}"
+        );
+        let grammar = format!("is not {kind}: {kind} is ");
+        assert!(
+            status.message().starts_with(&format!("{field} \"")) && status.message().contains(&grammar),
+            "the refusal names {field} and says what {kind} is: {}",
+            status.message()
+        );
+    }
+    assert_eq!(
+        agents.received().len(),
+        heard_before,
+        "the agent heard a refused call"
+    );
 }

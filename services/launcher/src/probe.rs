@@ -7,6 +7,7 @@
 //! The messages are the gateway's own: the probe calls the agent through the gateway's `PlayerService`
 //! bridge, exactly as a league does, and reads back the compliance warnings the gateway would record.
 
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -136,9 +137,13 @@ pub async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
     // candidate is a fresh agent, and an MCP server that refuses every call (our token, say) is still one.
     let mut mcp = None;
     for candidate in DIALECTS {
-        let agent = bridge
-            .agents
-            .remember(PLAYER.to_owned(), args.url.clone(), candidate, SenderForm::Bare);
+        let agent = bridge.agents.remember(
+            // PLAYER, the first player's id.
+            PlayerId::numbered(NonZeroU32::MIN).into(),
+            args.url.clone(),
+            candidate,
+            SenderForm::Bare,
+        );
         let invited = bridge.invite_to_match(tonic::Request::new(invitation(limit)));
         let (step, _) = run(MessageType::GameInvitation.as_str(), &warnings, invited).await;
         if mcp.is_none() {

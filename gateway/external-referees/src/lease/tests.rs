@@ -95,11 +95,11 @@ league_testkit::fake_service! {
 struct NoBridge;
 
 impl RefereeAgents for NoBridge {
-    fn start_match<'a>(&'a self, _: &'a str, _: &'a Value) -> BoxFuture<'a, Result<Value, Unanswered>> {
+    fn start_match<'a>(&'a self, _: &'a RefereeId, _: &'a Value) -> BoxFuture<'a, Result<Value, Unanswered>> {
         Box::pin(async { panic!("no START_MATCH in these tests") })
     }
 
-    fn address<'a>(&'a self, _: &'a str, _: &'a mut Value) -> BoxFuture<'a, ()> {
+    fn address<'a>(&'a self, _: &'a RefereeId, _: &'a mut Value) -> BoxFuture<'a, ()> {
         Box::pin(async {})
     }
 }
@@ -157,10 +157,7 @@ fn assignment(timing: Timing) -> Assignment {
 }
 
 fn refereed(referees: &Referees, assignment: &Assignment) -> RefereedMatch {
-    let key = (
-        assignment.scheduled.league_id.clone(),
-        assignment.scheduled.match_id.clone(),
-    );
+    let key = (assignment.league_id().clone(), assignment.match_id());
     lock(&referees.matches).get(&key).expect("remembered").0.clone()
 }
 
@@ -259,7 +256,7 @@ async fn keeping_ends_when_the_report_arrives() {
     let held = referees.hold(&referee(), &assignment);
     let shutdown = Shutdown::new();
     // Reported before the keeper waits: the notification is kept for it.
-    referees.match_reported("l1", "R1M1");
+    referees.match_reported(assignment.league_id(), assignment.match_id());
     assert_eq!(referees.keep(held, shutdown.signal()).await, Kept::Ended);
     assert!(lock(&manager.releases).is_empty());
     assert!(lock(&referees.reported).is_empty(), "forgotten once kept");
