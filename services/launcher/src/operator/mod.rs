@@ -196,10 +196,17 @@ impl Operator {
 /// failed: tonic's own words ("tcp connect error") say nothing until their source does.
 pub fn failed(doing: &'static str) -> impl Fn(tonic::Status) -> anyhow::Error {
     move |status| {
-        let why = match std::error::Error::source(&status) {
-            Some(source) => format!("{}: {}", status.message(), league_runtime::tls::chain(source)),
-            None => status.message().to_owned(),
-        };
+        let mut why = status.message().to_owned();
+        let mut next = std::error::Error::source(&status);
+        while let Some(error) = next {
+            // Each layer's words once: tonic's and hyper's errors repeat what they wrap.
+            let said = error.to_string();
+            if !why.contains(&said) {
+                why.push_str(": ");
+                why.push_str(&said);
+            }
+            next = error.source();
+        }
         anyhow::anyhow!("{doing}: {why}")
     }
 }
@@ -217,11 +224,25 @@ mod tests {
 
     #[test]
     fn a_manager_not_reached_is_told_by_the_connection_s_failure() {
-        let mut status = tonic::Status::unavailable("tcp connect error");
-        status.set_source(Arc::new(std::io::Error::new(
+        // As tonic gives it: a transport error wrapping the connect error again, then the refusal.
+        #[derive(Debug)]
+        struct Layer(&'static str, Option<std::io::Error>);
+        impl std::fmt::Display for Layer {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.0)
+            }
+        }
+        impl std::error::Error for Layer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                self.1.as_ref().map(|e| e as _)
+            }
+        }
+        let refused = std::io::Error::new(
             std::io::ErrorKind::ConnectionRefused,
-            "Connection refused (os error 111)",
-        )));
+            Layer("Connection refused (os error 111)", None),
+        );
+        let mut status = tonic::Status::unavailable("tcp connect error");
+        status.set_source(Arc::new(Layer("tcp connect error", Some(refused))));
         assert_eq!(
             failed("listing leagues")(status).to_string(),
             "listing leagues: tcp connect error: Connection refused (os error 111)"
