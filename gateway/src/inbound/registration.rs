@@ -48,20 +48,15 @@ pub(crate) async fn player(
         league_id: league_manager_link::named(league_id.as_ref()),
     };
     let conversation_id = envelope.conversation_id.clone();
-    let mut manager = inbound.manager_link.manager.clone();
+    let manager = &inbound.manager_link.manager;
     // Until its answer is written: a league event for it waits for its greeting (ManagerLink::registering).
     let _under_way = inbound.bridge.agents.registering(&contact_endpoint);
-    let resumed = match claimed_identity(&envelope, Kind::Player) {
-        Some(credentials) => manager
-            .register_player(credentials.request(request.clone()))
-            .await
-            .ok(),
-        None => None,
-    };
-    let answer = match resumed {
-        Some(resumed) => Ok(resumed),
-        None => manager.register_player(request).await,
-    };
+    let claimed = claimed_identity(&envelope, Kind::Player);
+    let answer = resumed_or_new(claimed, request, tonic::Request::new, |request| {
+        let mut manager = manager.clone();
+        async move { manager.register_player(request).await }
+    })
+    .await;
     match answer {
         Ok(response) => {
             let response = response.into_inner();
@@ -201,29 +196,41 @@ async fn register_referee(
     message: &Map<String, Value>,
     request: RegisterRefereeRequest,
 ) -> Result<tonic::Response<league_proto::v2::RegisterRefereeResponse>, tonic::Status> {
-    let mut manager = inbound.manager_link.manager.clone();
-    let resumed = match claimed_identity(envelope, Kind::Referee) {
-        Some(credentials) => manager
-            .register_referee(credentials.request(request.clone()))
-            .await
-            .ok(),
-        None => None,
+    let manager = &inbound.manager_link.manager;
+    // A new registration carries the referee registration token, when the operator requires one, as
+    // the message's auth_token.
+    let registration = |request| match text(message, "auth_token").filter(|token| !token.is_empty()) {
+        Some(token) => league_runtime::credentials::operator_request(
+            &secrecy::SecretString::from(token.to_owned()),
+            request,
+        ),
+        None => tonic::Request::new(request),
     };
-    // Otherwise a registration; the referee registration token, when the operator requires one, comes
-    // as the message's auth_token.
-    match resumed {
-        Some(resumed) => Ok(resumed),
-        None => {
-            let request = match text(message, "auth_token").filter(|token| !token.is_empty()) {
-                Some(token) => league_runtime::credentials::operator_request(
-                    &secrecy::SecretString::from(token.to_owned()),
-                    request,
-                ),
-                None => tonic::Request::new(request),
-            };
-            manager.register_referee(request).await
-        }
+    let claimed = claimed_identity(envelope, Kind::Referee);
+    resumed_or_new(claimed, request, registration, |request| {
+        let mut manager = manager.clone();
+        async move { manager.register_referee(request).await }
+    })
+    .await
+}
+
+/// An agent that claims an identity the manager confirms resumes it; any other (a refused claim too)
+/// registers anew, its request made by `registration`.
+async fn resumed_or_new<R: Clone, T, F>(
+    claimed: Option<Credentials>,
+    request: R,
+    registration: impl FnOnce(R) -> tonic::Request<R>,
+    mut register: impl FnMut(tonic::Request<R>) -> F,
+) -> Result<tonic::Response<T>, tonic::Status>
+where
+    F: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+{
+    if let Some(credentials) = claimed
+        && let Ok(resumed) = register(credentials.request(request.clone())).await
+    {
+        return Ok(resumed);
     }
+    register(registration(request)).await
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
