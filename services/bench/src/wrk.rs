@@ -1,18 +1,18 @@
-//! `league bench --wrk`: JSON-RPC queries per second against a finished league's gateway, measured
+//! `league-bench --wrk`: JSON-RPC queries per second against a finished league's gateway, measured
 //! with wrk.
 
 use anyhow::Context;
 use secrecy::ExposeSecret;
 use serde_json::{Value, json};
 
-use super::BenchArgs;
-use super::floor::{self, Ends};
-use crate::run::Finished;
+use crate::args::BenchArgs;
+use crate::floor::{self, Ends};
+use league_launcher::run::Finished;
 use league_testkit::Registered;
 use league_testkit::http::{socket_addr, try_post_to};
 
 /// The wrk script every query measurement uses (also in scripts/wrk/).
-const WRK_SCRIPT: &str = include_str!("../../../../scripts/wrk/jsonrpc.lua");
+const WRK_SCRIPT: &str = include_str!("../../../scripts/wrk/jsonrpc.lua");
 
 /// One wrk run.
 #[derive(Debug)]
