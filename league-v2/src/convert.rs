@@ -29,14 +29,20 @@ pub fn standing(row: &StandingRow) -> Value {
 /// The rule that ranks a row above the next one: "points" when they differ on points, else the
 /// tie-break that separated them (null on the last row).
 pub(crate) fn tie_break(rule: i32) -> Value {
+    tie_break_name(rule).map_or(Value::Null, Value::from)
+}
+
+/// The rule's name in lower case (`head_to_head`…), as agents and the results report read it; None on
+/// the last row.
+pub fn tie_break_name(rule: i32) -> Option<&'static str> {
     match TieBreak::try_from(rule).unwrap_or(TieBreak::Unspecified) {
-        TieBreak::Unspecified => Value::Null,
-        TieBreak::Points => "points".into(),
-        TieBreak::HeadToHead => "head_to_head".into(),
-        TieBreak::WinRate => "win_rate".into(),
-        TieBreak::Wins => "wins".into(),
-        TieBreak::FewerDraws => "fewer_draws".into(),
-        TieBreak::PlayerId => "player_id".into(),
+        TieBreak::Unspecified => None,
+        TieBreak::Points => Some("points"),
+        TieBreak::HeadToHead => Some("head_to_head"),
+        TieBreak::WinRate => Some("win_rate"),
+        TieBreak::Wins => Some("wins"),
+        TieBreak::FewerDraws => Some("fewer_draws"),
+        TieBreak::PlayerId => Some("player_id"),
     }
 }
 

@@ -141,7 +141,7 @@ build() { # build <what> <docker build args...>; the log is shown only on failur
 # nothing recompiles); the caller builds LEAGUE_BINARY.
 build_images() {
     step "the OTLP receiver stand-in (cargo build, debug)"
-    cargo build --locked --workspace --features league-launcher/bench --example otlp_receiver \
+    cargo build --locked --workspace --example otlp_receiver \
         || die "cargo build of the OTLP receiver failed"
     if ! "$DOCKER" image inspect debian:bookworm-slim >/dev/null 2>&1; then
         step "debian:bookworm-slim stand-in (debootstrap; kept in $SMOKE_DATA for the next run)"

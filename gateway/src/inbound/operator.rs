@@ -59,9 +59,16 @@ fn league_named(message: &Map<String, Value>) -> LeagueResult<Option<LeagueId>> 
     ids::optional(message, "league_id")
 }
 
-/// The conversation an answer belongs to; an operator's call need not name one.
-fn conversation_id(message: &Map<String, Value>) -> &str {
-    text(message, "conversation_id").unwrap_or("")
+/// The manager's answer to an operator's call: `fields`, marked a success, in the conversation the call
+/// named (an operator's call need not name one).
+fn answer(message_type: MessageType, message: &Map<String, Value>, mut fields: Value) -> Value {
+    fields["success"] = Value::Bool(true);
+    league_v2::envelope::message(
+        message_type.as_str(),
+        sender::MANAGER,
+        text(message, "conversation_id").unwrap_or(""),
+        fields,
+    )
 }
 
 pub(crate) async fn start_league(
@@ -79,13 +86,11 @@ pub(crate) async fn start_league(
         .await
         .map_err(to_league_error)?
         .into_inner();
-    Ok(league_v2::envelope::message(
-        MessageType::LeagueStartResponse.as_str(),
-        sender::MANAGER,
-        conversation_id(message),
+    Ok(answer(
+        MessageType::LeagueStartResponse,
+        message,
         json!({
             "status": "STARTED",
-            "success": true,
             "league_id": started.league_id,
             "total_rounds": started.total_rounds,
             "total_matches": started.total_matches,
@@ -168,13 +173,11 @@ pub(crate) async fn create_league(
         .await
         .map_err(to_league_error)?
         .into_inner();
-    Ok(league_v2::envelope::message(
-        MessageType::LeagueCreateResponse.as_str(),
-        sender::MANAGER,
-        conversation_id(message),
+    Ok(answer(
+        MessageType::LeagueCreateResponse,
+        message,
         json!({
             "status": "CREATED",
-            "success": true,
             "league_id": created.league_id,
             "game_type": asked.game_type,
         }),
@@ -201,13 +204,11 @@ pub(crate) async fn enroll_player(
         .await
         .map_err(to_league_error)?
         .into_inner();
-    Ok(league_v2::envelope::message(
-        MessageType::LeagueEnrollResponse.as_str(),
-        sender::MANAGER,
-        conversation_id(message),
+    Ok(answer(
+        MessageType::LeagueEnrollResponse,
+        message,
         json!({
             "status": if enrolled.enrolled { "ENROLLED" } else { "ALREADY_ENROLLED" },
-            "success": true,
             "league_id": enrolled.league_id,
             "player_id": enrolled.player_id,
             "league_started": enrolled.started,
@@ -227,7 +228,7 @@ pub(crate) async fn change_league(
     let league_id = named(league_named(message)?.as_ref());
     let link = &inbound.manager_link;
     let mut manager = link.manager.clone();
-    let mut answer = match change {
+    let answered = match change {
         Lifecycle::Pause => {
             let paused = manager
                 .pause_league(link.as_operator(PauseLeagueRequest { league_id }))
@@ -277,13 +278,7 @@ pub(crate) async fn change_league(
             })
         }
     };
-    answer["success"] = Value::Bool(true);
-    Ok(league_v2::envelope::message(
-        MessageType::LeagueOperatorResponse.as_str(),
-        sender::MANAGER,
-        conversation_id(message),
-        answer,
-    ))
+    Ok(answer(MessageType::LeagueOperatorResponse, message, answered))
 }
 
 pub(crate) async fn compliance_warnings(

@@ -48,20 +48,15 @@ pub(crate) async fn player(
         league_id: league_manager_link::named(league_id.as_ref()),
     };
     let conversation_id = envelope.conversation_id.clone();
-    let mut manager = inbound.manager_link.manager.clone();
+    let manager = &inbound.manager_link.manager;
     // Until its answer is written: a league event for it waits for its greeting (ManagerLink::registering).
     let _under_way = inbound.bridge.agents.registering(&contact_endpoint);
-    let resumed = match claimed_identity(&envelope, Kind::Player) {
-        Some(credentials) => manager
-            .register_player(credentials.request(request.clone()))
-            .await
-            .ok(),
-        None => None,
-    };
-    let answer = match resumed {
-        Some(resumed) => Ok(resumed),
-        None => manager.register_player(request).await,
-    };
+    let claimed = claimed_identity(&envelope, Kind::Player);
+    let answer = resumed_or_new(claimed, request, tonic::Request::new, |request| {
+        let mut manager = manager.clone();
+        async move { manager.register_player(request).await }
+    })
+    .await;
     match answer {
         Ok(response) => {
             let response = response.into_inner();
@@ -118,32 +113,7 @@ pub(crate) async fn referee(
     let meta = object(message, "referee_meta")?;
     let dialect = chosen_dialect(inbound, dialect, meta);
     let configured_form = configured_form(inbound, meta);
-    let max_concurrent_matches = match meta.get("max_concurrent_matches") {
-        Some(Value::Number(n)) => n
-            .as_u64()
-            .filter(|n| (1..=1000).contains(n))
-            .and_then(|n| u32::try_from(n).ok())
-            .ok_or_else(|| {
-                LeagueError::new(
-                    ErrorCode::InvalidMessageFormat,
-                    "max_concurrent_matches must be 1..=1000",
-                )
-            })?,
-        None | Some(Value::Null) => {
-            checker.deviation(
-                kinds::MISSING_ENVELOPE_FIELD,
-                "referee_meta.max_concurrent_matches missing (1 assumed)",
-                ErrorCode::MissingRequiredField,
-            )?;
-            1
-        }
-        Some(_) => {
-            return Err(LeagueError::new(
-                ErrorCode::InvalidMessageFormat,
-                "max_concurrent_matches must be a number",
-            ));
-        }
-    };
+    let max_concurrent_matches = max_concurrent_matches(meta, checker)?;
     let agent_meta = agent_meta(inbound, meta, dialect, checker)?;
     let contact_endpoint = agent_meta.contact_endpoint.clone();
     let conversation_id = envelope.conversation_id.clone();
@@ -151,29 +121,7 @@ pub(crate) async fn referee(
         meta: Some(agent_meta),
         max_concurrent_matches,
     };
-    let mut manager = inbound.manager_link.manager.clone();
-    let resumed = match claimed_identity(&envelope, Kind::Referee) {
-        Some(credentials) => manager
-            .register_referee(credentials.request(request.clone()))
-            .await
-            .ok(),
-        None => None,
-    };
-    // Otherwise a registration; the referee registration token, when the operator requires one, comes
-    // as the message's auth_token.
-    let answer = match resumed {
-        Some(resumed) => Ok(resumed),
-        None => {
-            let request = match text(message, "auth_token").filter(|token| !token.is_empty()) {
-                Some(token) => league_runtime::credentials::operator_request(
-                    &secrecy::SecretString::from(token.to_owned()),
-                    request,
-                ),
-                None => tonic::Request::new(request),
-            };
-            manager.register_referee(request).await
-        }
-    };
+    let answer = register_referee(inbound, &envelope, message, request).await;
     match answer {
         Ok(response) => {
             let response = response.into_inner();
@@ -210,6 +158,79 @@ pub(crate) async fn referee(
             status,
         ),
     }
+}
+
+/// `referee_meta.max_concurrent_matches`: 1..=1000; absent, 1 (a deviation the checker notes).
+fn max_concurrent_matches(meta: &Map<String, Value>, checker: &mut Checker) -> LeagueResult<u32> {
+    match meta.get("max_concurrent_matches") {
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .filter(|n| (1..=1000).contains(n))
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| {
+                LeagueError::new(
+                    ErrorCode::InvalidMessageFormat,
+                    "max_concurrent_matches must be 1..=1000",
+                )
+            }),
+        None | Some(Value::Null) => {
+            checker.deviation(
+                kinds::MISSING_ENVELOPE_FIELD,
+                "referee_meta.max_concurrent_matches missing (1 assumed)",
+                ErrorCode::MissingRequiredField,
+            )?;
+            Ok(1)
+        }
+        Some(_) => Err(LeagueError::new(
+            ErrorCode::InvalidMessageFormat,
+            "max_concurrent_matches must be a number",
+        )),
+    }
+}
+
+/// The manager's answer to a referee's registration: its identity resumed when it claims one the
+/// manager confirms, else a new registration.
+async fn register_referee(
+    inbound: &Inbound,
+    envelope: &envelope::Envelope,
+    message: &Map<String, Value>,
+    request: RegisterRefereeRequest,
+) -> Result<tonic::Response<league_proto::v2::RegisterRefereeResponse>, tonic::Status> {
+    let manager = &inbound.manager_link.manager;
+    // A new registration carries the referee registration token, when the operator requires one, as
+    // the message's auth_token.
+    let registration = |request| match text(message, "auth_token").filter(|token| !token.is_empty()) {
+        Some(token) => league_runtime::credentials::operator_request(
+            &secrecy::SecretString::from(token.to_owned()),
+            request,
+        ),
+        None => tonic::Request::new(request),
+    };
+    let claimed = claimed_identity(envelope, Kind::Referee);
+    resumed_or_new(claimed, request, registration, |request| {
+        let mut manager = manager.clone();
+        async move { manager.register_referee(request).await }
+    })
+    .await
+}
+
+/// An agent that claims an identity the manager confirms resumes it; any other (a refused claim too)
+/// registers anew, its request made by `registration`.
+async fn resumed_or_new<R: Clone, T, F>(
+    claimed: Option<Credentials>,
+    request: R,
+    registration: impl FnOnce(R) -> tonic::Request<R>,
+    mut register: impl FnMut(tonic::Request<R>) -> F,
+) -> Result<tonic::Response<T>, tonic::Status>
+where
+    F: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+{
+    if let Some(credentials) = claimed
+        && let Ok(resumed) = register(credentials.request(request.clone())).await
+    {
+        return Ok(resumed);
+    }
+    register(registration(request)).await
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -53,17 +53,7 @@ pub async fn clean(mut args: CleanArgs) -> anyhow::Result<()> {
     }
     let prefix = format!("{RUN_DATABASE_PREFIX}_");
     let served = serve::kept_databases();
-    if let Some(other) = args
-        .databases
-        .iter()
-        .find(|name| !name.starts_with(&prefix) && !served.contains(name) && *name != SERVE_DATABASE)
-    {
-        anyhow::bail!(
-            "{other:?} is not a database of `league run` (those are named {prefix}<hex>) or of `league \
-             serve` ({})",
-            served_list(&served)
-        );
-    }
+    refuse_foreign(&args.databases, &prefix, &served)?;
     // A `league serve` running on one holds it: stopping that serve comes first.
     let mut held = vec![];
     for name in args.databases.iter().filter(|name| !name.starts_with(&prefix)) {
@@ -73,63 +63,7 @@ pub async fn clean(mut args: CleanArgs) -> anyhow::Result<()> {
         held.push(lock);
     }
     if !args.databases.is_empty() || args.all {
-        let server = postgres::resolve(&args.cluster_dir).await?;
-        let mut dropped = vec![];
-        let mut names = args.databases.clone();
-        if args.all {
-            names.extend(postgres::databases_with_prefix(&server, RUN_DATABASE_PREFIX).await?);
-        }
-        names.sort();
-        names.dedup();
-        // A run's database named twice (`league clean X`, again) is said to be gone, not dropped again.
-        let runs = postgres::databases_with_prefix(&server, RUN_DATABASE_PREFIX).await?;
-        let (gone, present): (Vec<String>, Vec<String>) = names
-            .into_iter()
-            .partition(|name| name.starts_with(&prefix) && !runs.contains(name));
-        for name in &gone {
-            println!("no database {name} (dropped already)");
-        }
-        forget(&gone);
-        let names = present;
-        let mut failed = 0;
-        for name in &names {
-            let outcome = postgres::drop_database(&server, name).await;
-            if outcome.is_ok() {
-                dropped.push(name.clone());
-            }
-            match outcome {
-                Ok(()) if name.starts_with(&prefix) => println!("dropped database {name}"),
-                Ok(()) => {
-                    // Its agents' identities name players and referees of the data just dropped.
-                    let dir = serve::default_state_dir(name);
-                    match std::fs::remove_dir_all(&dir) {
-                        Ok(()) => println!(
-                            "dropped database {name} and the identities `league serve` kept for it in {}",
-                            dir.display()
-                        ),
-                        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                            println!("dropped database {name}");
-                        }
-                        Err(error) => {
-                            failed += 1;
-                            eprintln!("dropped database {name}, but not {}: {error}", dir.display());
-                        }
-                    }
-                }
-                Err(error) => {
-                    failed += 1;
-                    eprintln!("kept database {name}: {error:#}");
-                }
-            }
-        }
-        forget(&dropped);
-        if names.is_empty() && gone.is_empty() {
-            println!("no database of `league run` to drop");
-        }
-        anyhow::ensure!(
-            failed == 0 || args.all,
-            "{failed} database(s) could not be dropped"
-        );
+        drop_databases(&args, &prefix).await?;
         drop(held);
     }
     if everything && args.databases.is_empty() {
@@ -145,18 +79,110 @@ pub async fn clean(mut args: CleanArgs) -> anyhow::Result<()> {
         );
     }
     if args.stop_cluster {
-        if postgres::private_cluster_running(&args.cluster_dir) {
-            stop_cluster(&args.cluster_dir).await?;
-            println!(
-                "stopped the private Postgres cluster under {}",
-                args.cluster_dir.display()
-            );
-        } else {
-            println!(
-                "no private Postgres cluster runs under {}",
-                args.cluster_dir.display()
-            );
+        stop_private_cluster(&args.cluster_dir).await?;
+    }
+    Ok(())
+}
+
+/// Refuses a named database that is neither a run's nor a `league serve` one: clean drops nothing else.
+fn refuse_foreign(databases: &[String], prefix: &str, served: &[String]) -> anyhow::Result<()> {
+    if let Some(other) = databases
+        .iter()
+        .find(|name| !name.starts_with(prefix) && !served.contains(name) && *name != SERVE_DATABASE)
+    {
+        anyhow::bail!(
+            "{other:?} is not a database of `league run` (those are named {prefix}<hex>) or of `league \
+             serve` ({})",
+            served_list(served)
+        );
+    }
+    Ok(())
+}
+
+/// Drops the named databases (and with `--all` every run's on the server), saying of each what became
+/// of it; fails when one could not be dropped, unless `--all` (another user's may be in use).
+async fn drop_databases(args: &CleanArgs, prefix: &str) -> anyhow::Result<()> {
+    let server = postgres::resolve(&args.cluster_dir).await?;
+    let mut dropped = vec![];
+    let mut names = args.databases.clone();
+    if args.all {
+        names.extend(postgres::databases_with_prefix(&server, RUN_DATABASE_PREFIX).await?);
+    }
+    names.sort();
+    names.dedup();
+    // A run's database named twice (`league clean X`, again) is said to be gone, not dropped again.
+    let runs = postgres::databases_with_prefix(&server, RUN_DATABASE_PREFIX).await?;
+    let (gone, present): (Vec<String>, Vec<String>) = names
+        .into_iter()
+        .partition(|name| name.starts_with(prefix) && !runs.contains(name));
+    for name in &gone {
+        println!("no database {name} (dropped already)");
+    }
+    forget(&gone);
+    let names = present;
+    let mut failed = 0;
+    for name in &names {
+        match postgres::drop_database(&server, name).await {
+            Ok(()) if name.starts_with(prefix) => {
+                dropped.push(name.clone());
+                println!("dropped database {name}");
+            }
+            Ok(()) => {
+                dropped.push(name.clone());
+                if !remove_serve_identities(name) {
+                    failed += 1;
+                }
+            }
+            Err(error) => {
+                failed += 1;
+                eprintln!("kept database {name}: {error:#}");
+            }
         }
+    }
+    forget(&dropped);
+    if names.is_empty() && gone.is_empty() {
+        println!("no database of `league run` to drop");
+    }
+    anyhow::ensure!(
+        failed == 0 || args.all,
+        "{failed} database(s) could not be dropped"
+    );
+    Ok(())
+}
+
+/// After a `league serve` database is dropped: its agents' identities name players and referees of the
+/// data just dropped, so they go too. False when they could not be removed (said on stderr).
+fn remove_serve_identities(name: &str) -> bool {
+    let dir = serve::default_state_dir(name);
+    match std::fs::remove_dir_all(&dir) {
+        Ok(()) => {
+            println!(
+                "dropped database {name} and the identities `league serve` kept for it in {}",
+                dir.display()
+            );
+            true
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            println!("dropped database {name}");
+            true
+        }
+        Err(error) => {
+            eprintln!("dropped database {name}, but not {}: {error}", dir.display());
+            false
+        }
+    }
+}
+
+/// `--stop-cluster`: stops the private cluster under `cluster_dir` if one runs, and says which.
+async fn stop_private_cluster(cluster_dir: &Path) -> anyhow::Result<()> {
+    if postgres::private_cluster_running(cluster_dir) {
+        stop_cluster(cluster_dir).await?;
+        println!(
+            "stopped the private Postgres cluster under {}",
+            cluster_dir.display()
+        );
+    } else {
+        println!("no private Postgres cluster runs under {}", cluster_dir.display());
     }
     Ok(())
 }

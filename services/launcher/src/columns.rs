@@ -8,7 +8,8 @@ use league_proto::v2::{MatchStatus, ScheduledMatch, StandingRow};
 use crate::operator::time;
 use crate::report::data::{duration_ms, strategy_of};
 use crate::report::ratings::{Comparison, Rated};
-use crate::report::tables::{choices_or_moves, drawn_number, outcome_name, tie_break_name};
+use crate::report::tables::{choices_or_moves, drawn_number, outcome_name};
+use league_v2::convert::tie_break_name;
 
 /// A row of the league table (`standings.csv`, `league standings`, `league player <id>`).
 pub const STANDINGS: [&str; 12] = [

@@ -1,8 +1,6 @@
 //! The `league` command's subcommands: each service, and the local launcher.
 
 pub mod args;
-#[cfg(feature = "bench")]
-pub mod bench;
 pub mod capacity;
 pub mod children;
 pub mod clean;
@@ -96,9 +94,6 @@ pub enum Command {
     /// Drop the databases `league run` kept and stop its private Postgres cluster (no arguments), or the
     /// databases named (`league serve`'s too).
     Clean(clean::CleanArgs),
-    /// Run leagues of instant bots (or fake external agents) and report throughput, latency and memory.
-    #[cfg(feature = "bench")]
-    Bench(bench::BenchArgs),
 }
 
 pub async fn execute(command: Command) -> anyhow::Result<()> {
@@ -131,8 +126,6 @@ pub async fn execute(command: Command) -> anyhow::Result<()> {
         Command::Report(args) => report::report(args).await,
         Command::Verify(args) => report::verify::verify(args).await,
         Command::Clean(args) => clean::clean(args).await,
-        #[cfg(feature = "bench")]
-        Command::Bench(args) => bench::bench(args).await,
         Command::Probe(args) => probe::probe(args).await,
     }
 }

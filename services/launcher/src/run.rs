@@ -311,38 +311,14 @@ async fn play<G, T>(
     };
     let leagues = system::league_ids(&league_id, args.leagues)?;
     let together = leagues.len() > 1;
-    let plan = Plan {
-        database_url: database_url.clone(),
-        operator_token: operator_token.clone(),
-        league_id: league_id.clone(),
-        leagues: args.leagues,
-        game: args.game,
-        // Leagues played together start together, once every one is full (below).
-        auto_start_players: if together {
-            0
-        } else {
-            args.players + args.external_players
-        },
-        cycles: args.cycles,
-        seed: args.seed,
-        timing: args.timing.proto()?,
-        think_time: args.timing.check()?,
-        gateways: args.gateways,
-        gateway_addr: args.gateway_addr.clone(),
-        agent_rate_limit: args.agent_rate_limit,
-        external_players: args.external_players,
-        referees: args.referees,
-        referee_capacity: args.referee_capacity,
-        players: args.players,
-        strategies: args.strategies.clone(),
-        // A local trial: any referee may register (said when it starts).
-        referee_registration: RefereeRegistration::Open,
-        quiet: args.quiet,
-        state_dir: Some(state_dir.to_owned()),
-        children: None,
-        bridge_addr: "127.0.0.1:0".to_owned(),
-        bots_first: false,
-    };
+    let plan = plan(
+        args,
+        database_url,
+        state_dir,
+        &operator_token,
+        &league_id,
+        together,
+    )?;
     if !args.quiet {
         println!("referee registration is open: a local trial (`league serve` requires a token)");
     }
@@ -404,6 +380,49 @@ async fn play<G, T>(
     };
     let inspected = inspect(&mut finished, &external).await?;
     Ok((summary, inspected))
+}
+
+/// What `league run` starts, from its arguments: one local system, with referee registration open.
+fn plan(
+    args: &RunArgs,
+    database_url: &SecretString,
+    state_dir: &Path,
+    operator_token: &SecretString,
+    league_id: &str,
+    together: bool,
+) -> anyhow::Result<Plan> {
+    Ok(Plan {
+        database_url: database_url.clone(),
+        operator_token: operator_token.clone(),
+        league_id: league_id.to_owned(),
+        leagues: args.leagues,
+        game: args.game,
+        // Leagues played together start together, once every one is full (below).
+        auto_start_players: if together {
+            0
+        } else {
+            args.players + args.external_players
+        },
+        cycles: args.cycles,
+        seed: args.seed,
+        timing: args.timing.proto()?,
+        think_time: args.timing.check()?,
+        gateways: args.gateways,
+        gateway_addr: args.gateway_addr.clone(),
+        agent_rate_limit: args.agent_rate_limit,
+        external_players: args.external_players,
+        referees: args.referees,
+        referee_capacity: args.referee_capacity,
+        players: args.players,
+        strategies: args.strategies.clone(),
+        // A local trial: any referee may register (said when it starts).
+        referee_registration: RefereeRegistration::Open,
+        quiet: args.quiet,
+        state_dir: Some(state_dir.to_owned()),
+        children: None,
+        bridge_addr: "127.0.0.1:0".to_owned(),
+        bots_first: false,
+    })
 }
 
 /// Starts every league at once, one StartLeague each, all sent together, once each has its `players`

@@ -30,7 +30,7 @@ pub fn render(standings: &[StandingRow]) -> String {
     let ties: Vec<String> = standings
         .windows(2)
         .filter_map(
-            |pair| match crate::report::tables::tie_break_name(pair[0].above_next_by) {
+            |pair| match league_v2::convert::tie_break_name(pair[0].above_next_by) {
                 Some("points") | None => None,
                 Some(rule) => Some(format!(
                     "{} above {} by {}",

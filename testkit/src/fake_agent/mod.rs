@@ -5,8 +5,8 @@
 //! It counts the calls by message type and, unless it was started [`FakeAgents::start_unrecorded`],
 //! keeps every call (with its `traceparent`) for the test to read.
 //!
-//! It is test and bench code only: the launcher's `bench` feature and the tests use it; nothing that
-//! ships does.
+//! It is test and bench code only: the bench (services/bench) and the tests use it; nothing that ships
+//! does.
 
 mod light;
 mod picky;

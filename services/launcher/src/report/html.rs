@@ -13,7 +13,8 @@ use super::data::{LeagueData, Mark, duration_ms, mark_for, strategy_of};
 use super::games::Game;
 use super::head_to_head::{HeadToHead, Meetings};
 use super::ratings::{self, Rated};
-use super::tables::{outcome_name, tie_break_name};
+use super::tables::outcome_name;
+use league_v2::convert::tie_break_name;
 
 mod player;
 pub use player::player_file;

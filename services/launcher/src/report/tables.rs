@@ -3,7 +3,8 @@
 
 use std::fmt::Write;
 
-use league_proto::v2::{ResultStatus, ScheduledMatch, TieBreak};
+use league_proto::v2::{ResultStatus, ScheduledMatch};
+use league_v2::convert::tie_break_name;
 use prost_types::value::Kind;
 use serde_json::{Value, json};
 
@@ -116,19 +117,6 @@ pub fn outcome_name(scheduled: &ScheduledMatch) -> &'static str {
             ResultStatus::Unspecified => "unknown",
         },
         None => "not_played",
-    }
-}
-
-/// The rule's name in lower case (`head_to_head`…), None for the last row.
-pub fn tie_break_name(rule: i32) -> Option<&'static str> {
-    match TieBreak::try_from(rule).unwrap_or(TieBreak::Unspecified) {
-        TieBreak::Unspecified => None,
-        TieBreak::Points => Some("points"),
-        TieBreak::HeadToHead => Some("head_to_head"),
-        TieBreak::WinRate => Some("win_rate"),
-        TieBreak::Wins => Some("wins"),
-        TieBreak::FewerDraws => Some("fewer_draws"),
-        TieBreak::PlayerId => Some("player_id"),
     }
 }
 

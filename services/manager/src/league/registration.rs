@@ -84,6 +84,22 @@ impl Rules {
         meta.contact_endpoint = contact.as_str().to_owned();
         Ok((meta, ContactKey::of(&contact, &addresses)))
     }
+
+    /// A referee's registration, new or resumed, admitted as [`Self::admit`] admits any agent's, and
+    /// with room for at least one match: its metadata, its contact key and its capacity.
+    pub(crate) async fn admit_referee(
+        &self,
+        request: RegisterRefereeRequest,
+    ) -> ManagerResult<(AgentMeta, ContactKey, NonZeroU32)> {
+        let (meta, contact_key) = self.admit(request.meta).await?;
+        let capacity = NonZeroU32::new(request.max_concurrent_matches).ok_or_else(|| {
+            reject(
+                ErrorCode::MissingRequiredField,
+                "max_concurrent_matches must be at least 1",
+            )
+        })?;
+        Ok((meta, contact_key, capacity))
+    }
 }
 
 /// Whether the agent is reached through the gateway (labelled so by it).
@@ -116,13 +132,7 @@ pub async fn register_referee(
     rules: &Rules,
     request: RegisterRefereeRequest,
 ) -> ManagerResult<RegisteredReferee> {
-    let (meta, contact_key) = rules.admit(request.meta).await?;
-    if request.max_concurrent_matches == 0 {
-        return Err(reject(
-            ErrorCode::MissingRequiredField,
-            "max_concurrent_matches must be at least 1",
-        ));
-    }
+    let (meta, contact_key, max_concurrent_matches) = rules.admit_referee(request).await?;
     let mut tx = pool.begin().await?;
     // The counter row's lock (insert_agent) orders registrations; this count is taken under it.
     sqlx::query!("select from agent_counters where kind = 'referee' for update")
@@ -155,7 +165,7 @@ pub async fn register_referee(
         AgentKind::Referee,
         RefereeId::numbered,
         (&meta, &contact_key),
-        Some(request.max_concurrent_matches),
+        Some(max_concurrent_matches.get()),
     )
     .await?;
     tx.commit().await?;

@@ -45,20 +45,14 @@ pub async fn resume_referee(
     token: SecretString,
     request: RegisterRefereeRequest,
 ) -> ManagerResult<RegisteredReferee> {
-    let (meta, contact_key) = rules.admit(request.meta).await?;
-    if request.max_concurrent_matches == 0 {
-        return Err(reject(
-            ErrorCode::MissingRequiredField,
-            "max_concurrent_matches must be at least 1",
-        ));
-    }
+    let (meta, contact_key, max_concurrent_matches) = rules.admit_referee(request).await?;
     // Lock order (docs/subsystems/lock-order.md): the agent's row, then its matches in key order.
     let mut tx = pool.begin().await?;
     update_agent(
         &mut tx,
         &referee_id.clone().into(),
         (&meta, &contact_key),
-        Some(request.max_concurrent_matches),
+        Some(max_concurrent_matches.get()),
     )
     .await?;
     let released = crate::league::release::release_all(&mut tx, &referee_id).await?;

@@ -270,3 +270,33 @@ async fn a_revoked_referees_running_match_goes_to_another_referee_uncharged_and_
         .expect_err("no such referee");
     assert_eq!(code(&unknown), Some("E013"), "{unknown:?}");
 }
+
+/// A referee with room for no match is refused as it registers and as it resumes (one admission for
+/// both, `Rules::admit_referee`): E003, and nothing changes.
+#[tokio::test]
+async fn a_referee_with_room_for_no_match_is_refused_new_or_resumed() {
+    let manager = spawn_manager(0).await;
+    let mut client = manager.client();
+    let no_room = |name: &str| RegisterRefereeRequest {
+        meta: Some(meta(name)),
+        max_concurrent_matches: 0,
+    };
+    let refused = client
+        .register_referee(no_room("empty"))
+        .await
+        .expect_err("a new referee with no room is refused");
+    assert_eq!(code(&refused), Some("E003"), "{refused:?}");
+    assert_eq!(referees(&manager).await, 0, "nobody registered");
+    let referee = register_referee(&mut client, "ref").await;
+    let refused = client
+        .register_referee(referee.request(no_room("ref")))
+        .await
+        .expect_err("a resume with no room is refused");
+    assert_eq!(code(&refused), Some("E003"), "{refused:?}");
+    let (capacity,): (i32,) =
+        sqlx::query_as("select max_concurrent_matches from agents where kind = 'referee'")
+            .fetch_one(&manager.pool)
+            .await
+            .expect("the referee's row");
+    assert_eq!(capacity, 4, "its capacity as it registered");
+}

@@ -45,6 +45,15 @@ impl Pages<'_> {
             ),
             counted(u64::from(row.played), "match played", "matches played"),
         );
+        self.rating_section(&mut page, index);
+        self.head_to_head_section(&mut page, index);
+        self.matches_section(&mut page, &row.player_id);
+        page.push_str("</body></html>\n");
+        page
+    }
+
+    /// The player's rating and the comparison with the players just above and below it.
+    fn rating_section(&self, page: &mut String, index: usize) {
         if let Some(rated) = self.ratings.get(index) {
             let _ = write!(
                 page,
@@ -74,6 +83,11 @@ impl Pages<'_> {
             }
             page.push_str("</tbody></table>\n");
         }
+    }
+
+    /// The player's record against each opponent it met.
+    fn head_to_head_section(&self, page: &mut String, index: usize) {
+        let data = self.data;
         let _ = writeln!(
             page,
             "<h2>Head-to-head</h2>\n<table id=\"player-head-to-head\"><thead><tr><th>opponent</th><th>name\
@@ -99,22 +113,27 @@ impl Pages<'_> {
             );
         }
         page.push_str("</tbody></table>\n");
+    }
+
+    /// Every match the player played (or was scheduled for), its seat and result.
+    fn matches_section(&self, page: &mut String, player_id: &str) {
         let _ = writeln!(
             page,
             "<h2>Matches</h2>\n<table id=\"player-matches\"><thead><tr><th>round</th><th>match</th><th>opponent\
              </th><th>seat</th><th>{}</th><th>result</th><th>points</th><th>reason</th></tr></thead><tbody>",
             self.game.play_heading()
         );
-        for scheduled in data
+        for scheduled in self
+            .data
             .matches()
-            .filter(|m| m.player_a_id == row.player_id || m.player_b_id == row.player_id)
+            .filter(|m| m.player_a_id == player_id || m.player_b_id == player_id)
         {
-            let (seat, opponent) = if scheduled.player_a_id == row.player_id {
+            let (seat, opponent) = if scheduled.player_a_id == player_id {
                 ("A", &scheduled.player_b_id)
             } else {
                 ("B", &scheduled.player_a_id)
             };
-            let mark = mark_for(scheduled, &row.player_id);
+            let mark = mark_for(scheduled, player_id);
             let _ = writeln!(
                 page,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{seat}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td></tr>",
@@ -129,8 +148,7 @@ impl Pages<'_> {
                 escape(scheduled.result.as_ref().map_or("", |r| r.reason.as_str())),
             );
         }
-        page.push_str("</tbody></table>\n</body></html>\n");
-        page
+        page.push_str("</tbody></table>\n");
     }
 }
 

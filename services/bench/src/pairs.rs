@@ -1,4 +1,4 @@
-//! External agents against bots, measured in pairs (`league bench --external --against-bots N`). The
+//! External agents against bots, measured in pairs (`league-bench --external --against-bots N`). The
 //! machine's speed drifts from one minute to the next (the same league's wall has varied by a third
 //! within an hour, docs/benchmarks.md), so a bots league measured at one time and an external league at
 //! another compare the minutes as much as the players. A pair is a bots league and the external league

@@ -1,4 +1,4 @@
-//! Leagues played at once on one system (`league bench --concurrent-leagues K`, issue 42): one manager,
+//! Leagues played at once on one system (`league-bench --concurrent-leagues K`, issue 42): one manager,
 //! the bench's referees, a player host of its own bots for each league, the leagues started together.
 //! The whole is measured from the first league's start to the last one's completion, as the manager
 //! recorded them; each league by its own wall and round gap, so that a league the others starve shows:
@@ -10,7 +10,7 @@ use anyhow::Context;
 use secrecy::{ExposeSecret, SecretString};
 use sqlx::Connection;
 
-use super::rounds::Percentiles;
+use crate::rounds::Percentiles;
 
 /// One of the leagues played at once, as the manager recorded it.
 #[derive(Debug, Clone)]

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use nix::sys::resource::{UsageWho, getrusage};
 
-use crate::children::cpu_time;
-use crate::run::Finished;
+use league_launcher::children::cpu_time;
+use league_launcher::run::Finished;
 
 /// HTTP exchanges a match takes with external agents: to each of its two players the invitation, the
 /// parity call and the game over (6), and the round's three notifications to every player

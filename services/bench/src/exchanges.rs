@@ -6,7 +6,7 @@
 
 use anyhow::Context;
 
-use crate::run::Finished;
+use league_launcher::run::Finished;
 use league_testkit::http::try_get;
 
 /// The paths of the four match calls, as their latency series name them.

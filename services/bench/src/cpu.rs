@@ -15,8 +15,8 @@ use anyhow::Context;
 use secrecy::ExposeSecret;
 use sqlx::Connection;
 
-use crate::children::cpu_time;
-use crate::run::Finished;
+use league_launcher::children::cpu_time;
+use league_launcher::run::Finished;
 
 /// CPU time used, by what used it: each service of the run, then `postgres`.
 #[derive(Debug, Clone, Default)]

@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::Context;
 use league_domain::MessageType;
 
-use crate::run::Finished;
+use league_launcher::run::Finished;
 use league_testkit::http::try_get;
 
 /// A histogram's reading: how many, and percentiles (interpolated within buckets).

@@ -1,9 +1,6 @@
-//! `league bench --concurrent-leagues`: several leagues, each with bots of its own, started together on
+//! `league-bench --concurrent-leagues`: several leagues, each with bots of its own, started together on
 //! one system (one manager, the referees, a player host per league), each played to its end and
-//! measured on its own row (issue 42). (`league bench` is built with the launcher's `bench` feature, as
-//! scripts/test does.)
-
-#![cfg(feature = "bench")]
+//! measured on its own row (issue 42).
 
 /// The per-league table's rows: league id, matches, and the rest of the cells as printed.
 fn league_rows(stdout: &str) -> Vec<(String, u32, Vec<String>)> {
