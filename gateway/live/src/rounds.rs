@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use league_domain::LeagueId;
 use league_manager_link::ManagerLink;
 use league_proto::v2::{GetStandingsByRoundRequest, ScheduledRound};
 
@@ -18,7 +19,7 @@ pub(crate) type Points = Arc<HashMap<String, u32>>;
 /// Rounds (matches, and points after) kept at once over all leagues; past it, all are dropped.
 const MAX_ROUNDS: usize = 8192;
 
-type Key = (String, u32);
+type Key = (LeagueId, u32);
 
 #[derive(Debug, Default)]
 pub(crate) struct CompletedRounds {
@@ -46,10 +47,10 @@ impl CompletedRounds {
     pub(crate) async fn matches(
         &self,
         manager_link: &ManagerLink,
-        league_id: &str,
+        league_id: &LeagueId,
         round_id: u32,
     ) -> Result<Option<Arc<ScheduledRound>>, tonic::Status> {
-        let key = (league_id.to_owned(), round_id);
+        let key = (league_id.clone(), round_id);
         if let Some(round) = lock(&self.matches).get(&key) {
             return Ok(Some(round.clone()));
         }
@@ -73,7 +74,7 @@ impl CompletedRounds {
     pub(crate) async fn points(
         &self,
         manager_link: &ManagerLink,
-        league_id: &str,
+        league_id: &LeagueId,
         completed: u32,
     ) -> Result<Vec<Points>, tonic::Status> {
         if let Some(all) = self.cached_points(league_id, completed) {
@@ -83,14 +84,14 @@ impl CompletedRounds {
         let mut all: Vec<Option<Points>> = {
             let points = lock(&self.points);
             (1..=completed)
-                .map(|round| points.get(&(league_id.to_owned(), round)).cloned())
+                .map(|round| points.get(&(league_id.clone(), round)).cloned())
                 .collect()
         };
         let mut next = all.iter().position(Option::is_none).map_or(0, |i| i as u32 + 1);
         // Each page brings at least one round: at most `completed` pages.
         while next != 0 && next <= completed {
             let request = manager_link.as_operator(GetStandingsByRoundRequest {
-                league_id: league_id.to_owned(),
+                league_id: league_id.to_string(),
                 first_round_id: next,
                 max_rounds: completed - next + 1,
             });
@@ -130,10 +131,10 @@ impl CompletedRounds {
             .collect()
     }
 
-    fn cached_points(&self, league_id: &str, completed: u32) -> Option<Vec<Points>> {
+    fn cached_points(&self, league_id: &LeagueId, completed: u32) -> Option<Vec<Points>> {
         let points = lock(&self.points);
         (1..=completed)
-            .map(|round| points.get(&(league_id.to_owned(), round)).cloned())
+            .map(|round| points.get(&(league_id.clone(), round)).cloned())
             .collect()
     }
 }
@@ -141,6 +142,10 @@ impl CompletedRounds {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn league(id: &str) -> LeagueId {
+        LeagueId::parse(id).expect("a league id")
+    }
 
     fn points(of: u32) -> Points {
         Arc::new(HashMap::from([("P01".to_owned(), of)]))
@@ -150,22 +155,22 @@ mod tests {
     fn the_points_are_known_only_when_every_round_up_to_the_last_is() {
         let rounds = CompletedRounds::default();
         assert_eq!(
-            rounds.cached_points("l1", 0),
+            rounds.cached_points(&league("l1"), 0),
             Some(Vec::new()),
             "no round: nothing to fetch"
         );
-        keep(&rounds.points, ("l1".to_owned(), 1), points(3));
-        keep(&rounds.points, ("l1".to_owned(), 3), points(6));
-        assert_eq!(rounds.cached_points("l1", 1), Some(vec![points(3)]));
-        assert_eq!(rounds.cached_points("l1", 3), None, "round 2 is missing");
+        keep(&rounds.points, (league("l1"), 1), points(3));
+        keep(&rounds.points, (league("l1"), 3), points(6));
+        assert_eq!(rounds.cached_points(&league("l1"), 1), Some(vec![points(3)]));
+        assert_eq!(rounds.cached_points(&league("l1"), 3), None, "round 2 is missing");
         assert_eq!(
-            rounds.cached_points("l2", 1),
+            rounds.cached_points(&league("l2"), 1),
             None,
             "another league's rounds are its own"
         );
-        keep(&rounds.points, ("l1".to_owned(), 2), points(4));
+        keep(&rounds.points, (league("l1"), 2), points(4));
         assert_eq!(
-            rounds.cached_points("l1", 3),
+            rounds.cached_points(&league("l1"), 3),
             Some(vec![points(3), points(4), points(6)])
         );
     }
@@ -174,10 +179,10 @@ mod tests {
     fn the_kept_rounds_are_bounded() {
         let kept = Mutex::new(HashMap::new());
         for round_id in 0..MAX_ROUNDS as u32 {
-            keep(&kept, ("l1".to_owned(), round_id), round_id);
+            keep(&kept, (league("l1"), round_id), round_id);
         }
         assert_eq!(lock(&kept).len(), MAX_ROUNDS);
-        keep(&kept, ("l2".to_owned(), 1), 1);
+        keep(&kept, (league("l2"), 1), 1);
         assert_eq!(lock(&kept).len(), 1, "full: all dropped for the newest");
     }
 }

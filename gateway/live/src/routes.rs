@@ -161,7 +161,7 @@ async fn snapshot(State(live): State<Arc<Live>>, Path(id): Path<String>) -> Answ
     let fetch = {
         let (live, id) = (live.clone(), id.clone());
         || async move {
-            let status = bounded(view::status(&live.manager_link, id.as_str())).await?;
+            let status = bounded(view::status(&live.manager_link, &id)).await?;
             Ok(Arc::new(bounded(live.snapshot(status)).await?))
         }
     };
@@ -178,19 +178,17 @@ async fn events(
 ) -> Answer {
     let id = league_id(&id)?;
     // Only leagues that exist are watched (an unknown id gets 404, and EventSource stops retrying).
-    ask(view::status(&live.manager_link, id.as_str())).await?;
-    let viewer = live
-        .watch(id.as_str(), peer.ip())
-        .map_err(|refused| match refused {
-            Refused::TooManyViewers => error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "too many viewers on this gateway, or from this address; retry later",
-            ),
-            Refused::TooManyLeagues => error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "too many leagues watched on this gateway; retry later",
-            ),
-        })?;
+    ask(view::status(&live.manager_link, &id)).await?;
+    let viewer = live.watch(&id, peer.ip()).map_err(|refused| match refused {
+        Refused::TooManyViewers => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many viewers on this gateway, or from this address; retry later",
+        ),
+        Refused::TooManyLeagues => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many leagues watched on this gateway; retry later",
+        ),
+    })?;
     // The stream ends when the gateway stops, or when its place went to a viewer elsewhere.
     let evicted = viewer.seat.share.evicted();
     let stream = updates(viewer)
@@ -239,7 +237,7 @@ async fn progression(State(live): State<Arc<Live>>, Path(id): Path<String>, head
     {
         return Ok(StatusCode::NOT_MODIFIED.into_response());
     }
-    let points = ask(live.rounds.points(&live.manager_link, id.as_str(), completed)).await?;
+    let points = ask(live.rounds.points(&live.manager_link, &id, completed)).await?;
     let mut answer = json_answer(&view::progression_json(&standings.standings, &points), REVALIDATE)?;
     if let Ok(etag) = HeaderValue::from_str(&etag) {
         answer.headers_mut().insert(header::ETAG, etag);
@@ -258,11 +256,11 @@ async fn round(State(live): State<Arc<Live>>, Path((id, round_id)): Path<(String
     let standings = standings(&live, &id).await?;
     let completed = round_id <= standings.round_id;
     let found = if completed {
-        ask(live.rounds.matches(&live.manager_link, id.as_str(), round_id))
+        ask(live.rounds.matches(&live.manager_link, &id, round_id))
             .await?
             .map(|round| view::round_json(&round))
     } else {
-        ask(view::round(&live.manager_link, id.as_str(), round_id))
+        ask(view::round(&live.manager_link, &id, round_id))
             .await?
             .map(|round| view::round_json(&round))
     };
@@ -274,12 +272,7 @@ async fn round(State(live): State<Arc<Live>>, Path((id, round_id)): Path<(String
 async fn one_match(State(live): State<Arc<Live>>, Path((id, match_id)): Path<(String, String)>) -> Answer {
     let id = league_id(&id)?;
     let match_id = MatchId::parse(&match_id).map_err(|_| error(StatusCode::NOT_FOUND, "no such match"))?;
-    let answer = ask(view::one_match(
-        &live.manager_link,
-        id.as_str(),
-        &match_id.to_string(),
-    ))
-    .await?;
+    let answer = ask(view::one_match(&live.manager_link, &id, match_id)).await?;
     let finished = answer
         .r#match
         .as_ref()

@@ -5,6 +5,7 @@
 
 use std::time::SystemTime;
 
+use league_domain::{LeagueId, MatchId};
 use league_manager_link::ManagerLink;
 use league_proto::v2::{
     GetLeagueStatusRequest, GetLeagueStatusResponse, GetMatchRequest, GetMatchResponse, GetScheduleRequest,
@@ -38,10 +39,10 @@ fn precise_time(at: Option<prost_types::Timestamp>) -> Value {
 /// Where the league is: status, rounds and matches done, the champion once it is completed.
 pub(crate) async fn status(
     manager_link: &ManagerLink,
-    league_id: &str,
+    league_id: &LeagueId,
 ) -> Result<GetLeagueStatusResponse, tonic::Status> {
     let request = manager_link.as_operator(GetLeagueStatusRequest {
-        league_id: league_id.to_owned(),
+        league_id: league_id.to_string(),
     });
     Ok(manager_link
         .manager
@@ -113,12 +114,12 @@ fn stall_json(stall: &LeagueStall) -> Value {
 /// is not scheduled yet).
 pub(crate) async fn round(
     manager_link: &ManagerLink,
-    league_id: &str,
+    league_id: &LeagueId,
     round_id: u32,
 ) -> Result<Option<ScheduledRound>, tonic::Status> {
     // One match asked for: the manager answers whole rounds, so exactly this one.
     let request = manager_link.as_operator(GetScheduleRequest {
-        league_id: league_id.to_owned(),
+        league_id: league_id.to_string(),
         first_round_id: round_id,
         max_matches: 1,
     });
@@ -171,12 +172,12 @@ pub(crate) fn summary_json(summary: &LeagueSummary) -> Value {
 /// One match: the schedule's entry, its result and its transcript.
 pub(crate) async fn one_match(
     manager_link: &ManagerLink,
-    league_id: &str,
-    match_id: &str,
+    league_id: &LeagueId,
+    match_id: MatchId,
 ) -> Result<GetMatchResponse, tonic::Status> {
     let request = manager_link.as_operator(GetMatchRequest {
-        league_id: league_id.to_owned(),
-        match_id: match_id.to_owned(),
+        league_id: league_id.to_string(),
+        match_id: match_id.to_string(),
     });
     Ok(manager_link
         .manager

@@ -74,7 +74,7 @@ pub(crate) enum Refused {
 impl Live {
     /// Joins the viewers of `league_id` as a viewer at `ip`, starting its watcher if nobody watched it
     /// yet.
-    pub(crate) fn watch(self: &Arc<Self>, league_id: &str, ip: IpAddr) -> Result<Viewer, Refused> {
+    pub(crate) fn watch(self: &Arc<Self>, league_id: &LeagueId, ip: IpAddr) -> Result<Viewer, Refused> {
         let seat = Seat::new(self.viewers.take(ip).ok_or(Refused::TooManyViewers)?);
         let mut watched = self
             .watched
@@ -90,14 +90,14 @@ impl Live {
             return Err(Refused::TooManyLeagues);
         }
         let (sender, updates) = watch::channel(None);
-        watched.insert(league_id.to_owned(), sender.clone());
-        tokio::spawn(self.clone().follow(league_id.to_owned(), sender));
+        watched.insert(league_id.clone(), sender.clone());
+        tokio::spawn(self.clone().follow(league_id.clone(), sender));
         Ok(Viewer { updates, seat })
     }
 
     /// The watcher of one league: publishes a snapshot whenever the status counts move, until its last
     /// viewer has gone or the gateway stops.
-    async fn follow(self: Arc<Self>, league_id: String, sender: watch::Sender<Option<Arc<Update>>>) {
+    async fn follow(self: Arc<Self>, league_id: LeagueId, sender: watch::Sender<Option<Arc<Update>>>) {
         // The counts of the last snapshot sent, and whether the last thing sent was a failure (said once).
         let mut last_key = None;
         let mut failing = false;
@@ -168,11 +168,10 @@ impl Live {
     /// Everything the page shows of a league at this moment, whole: its status, the table, the round
     /// being played with each match's outcome so far, and the points after the last completed round.
     pub(crate) async fn snapshot(&self, status: GetLeagueStatusResponse) -> Result<Value, tonic::Status> {
-        let league_id = status.league_id.clone();
         // Parsed where it enters: the manager names its leagues under the grammar.
-        let parsed = LeagueId::parse(&league_id)
+        let league_id = LeagueId::parse(&status.league_id)
             .map_err(|error| tonic::Status::internal(format!("the manager answered league_id {error}")))?;
-        let standings = self.standings(&parsed).await?;
+        let standings = self.standings(&league_id).await?;
         let completed = standings.round_id;
         let rows = &standings.standings;
         let round = if status.current_round_id == 0 {
@@ -211,7 +210,7 @@ fn unavailable(status: &tonic::Status) -> Value {
 }
 
 /// The watchers of one gateway, by league id.
-pub(crate) type Watched = std::sync::Mutex<HashMap<String, watch::Sender<Option<Arc<Update>>>>>;
+pub(crate) type Watched = std::sync::Mutex<HashMap<LeagueId, watch::Sender<Option<Arc<Update>>>>>;
 
 #[cfg(test)]
 mod tests {
@@ -230,6 +229,10 @@ mod tests {
         )
     }
 
+    fn league(id: &str) -> LeagueId {
+        LeagueId::parse(id).expect("a league id")
+    }
+
     fn watched(live: &Live) -> usize {
         live.watched.lock().map_or(0, |watched| watched.len())
     }
@@ -240,12 +243,15 @@ mod tests {
         let live = live(&shutdown);
         let ip = IpAddr::from([127, 0, 0, 1]);
         let viewers: Vec<Viewer> = (0..MAX_WATCHED_LEAGUES)
-            .map(|n| live.watch(&format!("league-{n}"), ip).expect("a seat"))
+            .map(|n| live.watch(&league(&format!("league-{n}")), ip).expect("a seat"))
             .collect();
         assert_eq!(watched(&live), MAX_WATCHED_LEAGUES);
-        assert_eq!(live.watch("one-more", ip).err(), Some(Refused::TooManyLeagues));
+        assert_eq!(
+            live.watch(&league("one-more"), ip).err(),
+            Some(Refused::TooManyLeagues)
+        );
         // A league already watched takes another viewer, on the same watcher.
-        let again = live.watch("league-0", ip).expect("a seat");
+        let again = live.watch(&league("league-0"), ip).expect("a seat");
         assert_eq!(watched(&live), MAX_WATCHED_LEAGUES);
         assert_eq!(viewers.len() + 1, live.viewers.taken());
         drop(again);
@@ -258,16 +264,19 @@ mod tests {
         let live = live(&shutdown);
         let (crowd, other) = (IpAddr::from([10, 0, 0, 1]), IpAddr::from([10, 0, 0, 2]));
         let mut viewers: Vec<Viewer> = (0..crate::MAX_VIEWERS_PER_ADDRESS)
-            .map(|_| live.watch("l1", crowd).expect("a seat"))
+            .map(|_| live.watch(&league("l1"), crowd).expect("a seat"))
             .collect();
-        assert_eq!(live.watch("l1", crowd).err(), Some(Refused::TooManyViewers));
+        assert_eq!(
+            live.watch(&league("l1"), crowd).err(),
+            Some(Refused::TooManyViewers)
+        );
         assert!(
-            live.watch("l1", other).is_ok(),
+            live.watch(&league("l1"), other).is_ok(),
             "another address still gets a seat"
         );
         // A viewer that leaves gives its seat back.
         viewers.pop();
-        assert!(live.watch("l1", crowd).is_ok());
+        assert!(live.watch(&league("l1"), crowd).is_ok());
         shutdown.trigger();
     }
 

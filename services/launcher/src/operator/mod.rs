@@ -248,6 +248,9 @@ mod tests {
             "listing leagues: tcp connect error: Connection refused (os error 111)"
         );
         let refused = tonic::Status::not_found("E007 no league x");
-        assert_eq!(failed("reading")(refused).to_string(), "reading: E007 no league x");
+        assert_eq!(
+            failed("reading")(refused).to_string(),
+            "reading: E007 no league x"
+        );
     }
 }
