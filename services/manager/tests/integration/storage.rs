@@ -220,6 +220,21 @@ async fn a_transcript_kept_twice_is_kept_once_and_one_without_json_keeps_its_byt
     db.drop_now().await;
 }
 
+/// A match's row runs no foreign-key check (migrations/20261206400002_matches_without_foreign_keys.sql):
+/// each was a query of its own, three for every scheduled match and one for every claim, and locked the
+/// players', referee's and round's rows from inside the writes of matches.
+#[tokio::test]
+async fn a_match_row_runs_no_foreign_key_check() {
+    let manager = spawn_manager(4).await;
+    let (checks,): (i64,) = sqlx::query_as(
+        "select count(*) from pg_constraint where conrelid = 'matches'::regclass and contype = 'f'",
+    )
+    .fetch_one(&manager.pool)
+    .await
+    .unwrap();
+    assert_eq!(checks, 0);
+}
+
 /// Every (event, player) pair reads as what it is in `every_event_delivery`, with or without a
 /// delivery row (migrations/20261127000002_deliveries_written_for_the_missed.sql): an event fanned out
 /// before rows were written only for the players not reached has a row for each player, read as it
