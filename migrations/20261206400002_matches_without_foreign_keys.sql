@@ -1,7 +1,7 @@
 -- A match's row no longer checks its players, its referee and its round against their tables. Each check
 -- was a query of its own, run by a trigger for every row: three for each match a league's start
--- schedules (its two players and its round) and one for each claim (its referee), 2.2 million at 1,000
--- players, about a tenth of Postgres's work a match (pg_stat_statements, docs/benchmarks.md). The
+-- schedules (its two players and its round) and one for each claim (its referee), 2 million at 1,000
+-- players, an eighth of the buffers Postgres read (pg_stat_statements, docs/benchmarks.md). The
 -- manager writes these columns only from rows it has just read: the schedule from the league's
 -- enrolled players and its rounds, a claim from the referee who authenticated; nothing deletes agents
 -- or rounds. The checks also locked each player's and referee's `agents` row and the round's row
