@@ -76,7 +76,8 @@ pub struct MatchRow {
     pub winner_player_id: Option<String>,
     pub at_fault_player_ids: Option<Vec<String>>,
     pub result: Option<Vec<u8>>,
-    pub transcript: Option<Vec<u8>>,
+    /// The transcript as stored: proto3 JSON, its one form.
+    pub transcript_json: Option<String>,
     /// `finished_at` in Unix milliseconds (rounded down).
     pub finished_ms: Option<i64>,
 }
@@ -134,7 +135,7 @@ impl Facts {
         .expect("the rounds");
         let matches = sqlx::query_as(
             "select match_id, round_id, match_number, player_a_id, player_b_id, status, referee_id, claims,
-                    result_status, winner_player_id, at_fault_player_ids, result, transcript,
+                    result_status, winner_player_id, at_fault_player_ids, result, transcript_json,
                     floor(extract(epoch from finished_at) * 1000)::bigint as finished_ms
              from matches where league_id = $1 order by round_id, match_number",
         )
@@ -236,11 +237,12 @@ impl MatchRow {
     }
 
     pub fn transcript(&self) -> MatchTranscript {
-        let bytes = self
-            .transcript
+        let text = self
+            .transcript_json
             .as_deref()
             .unwrap_or_else(|| panic!("{} has no transcript", self.match_id));
-        MatchTranscript::decode(bytes).expect("a stored transcript decodes")
+        let json: serde_json::Value = serde_json::from_str(text).expect("a stored transcript is JSON");
+        league_proto::json::from_json("league.v2.MatchTranscript", &json).expect("a stored transcript reads")
     }
 
     pub fn at_fault(&self) -> Vec<String> {
@@ -305,7 +307,7 @@ pub fn one_result_per_match(facts: &Facts) {
             assert!(m.referee_id.is_some(), "{id} names no referee");
         }
         assert!(m.finished_ms.is_some(), "{id} has no finished_at");
-        assert!(m.transcript.is_some(), "{id} has no transcript");
+        assert!(m.transcript_json.is_some(), "{id} has no transcript");
         let status = m
             .result_status
             .as_deref()

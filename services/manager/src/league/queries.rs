@@ -66,6 +66,9 @@ struct MatchDetailRow {
     referee_id: Option<String>,
     status: String,
     result: Option<Vec<u8>>,
+    transcript_json: Option<String>,
+    /// Only a match recorded before transcripts were kept as JSON has its transcript here
+    /// (migrations/20261206400001_transcript_stored_once.sql).
     transcript: Option<Vec<u8>>,
 }
 
@@ -198,7 +201,7 @@ pub async fn match_detail(
 ) -> ManagerResult<GetMatchResponse> {
     let row = query_matches!(
         MatchDetailRow,
-        ", m.result, m.transcript from matches m
+        ", m.result, m.transcript_json, m.transcript from matches m
              join leagues l on l.league_id = m.league_id where m.league_id = $1 and m.match_id = $2",
         league_id.as_str(),
         match_id.to_string(),
@@ -215,6 +218,7 @@ pub async fn match_detail(
         referee_id,
         status,
         result,
+        transcript_json,
         transcript,
     }) = row
     else {
@@ -245,7 +249,10 @@ pub async fn match_detail(
     Ok(GetMatchResponse {
         r#match: Some(scheduled.into()),
         result: result.as_deref().map(decode::<MatchResult>).transpose()?,
-        transcript: transcript.as_deref().map(decode::<MatchTranscript>).transpose()?,
+        transcript: match (transcript_json, transcript) {
+            (Some(json), _) => Some(transcript_from_json(&json)?),
+            (None, bytes) => bytes.as_deref().map(decode::<MatchTranscript>).transpose()?,
+        },
         timing: Some(match_timing(timing)),
     })
 }
@@ -353,4 +360,12 @@ async fn ensure_player(
 
 pub(crate) fn decode<M: Message + Default>(bytes: &[u8]) -> ManagerResult<M> {
     M::decode(bytes).map_err(|error| anyhow::anyhow!("stored record does not decode: {error}").into())
+}
+
+/// A transcript as stored: its proto3 JSON, the one form a match's transcript is kept in.
+fn transcript_from_json(text: &str) -> ManagerResult<MatchTranscript> {
+    let json: serde_json::Value = serde_json::from_str(text)
+        .map_err(|error| anyhow::anyhow!("stored transcript is not JSON: {error}"))?;
+    league_proto::json::from_json("league.v2.MatchTranscript", &json)
+        .map_err(|error| anyhow::anyhow!("stored transcript: {error}").into())
 }

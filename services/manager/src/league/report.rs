@@ -39,8 +39,9 @@ pub struct Reported {
     pub round_completed: bool,
 }
 
-/// A referee's report, parsed and with its records encoded (binary, and proto3 JSON for the
-/// match_results and transcript_entries views) before it waits for any lock.
+/// A referee's report, parsed and with its records encoded before it waits for any lock: the result as
+/// protobuf and proto3 JSON (for the match_results view), the transcript as proto3 JSON only, the one
+/// form it is stored in (the transcript_entries view reads it, GetMatch decodes it).
 #[derive(Debug)]
 pub struct Report {
     referee_id: RefereeId,
@@ -52,7 +53,6 @@ pub struct Report {
     result: MatchResult,
     result_bytes: Vec<u8>,
     result_json: String,
-    transcript_bytes: Vec<u8>,
     transcript_json: String,
     /// When the match started and ended by its referee's clock (its transcript's first and last
     /// entries), in microseconds since the epoch: what schedules and `match_results` show, in columns
@@ -92,7 +92,6 @@ impl Report {
             ended_us: at(transcript.entries.last()),
             transcript_json,
             result_bytes: result.encode_to_vec(),
-            transcript_bytes: transcript.encode_to_vec(),
             result,
         })
     }
@@ -380,7 +379,6 @@ struct Finishing<'r> {
     at_fault_rows: Vec<i32>,
     at_fault_players: Vec<&'r str>,
     results: Vec<&'r [u8]>,
-    transcripts: Vec<&'r [u8]>,
     results_json: Vec<&'r str>,
     transcripts_json: Vec<&'r str>,
     started_us: Vec<Option<i64>>,
@@ -399,7 +397,6 @@ impl<'r> Finishing<'r> {
         self.statuses.push(verdict.status);
         self.winners.push(verdict.winner);
         self.results.push(&report.result_bytes);
-        self.transcripts.push(&report.transcript_bytes);
         self.results_json.push(&report.result_json);
         self.transcripts_json.push(&report.transcript_json);
         self.started_us.push(report.started_us);
@@ -419,15 +416,15 @@ impl<'r> Finishing<'r> {
              set status = 'finished', result_status = d.result_status, winner_player_id = d.winner,
                  at_fault_player_ids = array(
                      select f.player_id
-                     from unnest($9::int[], $10::text[]) with ordinality as f(row_number, player_id, k)
+                     from unnest($8::int[], $9::text[]) with ordinality as f(row_number, player_id, k)
                      where f.row_number = d.row_number order by f.k),
-                 result = d.result, transcript = d.transcript, finished_at = clock_timestamp(),
+                 result = d.result, finished_at = clock_timestamp(),
                  result_json = d.result_json::jsonb, transcript_json = d.transcript_json,
                  started_at = timestamptz 'epoch' + d.started_us * interval '1 microsecond',
                  ended_at = timestamptz 'epoch' + d.ended_us * interval '1 microsecond'
-             from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[],
-                         $7::text[], $8::text[], $19::bigint[], $20::bigint[])
-                  with ordinality as d(league_id, match_id, result_status, winner, result, transcript,
+             from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[],
+                         $6::text[], $7::text[], $18::bigint[], $19::bigint[])
+                  with ordinality as d(league_id, match_id, result_status, winner, result,
                                        result_json, transcript_json, started_us, ended_us, row_number)
              where m.league_id = d.league_id and m.match_id = d.match_id
              ), added as (
@@ -435,8 +432,8 @@ impl<'r> Finishing<'r> {
              set played = s.played + d.played, wins = s.wins + d.wins, draws = s.draws + d.draws,
                  losses = s.losses + d.losses, technical_losses = s.technical_losses + d.technical_losses,
                  points = s.points + d.points
-             from unnest($11::text[], $12::text[], $13::int[], $14::int[], $15::int[], $16::int[],
-                         $17::int[], $18::int[])
+             from unnest($10::text[], $11::text[], $12::int[], $13::int[], $14::int[], $15::int[],
+                         $16::int[], $17::int[])
                   as d(league_id, player_id, played, wins, draws, losses, technical_losses, points)
              where s.league_id = d.league_id and s.player_id = d.player_id
              )
@@ -447,7 +444,6 @@ impl<'r> Finishing<'r> {
             &self.statuses as &[&str],
             &self.winners as &[Option<&str>],
             &self.results as &[&[u8]],
-            &self.transcripts as &[&[u8]],
             &self.results_json as &[&str],
             &self.transcripts_json as &[&str],
             &self.at_fault_rows,

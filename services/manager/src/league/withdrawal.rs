@@ -229,7 +229,8 @@ async fn record(
     outcome: Outcome,
 ) -> ManagerResult<()> {
     let now = std::time::SystemTime::now();
-    // The transcript says why the match ended without being played (or while it was).
+    // The transcript says why the match ended without being played (or while it was); stored as JSON
+    // only, as a referee's are.
     let transcript = MatchTranscript {
         match_id: unfinished.match_id.clone(),
         entries: vec![TranscriptEntry {
@@ -267,7 +268,7 @@ async fn record(
         "with finished as (
              update matches
              set status = 'finished', result_status = $3, winner_player_id = $4, at_fault_player_ids = $5,
-                 result = $6, transcript = $7, result_json = $8::text::jsonb, transcript_json = $9,
+                 result = $6, result_json = $7::text::jsonb, transcript_json = $8,
                  finished_at = clock_timestamp(), referee_id = null, lease_id = null, lease_expires_at = null
              where league_id = $1 and match_id = $2
          ), added as (
@@ -275,7 +276,7 @@ async fn record(
              set played = s.played + d.played, wins = s.wins + d.wins, draws = s.draws + d.draws,
                  losses = s.losses + d.losses, technical_losses = s.technical_losses + d.technical_losses,
                  points = s.points + d.points
-             from unnest($10::text[], $11::int[], $12::int[], $13::int[], $14::int[], $15::int[], $16::int[])
+             from unnest($9::text[], $10::int[], $11::int[], $12::int[], $13::int[], $14::int[], $15::int[])
                   as d(player_id, played, wins, draws, losses, technical_losses, points)
              where s.league_id = $1 and s.player_id = d.player_id
          )
@@ -287,7 +288,6 @@ async fn record(
         result.winner_player_id,
         &result.at_fault_player_ids,
         result.encode_to_vec(),
-        transcript.encode_to_vec(),
         result_json,
         transcript_json,
         &players as &[&str],

@@ -124,6 +124,41 @@ async fn play(manager: &TestManager) -> Vec<HashMap<String, u32>> {
     after_each_round
 }
 
+/// A reported transcript is stored once, as proto3 JSON (the form the transcript_entries view reads),
+/// and GetMatch reads it back as it was reported
+/// (migrations/20261206400001_transcript_stored_once.sql).
+#[tokio::test]
+async fn a_transcript_is_stored_once_and_read_back_as_reported() {
+    let manager = spawn_manager(2).await;
+    let mut client = manager.client();
+    for name in ["a", "b"] {
+        register_player(&mut client, name).await;
+    }
+    let referee = register_referee(&mut client, "ref").await;
+    let assignment = claim(&mut client, &referee, 1).await.remove(0);
+    let reported = transcript(&assignment);
+    let mut report = report_of(&assignment, outcome(&assignment));
+    report.transcript = Some(reported.clone());
+    client.report_match_result(referee.request(report)).await.unwrap();
+    let (bytes, json): (Option<Vec<u8>>, Option<String>) =
+        sqlx::query_as("select transcript, transcript_json from matches where match_id = $1")
+            .bind(&reported.match_id)
+            .fetch_one(&manager.pool)
+            .await
+            .unwrap();
+    assert_eq!(bytes, None, "no second, binary copy");
+    assert!(json.is_some());
+    let detail = client
+        .get_match(manager.operator(GetMatchRequest {
+            match_id: reported.match_id.clone(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(detail.transcript, Some(reported));
+}
+
 #[tokio::test]
 async fn the_table_after_each_round_equals_the_points_so_far_and_names_its_tie_breaks() {
     let manager = spawn_manager(4).await;

@@ -35,11 +35,10 @@ async fn a_large_transcript_is_compressed_with_lz4() {
     for name in ["a", "b", "c", "d"] {
         register_player(&mut client, name).await;
     }
-    // A transcript large enough to be compressed (a long match), in both forms a result keeps.
+    // A transcript large enough to be compressed (a long match), in the one form it is kept in.
     sqlx::query(
         "update matches
-         set transcript = convert_to(repeat('GAME_INVITATION CHOOSE_PARITY ', 200), 'UTF8'),
-             transcript_json = (select jsonb_agg(jsonb_build_object('message_type', 'GAME_INVITATION', 'seq', n))
+         set transcript_json = (select jsonb_agg(jsonb_build_object('message_type', 'GAME_INVITATION', 'seq', n))
                                 from generate_series(1, 200) n)::text
          where match_id = (select min(match_id) from matches)",
     )
@@ -47,15 +46,14 @@ async fn a_large_transcript_is_compressed_with_lz4() {
     .await
     .unwrap();
     // As stored: the values a statement returns are not compressed yet.
-    let (json, bytes): (Option<String>, Option<String>) = sqlx::query_as(
-        "select pg_column_compression(transcript_json), pg_column_compression(transcript)
+    let (json,): (Option<String>,) = sqlx::query_as(
+        "select pg_column_compression(transcript_json)
          from matches where match_id = (select min(match_id) from matches)",
     )
     .fetch_one(&manager.pool)
     .await
     .unwrap();
     assert_eq!(json.as_deref(), Some("lz4"));
-    assert_eq!(bytes.as_deref(), Some("lz4"));
 }
 
 /// A round's large events (a 500-player table is about 20 KB) are compressed with lz4 too
@@ -189,6 +187,53 @@ async fn matches_recorded_before_the_transcript_became_text_keep_their_times_and
     );
     pool.close().await;
     db.drop_now().await;
+}
+
+/// A transcript is kept once (migrations/20261206400001_transcript_stored_once.sql): a match recorded
+/// in both forms keeps its JSON only; one recorded before results were kept as JSON keeps its protobuf,
+/// its only copy.
+#[tokio::test]
+async fn a_transcript_kept_twice_is_kept_once_and_one_without_json_keeps_its_bytes() {
+    let (db, pool) = migrated_before(20261206400001, "old_league", "completed").await;
+    for statement in [
+        "insert into rounds (league_id, round_id, status) values ('old_league', 1, 'completed')",
+        r#"insert into matches (league_id, match_id, round_id, match_number, player_a_id, player_b_id,
+                               status, transcript, transcript_json)
+         values ('old_league', 'R1M1', 1, 1, 'P01', 'P02', 'finished', '\x0a0452314d31',
+                 '{"match_id": "R1M1", "entries": []}'),
+                ('old_league', 'R1M2', 1, 2, 'P02', 'P01', 'finished', '\x0a0452314d32', null)"#,
+    ] {
+        sqlx::query(statement).execute(&pool).await.unwrap();
+    }
+    league_manager::db::MIGRATOR.run(&pool).await.unwrap();
+    let kept: Vec<(String, bool, bool)> = sqlx::query_as(
+        "select match_id, transcript is not null, transcript_json is not null from matches
+         order by match_id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        kept,
+        [("R1M1".to_owned(), false, true), ("R1M2".to_owned(), true, false)]
+    );
+    pool.close().await;
+    db.drop_now().await;
+}
+
+/// A match's row runs no foreign-key check (migrations/20261206400002_matches_without_foreign_keys.sql):
+/// each was a query of its own, three for every scheduled match and one for every claim, and locked the
+/// players', referee's and round's rows from inside the writes of matches.
+#[tokio::test]
+async fn a_match_row_runs_no_foreign_key_check() {
+    let manager = spawn_manager(4).await;
+    let (checks,): (i64,) = sqlx::query_as(
+        "select count(*) from pg_constraint where conrelid = 'matches'::regclass and contype = 'f'",
+    )
+    .fetch_one(&manager.pool)
+    .await
+    .unwrap();
+    assert_eq!(checks, 0);
 }
 
 /// Every (event, player) pair reads as what it is in `every_event_delivery`, with or without a
