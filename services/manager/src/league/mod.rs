@@ -23,5 +23,6 @@ pub mod round_completion;
 pub mod stall;
 pub mod start;
 pub mod table;
+pub(crate) mod verdict;
 pub mod waiting_claims;
 pub mod withdrawal;
