@@ -1,4 +1,5 @@
-//! The outbox's delivery: events batched once per host, a call bounded in bytes, and an undecodable or refused event holding back its recipient's later ones.
+//! The outbox's delivery: events batched once per host, a call bounded in bytes, and an undecodable
+//! or refused event holding back its recipient's later ones.
 
 use league_proto::v2::notify_league_event_request::Event;
 use league_proto::v2::*;
