@@ -315,7 +315,12 @@ pub async fn release_round(
     )
     .fetch_all(&mut *tx)
     .await?;
-    let mut handed: Vec<Vec<MatchAssignment>> = claims.iter().map(|_| Vec::new()).collect();
+    by_claim(claims.len(), rows)
+}
+
+/// The handed matches, by claim (`claim` counts from 1 in the order the claims were given).
+fn by_claim(claims: usize, rows: Vec<ClaimedRow>) -> ManagerResult<Vec<Vec<MatchAssignment>>> {
+    let mut handed: Vec<Vec<MatchAssignment>> = (0..claims).map(|_| Vec::new()).collect();
     for row in rows {
         let claim = row.claim;
         usize::try_from(claim - 1)

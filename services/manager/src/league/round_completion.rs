@@ -189,6 +189,74 @@ struct RoundRow {
     at_fault_player_ids: Option<Vec<String>>,
 }
 
+/// The completing statement's rows, sorted: this round's results (and their summary), and the next
+/// round's matches as ROUND_ANNOUNCEMENT lists them.
+struct Sorted {
+    round: Vec<RecordedResult<String>>,
+    summary: RoundSummary,
+    /// The next round's schedule, every match ready (or finished: a withdrawn player's forfeit).
+    announced: Vec<ScheduledMatch>,
+    /// Whether every match of the next round is finished already (forfeits of withdrawn players).
+    next_final: bool,
+}
+
+fn sort(rows: Vec<RoundRow>, league_id: &LeagueId, round_id: u32, game_type: &str) -> Sorted {
+    let mut sorted = Sorted {
+        round: Vec::with_capacity(rows.len()),
+        summary: RoundSummary::default(),
+        announced: Vec::new(),
+        next_final: true,
+    };
+    for row in rows {
+        let (Some(match_id), Some(row_round), Some(player_a), Some(player_b)) =
+            (row.match_id, row.round_id, row.player_a_id, row.player_b_id)
+        else {
+            continue;
+        };
+        if row_round as u32 != round_id {
+            let forfeited = row.result_status.is_some();
+            sorted.next_final &= forfeited;
+            sorted.announced.push(ScheduledMatch {
+                league_id: league_id.to_string(),
+                round_id: row_round as u32,
+                match_id,
+                game_type: game_type.to_owned(),
+                player_a_id: player_a,
+                player_b_id: player_b,
+                status: if forfeited {
+                    MatchStatus::Finished
+                } else {
+                    MatchStatus::Ready
+                } as i32,
+                ..ScheduledMatch::default()
+            });
+            continue;
+        }
+        let Some(status) = row.result_status else {
+            continue;
+        };
+        let summary = &mut sorted.summary;
+        summary.total_matches += 1;
+        match status.as_str() {
+            "win" => summary.wins += 1,
+            "draw" => summary.draws += 1,
+            _ => summary.technical_losses += 1,
+        }
+        let outcome = table::outcome(
+            &player_a,
+            &status,
+            row.winner_player_id.as_deref(),
+            row.at_fault_player_ids.as_deref(),
+        );
+        sorted.round.push(RecordedResult {
+            player_a,
+            player_b,
+            outcome,
+        });
+    }
+    sorted
+}
+
 /// Everything that follows the completion of a round, from `rows` (the completing statement's). Returns
 /// the league table to keep for the next round (none when the league is now completed) and the matches
 /// handed to waiting claims. This is the path between two rounds, so it is one statement after the
@@ -206,58 +274,12 @@ async fn follow_round(
         .first()
         .map(|row| (row.total_rounds, row.total_matches, row.game_type.clone()))
         .ok_or_else(|| anyhow::anyhow!("league {league_id} not found"))?;
-    let (mut played, mut wins, mut draws, mut technical) = (0_u32, 0_u32, 0_u32, 0_u32);
-    let mut round = Vec::with_capacity(rows.len());
-    // The next round's matches, as ROUND_ANNOUNCEMENT lists them: the schedule, every match ready.
-    let mut announced = Vec::new();
-    // Whether every match of the next round is finished already (forfeits of withdrawn players).
-    let mut next_final = true;
-    for row in rows {
-        let (Some(match_id), Some(row_round), Some(player_a), Some(player_b)) =
-            (row.match_id, row.round_id, row.player_a_id, row.player_b_id)
-        else {
-            continue;
-        };
-        if row_round as u32 != round_id {
-            let forfeited = row.result_status.is_some();
-            next_final &= forfeited;
-            announced.push(ScheduledMatch {
-                league_id: league_id.to_string(),
-                round_id: row_round as u32,
-                match_id,
-                game_type: game_type.clone(),
-                player_a_id: player_a,
-                player_b_id: player_b,
-                status: if forfeited {
-                    MatchStatus::Finished
-                } else {
-                    MatchStatus::Ready
-                } as i32,
-                ..ScheduledMatch::default()
-            });
-            continue;
-        }
-        let Some(status) = row.result_status else {
-            continue;
-        };
-        played += 1;
-        match status.as_str() {
-            "win" => wins += 1,
-            "draw" => draws += 1,
-            _ => technical += 1,
-        }
-        let outcome = table::outcome(
-            &player_a,
-            &status,
-            row.winner_player_id.as_deref(),
-            row.at_fault_player_ids.as_deref(),
-        );
-        round.push(RecordedResult {
-            player_a,
-            player_b,
-            outcome,
-        });
-    }
+    let Sorted {
+        round,
+        summary,
+        announced,
+        next_final,
+    } = sort(rows, league_id, round_id, &game_type);
     let (kept, standings) = tables.through(&mut *tx, league_id, round_id, &round).await?;
     let last = round_id as i32 >= total_rounds;
     let next_round_id = if last { 0 } else { round_id + 1 };
@@ -266,14 +288,9 @@ async fn follow_round(
             round_id,
             Event::RoundCompleted(RoundCompleted {
                 round_id,
-                matches_completed: played,
+                matches_completed: summary.total_matches,
                 next_round_id,
-                summary: Some(RoundSummary {
-                    total_matches: played,
-                    wins,
-                    draws,
-                    technical_losses: technical,
-                }),
+                summary: Some(summary),
             }),
         ),
         (

@@ -1,7 +1,7 @@
 //! Creating a league and starting it: the round-robin schedule is computed from the registered players
 //! (in registration order), persisted whole, and round 1 is released to the referees.
 
-use crate::schedule::round_robin_cycles;
+use crate::schedule::{Schedule, round_robin_cycles};
 use league_domain::{GameType, LeagueId, Timing};
 use league_proto::ErrorCode;
 use sqlx::{PgConnection, PgPool};
@@ -177,6 +177,42 @@ pub async fn start_locked(tx: &mut PgConnection, league_id: &LeagueId) -> Manage
     let schedule = round_robin_cycles(&player_ids, u32::try_from(cycles).unwrap_or(1))
         .map_err(|error| anyhow::anyhow!("scheduling {league_id}: {error}"))?;
 
+    write_schedule(tx, league_id, &schedule).await?;
+    let started = Started {
+        total_rounds: schedule.rounds.len() as u32,
+        total_matches: schedule.total_matches() as u32,
+    };
+    sqlx::query!(
+        "update leagues set status = 'running', started_at = now(), total_rounds = $2, current_round = 1
+         where league_id = $1",
+        league_id.as_str(),
+        started.total_rounds as i32,
+    )
+    .execute(&mut *tx)
+    .await?;
+    // Every player's totals start at zero; each result adds to its two players' rows.
+    sqlx::query!(
+        "insert into standings (league_id, player_id)
+         select league_id, player_id from league_players where league_id = $1
+         on conflict do nothing",
+        league_id.as_str()
+    )
+    .execute(&mut *tx)
+    .await?;
+    let announcement = events::round_announcement(tx, league_id, 1).await?;
+    events::enqueue(tx, league_id, vec![(1, announcement)]).await?;
+    Wakeups::matches_ready_on_commit(tx).await?;
+    tracing::info!(%league_id, players = players.len(), rounds = started.total_rounds,
+        matches = started.total_matches, "league started");
+    Ok(started)
+}
+
+/// The schedule's rounds (the first released) and matches, written in a few statements.
+async fn write_schedule(
+    tx: &mut PgConnection,
+    league_id: &LeagueId,
+    schedule: &Schedule<&str>,
+) -> ManagerResult<()> {
     let (mut round_ids, mut counts, mut byes, mut statuses) = (vec![], vec![], vec![], vec![]);
     for round in &schedule.rounds {
         round_ids.push(round.round_id as i32);
@@ -215,33 +251,7 @@ pub async fn start_locked(tx: &mut PgConnection, league_id: &LeagueId) -> Manage
         }
     }
     matches.insert(tx, league_id).await?;
-    let started = Started {
-        total_rounds: schedule.rounds.len() as u32,
-        total_matches: schedule.total_matches() as u32,
-    };
-    sqlx::query!(
-        "update leagues set status = 'running', started_at = now(), total_rounds = $2, current_round = 1
-         where league_id = $1",
-        league_id.as_str(),
-        started.total_rounds as i32,
-    )
-    .execute(&mut *tx)
-    .await?;
-    // Every player's totals start at zero; each result adds to its two players' rows.
-    sqlx::query!(
-        "insert into standings (league_id, player_id)
-         select league_id, player_id from league_players where league_id = $1
-         on conflict do nothing",
-        league_id.as_str()
-    )
-    .execute(&mut *tx)
-    .await?;
-    let announcement = events::round_announcement(tx, league_id, 1).await?;
-    events::enqueue(tx, league_id, vec![(1, announcement)]).await?;
-    Wakeups::matches_ready_on_commit(tx).await?;
-    tracing::info!(%league_id, players = players.len(), rounds = started.total_rounds,
-        matches = started.total_matches, "league started");
-    Ok(started)
+    Ok(())
 }
 
 /// The columns of the matches to insert, borrowed from the schedule.
