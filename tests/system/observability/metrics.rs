@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use league_proto::v2::{Direction, MatchTranscript, transcript_entry};
 use league_testkit::observe;
-use prost::Message;
 
 use super::harness::{self, Setup, http_get};
 
@@ -136,8 +135,9 @@ async fn metrics_add_up_to_the_league_that_was_played() {
     let players = vec![samples(&text)];
 
     // What the database recorded.
-    let rows: Vec<(String, Vec<String>, Vec<u8>)> = sqlx::query_as(
-        "select result_status, at_fault_player_ids, transcript from matches where status = 'finished'",
+    let rows: Vec<(String, Vec<String>, String)> = sqlx::query_as(
+        "select result_status, at_fault_player_ids, transcript_json::text from matches
+         where status = 'finished'",
     )
     .fetch_all(&league.pool)
     .await
@@ -184,7 +184,10 @@ async fn metrics_add_up_to_the_league_that_was_played() {
             };
             *causes.entry(cause).or_default() += 1;
         }
-        let transcript = MatchTranscript::decode(transcript.as_slice()).expect("a transcript");
+        // Stored once, as its JSON (ADR 0085).
+        let json: serde_json::Value = serde_json::from_str(transcript).expect("a transcript is JSON");
+        let transcript: MatchTranscript =
+            league_proto::json::from_json("league.v2.MatchTranscript", &json).expect("a transcript");
         for entry in transcript.entries {
             let Some(transcript_entry::Entry::Message(message)) = entry.entry else {
                 continue;
