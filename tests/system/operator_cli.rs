@@ -25,6 +25,16 @@ pub(super) fn league(state_file: &Path, args: &[&str]) -> Command {
     command
 }
 
+/// A `league …` command's stdout, stderr and exit code.
+pub(super) fn output(command: &mut Command) -> (String, String, Option<i32>) {
+    let output = command.output().expect("the league binary runs");
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        output.status.code(),
+    )
+}
+
 /// Runs an operator command that must succeed; its stdout.
 pub(super) fn ok(state_file: &Path, args: &[&str]) -> String {
     let output = league(state_file, args).output().expect("the league binary runs");

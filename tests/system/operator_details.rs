@@ -11,17 +11,7 @@ use std::time::Duration;
 
 use league_testkit::wait_for;
 
-use super::operator_cli::{Place, SERVE_WITHIN, league, ok, wait_until_completed};
-
-/// `league …`'s stdout, stderr and exit code.
-fn output(command: &mut Command) -> (String, String, Option<i32>) {
-    let output = command.output().expect("the league binary runs");
-    (
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-        output.status.code(),
-    )
-}
+use super::operator_cli::{Place, SERVE_WITHIN, league, ok, output, wait_until_completed};
 
 #[test]
 fn help_shows_no_empty_default() {

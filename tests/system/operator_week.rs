@@ -13,7 +13,7 @@ use std::time::Duration;
 use league_testkit::wait_for;
 
 use super::local_run::database_exists;
-use super::operator_cli::{Place, SERVE_WITHIN, league, ok, wait_until_completed};
+use super::operator_cli::{Place, SERVE_WITHIN, league, ok, output, wait_until_completed};
 
 /// A `league run` killed whatever the test's outcome (its database dropped by the test or by name).
 struct Run(Child);
@@ -23,16 +23,6 @@ impl Drop for Run {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// `league` with `args` in `place`, its stdout, stderr and exit code.
-fn output(command: &mut Command) -> (String, String, Option<i32>) {
-    let output = command.output().expect("the league binary runs");
-    (
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-        output.status.code(),
-    )
 }
 
 #[test]

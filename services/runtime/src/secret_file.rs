@@ -35,14 +35,7 @@ pub fn read_or_create(
     }
     let secret = generate()?;
     let temporary = path.with_extension(format!("{}.tmp", std::process::id()));
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&temporary)
-        .with_context(|| format!("writing {}", temporary.display()))?;
-    file.write_all(secret.expose_secret().as_bytes())?;
-    file.sync_all()?;
+    write_new(&temporary, &secret)?;
     // A hard link fails if another process created the file meanwhile: then its secret is the one.
     let linked = std::fs::hard_link(&temporary, path);
     std::fs::remove_file(&temporary).ok();
@@ -58,20 +51,26 @@ pub fn read_or_create(
 pub fn replace(path: &Path, secret: &SecretString) -> anyhow::Result<()> {
     let temporary = path.with_extension(format!("{}.tmp", std::process::id()));
     std::fs::remove_file(&temporary).ok();
+    let written = write_new(&temporary, secret).and_then(|()| {
+        std::fs::rename(&temporary, path).with_context(|| format!("replacing {}", path.display()))
+    });
+    if written.is_err() {
+        std::fs::remove_file(&temporary).ok();
+    }
+    written
+}
+
+/// Writes `secret` to `path`, which must not exist yet, readable by its owner only, and syncs it.
+fn write_new(path: &Path, secret: &SecretString) -> anyhow::Result<()> {
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
-        .open(&temporary)
-        .with_context(|| format!("writing {}", temporary.display()))?;
-    let written = file
-        .write_all(secret.expose_secret().as_bytes())
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    file.write_all(secret.expose_secret().as_bytes())
         .and_then(|()| file.sync_all())
-        .and_then(|()| std::fs::rename(&temporary, path));
-    if written.is_err() {
-        std::fs::remove_file(&temporary).ok();
-    }
-    written.with_context(|| format!("replacing {}", path.display()))
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// Refuses the referee registration token variable set to nothing when nothing else supplies the token
