@@ -236,7 +236,12 @@ impl LoneManager {
 impl League {
     /// Returns once the league is over: every result recorded, LEAGUE_COMPLETED sent.
     pub async fn finished(&self) {
-        tokio::time::timeout(LEAGUE_WITHIN, self.host.league_completed_for_all())
+        self.finished_within(LEAGUE_WITHIN).await;
+    }
+
+    /// [`League::finished`], waiting at most `within`.
+    pub async fn finished_within(&self, within: Duration) {
+        tokio::time::timeout(within, self.host.league_completed_for_all())
             .await
             .expect("the league completes in time");
     }
