@@ -35,6 +35,16 @@ pub(super) fn output(command: &mut Command) -> (String, String, Option<i32>) {
     )
 }
 
+/// A `league run` killed whatever the test's outcome (its database dropped by the test or by name).
+pub(super) struct Run(pub(super) Child);
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Runs an operator command that must succeed; its stdout.
 pub(super) fn ok(state_file: &Path, args: &[&str]) -> String {
     let output = league(state_file, args).output().expect("the league binary runs");

@@ -6,12 +6,12 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use league_testkit::wait_for;
 
-use super::operator_cli::{Place, SERVE_WITHIN, league, ok, output, wait_until_completed};
+use super::operator_cli::{Place, Run, SERVE_WITHIN, league, ok, output, wait_until_completed};
 
 #[test]
 fn help_shows_no_empty_default() {
@@ -83,16 +83,6 @@ fn a_served_league_reads_plainly_and_is_reported_by_default() {
             && index.contains("may be equally good, or even_odd mostly luck"),
         "the luck line"
     );
-}
-
-/// A `league run` killed whatever the test's outcome.
-struct Run(Child);
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[test]

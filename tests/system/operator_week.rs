@@ -7,23 +7,13 @@
 //! and `league ratings` rate as the results folder does, with names.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use league_testkit::wait_for;
 
 use super::local_run::database_exists;
-use super::operator_cli::{Place, SERVE_WITHIN, league, ok, output, wait_until_completed};
-
-/// A `league run` killed whatever the test's outcome (its database dropped by the test or by name).
-struct Run(Child);
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use super::operator_cli::{Place, Run, SERVE_WITHIN, league, ok, output, wait_until_completed};
 
 #[test]
 fn serve_and_runs_keep_their_own_state_and_a_killed_runs_database_is_found() {
