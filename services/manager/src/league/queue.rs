@@ -173,7 +173,10 @@ async fn claim_once(pool: &PgPool, referee_id: &RefereeId, max: u32) -> ManagerR
                    select 1 from agents o
                    where o.kind = 'referee' and o.agent_id <> $1 and o.revoked_at is null
                      and o.last_seen_at > now() - $3::text::interval and l.game_type = any(o.game_types)))
-             order by m.round_id, m.match_number
+             -- Each league's next match first, the lowest round among those: a round just released
+             -- starts beside the rounds of leagues behind it rather than after them, and a league
+             -- that falls behind is still served first at every match number (match-queue.md).
+             order by m.match_number, m.round_id
              limit least($2::bigint, (select slots from free))
              for update of m skip locked
          ), claimed as (

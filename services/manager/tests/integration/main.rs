@@ -3,6 +3,7 @@
 
 mod support;
 
+mod claim_order;
 mod enrollment;
 mod event_delivery;
 mod history;
