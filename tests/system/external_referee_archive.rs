@@ -87,7 +87,7 @@ async fn a_league_refereed_externally_leaves_transcripts_that_verify() {
     *choice = Value::from(if *choice == "even" { "odd" } else { "even" });
     let rewritten: String = lines.iter().map(|line| format!("{line}\n")).collect();
     std::fs::write(&path, rewritten).expect("written");
-    league_launcher::report::manifest::write(&changed).expect("the checksums written again");
+    league_report::manifest::write(&changed).expect("the checksums written again");
     let refused = verify(&changed);
     let stderr = text(&refused.stderr);
     let name = path.file_name().unwrap().to_string_lossy().into_owned();

@@ -882,7 +882,7 @@ fn serve_and_create_never_choose_an_id_whose_results_folder_exists() {
     let taken: Vec<String> = [now, now + Duration::from_secs(60)]
         .into_iter()
         .map(|at| {
-            league_launcher::results_folder::default_league_id(league_domain::GameType::EvenOdd, at)
+            league_report::results_folder::default_league_id(league_domain::GameType::EvenOdd, at)
                 .expect("an id")
                 .to_string()
         })

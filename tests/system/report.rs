@@ -11,12 +11,12 @@ use std::time::Duration;
 
 use crate::browser::{BROWSER_DIR, ONE_BROWSER, require_browser};
 use league_domain::Timing;
-use league_launcher::report::charts::{self, progression_series, strategy_groups};
-use league_launcher::report::data::LeagueData;
 use league_launcher::report::source::{self, Source};
 use league_manager::{ManagerApp, ManagerConfig};
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::*;
+use league_report::charts::{self, progression_series, strategy_groups};
+use league_report::data::LeagueData;
 use league_runtime::{Credentials, Shutdown};
 use league_testkit::TestDatabase;
 use secrecy::SecretString;
@@ -256,7 +256,7 @@ async fn the_results_folder_says_what_the_database_holds() {
         .await
         .expect("the league loads");
     let out = out_dir();
-    let dir = league_launcher::report::write(&data, &out).expect("the folder is written");
+    let dir = league_report::write(&data, &out).expect("the folder is written");
     assert_eq!(dir, out.join("report_league"));
 
     // standings.csv: the final table, in order, with each row's tie-break.
@@ -654,7 +654,7 @@ fn csv_rows(text: &str) -> Vec<HashMap<String, String>> {
 fn a_double_round_robin_of_fifty_counts_both_meetings_and_says_what_is_within_chance() {
     let data = made_up_league("even_odd", 50);
     let out = out_dir();
-    let dir = league_launcher::report::write(&data, &out).expect("the folder is written");
+    let dir = league_report::write(&data, &out).expect("the folder is written");
 
     // head_to_head.csv: 50 × 49 lines, two meetings each, and each player's lines add up to its row.
     let h2h = csv_rows(&read(&dir, "head_to_head.csv"));
@@ -726,7 +726,7 @@ fn a_double_round_robin_of_fifty_counts_both_meetings_and_says_what_is_within_ch
 fn tic_tac_toe_draws_its_boards_and_rewards_strategy() {
     let data = made_up_league("tic_tac_toe", 8);
     let out = out_dir();
-    let dir = league_launcher::report::write(&data, &out).expect("the folder is written");
+    let dir = league_report::write(&data, &out).expect("the folder is written");
     let index = read(&dir, "index.html");
     assert!(
         index.contains("tic_tac_toe rewards strategy in this league"),
@@ -751,8 +751,8 @@ fn report_pages_in_chromium_show_the_tables_boards_and_a_players_page() {
     let shots = PathBuf::from(concat!(env!("CARGO_TARGET_TMPDIR"), "/report-pages"));
     std::fs::create_dir_all(&shots).unwrap();
     let out = out_dir();
-    let even_odd = league_launcher::report::write(&made_up_league("even_odd", 50), &out).unwrap();
-    let tic_tac_toe = league_launcher::report::write(&made_up_league("tic_tac_toe", 8), &out).unwrap();
+    let even_odd = league_report::write(&made_up_league("even_odd", 50), &out).unwrap();
+    let tic_tac_toe = league_report::write(&made_up_league("tic_tac_toe", 8), &out).unwrap();
     let output = std::process::Command::new("node")
         .arg("report_pages.mjs")
         .arg(&even_odd)

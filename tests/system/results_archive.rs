@@ -240,7 +240,7 @@ fn a_run_leaves_an_archive_that_verifies_and_a_changed_choice_or_a_deleted_match
         "{}",
         text(&unlisted.stderr)
     );
-    league_launcher::report::manifest::write(&changed).expect("the checksums written again");
+    league_report::manifest::write(&changed).expect("the checksums written again");
     let refused = verify(&changed);
     let stderr = text(&refused.stderr);
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -254,7 +254,7 @@ fn a_run_leaves_an_archive_that_verifies_and_a_changed_choice_or_a_deleted_match
     // One match deleted, the checksums written again.
     let deleted = copy(&folder, "deleted");
     std::fs::remove_file(deleted.join("transcripts/R2M1.jsonl")).expect("removed");
-    league_launcher::report::manifest::write(&deleted).expect("the checksums written again");
+    league_report::manifest::write(&deleted).expect("the checksums written again");
     let refused = verify(&deleted);
     let stderr = text(&refused.stderr);
     assert!(!refused.status.success());

@@ -120,8 +120,7 @@ pub async fn measure(
     let (started_ms, completed_ms) = (millis(started), millis(completed));
     let wall = Duration::from_secs_f64(((completed_ms - started_ms) / 1e3).max(0.0));
     let schedule =
-        league_launcher::report::data::schedule(&mut finished.client, &finished.operator_token, league_id)
-            .await?;
+        league_report::data::schedule(&mut finished.client, &finished.operator_token, league_id).await?;
     // Every match's transcript, a few reads at a time: one after the other they took longer than a
     // 200-player league itself (20 s for 19,900 matches). Each is summed up as it arrives: kept whole,
     // a 1,000-player league's 499,500 transcripts took 6.7 GB of the bench's memory.

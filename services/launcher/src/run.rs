@@ -24,13 +24,13 @@ use crate::capacity::Referees;
 use crate::clean::{self, RUN_DATABASE_PREFIX};
 use crate::interrupt::Signals;
 use crate::progress::Progress;
-use crate::report::RUN_RESULTS;
-use crate::results_folder;
 use crate::run_state_dir::RunStateDir;
 use crate::state::State;
 use crate::system::{self, Plan, RefereeRegistration, Running};
 use crate::table;
 use crate::waiting::Waiting;
+use league_report::RUN_RESULTS;
+use league_report::results_folder;
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -213,7 +213,7 @@ pub async fn run_league_with<G, T>(
         eprintln!("no referee processes: matches wait for external referees registered through the gateway");
     }
     // The model, asked once before anything starts: a league whose llm bots all fall back is said.
-    if let Some(warning) = crate::llm_moves::check_model(&args.strategies).await? {
+    if let Some(warning) = crate::llm_bots::check_model(&args.strategies).await? {
         eprintln!("{warning}");
     }
     // Removed when this returns, after every service stopped.

@@ -29,10 +29,10 @@ use crate::args;
 use crate::capacity::Referees;
 use crate::interrupt::Signals;
 use crate::orphans::ChildrenFile;
-use crate::report::RUN_RESULTS;
-use crate::results_folder::unclaimed_default_id;
 use crate::state::{self, State};
 use crate::system::{self, Plan, RefereeRegistration, Running};
+use league_report::RUN_RESULTS;
+use league_report::results_folder::unclaimed_default_id;
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
@@ -97,7 +97,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     args::check_llm(&args.strategies, args.game)?;
     let think_time = args.timing.check()?;
     system::check_gateway_addr(&args.gateway_addr)?;
-    if let Some(warning) = crate::llm_moves::check_model(&args.strategies).await? {
+    if let Some(warning) = crate::llm_bots::check_model(&args.strategies).await? {
         eprintln!("{warning}");
     }
     let mut signals = Signals::listen()?;

@@ -11,8 +11,8 @@ use league_proto::v2::{CreateLeagueRequest, CreateLeagueResponse, ListLeaguesReq
 use super::{Operator, failed};
 use crate::args;
 use crate::output::{self, Format, Rows};
-use crate::report::RUN_RESULTS;
-use crate::results_folder;
+use league_report::RUN_RESULTS;
+use league_report::results_folder;
 
 #[derive(Debug, Clone, Args)]
 pub struct CreateArgs {

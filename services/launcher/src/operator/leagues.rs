@@ -7,8 +7,9 @@ use league_runtime::credentials::operator_request;
 use league_runtime::grpc::GrpcChannel;
 use secrecy::SecretString;
 
-use super::{Reading, failed, time};
+use super::{Reading, failed};
 use crate::output::{self, Rows, cell};
+use league_report::columns::time;
 
 #[derive(Debug, Clone, Args)]
 pub struct LeaguesArgs {
@@ -19,7 +20,7 @@ pub struct LeaguesArgs {
 pub async fn leagues(args: LeaguesArgs) -> anyhow::Result<()> {
     let mut operator = args.reading.connect().await?;
     let all = fetch(&mut operator.manager, &operator.token).await?;
-    let mut rows = Rows::new(&crate::columns::LEAGUES);
+    let mut rows = Rows::new(&league_report::columns::LEAGUES);
     for league in &all.leagues {
         rows.push(vec![
             league.league_id.clone(),

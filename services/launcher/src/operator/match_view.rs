@@ -15,9 +15,9 @@ use league_proto::v2::{
 use prost_types::value::Kind;
 use serde_json::{Value, json};
 
-use super::{Operator, Reading, failed, time};
-use crate::columns;
+use super::{Operator, Reading, failed};
 use crate::output::{self, Rows, cell};
+use league_report::columns::{self, time};
 
 #[derive(Debug, Clone, Args)]
 pub struct MatchArgs {

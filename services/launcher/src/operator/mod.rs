@@ -211,11 +211,6 @@ pub fn failed(doing: &'static str) -> impl Fn(tonic::Status) -> anyhow::Error {
     }
 }
 
-/// A protobuf timestamp as RFC 3339 (empty when unset).
-pub fn time(at: Option<&prost_types::Timestamp>) -> String {
-    at.map(ToString::to_string).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

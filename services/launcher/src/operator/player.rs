@@ -6,8 +6,8 @@ use league_domain::PlayerId;
 use league_proto::v2::GetPlayerStatsRequest;
 
 use super::{Reading, failed};
-use crate::columns;
 use crate::output::{self, Rows};
+use league_report::columns;
 
 #[derive(Debug, Clone, Args)]
 pub struct PlayerArgs {

@@ -8,9 +8,10 @@ use clap::Args;
 use league_proto::v2::{AgentKind, GetStandingsRequest, ListAgentsRequest, ListComplianceWarningsRequest};
 use serde_json::json;
 
-use super::{Common, Operator, failed, time};
+use super::{Common, Operator, failed};
 use crate::output::{self, Rows, cell};
 use league_player::bot_name::strategy_of_player;
+use league_report::columns::time;
 
 #[derive(Debug, Clone, Args)]
 pub struct PlayersArgs {

@@ -1,17 +1,17 @@
 //! `league ratings`: a league's ratings as its results folder's `ratings.csv` has them (docs/adr/0049,
 //! 0080): each player's points per match with its own standard error, in the table's order, with its
 //! name, and against the next player the difference, its 95 % interval and the likelihood of
-//! superiority. Computed by the report's own code (`crate::report::ratings`) from the league's results,
+//! superiority. Computed by the report's own code (`league_report::ratings`) from the league's results,
 //! so the command line and the folder tell one story.
 
 use clap::Args;
 use serde_json::json;
 
 use super::Reading;
-use crate::columns;
 use crate::output::{self, Rows};
-use crate::report::data::LeagueData;
-use crate::report::ratings;
+use league_report::columns;
+use league_report::data::LeagueData;
+use league_report::ratings;
 
 #[derive(Debug, Clone, Args)]
 pub struct RatingsArgs {

@@ -11,8 +11,9 @@ use league_proto::v2::{
     RotateRefereeRegistrationTokenRequest,
 };
 
-use super::{Common, Operator, failed, time};
+use super::{Common, Operator, failed};
 use crate::output::{self, Rows, cell};
+use league_report::columns::time;
 
 #[derive(Debug, Clone, Args)]
 pub struct RefereesArgs {

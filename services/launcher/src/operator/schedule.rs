@@ -5,8 +5,8 @@ use clap::Args;
 use league_proto::v2::GetScheduleResponse;
 
 use super::Reading;
-use crate::columns;
 use crate::output::{self, Rows};
+use league_report::columns;
 
 #[derive(Debug, Clone, Args)]
 pub struct ScheduleArgs {
@@ -18,7 +18,7 @@ pub async fn schedule(args: ScheduleArgs) -> anyhow::Result<()> {
     let mut operator = args.reading.connect().await?;
     let league_id = operator.league(args.reading.common.league).await?;
     let all = GetScheduleResponse {
-        rounds: crate::report::data::schedule(&mut operator.manager, &operator.token, &league_id).await?,
+        rounds: league_report::data::schedule(&mut operator.manager, &operator.token, &league_id).await?,
         league_id,
         ..GetScheduleResponse::default()
     };

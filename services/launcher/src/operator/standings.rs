@@ -7,10 +7,10 @@ use clap::Args;
 use league_proto::v2::{GetStandingsByRoundRequest, GetStandingsByRoundResponse, GetStandingsResponse};
 
 use super::{Operator, Reading, failed};
-use crate::columns;
 use crate::output::{self, Rows};
-use crate::report::data::LeagueData;
-use crate::report::ratings::{self, Rating};
+use league_report::columns;
+use league_report::data::LeagueData;
+use league_report::ratings::{self, Rating};
 
 #[derive(Debug, Clone, Args)]
 pub struct StandingsArgs {

@@ -8,10 +8,10 @@ use league_v2::convert::tie_break_name;
 use prost_types::value::Kind;
 use serde_json::{Value, json};
 
-use super::data::{LeagueData, strategy_of};
-use super::head_to_head::HeadToHead;
-use super::ratings;
 use crate::columns;
+use crate::data::{LeagueData, strategy_of};
+use crate::head_to_head::HeadToHead;
+use crate::ratings;
 
 /// `standings.json`: the league and its final table, each row with its strategy group and the rule
 /// that ranks it above the next row.

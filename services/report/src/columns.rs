@@ -5,10 +5,9 @@
 
 use league_proto::v2::{MatchStatus, ScheduledMatch, StandingRow};
 
-use crate::operator::time;
-use crate::report::data::{duration_ms, strategy_of};
-use crate::report::ratings::{Comparison, Rated};
-use crate::report::tables::{choices_or_moves, drawn_number, outcome_name};
+use crate::data::{duration_ms, strategy_of};
+use crate::ratings::{Comparison, Rated};
+use crate::tables::{choices_or_moves, drawn_number, outcome_name};
 use league_v2::convert::tie_break_name;
 
 /// A row of the league table (`standings.csv`, `league standings`, `league player <id>`).
@@ -227,6 +226,11 @@ pub fn a_match(scheduled: &ScheduledMatch) -> Vec<String> {
         time(scheduled.started_at.as_ref()),
         time(scheduled.finished_at.as_ref()),
     ]
+}
+
+/// A protobuf timestamp as RFC 3339 (empty when unset): a time cell, here and in the operator's tables.
+pub fn time(at: Option<&prost_types::Timestamp>) -> String {
+    at.map(ToString::to_string).unwrap_or_default()
 }
 
 /// Where a match is in the league's queue, as the league says it: scheduled, ready, running, finished,

@@ -18,8 +18,8 @@ use std::time::SystemTime;
 use anyhow::Context;
 use league_domain::{GameType, LeagueId};
 
-use crate::report::archive::{Identity, Provenance};
-use crate::report::folder_name;
+use crate::archive::{Identity, Provenance};
+use crate::folder_name;
 
 /// The most runs of one minute that get a default id of their own.
 const SAME_MINUTE: u32 = 1_000;
@@ -316,7 +316,7 @@ mod tests {
     fn holding(dir: &Path, identity: &Identity) {
         std::fs::create_dir_all(dir.join("players")).expect("created");
         let provenance = serde_json::json!({
-            "format": crate::report::archive::FORMAT, "league_id": identity.league_id,
+            "format": crate::archive::FORMAT, "league_id": identity.league_id,
             "game_type": "even_odd", "database": identity.database, "started_at": identity.started_at,
             "completed_at": null, "cancelled_at": null, "written_at": "2026-12-05T16:00:00.000Z",
             "written_by": {"command": "league run", "version": "0", "commit": "unknown", "command_line": []},

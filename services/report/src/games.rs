@@ -8,7 +8,7 @@ use league_domain::GameType;
 use league_proto::v2::ScheduledMatch;
 use prost_types::value::Kind;
 
-use super::html::{counted, escape};
+use crate::html::{counted, escape};
 
 /// A game as the report draws it: one the league knows, or another it shows by its reasons alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{Chart, FONT, draw_error, nothing_to_show, player_label};
-use crate::report::data::LeagueData;
+use crate::data::LeagueData;
 
 /// Players named and coloured: more lines in colour would be told apart by nobody.
 const LEADERS: usize = 8;

@@ -5,7 +5,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{Chart, FONT, draw_error, nothing_to_show};
-use crate::report::data::{LeagueData, duration_ms};
+use crate::data::{LeagueData, duration_ms};
 
 const BINS: usize = 30;
 

@@ -10,8 +10,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::{
     Chart, FONT, LEGEND_HEIGHT, draw_error, mark_colour, nothing_to_show, outcome_legend, player_label,
 };
-use crate::report::data::LeagueData;
-use crate::report::head_to_head::HeadToHead as Counted;
+use crate::data::LeagueData;
+use crate::head_to_head::HeadToHead as Counted;
 
 /// Up to this many players every row is named (cells stay at least [`NAMED_CELL`] pixels high, room for
 /// a line of text); beyond, every few ranks, and the chart points to the table and the players' pages.

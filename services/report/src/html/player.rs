@@ -143,8 +143,7 @@ impl Pages<'_> {
                 self.game.play_html(scheduled),
                 mark.map_or("", mark_class),
                 mark.map_or_else(|| outcome_text(scheduled), |m| mark_words(m).to_owned()),
-                mark.map_or(String::new(), |m| super::super::head_to_head::mark_points(m)
-                    .to_string()),
+                mark.map_or(String::new(), |m| crate::head_to_head::mark_points(m).to_string()),
                 escape(scheduled.result.as_ref().map_or("", |r| r.reason.as_str())),
             );
         }
@@ -163,7 +162,7 @@ pub fn player_file(player_id: &str) -> String {
     if plain {
         format!("players/{player_id}.html")
     } else {
-        format!("players/{}.html", super::super::folder_name(player_id))
+        format!("players/{}.html", crate::folder_name(player_id))
     }
 }
 

@@ -25,7 +25,8 @@ use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::data::{LeagueData, strategy_of};
+use crate::Writing;
+use crate::data::{LeagueData, strategy_of};
 
 /// The folder of transcripts, inside the results folder.
 pub const TRANSCRIPTS: &str = "transcripts";
@@ -197,14 +198,9 @@ impl std::fmt::Display for Identity {
 }
 
 impl Provenance {
-    /// The provenance of `data` read from `database` by `command` (`league run` or `league report`).
+    /// The provenance of `data` as `writing` writes it (its command, binary, database and run settings).
     /// Its `timing` is set once the transcripts, which carry it, are read.
-    pub fn new(
-        command: &str,
-        data: &LeagueData,
-        database: Option<String>,
-        run_settings: Option<Value>,
-    ) -> anyhow::Result<Self> {
+    pub fn new(writing: &Writing, data: &LeagueData) -> anyhow::Result<Self> {
         let status = &data.status;
         let mut referees: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         for scheduled in data.matches().filter(|m| !m.referee_id.is_empty()) {
@@ -217,19 +213,19 @@ impl Provenance {
             format: FORMAT.to_owned(),
             league_id: status.league_id.clone(),
             game_type: status.game_type.clone(),
-            database,
+            database: writing.database.clone(),
             started_at: status.started_at.as_ref().map(rfc3339),
             completed_at: status.completed_at.as_ref().map(rfc3339),
             cancelled_at: status.cancelled_at.as_ref().map(rfc3339),
             written_at: humantime_serde::re::humantime::format_rfc3339_millis(std::time::SystemTime::now())
                 .to_string(),
             written_by: WrittenBy {
-                command: command.to_owned(),
-                version: env!("CARGO_PKG_VERSION").to_owned(),
-                commit: env!("LEAGUE_GIT_COMMIT").to_owned(),
+                command: writing.command.to_owned(),
+                version: writing.version.to_owned(),
+                commit: writing.commit.to_owned(),
                 command_line: std::env::args().collect(),
             },
-            run_settings,
+            run_settings: writing.run_settings.clone(),
             timing: None,
             league: to_json("league.v2.GetLeagueStatusResponse", status)?,
             completed_rounds: data.by_round.iter().map(|round| round.round_id).collect(),

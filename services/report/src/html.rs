@@ -8,12 +8,12 @@ use std::fmt::Write;
 
 use league_proto::v2::ScheduledMatch;
 
-use super::charts::Render;
-use super::data::{LeagueData, Mark, duration_ms, mark_for, strategy_of};
-use super::games::Game;
-use super::head_to_head::{HeadToHead, Meetings};
-use super::ratings::{self, Rated};
-use super::tables::outcome_name;
+use crate::charts::Render;
+use crate::data::{LeagueData, Mark, duration_ms, mark_for, strategy_of};
+use crate::games::Game;
+use crate::head_to_head::{HeadToHead, Meetings};
+use crate::ratings::{self, Rated};
+use crate::tables::outcome_name;
 use league_v2::convert::tie_break_name;
 
 mod player;

@@ -6,7 +6,7 @@ use plotters::prelude::*;
 
 use super::mark_colour;
 use super::{Chart, FONT, LEGEND_HEIGHT, draw_error, nothing_to_show, outcome_legend, player_label};
-use crate::report::data::{LeagueData, Mark};
+use crate::data::{LeagueData, Mark};
 
 /// Pixels per player row: readable labels up to a few hundred players.
 const ROW: u32 = 14;

@@ -17,7 +17,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontStyle, register_font};
 
-use super::data::{LeagueData, Mark};
+use crate::data::{LeagueData, Mark};
 
 pub use progression::progression_series;
 pub use strategy::{StrategyGroup, strategy_groups};

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use league_domain::points;
 
-use super::data::{LeagueData, Mark, mark_for};
+use crate::data::{LeagueData, Mark, mark_for};
 
 /// What the row player got in each meeting with one opponent, in play order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -8,8 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use super::data::{LeagueData, Mark, mark_for, strategy_of};
-use super::head_to_head::mark_points;
+use crate::data::{LeagueData, Mark, mark_for, strategy_of};
+use crate::head_to_head::mark_points;
 
 /// A player's (or a strategy's) points per match and how sure that is.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{Chart, FONT, draw_error, nothing_to_show};
-use crate::report::data::{LeagueData, strategy_of};
+use crate::data::{LeagueData, strategy_of};
 
 /// One group's summary.
 #[derive(Debug, Clone, PartialEq)]
