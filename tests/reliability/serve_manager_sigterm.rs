@@ -39,7 +39,7 @@ async fn a_manager_told_to_stop_under_serve_exits_within_5_s_with_everything_con
 
     let mut served = serve(&database, &logs.dir, &log);
     let pid = served.id().expect("league serve runs");
-    let (manager_url, token) = served_by(&logs.dir, pid).await;
+    let (manager_url, token) = served_by(&logs.dir, &mut served, &log).await;
     let (finished_then, running_then) = mid_league(&db).await;
     let before = agents(&db).await;
     let children = noted_children(&state_dir);

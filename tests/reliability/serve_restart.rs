@@ -60,23 +60,49 @@ pub fn serve(database: &str, dir: &Path, log: &Path) -> Child {
         .expect("league serve starts")
 }
 
-/// The manager's URL and the operator token of the `league serve` whose pid is `pid`, once it wrote them.
-pub async fn served_by(dir: &Path, pid: u32) -> (String, SecretString) {
+/// The manager's URL and the operator token of `served` (a `league serve` logging to `log`), once it
+/// wrote them to the state file under `dir`. If it exits first, or writes nothing in time, the test fails
+/// with its log's end: a start that failed or hung (a port taken, a child never ready) says why.
+pub async fn served_by(dir: &Path, served: &mut Child, log: &Path) -> (String, SecretString) {
     let path = dir.join("state.json");
-    let state: serde_json::Value = observe(
-        "league serve writes its state file",
+    let pid = served.id().expect("league serve runs");
+    let written = tokio::time::timeout(
         LEAGUE_DEADLINE,
-        async || {
-            let text = std::fs::read_to_string(&path).ok()?;
-            let state: serde_json::Value = serde_json::from_str(&text).ok()?;
-            (state["pid"] == pid).then_some(state)
-        },
+        // The timeout above bounds the wait; observe's own bound is only past it.
+        observe(
+            "league serve writes its state file",
+            2 * LEAGUE_DEADLINE,
+            async || {
+                if let Ok(Some(status)) = served.try_wait() {
+                    panic!(
+                        "league serve exited ({status}) before writing its state file; its log ends:\n{}",
+                        log_end(log)
+                    );
+                }
+                let text = std::fs::read_to_string(&path).ok()?;
+                let state: serde_json::Value = serde_json::from_str(&text).ok()?;
+                (state["pid"] == pid).then_some(state)
+            },
+        ),
     )
     .await;
+    let Ok(state) = written else {
+        panic!(
+            "league serve wrote no state file within {LEAGUE_DEADLINE:?}; its log ends:\n{}",
+            log_end(log)
+        );
+    };
     let token_file = state["operator_token_file"].as_str().expect("a token file");
     let token = std::fs::read_to_string(token_file).expect("the operator token");
     let manager_url = state["manager_url"].as_str().expect("a manager URL").to_owned();
     (manager_url, SecretString::from(token.trim().to_owned()))
+}
+
+/// The last 40 lines of the log at `log`.
+fn log_end(log: &Path) -> String {
+    let said = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = said.lines().collect();
+    lines[lines.len().saturating_sub(40)..].join("\n")
 }
 
 /// Once the league is mid-way: a match finished and others running. The finished and running counts.
@@ -146,7 +172,7 @@ async fn a_served_league_killed_with_sigkill_resumes_with_the_same_agents_and_co
     // The same command again: it stops what the first left running and resumes every identity.
     let mut second = serve(&database, &logs.dir, &log);
     let pid = second.id().expect("the second serve runs");
-    let (manager_url, token) = served_by(&logs.dir, pid).await;
+    let (manager_url, token) = served_by(&logs.dir, &mut second, &log).await;
     wait_for_completion(&db.pool, LEAGUE, &logs).await;
     let table = final_standings(&manager_url, &token).await;
     let facts = check_invariants_through_restarts(&db.pool, &spec, &table).await;

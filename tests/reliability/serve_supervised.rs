@@ -65,7 +65,7 @@ async fn a_player_host_killed_under_serve_is_started_again_and_the_league_comple
 
     let mut served = serve(&database, &logs.dir, &log);
     let pid = served.id().expect("league serve runs");
-    let (manager_url, token) = served_by(&logs.dir, pid).await;
+    let (manager_url, token) = served_by(&logs.dir, &mut served, &log).await;
     // Mid-league: a match finished and others running, some of them the late bot's.
     let (finished_then, running_then) = mid_league(&db).await;
     let before = agents(&db).await;
