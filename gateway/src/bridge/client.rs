@@ -31,8 +31,8 @@ use league_v2::league_error::{LeagueError, LeagueResult};
 pub(crate) const MAX_ANSWER_BYTES: usize = 1 << 20;
 
 /// How long a connection to an agent stays open with no call on it (ADR 0090). Longer than the gap
-/// between a match's messages to one agent (a round's messages follow one another within a second), so
-/// a playing agent's connection is reused; short enough that the connections a flood of registrations
+/// between a match's messages to one agent and between a league's rounds (about 0.1 s,
+/// docs/benchmarks.md), so a playing agent's connection is reused; short enough that the connections a flood of registrations
 /// opened to hostile agents are let go well within the hostile-agent test's 12 s. The pool's timer
 /// sweeps idle connections once every `IDLE_CONNECTION`, so one is closed between 4 and 8 s after its
 /// last call.
@@ -84,9 +84,10 @@ impl AgentClient {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(Duration::from_secs(5)));
-        // The timer is what makes the idle timeout hold: without one, hyper-util checks a connection's
-        // idleness only when it hands it out, and a connection no call takes again stays open for ever
-        // (the hostile-agent flood's were, issue 53).
+        // The timer is what makes the idle timeout hold: without one, hyper-util looks at idle
+        // connections only when a call asks for one to the same host, and only until it finds a fresh
+        // one, so a connection no call takes again stays open for ever (the hostile-agent flood's were,
+        // issue 53).
         let http = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(IDLE_CONNECTION)
