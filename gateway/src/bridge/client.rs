@@ -15,7 +15,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use league_proto::ErrorCode;
 use league_runtime::tls::{self, TlsConfig, TlsFailure};
 use serde_json::Value;
@@ -29,6 +29,14 @@ use league_v2::league_error::{LeagueError, LeagueResult};
 
 /// The largest answer read from an agent.
 pub(crate) const MAX_ANSWER_BYTES: usize = 1 << 20;
+
+/// How long a connection to an agent stays open with no call on it (ADR 0090). Longer than the gap
+/// between a match's messages to one agent and between a league's rounds (about 0.1 s,
+/// docs/benchmarks.md), so a playing agent's connection is reused; short enough that the connections a flood of registrations
+/// opened to hostile agents are let go well within the hostile-agent test's 12 s. The pool's timer
+/// sweeps idle connections once every `IDLE_CONNECTION`, so one is closed between 4 and 8 s after its
+/// last call.
+pub(crate) const IDLE_CONNECTION: Duration = Duration::from_secs(4);
 
 /// What an agent answered.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,8 +84,13 @@ impl AgentClient {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(Duration::from_secs(5)));
+        // The timer is what makes the idle timeout hold: without one, hyper-util looks at idle
+        // connections only when a call asks for one to the same host, and only until it finds a fresh
+        // one, so a connection no call takes again stays open for ever (the hostile-agent flood's were,
+        // issue 53).
         let http = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(30))
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(IDLE_CONNECTION)
             .build(tls::https_connector(tls.client_config()?, connector));
         Ok(Self {
             http,
@@ -435,5 +448,91 @@ mod tests {
             no_session.and_then(Answer::read_plainly),
             Ok(Answer::Error(RpcError { code: -32000, .. }))
         ));
+    }
+
+    /// A JSON-RPC agent on a port of its own that keeps every connection open until the client closes
+    /// it; its address and the count of connections it holds.
+    async fn counting_agent() -> (
+        std::net::SocketAddr,
+        std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    ) {
+        use std::sync::Arc;
+        use std::sync::atomic::AtomicUsize;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("address");
+        let open = Arc::new(AtomicUsize::new(0));
+        let counted = open.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let open = counted.clone();
+                open.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut read = Vec::new();
+                    let mut buffer = [0u8; 4096];
+                    while let Ok(count) = stream.read(&mut buffer).await
+                        && count > 0
+                    {
+                        read.extend_from_slice(&buffer[..count]);
+                        if whole_request(&read) {
+                            let body = r#"{"jsonrpc": "2.0", "result": {"ok": true}, "id": 1}"#;
+                            let answer = format!(
+                                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                                body.len()
+                            );
+                            if stream.write_all(answer.as_bytes()).await.is_err() {
+                                break;
+                            }
+                            read.clear();
+                        }
+                    }
+                    open.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        });
+        (address, open)
+    }
+
+    /// Whether `read` holds a request's head and its `content-length` body.
+    fn whole_request(read: &[u8]) -> bool {
+        let Some(end) = read.windows(4).position(|window| window == b"\r\n\r\n") else {
+            return false;
+        };
+        let head = String::from_utf8_lossy(&read[..end]).to_ascii_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|line| line.strip_prefix("content-length:"))
+            .and_then(|length| length.trim().parse().ok())
+            .unwrap_or(0);
+        read.len() >= end + 4 + length
+    }
+
+    #[tokio::test]
+    async fn a_connection_no_call_takes_again_is_closed() {
+        let client = AgentClient::new(&TlsConfig::default()).expect("a client");
+        let (address, open) = counting_agent().await;
+        let mut checker = Checker::new(Mode::Lenient);
+        let answer = client
+            .call(
+                &format!("http://{address}/"),
+                "ping",
+                json!({}),
+                Duration::from_secs(5),
+                &mut checker,
+            )
+            .await;
+        assert_eq!(answer, Ok(Answer::Result(json!({"ok": true}))));
+        // Kept alive for the next call...
+        assert_eq!(open.load(Ordering::SeqCst), 1);
+        // ...and let go once it has been idle for IDLE_CONNECTION (the pool sweeps once every
+        // IDLE_CONNECTION, so within two of them), though no call comes to take it.
+        let started = tokio::time::Instant::now();
+        league_testkit::observe::observe(
+            "the idle connection closed",
+            IDLE_CONNECTION * 2 + Duration::from_secs(5),
+            async || (open.load(Ordering::SeqCst) == 0).then_some(()),
+        )
+        .await;
+        eprintln!("closed {:?} after the call", started.elapsed());
     }
 }

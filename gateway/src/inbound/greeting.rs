@@ -29,6 +29,12 @@ use crate::bridge::external_agents::ExternalAgent;
 /// The longest a registration's answer waits for the greeting (the standings and the agent's answers).
 pub(crate) const GREETING_LIMIT: Duration = Duration::from_secs(2);
 
+/// The longest the greeting waits for its league's table. Under a flood of registrations the manager is
+/// slow to answer, and a greeting that spent its whole [`GREETING_LIMIT`] on the table would never reach
+/// the agent, so no sender form would be learnt: past this, the greeting goes with an empty table, as
+/// when the table cannot be read (the table is the message's content, not its purpose).
+const STANDINGS_LIMIT: Duration = Duration::from_millis(500);
+
 /// Greets `agent`, a player of `league_id` just registered; learns its sender form if it shows one.
 /// The league's other calls to the agent (a round starting as it registers) wait for the greeting.
 pub(crate) async fn greet(inbound: &Inbound, agent: &ExternalAgent, league_id: Option<&LeagueId>) {
@@ -59,18 +65,27 @@ pub(crate) async fn greet(inbound: &Inbound, agent: &ExternalAgent, league_id: O
 }
 
 /// The league's table as LEAGUE_STANDINGS_UPDATE (with the league's sender and no token: the bridge
-/// writes both for the agent). If the table cannot be read, an empty one of the league.
+/// writes both for the agent). If the table cannot be read within [`STANDINGS_LIMIT`], an empty one of
+/// the league.
 async fn standings_update(inbound: &Inbound, league_id: Option<&LeagueId>, agent_id: &AgentId) -> Value {
-    let (round_id, standings) = match inbound.standings(league_id).await {
-        Ok(table) => (
-            table.response.round_id,
-            convert::standings(&table.response.standings),
-        ),
-        Err(error) => {
-            tracing::debug!(?league_id, %error, "no standings for the greeting: an empty table");
-            (0, Value::Array(Vec::new()))
-        }
-    };
+    let (round_id, standings) =
+        match tokio::time::timeout(STANDINGS_LIMIT, inbound.standings(league_id)).await {
+            Ok(Ok(table)) => (
+                table.response.round_id,
+                convert::standings(&table.response.standings),
+            ),
+            Ok(Err(error)) => {
+                tracing::debug!(?league_id, %error, "no standings for the greeting: an empty table");
+                (0, Value::Array(Vec::new()))
+            }
+            Err(_) => {
+                tracing::debug!(
+                    ?league_id,
+                    "the standings took over {STANDINGS_LIMIT:?}: an empty table for the greeting"
+                );
+                (0, Value::Array(Vec::new()))
+            }
+        };
     envelope::message(
         MessageType::LeagueStandingsUpdate.as_str(),
         sender::MANAGER,
