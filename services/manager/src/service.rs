@@ -65,13 +65,11 @@ impl Manager {
         self.auth.caller(request_metadata).await
     }
 
-    /// What follows the commit that started `league_id`: its first round and event are announced to
-    /// the waiting referees and to event delivery, then the planner learns the schedule's tables
-    /// ([`start::analyze_schedule`]) while the first matches are claimed.
-    async fn league_started(&self, league_id: &LeagueId) {
+    /// What follows the commit that started a league: its first round and event are announced to
+    /// the waiting referees and to event delivery.
+    fn league_started(&self) {
         self.wakeups.matches_ready.notify_waiters();
         self.wakeups.events_pending.notify_one();
-        start::analyze_schedule(&self.pool, league_id).await;
     }
 
     /// A pooled connection and the league a request's `league_id` names (empty: the newest), for a
@@ -193,7 +191,7 @@ impl ManagerService for Manager {
                 }
             };
             if registered.started {
-                this.league_started(&registered.league_id).await;
+                this.league_started();
             }
             Ok(Response::new(RegisterPlayerResponse {
                 player_id: registered.player_id.into(),
@@ -256,7 +254,7 @@ impl ManagerService for Manager {
             this.auth.operator(request.metadata()).await?;
             let (_, league_id) = this.league_connection(&request.get_ref().league_id).await?;
             let started = start::start(&this.pool, &league_id).await?;
-            this.league_started(&league_id).await;
+            this.league_started();
             Ok(Response::new(StartLeagueResponse {
                 league_id: league_id.into(),
                 total_rounds: started.total_rounds,
@@ -280,7 +278,7 @@ impl ManagerService for Manager {
                 enrollment::enroll_registered(&this.pool, this.rules.max_players, &league_id, &player_id)
                     .await?;
             if enrollment.started {
-                this.league_started(&enrollment.league_id).await;
+                this.league_started();
             }
             Ok(Response::new(EnrollPlayerResponse {
                 league_id: enrollment.league_id.into(),

@@ -74,7 +74,7 @@ pub async fn pause(pool: &PgPool, league_id: &LeagueId) -> ManagerResult<PauseLe
         r#"with paused as (
              update leagues set status = 'paused', paused_at = now() where league_id = $1
          )
-         select count(*) as "running!" from matches where league_id = $1 and status = 'running'"#,
+         select count(*) as "running!" from current_round_matches where league_id = $1 and status = 'running'"#,
         league_id.as_str()
     )
     .fetch_one(&mut *tx)

@@ -135,11 +135,12 @@ pub async fn claim(
     }
 }
 
-/// How long until the earliest running lease expires (an index lookup); `None` when nothing runs.
+/// How long until the earliest running lease expires (the current rounds' matches: no index names the
+/// lease, so that its renewals are HOT updates: ADR 0091); `None` when nothing runs.
 async fn next_lease_expiry(pool: &PgPool) -> ManagerResult<Option<Duration>> {
     let millis = sqlx::query_scalar!(
         r#"select (extract(epoch from min(lease_expires_at) - now()) * 1000)::bigint as "millis?"
-         from matches where status = 'running'"#
+         from current_round_matches where status = 'running'"#
     )
     .fetch_one(pool)
     .await?;
@@ -153,7 +154,7 @@ async fn claim_once(pool: &PgPool, referee_id: &RefereeId, max: u32) -> ManagerR
     let rows = query_seated!(
         r#"with free as (
              select greatest(0, coalesce(a.max_concurrent_matches, $2::bigint) - (
-                 select count(*) from matches r
+                 select count(*) from current_round_matches r
                  where r.referee_id = $1 and r.status = 'running' and r.lease_expires_at >= now()
              )) as slots
              from agents a where a.agent_id = $1
@@ -257,7 +258,7 @@ pub async fn release_round(
              returning pg_notify($5, '')
          ), waiting as (
              select w.referee_id, w.n, least(w.max, $6::int, greatest(0, coalesce(a.max_concurrent_matches, w.max) - (
-                 select count(*) from matches r
+                 select count(*) from current_round_matches r
                  where r.referee_id = w.referee_id and r.status = 'running' and r.lease_expires_at >= now()
              ))) as slots
              from unnest($3::text[], $4::int[]) with ordinality as w(referee_id, max, n)

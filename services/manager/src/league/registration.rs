@@ -145,7 +145,7 @@ pub async fn register_referee(
     let referees = sqlx::query_scalar!(
         r#"select count(*) as "live!" from agents a where a.kind = 'referee' and a.revoked_at is null and (
             a.last_seen_at > now() - $1::text::interval
-            or exists (select 1 from matches m where m.status = 'running' and m.referee_id = a.agent_id))"#,
+            or exists (select 1 from current_round_matches m where m.status = 'running' and m.referee_id = a.agent_id))"#,
         LIVE_WITHIN
     )
     .fetch_one(&mut *tx)

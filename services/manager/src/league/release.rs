@@ -85,12 +85,15 @@ pub async fn release_all(
     referee_id: &RefereeId,
 ) -> ManagerResult<Vec<(String, String)>> {
     let released: Vec<(String, String)> = sqlx::query!(
-        // Locked in key order first (docs/subsystems/lock-order.md).
+        // Locked in key order first (docs/subsystems/lock-order.md). Found through the current
+        // rounds (current_round_matches' join, written out so that only the matches are locked).
         "with held as (
-             select league_id, match_id from matches
-             where referee_id = $1 and status = 'running'
-             order by league_id, match_id
-             for update
+             select m.league_id, m.match_id
+             from leagues l
+             join matches m on m.league_id = l.league_id and m.round_id = l.current_round
+             where l.status in ('running', 'paused') and m.referee_id = $1 and m.status = 'running'
+             order by m.league_id, m.match_id
+             for update of m
          )
          update matches m set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
          from held h

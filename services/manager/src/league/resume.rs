@@ -148,11 +148,16 @@ async fn give_back_matches_of(pool: &PgPool, player_id: &PlayerId) -> ManagerRes
     let mut tx = pool.begin().await?;
     let given_back = sqlx::query!(
         // Locked in key order first (docs/subsystems/lock-order.md), as a batch of reports locks them.
+        // Found through the current rounds (current_round_matches' join, written out so that only the
+        // matches are locked).
         "with running as (
-             select league_id, match_id from matches
-             where status = 'running' and (player_a_id = $1 or player_b_id = $1)
-             order by league_id, match_id
-             for update
+             select m.league_id, m.match_id
+             from leagues l
+             join matches m on m.league_id = l.league_id and m.round_id = l.current_round
+             where l.status in ('running', 'paused') and m.status = 'running'
+               and (m.player_a_id = $1 or m.player_b_id = $1)
+             order by m.league_id, m.match_id
+             for update of m
          )
          update matches m set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null
          from running r

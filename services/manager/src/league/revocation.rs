@@ -74,7 +74,7 @@ pub async fn revoke(
 /// How many matches each referee is running now.
 pub async fn running_matches(pool: &PgPool) -> ManagerResult<HashMap<String, u32>> {
     let rows = sqlx::query!(
-        r#"select referee_id as "referee_id!", count(*) as "running!" from matches
+        r#"select referee_id as "referee_id!", count(*) as "running!" from current_round_matches
            where status = 'running' and referee_id is not null
            group by referee_id"#,
     )

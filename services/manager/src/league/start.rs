@@ -2,6 +2,7 @@
 //! (in registration order), persisted whole, and round 1 is released to the referees.
 
 use crate::schedule::{Schedule, round_robin_cycles};
+use anyhow::Context;
 use league_domain::{GameType, LeagueId, Timing};
 use league_proto::ErrorCode;
 use sqlx::{PgConnection, PgPool};
@@ -108,37 +109,35 @@ pub async fn start(pool: &PgPool, league_id: &LeagueId) -> ManagerResult<Started
     Ok(started)
 }
 
-/// Brings the planner's statistics up to date with a schedule just committed. Run after every start.
+/// Brings the planner's statistics up to date with the schedule the start's transaction `tx` has
+/// written, so that they are committed with it.
 ///
 /// A start multiplies `matches` (124,750 rows at 500 players) in one transaction. Until the table is
 /// analyzed the planner knows only its size on disk, and the statements that find matches by key (the
 /// result writer's, which plans each statement once: crate::db::connect_writer) may keep a plan made for
 /// a table it took for a few hundred rows: at 100 players the writer read every match twice for each
 /// batch of results. Autovacuum analyzes a grown table too, but only at its next round (a minute by
-/// default), when a short league is over. An analysis also makes every connection plan its statements on
-/// these tables afresh.
+/// default), when a short league is over. Analyzed after the commit, the first claims ran before the
+/// statistics were there and scanned every match (4,000–12,000 buffers a claim at 1,000 players);
+/// analyzed inside the transaction (which counts its own new rows), they are there from the first claim.
+/// An analysis also makes every connection plan its statements on these tables afresh.
 ///
-/// Only the columns whose picture at the start holds for the whole league are analyzed: the keys, and
-/// `referee_id`, empty at the start, which tells the planner that a referee runs few matches at once.
-/// Without it, the claims and the release read a referee's running matches by bitmap, which does not
-/// mark the dead entries every finished match leaves in `matches_running_by_referee` (an index scan
-/// does), and at 500 players each read tens of thousands of them. `status` is left out: it changes with
-/// every result, and a picture from the start (no match finished) would mislead every plan that filters
-/// on it. Sampled, so bounded whatever the tables hold.
-pub async fn analyze_schedule(pool: &PgPool, league_id: &LeagueId) {
+/// Only the columns whose picture at the start holds for the whole league are analyzed: the keys and the
+/// players. `status`, `referee_id` and the lease are left out: they change with every claim and result,
+/// and a picture from the start would mislead every plan that filters on them. Sampled, so bounded
+/// whatever the tables hold.
+async fn analyze_schedule(tx: &mut PgConnection, league_id: &LeagueId) -> ManagerResult<()> {
     let began = std::time::Instant::now();
-    let analyzed = sqlx::query!(
-        "analyze matches (league_id, round_id, match_id, referee_id), rounds (league_id, round_id),
-                 standings (league_id, player_id)",
+    sqlx::query!(
+        "analyze matches (league_id, round_id, match_id, player_a_id, player_b_id),
+                 rounds (league_id, round_id), standings (league_id, player_id)",
     )
-    .execute(pool)
-    .await;
-    match analyzed {
-        Ok(_) => tracing::info!(%league_id, elapsed_ms = began.elapsed().as_millis() as u64,
-            "statistics brought up to date with the schedule"),
-        // Only plans depend on it; the league plays on either way.
-        Err(error) => tracing::warn!(%league_id, %error, "analyzing the schedule's tables failed"),
-    }
+    .execute(&mut *tx)
+    .await
+    .with_context(|| format!("analyzing the schedule of {league_id}"))?;
+    tracing::info!(%league_id, elapsed_ms = began.elapsed().as_millis() as u64,
+        "statistics brought up to date with the schedule");
+    Ok(())
 }
 
 /// Starts a league whose row the caller has locked.
@@ -199,6 +198,7 @@ pub async fn start_locked(tx: &mut PgConnection, league_id: &LeagueId) -> Manage
     )
     .execute(&mut *tx)
     .await?;
+    analyze_schedule(tx, league_id).await?;
     let announcement = events::round_announcement(tx, league_id, 1).await?;
     events::enqueue(tx, league_id, vec![(1, announcement)]).await?;
     Wakeups::matches_ready_on_commit(tx).await?;

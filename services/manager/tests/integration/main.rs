@@ -19,5 +19,6 @@ mod referee_admission;
 mod report_batch;
 mod round_completion;
 mod storage;
+mod updated_in_place;
 mod waiting_claims;
 mod whole_league;
