@@ -181,11 +181,12 @@ impl PlayerBridge {
             let left = limit.saturating_sub(started.elapsed());
             outcome = self.call_adapting(agent, kind, message, left).await;
         }
+        // A static label: no allocation per call, for the counter's lookup too.
         let label = match &outcome {
-            Ok(_) => "ok".to_owned(),
-            Err(Failure::NotImplemented) => "not_implemented".to_owned(),
-            Err(Failure::Refused(_)) => "refused".to_owned(),
-            Err(Failure::League(error)) => error.code.code().to_owned(),
+            Ok(_) => "ok",
+            Err(Failure::NotImplemented) => "not_implemented",
+            Err(Failure::Refused(_)) => "refused",
+            Err(Failure::League(error)) => error.code.code(),
         };
         crate::metrics::OUTBOUND
             .get_or_create(&crate::metrics::OutboundLabels {
