@@ -233,7 +233,7 @@ impl PlayerBridge {
             } else {
                 let answer = self
                     .client
-                    .call(&agent.contact_endpoint, &method, params, remaining, &mut checker)
+                    .call(agent.endpoint(), &method, params, remaining, &mut checker)
                     .await;
                 let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
                 self.mcp_or_plain(agent, answer, remaining).await
