@@ -226,15 +226,11 @@ impl PlayerBridge {
             let (method, params) = dialect.frame(kind, &addressed);
             let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
             let answer = if dialect == Dialect::Mcp {
-                // Boxed: rmcp's futures are large, and unboxed they made every call's future as large,
-                // plain JSON-RPC agents' too — a future that size is copied each time it is moved
-                // (a league event's delivery was copied four times: docs/benchmarks.md).
-                Box::pin(
-                    agent
-                        .mcp
-                        .call(&self.client, &agent.contact_endpoint, kind, &addressed, remaining),
-                )
-                .await
+                // Boxed: rmcp's large futures would make every call's future as large (ADR 0092).
+                let mcp = agent
+                    .mcp
+                    .call(&self.client, &agent.contact_endpoint, kind, &addressed, remaining);
+                Box::pin(mcp).await
             } else {
                 let answer = self
                     .client
