@@ -244,20 +244,23 @@ fn unreachable(
     )
 }
 
-/// The members of a JSON-RPC answer that decide what it is, borrowed from its body: `Some` when present,
-/// whatever their value (`"error": null` included).
+/// The members of a JSON-RPC answer that decide what it is: `Some` when present, whatever their value
+/// (`"error": null`, `"result": null` included). The result is read into its value in the same pass
+/// (it was first borrowed and then parsed again); the others are only looked at.
 #[derive(serde::Deserialize)]
 struct Members<'a> {
     #[serde(default, borrow, deserialize_with = "present")]
     jsonrpc: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Value>,
     #[serde(default, borrow, deserialize_with = "present")]
     error: Option<&'a RawValue>,
 }
 
-fn present<'de, D: serde::Deserializer<'de>>(value: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue as serde::Deserialize>::deserialize(value).map(Some)
+fn present<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+    value: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(value).map(Some)
 }
 
 /// Reads an agent's HTTP answer.
@@ -285,7 +288,6 @@ fn read_plain_answer(status: http::StatusCode, body: &[u8], checker: &mut Checke
         result: Some(result),
         error: None,
     }) = serde_json::from_slice(body)
-        && let Ok(result) = serde_json::from_str(result.get())
     {
         return Ok(Answer::Result(result));
     }
