@@ -18,7 +18,7 @@ pub(crate) struct RequestLabels {
 pub(crate) struct OutboundLabels {
     pub(crate) message_type: &'static str,
     /// `ok`, `not_implemented`, `refused`, or the league.v2 code (E001 timeout, E009 connection…).
-    pub(crate) outcome: String,
+    pub(crate) outcome: &'static str,
 }
 
 pub(crate) static REQUESTS: LazyLock<Family<RequestLabels, Counter>> = LazyLock::new(|| {

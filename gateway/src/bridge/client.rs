@@ -69,6 +69,21 @@ impl Answer {
     }
 }
 
+/// Where a call goes: the endpoint as the agent gave it (for errors and the span's `url.full`) and, when
+/// the caller keeps one, the same endpoint parsed ([`super::external_agents::ExternalAgent`] parses its
+/// own once, not on every call).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Endpoint<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) uri: Option<&'a http::Uri>,
+}
+
+impl<'a> From<&'a str> for Endpoint<'a> {
+    fn from(text: &'a str) -> Self {
+        Endpoint { text, uri: None }
+    }
+}
+
 /// The HTTP client every call to an agent goes through, in any dialect.
 pub(crate) type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
@@ -107,7 +122,7 @@ impl AgentClient {
     /// the answer's framing are noted on `checker` (and are errors in strict mode).
     pub(crate) async fn call(
         &self,
-        endpoint: &str,
+        endpoint: Endpoint<'_>,
         method: &str,
         params: impl serde::Serialize,
         limit: Duration,
@@ -116,7 +131,12 @@ impl AgentClient {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         // Shared JSON in the message (a round's table, sent to every player) is written in as it is.
         let body = league_v2::shared_json::to_vec(&jsonrpc::request(method, params, id));
-        let mut request = http::Request::post(endpoint)
+        let Endpoint { text: endpoint, uri } = endpoint;
+        let request = match uri {
+            Some(uri) => http::Request::post(uri.clone()),
+            None => http::Request::post(endpoint),
+        };
+        let mut request = request
             .header(http::header::CONTENT_TYPE, "application/json")
             .header(http::header::ACCEPT, "application/json")
             .body(Full::new(Bytes::from(body)))
@@ -224,20 +244,23 @@ fn unreachable(
     )
 }
 
-/// The members of a JSON-RPC answer that decide what it is, borrowed from its body: `Some` when present,
-/// whatever their value (`"error": null` included).
+/// The members of a JSON-RPC answer that decide what it is: `Some` when present, whatever their value
+/// (`"error": null`, `"result": null` included). The result is read into its value in the same pass
+/// (it was first borrowed and then parsed again); the others are only looked at.
 #[derive(serde::Deserialize)]
 struct Members<'a> {
     #[serde(default, borrow, deserialize_with = "present")]
     jsonrpc: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Value>,
     #[serde(default, borrow, deserialize_with = "present")]
     error: Option<&'a RawValue>,
 }
 
-fn present<'de, D: serde::Deserializer<'de>>(value: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue as serde::Deserialize>::deserialize(value).map(Some)
+fn present<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+    value: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(value).map(Some)
 }
 
 /// Reads an agent's HTTP answer.
@@ -265,7 +288,6 @@ fn read_plain_answer(status: http::StatusCode, body: &[u8], checker: &mut Checke
         result: Some(result),
         error: None,
     }) = serde_json::from_slice(body)
-        && let Ok(result) = serde_json::from_str(result.get())
     {
         return Ok(Answer::Result(result));
     }
@@ -514,7 +536,7 @@ mod tests {
         let mut checker = Checker::new(Mode::Lenient);
         let answer = client
             .call(
-                &format!("http://{address}/"),
+                format!("http://{address}/").as_str().into(),
                 "ping",
                 json!({}),
                 Duration::from_secs(5),

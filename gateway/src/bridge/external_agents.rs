@@ -29,6 +29,9 @@ pub(crate) const SENDER_FORM_LABEL: &str = "league.sender_form";
 pub struct ExternalAgent {
     pub(crate) agent_id: AgentId,
     pub(crate) contact_endpoint: String,
+    /// `contact_endpoint` parsed, once rather than on every call (`None`: it does not parse, and each
+    /// call says so as it always did).
+    contact_uri: Option<http::Uri>,
     /// The `auth_token` on every message the league sends it, computed once: an HMAC per message was
     /// the largest single cost of a bridged call (docs/benchmarks.md).
     pub(crate) outbound_token: outbound_token::OutboundToken,
@@ -67,6 +70,7 @@ impl ExternalAgent {
         Self {
             outbound_token: outbound_token::OutboundToken::for_agent(key, agent_id.as_str()),
             agent_id,
+            contact_uri: contact_endpoint.parse().ok(),
             contact_endpoint,
             dialect: Mutex::new(dialect),
             sender_form: Mutex::new(form),
@@ -77,6 +81,14 @@ impl ExternalAgent {
             retried_at_once: AtomicBool::new(false),
             mcp_detection: tokio::sync::OnceCell::new(),
             greeting: tokio::sync::watch::Sender::new(false),
+        }
+    }
+
+    /// Where calls to the agent go.
+    pub(crate) fn endpoint(&self) -> super::client::Endpoint<'_> {
+        super::client::Endpoint {
+            text: &self.contact_endpoint,
+            uri: self.contact_uri.as_ref(),
         }
     }
 

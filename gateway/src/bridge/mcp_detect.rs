@@ -63,7 +63,8 @@ impl PlayerBridge {
         };
         let detection = agent
             .mcp_detection
-            .get_or_init(|| self.detect(agent, why, limit))
+            // Boxed, as the MCP calls are (super::outbound): asked once per agent, and large.
+            .get_or_init(|| Box::pin(self.detect(agent, why, limit)))
             .await;
         if detection.is_mcp_server {
             Ok(Answer::McpServer)

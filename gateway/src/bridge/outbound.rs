@@ -181,11 +181,12 @@ impl PlayerBridge {
             let left = limit.saturating_sub(started.elapsed());
             outcome = self.call_adapting(agent, kind, message, left).await;
         }
+        // A static label: no allocation per call, for the counter's lookup too.
         let label = match &outcome {
-            Ok(_) => "ok".to_owned(),
-            Err(Failure::NotImplemented) => "not_implemented".to_owned(),
-            Err(Failure::Refused(_)) => "refused".to_owned(),
-            Err(Failure::League(error)) => error.code.code().to_owned(),
+            Ok(_) => "ok",
+            Err(Failure::NotImplemented) => "not_implemented",
+            Err(Failure::Refused(_)) => "refused",
+            Err(Failure::League(error)) => error.code.code(),
         };
         crate::metrics::OUTBOUND
             .get_or_create(&crate::metrics::OutboundLabels {
@@ -225,14 +226,15 @@ impl PlayerBridge {
             let (method, params) = dialect.frame(kind, &addressed);
             let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
             let answer = if dialect == Dialect::Mcp {
-                agent
+                // Boxed: rmcp's large futures would make every call's future as large (ADR 0092).
+                let mcp = agent
                     .mcp
-                    .call(&self.client, &agent.contact_endpoint, kind, &addressed, remaining)
-                    .await
+                    .call(&self.client, &agent.contact_endpoint, kind, &addressed, remaining);
+                Box::pin(mcp).await
             } else {
                 let answer = self
                     .client
-                    .call(&agent.contact_endpoint, &method, params, remaining, &mut checker)
+                    .call(agent.endpoint(), &method, params, remaining, &mut checker)
                     .await;
                 let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
                 self.mcp_or_plain(agent, answer, remaining).await

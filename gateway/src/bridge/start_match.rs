@@ -91,13 +91,7 @@ impl PlayerBridge {
             let addressed = Addressed::new(message, form, agent.outbound_token.as_str());
             answer = self
                 .client
-                .call(
-                    &agent.contact_endpoint,
-                    ASSIGN_MATCH,
-                    addressed,
-                    limit,
-                    &mut checker,
-                )
+                .call(agent.endpoint(), ASSIGN_MATCH, addressed, limit, &mut checker)
                 .await
                 .and_then(Answer::read_plainly);
             match &answer {
