@@ -271,18 +271,35 @@ async fn hostile_mcp_servers_leave_nothing_held_and_a_good_one_is_served() {
     // the process is back where it was: the sessions' own connections when their exchanges end, and the
     // connections the plain calls left idle in the outbound pool once its idle timeout has passed
     // (4 to 8 s: bridge::client::IDLE_CONNECTION, ADR 0090).
-    let after = observe(
-        "the hostile agents' connections closed, descriptors and memory back",
-        Duration::from_secs(12).saturating_sub(flooded.elapsed()),
-        async || {
-            let (now_descriptors, now_memory) = descriptors_and_memory();
-            (released().await.is_some()
-                && within_a_tenth(now_descriptors as u64, descriptors as u64)
-                && within_a_tenth(now_memory, memory))
-            .then_some((now_descriptors, now_memory))
-        },
+    // What was last seen, for the failure's message.
+    let last = std::sync::Mutex::new(None);
+    let within = Duration::from_secs(12).saturating_sub(flooded.elapsed());
+    let settled = tokio::time::timeout(
+        within,
+        // The timeout bounds the wait; observe's own bound is only past it.
+        observe(
+            "the hostile agents' connections closed, descriptors and memory back",
+            within + Duration::from_secs(60),
+            async || {
+                let (now_descriptors, now_memory) = descriptors_and_memory();
+                let open = (silent.open(), endless.open());
+                *last.lock().expect("the last look") = Some((open, now_descriptors, now_memory));
+                (released().await.is_some()
+                    && within_a_tenth(now_descriptors as u64, descriptors as u64)
+                    && within_a_tenth(now_memory, memory))
+                .then_some((now_descriptors, now_memory))
+            },
+        ),
     )
     .await;
+    let Ok(after) = settled else {
+        let last = last.lock().expect("the last look").take();
+        panic!(
+            "not back within {within:?} of the flood's end; last seen: connections held by the silent \
+             and the endless agent, descriptors, memory (kB) {last:?}; before the flood: descriptors \
+             {descriptors}, memory {memory} kB"
+        );
+    };
     let initializes = silent.initializes() + endless.initializes() - initialized;
     eprintln!(
         "descriptors {descriptors} -> {}, memory {memory} kB -> {} kB, {initializes} initialize requests, \
