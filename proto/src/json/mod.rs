@@ -11,6 +11,7 @@ use prost_reflect::{DescriptorPool, DynamicMessage, SerializeOptions};
 use serde_json::Value;
 
 pub(crate) mod records;
+mod rfc3339;
 
 static POOL: LazyLock<Result<DescriptorPool, String>> =
     LazyLock::new(|| DescriptorPool::decode(crate::FILE_DESCRIPTOR_SET).map_err(|error| error.to_string()));

@@ -10,11 +10,9 @@ use prost_types::{ListValue, Struct, Timestamp, Value};
 use serde::ser::{Error, SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
+use super::rfc3339::Rfc3339Text;
 use crate::v2::transcript_entry::Entry;
 use crate::v2::{Direction, MatchState, ResultStatus, TranscriptEntry};
-
-/// Seconds of 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the range proto3 JSON allows.
-const TIMESTAMP_SECONDS: std::ops::RangeInclusive<i64> = -62_135_596_800..=253_402_300_799;
 
 macro_rules! enum_by_name {
     ($name:ident, $enum:ty) => {
@@ -62,10 +60,9 @@ struct Rfc3339<'a>(&'a Timestamp);
 
 impl Serialize for Rfc3339<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if TIMESTAMP_SECONDS.contains(&self.0.seconds) {
-            serializer.collect_str(self.0)
-        } else {
-            Err(S::Error::custom("timestamp out of range"))
+        match Rfc3339Text::new(self.0) {
+            Some(text) => serializer.serialize_str(text.as_str()),
+            None => Err(S::Error::custom("timestamp out of range")),
         }
     }
 }
