@@ -132,7 +132,7 @@ impl RefereeApp {
     pub async fn run(self, shutdown: ShutdownSignal) -> anyhow::Result<()> {
         let channel =
             grpc::connect_with_retry(&self.config.manager_url, Duration::from_secs(60), &shutdown).await?;
-        let mut manager = ManagerServiceClient::new(channel);
+        let mut manager = ManagerServiceClient::new(channel.clone());
         let endpoint = self
             .config
             .advertise_url
@@ -162,7 +162,7 @@ impl RefereeApp {
         let credentials = self.register(&mut manager, saved.as_ref(), request).await?;
         self.readiness.set_ready(true);
         let worker = Worker::new(
-            manager,
+            channel,
             credentials.clone(),
             WorkerConfig {
                 shutdown_grace: self.config.shutdown_grace,

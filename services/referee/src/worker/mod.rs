@@ -20,6 +20,7 @@
 //!   stopped and released with `ReleaseLeases`, so another referee claims them at once instead of after
 //!   their leases expire. Then [`Worker::run`] returns: no match stays leased to a referee that is gone.
 
+mod encoded_report;
 mod registry;
 mod report;
 
@@ -40,6 +41,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 use tracing::field::Empty;
 
+use encoded_report::ReportClient;
 pub use registry::RunningMatches;
 
 use crate::chance::OsChance;
@@ -106,6 +108,7 @@ impl WorkerConfig {
 #[derive(Debug)]
 pub struct Worker {
     manager: ManagerServiceClient<GrpcChannel>,
+    reports: ReportClient,
     credentials: Credentials,
     config: WorkerConfig,
     channels: PlayerChannels,
@@ -113,13 +116,11 @@ pub struct Worker {
 }
 
 impl Worker {
-    pub fn new(
-        manager: ManagerServiceClient<GrpcChannel>,
-        credentials: Credentials,
-        config: WorkerConfig,
-    ) -> Worker {
+    /// A worker calling the manager on `manager`.
+    pub fn new(manager: GrpcChannel, credentials: Credentials, config: WorkerConfig) -> Worker {
         Worker {
-            manager,
+            reports: ReportClient::new(manager.clone()),
+            manager: ManagerServiceClient::new(manager),
             credentials,
             config,
             channels: PlayerChannels::new(),
@@ -319,6 +320,7 @@ impl Worker {
         let key = registration.key().clone();
         let players = GrpcPlayers::for_assignment(&self.channels, &assignment);
         let manager = self.manager.clone();
+        let reports = self.reports.clone();
         let credentials = self.credentials.clone();
         let config = self.config.clone();
         // The root of this match's trace: everything below, here and in the services it calls, is in it.
@@ -345,7 +347,7 @@ impl Worker {
                 };
                 registration.reporting();
                 report::report_result(
-                    manager,
+                    reports,
                     &credentials,
                     &config,
                     report_request(&assignment),

@@ -26,6 +26,7 @@ use league_runtime::grpc::GrpcChannel;
 use tonic::Status;
 
 use super::WorkerConfig;
+use super::encoded_report::{EncodedReport, ReportClient};
 use crate::metrics;
 use crate::runner::{MatchReport, miss, spans};
 
@@ -51,7 +52,7 @@ fn worth_retrying(status: &Status) -> bool {
 /// Reports `report` for the match of `request` (everything but the result and transcript filled in),
 /// until the manager takes it or refuses it for good.
 pub(super) async fn report_result(
-    manager: ManagerServiceClient<GrpcChannel>,
+    reports: ReportClient,
     credentials: &Credentials,
     config: &WorkerConfig,
     mut request: ReportMatchResultRequest,
@@ -59,12 +60,15 @@ pub(super) async fn report_result(
 ) {
     request.result = Some(report.result);
     request.transcript = Some(report.transcript);
-    let match_id = request.match_id.clone();
+    // Encoded once: an attempt sends the same bytes again (crate::worker::encoded_report). The rest
+    // of the request, its transcript, is dropped here rather than kept through the retries.
+    let encoded = EncodedReport::new(&request);
+    let ReportMatchResultRequest { match_id, .. } = request;
     let send = || {
-        let mut manager = manager.clone();
-        let mut call = credentials.request(request.clone());
+        let mut reports = reports.clone();
+        let mut call = credentials.request(encoded.clone());
         call.set_timeout(config.call_timeout);
-        async move { manager.report_match_result(call).await }
+        async move { reports.report(call).await }
     };
     let outcome = send
         .retry(backoff(config))

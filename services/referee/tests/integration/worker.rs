@@ -487,10 +487,8 @@ impl Running {
 
 async fn start_worker(manager: &FakeManager, config: WorkerConfig) -> Running {
     let url = serve_manager(manager).await;
-    let client = league_proto::v2::manager_service_client::ManagerServiceClient::new(
-        league_runtime::grpc::channel(&url).expect("url"),
-    );
-    let worker = Worker::new(client, Credentials::new("REF01", "secret"), config);
+    let channel = league_runtime::grpc::channel(&url).expect("url");
+    let worker = Worker::new(channel, Credentials::new("REF01", "secret"), config);
     let api = RefereeApi::new("REF01", worker.running_matches());
     let channels = worker.player_channels();
     let shutdown = Shutdown::new();
