@@ -111,6 +111,24 @@ pub async fn run_match_with_progress(
     referee_id: &str,
     progress: &MatchProgress,
 ) -> Result<MatchReport, Interrupted> {
+    let result = play_match(assignment, players, chance, referee_id, progress).await?;
+    Ok(MatchReport {
+        transcript: progress.transcript(&assignment.scheduled.match_id),
+        final_state: progress.state(),
+        result,
+    })
+}
+
+/// [`run_match_with_progress`] without copying the transcript out of `progress` at the end: the
+/// worker encodes its report straight from `progress`, where watchers keep reading it while the match
+/// is reported (crate::worker's `encoded_report`). Returns the result.
+pub async fn play_match(
+    assignment: &Assignment,
+    players: &impl Players,
+    chance: &mut dyn Chance,
+    referee_id: &str,
+    progress: &MatchProgress,
+) -> Result<MatchResult, Interrupted> {
     let runner = Runner::new(assignment, players, referee_id, progress);
     let match_span = Span::current();
     match_span.record("conversation_id", runner.context.conversation_id.as_str());
@@ -144,11 +162,7 @@ pub async fn run_match_with_progress(
         .game_over(&result)
         .instrument(phase_span!("game_over"))
         .await;
-    Ok(MatchReport {
-        transcript: progress.transcript(&runner.context.match_id),
-        final_state: progress.state(),
-        result,
-    })
+    Ok(result)
 }
 
 /// Which exchange a miss belongs to.

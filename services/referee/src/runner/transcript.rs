@@ -17,6 +17,8 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
+use prost::Message;
+
 use league_proto::v2::{
     self, Direction, MatchTranscript, MessageRecord, StateTransition, TranscriptEntry, transcript_entry,
 };
@@ -51,6 +53,19 @@ impl MatchProgress {
             match_id: match_id.to_owned(),
             entries: self.lock().entries.clone(),
         }
+    }
+
+    /// Appends the transcript so far to `buf`, length-delimited (as a message field's value is), without
+    /// copying it: its entries are lent to the encoding and put back.
+    pub(crate) fn encode_transcript(&self, match_id: &str, buf: &mut Vec<u8>) {
+        let mut progress = self.lock();
+        let transcript = MatchTranscript {
+            match_id: match_id.to_owned(),
+            entries: std::mem::take(&mut progress.entries),
+        };
+        // Encoding into a Vec cannot run out of room.
+        let _ = transcript.encode_length_delimited(buf);
+        progress.entries = transcript.entries;
     }
 
     /// The opening entry: UNSPECIFIED → WAITING_FOR_PLAYERS.

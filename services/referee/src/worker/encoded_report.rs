@@ -14,6 +14,8 @@ use tonic::codegen::http::uri::PathAndQuery;
 use tonic::{GrpcMethod, Request, Response, Status};
 use tonic_prost::ProstDecoder;
 
+use crate::runner::MatchProgress;
+
 /// The service and method a report is sent to, as the generated client names them.
 const SERVICE: &str = "league.v2.ManagerService";
 const METHOD: &str = "ReportMatchResult";
@@ -23,9 +25,24 @@ const PATH: &str = "/league.v2.ManagerService/ReportMatchResult";
 #[derive(Debug, Clone)]
 pub(super) struct EncodedReport(Bytes);
 
+/// The key of `ReportMatchResultRequest.transcript` (field 5, length-delimited) on the wire: one byte,
+/// as every field number under 16's key is.
+const TRANSCRIPT_KEY: u8 = (5 << 3) | 2;
+
 impl EncodedReport {
-    pub(super) fn new(request: &ReportMatchResultRequest) -> EncodedReport {
-        EncodedReport(request.encode_to_vec().into())
+    /// `request` with the transcript `progress` holds as its transcript (`request`'s own is left out).
+    /// The transcript is encoded where it is kept, not copied into the request first: watchers of the
+    /// running match read it there while it is reported (crate::worker::registry). A message's fields
+    /// may come in any order on the wire, so the transcript's field follows the others.
+    pub(super) fn new(request: &ReportMatchResultRequest, progress: &MatchProgress) -> EncodedReport {
+        let mut bytes = ReportMatchResultRequest {
+            transcript: None,
+            ..request.clone()
+        }
+        .encode_to_vec();
+        bytes.push(TRANSCRIPT_KEY);
+        progress.encode_transcript(&request.match_id, &mut bytes);
+        EncodedReport(bytes.into())
     }
 }
 
@@ -100,17 +117,32 @@ mod tests {
     }
 
     #[test]
-    fn the_bytes_are_the_requests_encoding() {
+    fn the_bytes_decode_as_the_request_with_the_progress_transcript() {
+        let progress = MatchProgress::new();
+        progress.start("taken".into());
+        progress.transition(crate::match_state::MatchState::CollectingChoices, "joined".into());
         let request = ReportMatchResultRequest {
             league_id: "L1".into(),
             match_id: "R1M1".into(),
             lease_id: "lease".into(),
-            ..ReportMatchResultRequest::default()
+            result: Some(league_proto::v2::MatchResult {
+                match_id: "R1M1".into(),
+                winner_player_id: "P01".into(),
+                ..Default::default()
+            }),
+            transcript: None,
         };
-        let encoded = EncodedReport::new(&request);
+        let encoded = EncodedReport::new(&request, &progress);
+        let decoded = ReportMatchResultRequest::decode(encoded.0.clone()).expect("decodes");
         assert_eq!(
-            ReportMatchResultRequest::decode(encoded.0.clone()).expect("decodes"),
-            request
+            decoded,
+            ReportMatchResultRequest {
+                transcript: Some(progress.transcript("R1M1")),
+                ..request
+            }
         );
+        assert_eq!(decoded.transcript.map(|t| t.entries.len()), Some(2));
+        // Lent, not taken: the progress still shows it.
+        assert_eq!(progress.transcript("R1M1").entries.len(), 2);
     }
 }

@@ -31,7 +31,7 @@ use league_domain::{Assignment, Timing};
 use league_proto::error_code;
 use league_proto::v2::manager_service_client::ManagerServiceClient;
 use league_proto::v2::{
-    ClaimMatchesRequest, LeaseRef, MatchAssignment, RenewLeasesRequest, ReportMatchResultRequest,
+    ClaimMatchesRequest, LeaseRef, MatchAssignment, MatchResult, RenewLeasesRequest, ReportMatchResultRequest,
 };
 use league_runtime::grpc::GrpcChannel;
 use league_runtime::{Credentials, Revoked, ShutdownSignal};
@@ -41,11 +41,11 @@ use tokio::time::Instant;
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use encoded_report::ReportClient;
+use encoded_report::{EncodedReport, ReportClient};
 pub use registry::RunningMatches;
 
 use crate::chance::OsChance;
-use crate::runner::{GrpcPlayers, MatchProgress, PlayerChannels, match_span, run_match_with_progress};
+use crate::runner::{GrpcPlayers, MatchProgress, PlayerChannels, match_span, play_match};
 
 /// How a worker claims, reports and renews. Deserializable (durations in humantime, e.g. `"1s"`); every
 /// field has a default.
@@ -329,7 +329,7 @@ impl Worker {
         let abort = tasks.spawn(
             async move {
                 let mut chance = OsChance;
-                let played = run_match_with_progress(
+                let played = play_match(
                     &assignment,
                     &players,
                     &mut chance,
@@ -337,8 +337,8 @@ impl Worker {
                     &progress,
                 )
                 .await;
-                let report = match played {
-                    Ok(report) => report,
+                let result = match played {
+                    Ok(result) => result,
                     Err(_interrupted) => {
                         // No result and nobody charged: the match goes back to the queue at once.
                         report::release(&manager, &credentials, &config, vec![lease_of(&assignment)]).await;
@@ -346,19 +346,15 @@ impl Worker {
                     }
                 };
                 registration.reporting();
-                report::report_result(
-                    reports,
-                    &credentials,
-                    &config,
-                    report_request(&assignment),
-                    report,
-                )
-                .instrument(tracing::info_span!(
-                    "report",
-                    otel.status_code = Empty,
-                    otel.status_description = Empty
-                ))
-                .await;
+                let request = report_request(&assignment, result);
+                let encoded = EncodedReport::new(&request, &progress);
+                report::report_result(reports, &credentials, &config, request.match_id, encoded)
+                    .instrument(tracing::info_span!(
+                        "report",
+                        otel.status_code = Empty,
+                        otel.status_description = Empty
+                    ))
+                    .await;
             }
             .instrument(span),
         );
@@ -382,14 +378,15 @@ impl Worker {
     }
 }
 
-/// The report of `assignment`'s match, its result and transcript still to be filled in.
-fn report_request(assignment: &Assignment) -> ReportMatchResultRequest {
+/// The report of `assignment`'s match with its `result`, its transcript still to be added
+/// (crate::worker::encoded_report).
+fn report_request(assignment: &Assignment, result: MatchResult) -> ReportMatchResultRequest {
     let lease = lease_of(assignment);
     ReportMatchResultRequest {
         league_id: lease.league_id,
         match_id: lease.match_id,
         lease_id: lease.lease_id,
-        result: None,
+        result: Some(result),
         transcript: None,
     }
 }

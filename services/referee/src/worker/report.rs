@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
 use league_proto::v2::manager_service_client::ManagerServiceClient;
-use league_proto::v2::{LeaseRef, ReleaseLeasesRequest, ReportMatchResultRequest};
+use league_proto::v2::{LeaseRef, ReleaseLeasesRequest};
 use league_proto::{ErrorCode, error_code};
 use league_runtime::Credentials;
 use league_runtime::grpc::GrpcChannel;
@@ -28,7 +28,7 @@ use tonic::Status;
 use super::WorkerConfig;
 use super::encoded_report::{EncodedReport, ReportClient};
 use crate::metrics;
-use crate::runner::{MatchReport, miss, spans};
+use crate::runner::{miss, spans};
 
 /// The most a release takes, retries included: on shutdown, the default grace (25 s) plus this stays
 /// under the 30 s an orchestrator waits before SIGKILL.
@@ -49,24 +49,18 @@ fn worth_retrying(status: &Status) -> bool {
     error_code::code_of(status) != Some(ErrorCode::LeaseNotHeld) && miss::is_transient(status)
 }
 
-/// Reports `report` for the match of `request` (everything but the result and transcript filled in),
-/// until the manager takes it or refuses it for good.
+/// Reports `report` (the match `match_id`'s, encoded: crate::worker::encoded_report) until the manager
+/// takes it or refuses it for good. Every attempt sends the same bytes.
 pub(super) async fn report_result(
     reports: ReportClient,
     credentials: &Credentials,
     config: &WorkerConfig,
-    mut request: ReportMatchResultRequest,
-    report: MatchReport,
+    match_id: String,
+    report: EncodedReport,
 ) {
-    request.result = Some(report.result);
-    request.transcript = Some(report.transcript);
-    // Encoded once: an attempt sends the same bytes again (crate::worker::encoded_report). The rest
-    // of the request, its transcript, is dropped here rather than kept through the retries.
-    let encoded = EncodedReport::new(&request);
-    let ReportMatchResultRequest { match_id, .. } = request;
     let send = || {
         let mut reports = reports.clone();
-        let mut call = credentials.request(encoded.clone());
+        let mut call = credentials.request(report.clone());
         call.set_timeout(config.call_timeout);
         async move { reports.report(call).await }
     };
