@@ -32,14 +32,14 @@ const TRANSCRIPT_KEY: u8 = (5 << 3) | 2;
 impl EncodedReport {
     /// `request` with the transcript `progress` holds as its transcript (`request`'s own is left out).
     /// The transcript is encoded where it is kept, not copied into the request first: watchers of the
-    /// running match read it there while it is reported (crate::worker::registry). A message's fields
-    /// may come in any order on the wire, so the transcript's field follows the others.
-    pub(super) fn new(request: &ReportMatchResultRequest, progress: &MatchProgress) -> EncodedReport {
-        let mut bytes = ReportMatchResultRequest {
+    /// running match read it there while it is reported (crate::worker::registry). Its field is the
+    /// last by number, so the bytes are those of the whole request encoded at once.
+    pub(super) fn new(request: ReportMatchResultRequest, progress: &MatchProgress) -> EncodedReport {
+        let request = ReportMatchResultRequest {
             transcript: None,
-            ..request.clone()
-        }
-        .encode_to_vec();
+            ..request
+        };
+        let mut bytes = request.encode_to_vec();
         bytes.push(TRANSCRIPT_KEY);
         progress.encode_transcript(&request.match_id, &mut bytes);
         EncodedReport(bytes.into())
@@ -132,15 +132,20 @@ mod tests {
             }),
             transcript: None,
         };
-        let encoded = EncodedReport::new(&request, &progress);
+        let whole = ReportMatchResultRequest {
+            transcript: Some(progress.transcript("R1M1")),
+            ..request.clone()
+        };
+        // A transcript the request carries itself is left out: the progress's is the one sent.
+        let stale = ReportMatchResultRequest {
+            transcript: Some(league_proto::v2::MatchTranscript::default()),
+            ..request
+        };
+        let encoded = EncodedReport::new(stale, &progress);
+        // The same bytes as the whole request encoded at once.
+        assert_eq!(encoded.0, whole.encode_to_vec());
         let decoded = ReportMatchResultRequest::decode(encoded.0.clone()).expect("decodes");
-        assert_eq!(
-            decoded,
-            ReportMatchResultRequest {
-                transcript: Some(progress.transcript("R1M1")),
-                ..request
-            }
-        );
+        assert_eq!(decoded, whole);
         assert_eq!(decoded.transcript.map(|t| t.entries.len()), Some(2));
         // Lent, not taken: the progress still shows it.
         assert_eq!(progress.transcript("R1M1").entries.len(), 2);

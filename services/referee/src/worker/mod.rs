@@ -347,8 +347,9 @@ impl Worker {
                 };
                 registration.reporting();
                 let request = report_request(&assignment, result);
-                let encoded = EncodedReport::new(&request, &progress);
-                report::report_result(reports, &credentials, &config, request.match_id, encoded)
+                let match_id = request.match_id.clone();
+                let encoded = EncodedReport::new(request, &progress);
+                report::report_result(reports, &credentials, &config, match_id, encoded)
                     .instrument(tracing::info_span!(
                         "report",
                         otel.status_code = Empty,
