@@ -99,7 +99,7 @@ pub async fn served_by(dir: &Path, served: &mut Child, log: &Path) -> (String, S
 }
 
 /// The last 40 lines of the log at `log`.
-fn log_end(log: &Path) -> String {
+pub fn log_end(log: &Path) -> String {
     let said = std::fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = said.lines().collect();
     lines[lines.len().saturating_sub(40)..].join("\n")

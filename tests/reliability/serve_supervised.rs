@@ -10,7 +10,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
 use crate::harness::*;
-use crate::serve_restart::{LEAGUE, agents, final_standings, mid_league, serve, served_by};
+use crate::serve_restart::{LEAGUE, agents, final_standings, log_end, mid_league, serve, served_by};
 
 /// What the launcher prints when the player host dies of a kill -9.
 const RESTARTED: &str = "players exited (signal 9: SIGKILL); starting it again (restart 1)";
@@ -43,6 +43,16 @@ pub fn still_runs(pid: i32, started: &str) -> bool {
     let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
     // Field 3 (the state) is the first after the name; field 22 (the start time) 19 further on.
     fields.first().is_some_and(|state| *state != "Z" && *state != "X") && fields.get(19) == Some(&started)
+}
+
+/// What the launcher's watch said in the log at `log` (each exit, each start again and why), among its
+/// services' own logs.
+fn supervisor_lines(log: &Path) -> String {
+    let said = std::fs::read_to_string(log).unwrap_or_default();
+    said.lines()
+        .filter(|line| line.contains("starting it again") || line.contains("not started again"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -82,16 +92,30 @@ async fn a_player_host_killed_under_serve_is_started_again_and_the_league_comple
     };
     kill(Pid::from_raw(host), Signal::SIGKILL).expect("kill -9 the player host");
 
-    // The launcher says it, and starts another player host (noted like the first).
-    observe(
-        "the launcher restarts the player host",
+    // The launcher says it, and starts another player host (noted like the first). If it does not,
+    // the test fails with serve's log and the children it noted, which say why (a start that failed or
+    // hung, an exit never seen).
+    let restarted = tokio::time::timeout(
         OBSERVE_DEADLINE,
-        async || {
-            let said = std::fs::read_to_string(&log).ok()?.contains(RESTARTED);
-            (said && players(&noted_children(&state_dir)).len() == 2).then_some(())
-        },
+        // The timeout above bounds the wait; observe's own bound is only past it.
+        observe(
+            "the launcher restarts the player host",
+            2 * OBSERVE_DEADLINE,
+            async || {
+                let said = std::fs::read_to_string(&log).ok()?.contains(RESTARTED);
+                (said && players(&noted_children(&state_dir)).len() == 2).then_some(())
+            },
+        ),
     )
     .await;
+    assert!(
+        restarted.is_ok(),
+        "the launcher did not restart the player host within {OBSERVE_DEADLINE:?}; noted children: {:?}; \
+         what serve said of its services:\n{}\nits log ends:\n{}",
+        noted_children(&state_dir),
+        supervisor_lines(&log),
+        log_end(&log)
+    );
     wait_for_completion(&db.pool, LEAGUE, &logs).await;
     let table = final_standings(&manager_url, &token).await;
     // No technical loss, no double forfeit: the outage was ours.
