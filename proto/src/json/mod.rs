@@ -12,6 +12,9 @@ use serde_json::Value;
 
 pub(crate) mod records;
 mod rfc3339;
+mod transcript_text;
+
+pub use transcript_text::{RecordedMessage, TranscriptText, transcript_to_json_text};
 
 static POOL: LazyLock<Result<DescriptorPool, String>> =
     LazyLock::new(|| DescriptorPool::decode(crate::FILE_DESCRIPTOR_SET).map_err(|error| error.to_string()));

@@ -21,6 +21,7 @@ use crate::event_delivery::EventDelivery;
 use crate::league::referee_admission::RefereeAdmission;
 use crate::league::registration;
 use crate::league::start::{self, NewLeague};
+use crate::report_route::ManagerRoutes;
 use crate::service::Manager;
 use crate::wakeups::Wakeups;
 
@@ -132,7 +133,7 @@ impl ManagerApp {
         );
         tokio::spawn(self.agents.clone().listen(self.held.clone(), shutdown.clone()));
         tokio::spawn(self.agents.clone().end_watches_on(shutdown.clone()));
-        let routes = tonic::service::Routes::new(ManagerServiceServer::new(self.service))
+        let routes = tonic::service::Routes::new(ManagerRoutes::new(self.service))
             .add_service(AgentsServiceServer::new(self.agents));
         let routes =
             grpc::with_readiness_health_and_reflection::<ManagerServiceServer<Manager>>(routes, readiness)

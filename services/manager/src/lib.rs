@@ -12,6 +12,7 @@ pub mod ids;
 pub mod league;
 pub mod metrics;
 pub mod postgres;
+pub mod report_route;
 pub mod results;
 pub mod schedule;
 pub mod service;

@@ -23,6 +23,7 @@ use crate::league::report_queue::ReportQueue;
 use crate::league::{
     enrollment, history, lifecycle, queries, queue, registration, resume, start, table, withdrawal,
 };
+use crate::report_route::ReportMatchResultBytes;
 use crate::wakeups::Wakeups;
 
 /// Longest long poll a referee may ask for.
@@ -41,6 +42,26 @@ pub struct Manager {
 }
 
 impl Manager {
+    /// MATCH_RESULT_REPORT, its transcript still as the referee encoded it.
+    pub async fn report(
+        &self,
+        request: Request<ReportMatchResultBytes>,
+    ) -> Result<Response<ReportMatchResultResponse>, Status> {
+        let this = self.clone();
+        run_to_end(async move {
+            let referee_id = this.auth.referee(request.metadata()).await?;
+            let about = request.get_ref();
+            league_runtime::grpc::record_call_fields(&about.league_id, &about.match_id, "", "");
+            let report = Report::new(referee_id, request.into_inner())?;
+            let reported = this.reports.submit(report).await?;
+            Ok(Response::new(ReportMatchResultResponse {
+                recorded: Some(reported.recorded),
+                duplicate: reported.duplicate,
+            }))
+        })
+        .await
+    }
+
     /// Starts the result writer ([`ReportQueue`]), so it is called inside a Tokio runtime.
     pub fn new(
         pool: PgPool,
@@ -323,23 +344,16 @@ impl ManagerService for Manager {
         Ok(Response::new(RenewLeasesResponse { renewals }))
     }
 
+    /// Served by [`Manager::report`] through crate::report_route, which keeps the transcript as bytes;
+    /// here for whoever calls the service directly.
     async fn report_match_result(
         &self,
         request: Request<ReportMatchResultRequest>,
     ) -> Result<Response<ReportMatchResultResponse>, Status> {
-        let this = self.clone();
-        run_to_end(async move {
-            let referee_id = this.auth.referee(request.metadata()).await?;
-            let about = request.get_ref();
-            league_runtime::grpc::record_call_fields(&about.league_id, &about.match_id, "", "");
-            let report = Report::new(referee_id, request.into_inner())?;
-            let reported = this.reports.submit(report).await?;
-            Ok(Response::new(ReportMatchResultResponse {
-                recorded: Some(reported.recorded),
-                duplicate: reported.duplicate,
-            }))
-        })
-        .await
+        let (metadata, extensions, request) = request.into_parts();
+        let request = ReportMatchResultBytes::from(request);
+        self.report(Request::from_parts(metadata, extensions, request))
+            .await
     }
 
     async fn get_standings(

@@ -7,34 +7,28 @@ use std::collections::HashMap;
 
 use league_domain::MessageType;
 use league_domain::even_odd::{self, Parity};
-use league_proto::v2::transcript_entry::Entry;
-use league_proto::v2::{Direction, MatchResult, MatchTranscript, ResultStatus};
+use league_proto::json::RecordedMessage;
+use league_proto::v2::{Direction, MatchResult, ResultStatus};
 use prost_types::value::Kind;
 use prost_types::{Struct, Value};
 
-/// Each player's last valid choice in `transcript` (the answer the game took), by player.
-pub fn answers(transcript: &MatchTranscript) -> HashMap<String, Parity> {
-    let mut answers = HashMap::new();
-    for entry in &transcript.entries {
-        let Some(Entry::Message(record)) = &entry.entry else {
-            continue;
-        };
+/// Each player's last valid choice in a transcript (the answer the game took), by player: shown each
+/// message the transcript recorded, in order ([`league_proto::json::transcript_to_json_text`]).
+#[derive(Debug, Default)]
+pub struct Answers(pub HashMap<String, Parity>);
+
+impl Answers {
+    pub fn note(&mut self, record: &RecordedMessage<'_>) {
         if record.direction() != Direction::FromPlayer
             || record.message_type != MessageType::ChooseParityResponse.as_str()
             || !record.error_code.is_empty()
         {
-            continue;
+            return;
         }
-        if let Some(choice) = record
-            .payload
-            .as_ref()
-            .and_then(|p| text(p, "parity_choice"))
-            .and_then(Parity::parse)
-        {
-            answers.insert(record.player_id.clone(), choice);
+        if let Some(choice) = record.payload_text("parity_choice").and_then(Parity::parse) {
+            self.0.insert(record.player_id.to_owned(), choice);
         }
     }
-    answers
 }
 
 /// Why `result` (of a match between `a` and `b`, whose transcript holds `said`) is no Even/Odd result;
@@ -106,7 +100,9 @@ fn text<'a>(object: &'a Struct, field: &str) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use league_proto::v2::{MessageRecord, TranscriptEntry};
+    use league_proto::v2::transcript_entry::Entry;
+    use league_proto::v2::{MatchTranscript, MessageRecord, TranscriptEntry};
+    use prost::Message;
 
     fn string(text: &str) -> Value {
         Value {
@@ -229,9 +225,11 @@ mod tests {
             ],
             ..MatchTranscript::default()
         };
-        assert_eq!(
-            answers(&transcript),
-            HashMap::from([("P01".to_owned(), Parity::Odd)])
-        );
+        let mut answers = Answers::default();
+        league_proto::json::transcript_to_json_text(&transcript.encode_to_vec(), |record| {
+            answers.note(record)
+        })
+        .expect("a transcript");
+        assert_eq!(answers.0, HashMap::from([("P01".to_owned(), Parity::Odd)]));
     }
 }

@@ -16,8 +16,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use league_domain::even_odd::Parity;
 use league_domain::{LeagueId, MatchId, RefereeId};
 use league_proto::ErrorCode;
-use league_proto::json::StoredRecord;
-use league_proto::v2::{MatchResult, ReportMatchResultRequest, TranscriptEntry};
+use league_proto::json::{self, StoredRecord};
+use league_proto::v2::MatchResult;
 use prost::Message;
 use sqlx::{PgConnection, PgPool};
 
@@ -28,6 +28,7 @@ use crate::league::kept_table::KeptTables;
 use crate::league::round_completion;
 use crate::league::verdict::{Verdict, verify};
 use crate::league::waiting_claims::WaitingClaims;
+use crate::report_route::ReportMatchResultBytes;
 use crate::results::Side;
 use crate::standings::StandingRow;
 
@@ -64,33 +65,38 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn new(referee_id: RefereeId, request: ReportMatchResultRequest) -> ManagerResult<Self> {
-        let ReportMatchResultRequest {
+    pub fn new(referee_id: RefereeId, request: impl Into<ReportMatchResultBytes>) -> ManagerResult<Self> {
+        let ReportMatchResultBytes {
             league_id,
             match_id,
             lease_id,
             result,
             transcript,
-        } = request;
+        } = request.into();
         let league_id = ids::required("league_id", &league_id)?;
         let match_id = ids::required("match_id", &match_id)?;
         let result = result.ok_or_else(|| reject(ErrorCode::MissingRequiredField, "result is required"))?;
-        // A report without a transcript (an external referee's) stores an empty one.
-        let transcript = transcript.unwrap_or_default();
-        // Written first: it refuses a transcript whose times proto3 JSON cannot write (out of the
-        // years 1-9999), so the times below are in range.
-        let transcript_json = json_text(&transcript)?;
-        let at = |entry: Option<&TranscriptEntry>| entry.and_then(|entry| entry.at.as_ref()).map(micros);
+        // Written straight from its bytes (a report without a transcript, an external referee's, stores
+        // an empty one); it refuses a transcript whose times proto3 JSON cannot write (out of the years
+        // 1-9999), so the times below are in range.
+        let mut answers = even_odd_report::Answers::default();
+        let transcript = json::transcript_to_json_text(&transcript, |message| answers.note(message))
+            .map_err(|error| {
+                reject(
+                    ErrorCode::InvalidMessageFormat,
+                    format!("storing a league.v2.MatchTranscript as JSON: {error}"),
+                )
+            })?;
         Ok(Self {
             referee_id,
             league_id,
             match_id,
             lease_id,
             result_json: json_text(&result)?,
-            answers: even_odd_report::answers(&transcript),
-            started_us: at(transcript.entries.first()),
-            ended_us: at(transcript.entries.last()),
-            transcript_json,
+            answers: answers.0,
+            started_us: transcript.first_at.as_ref().map(micros),
+            ended_us: transcript.last_at.as_ref().map(micros),
+            transcript_json: transcript.json,
             result_bytes: result.encode_to_vec(),
             result,
         })
