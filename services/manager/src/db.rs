@@ -129,17 +129,31 @@ pub fn connect_held(url: &SecretString) -> anyhow::Result<PgPool> {
 
 /// The result writer's own connection (crate::league::report_queue), apart from the working pool.
 /// The writer records batches and completes rounds one after another, so one connection is all it
-/// uses; on its own it also plans its statements once. Postgres plans a statement afresh on its first
-/// five executions on each connection, and the writer's statements spread over the working pool were
-/// planned up to five times per connection: in a 20-player league most releases of a round
-/// (crate::league::queue::release_round) were custom-planned, 1–1.5 ms each (docs/benchmarks.md). On
-/// this connection they are planned at their first execution, for good (`plan_cache_mode =
-/// force_generic_plan`): the plan Postgres would settle on at the sixth, without the four plannings
-/// between (about 2 ms each for the release, in a manager's first rounds). Opened lazily, on the
-/// working pool's options.
+/// uses; on its own it also plans its statements once ([`planned_once`]): in a 20-player league most
+/// releases of a round (crate::league::queue::release_round) were custom-planned on the working pool,
+/// 1–1.5 ms each (docs/benchmarks.md).
 pub fn connect_writer(pool: &PgPool) -> PgPool {
+    planned_once(pool, 1)
+}
+
+/// The claims' own connections (crate::league::queue::claim), as many as the working pool has. On the
+/// working pool Postgres never settled on a generic plan for the claim, whose cost it estimates from
+/// its parameters: at 1,000 players it planned every claim afresh, 0.4 ms each, 4.7 s of Postgres's
+/// time in a league (pg_stat_statements, docs/benchmarks.md). The generic plan reads the same indexes
+/// (the current round's matches through matches_by_round).
+pub fn connect_claims(pool: &PgPool) -> PgPool {
+    planned_once(pool, pool.options().get_max_connections())
+}
+
+/// A pool apart from the working one, on its options, whose statements are planned at their first
+/// execution on each connection, for good (`plan_cache_mode = force_generic_plan`). Postgres plans a
+/// statement afresh on its first five executions on each connection, and from then on whenever it
+/// judges the generic plan dearer than the custom ones: the plan a statement of this kind settles on
+/// is the generic one (the same indexes, whatever the parameters), without those plannings. Opened
+/// lazily.
+fn planned_once(pool: &PgPool, max_connections: u32) -> PgPool {
     PgPoolOptions::new()
-        .max_connections(1)
+        .max_connections(max_connections)
         .acquire_timeout(Duration::from_secs(30))
         .test_before_acquire(false)
         .connect_lazy_with(

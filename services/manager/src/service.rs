@@ -21,7 +21,7 @@ use crate::league::lease::Lease;
 use crate::league::report::Report;
 use crate::league::report_queue::ReportQueue;
 use crate::league::{
-    enrollment, history, lifecycle, queries, queue, registration, resume, start, table, withdrawal,
+    enrollment, history, lifecycle, queries, queue, registration, resume, start, status, table, withdrawal,
 };
 use crate::report_route::ReportMatchResultBytes;
 use crate::wakeups::Wakeups;
@@ -34,6 +34,8 @@ const MAX_CLAIM_BATCH: u32 = 256;
 #[derive(Debug, Clone)]
 pub struct Manager {
     pool: PgPool,
+    /// Where claims run (db::connect_claims).
+    claims: PgPool,
     auth: Arc<Authenticator>,
     wakeups: Arc<Wakeups>,
     default_timing: Timing,
@@ -72,6 +74,7 @@ impl Manager {
     ) -> Self {
         Self {
             reports: ReportQueue::start(crate::db::connect_writer(&pool), wakeups.clone()),
+            claims: crate::db::connect_claims(&pool),
             pool,
             auth,
             wakeups,
@@ -329,7 +332,7 @@ impl ManagerService for Manager {
             })?,
         }
         .min(MAX_CLAIM_WAIT);
-        let assignments = queue::claim(&self.pool, &self.wakeups, &referee_id, max, wait).await?;
+        let assignments = queue::claim(&self.claims, &self.wakeups, &referee_id, max, wait).await?;
         Ok(Response::new(ClaimMatchesResponse { assignments }))
     }
 
@@ -462,9 +465,7 @@ impl ManagerService for Manager {
     ) -> Result<Response<GetLeagueStatusResponse>, Status> {
         self.querier(request.metadata()).await?;
         let (mut conn, league_id) = self.league_connection(&request.get_ref().league_id).await?;
-        Ok(Response::new(
-            queries::league_status(&mut conn, &league_id).await?,
-        ))
+        Ok(Response::new(status::league_status(&mut conn, &league_id).await?))
     }
 
     async fn release_leases(

@@ -22,6 +22,7 @@ pub mod revocation;
 pub mod round_completion;
 pub mod stall;
 pub mod start;
+pub mod status;
 pub mod table;
 pub(crate) mod verdict;
 pub mod waiting_claims;

@@ -4,16 +4,15 @@
 use league_domain::{LeagueId, MatchId, PlayerId};
 use league_proto::ErrorCode;
 use league_proto::v2::{
-    GetLeagueStatusResponse, GetMatchResponse, GetPlayerStatsResponse, LeagueStatus, MatchResult,
-    MatchStatus, MatchTranscript, ScheduledMatch,
+    GetMatchResponse, GetPlayerStatsResponse, MatchResult, MatchStatus, MatchTranscript, ScheduledMatch,
 };
 use prost::Message;
 use sqlx::PgConnection;
 
 use crate::error::{ManagerResult, reject};
 use crate::ids;
-use crate::league::queue::{TimingRow, match_timing, timestamp_from_millis};
-use crate::league::{history, stall, table};
+use crate::league::queue::{TimingRow, match_timing};
+use crate::league::{history, table};
 
 /// The league `league_id` names, or the newest one when it names none.
 pub async fn resolve_league(conn: &mut PgConnection, league_id: Option<LeagueId>) -> ManagerResult<LeagueId> {
@@ -254,87 +253,6 @@ pub async fn match_detail(
             (None, bytes) => bytes.as_deref().map(decode::<MatchTranscript>).transpose()?,
         },
         timing: Some(match_timing(timing)),
-    })
-}
-
-pub async fn league_status(
-    conn: &mut PgConnection,
-    league_id: &LeagueId,
-) -> ManagerResult<GetLeagueStatusResponse> {
-    let league = sqlx::query!(
-        r#"select game_type, status, current_round, total_rounds, auto_start_players,
-                (extract(epoch from started_at) * 1000)::bigint as "started_ms?",
-                (extract(epoch from completed_at) * 1000)::bigint as "completed_ms?",
-                (extract(epoch from cancelled_at) * 1000)::bigint as "cancelled_ms?"
-         from leagues where league_id = $1"#,
-        league_id.as_str()
-    )
-    .fetch_one(&mut *conn)
-    .await?;
-    let counts = sqlx::query!(
-        // From the rounds (each knows its number of matches) and the current round's matches: the
-        // league's progress without counting its matches, which grow with the square of its size. The
-        // current round's finished matches are counted among its matches (a filter, not a condition of
-        // the scan): with `status = 'finished'` beside the round, a planner that believed no match
-        // finished (statistics from the league's start) read the whole `finished` index and scanned
-        // the rounds for each entry, 144 ms a question at 200 players.
-        r#"select (select coalesce(sum(matches), 0) from rounds where league_id = $1)::bigint as "total!",
-                ((select coalesce(sum(matches), 0) from rounds where league_id = $1 and status = 'completed')
-                 + (select count(*) filter (where m.status = 'finished')
-                    from matches m join rounds r using (league_id, round_id)
-                    where m.league_id = $1 and r.status = 'released'))::bigint as "finished!",
-                (select count(*) from league_players where league_id = $1) as "players!",
-                coalesce((select delivered from league_notification_counts where league_id = $1), 0)
-                    as "delivered!",
-                -- Pending: the deliveries not made yet, and every player's share of the events not
-                -- fanned out yet (crate::league::events::fan_out).
-                (select count(*) from event_deliveries d join league_events e using (event_id)
-                 where e.league_id = $1 and d.delivered_at is null and d.gave_up_at is null)
-                + (select count(*) from league_events e join league_players p using (league_id)
-                   where e.league_id = $1 and not e.fanned_out) as "pending!""#,
-        league_id.as_str()
-    )
-    .fetch_one(&mut *conn)
-    .await?;
-    let (total, finished, players, delivered, pending) = (
-        counts.total,
-        counts.finished,
-        counts.players,
-        counts.delivered,
-        counts.pending,
-    );
-    let (game_type, status, current_round, total_rounds) = (
-        league.game_type,
-        league.status,
-        league.current_round,
-        league.total_rounds,
-    );
-    let (started_ms, completed_ms, cancelled_ms) =
-        (league.started_ms, league.completed_ms, league.cancelled_ms);
-    let stall = stall::stall(conn, league_id).await?;
-    let status = history::league_status(&status);
-    let champion = if status == LeagueStatus::Completed {
-        table::standings(conn, league_id).await?.into_iter().next()
-    } else {
-        None
-    };
-    Ok(GetLeagueStatusResponse {
-        league_id: league_id.to_string(),
-        game_type,
-        status: status as i32,
-        current_round_id: current_round as u32,
-        total_rounds: total_rounds as u32,
-        total_matches: total as u32,
-        finished_matches: finished as u32,
-        registered_players: players as u32,
-        champion,
-        started_at: started_ms.map(timestamp_from_millis),
-        completed_at: completed_ms.map(timestamp_from_millis),
-        notifications_delivered: delivered as u32,
-        notifications_pending: pending as u32,
-        stall,
-        cancelled_at: cancelled_ms.map(timestamp_from_millis),
-        expected_players: u32::try_from(league.auto_start_players).unwrap_or(0),
     })
 }
 

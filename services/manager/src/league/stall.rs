@@ -7,7 +7,8 @@
 //!
 //! Running matches are only ever in the league's current round (rounds are released in order), so
 //! every count reads that round's matches (matches_by_round): O(the round), asked every 500 ms by each
-//! gateway's live page watcher.
+//! gateway's live page watcher. They are read by the league's status statement (crate::league::status),
+//! in the same read of the round as the league's progress.
 
 use league_domain::LeagueId;
 use std::time::Duration;
@@ -27,51 +28,28 @@ pub const NO_REFEREE_AFTER: Duration = Duration::from_secs(10);
 /// (league-v2's `compliance::kinds::REFUSED_REFEREE_CALL`, the gateway's word; the manager reads it).
 pub const REFUSED_REFEREE_CALL: &str = "refused_referee_call";
 
-struct StallRow {
-    status: String,
-    paused_ms: Option<i64>,
-    expired: i64,
-    expired_since_ms: Option<i64>,
-    ready: i64,
-    live: i64,
-    progress_ms: Option<i64>,
-    idle_ms: Option<i64>,
-    referees: i64,
+/// What the league's status statement (crate::league::status) reads for the stall: the league's own
+/// status and, from its current round's matches, the expired leases, the ready and the live matches, and
+/// when the round last moved.
+#[derive(Debug)]
+pub struct StallRow {
+    pub status: String,
+    pub paused_ms: Option<i64>,
+    pub expired: i64,
+    pub expired_since_ms: Option<i64>,
+    pub ready: i64,
+    pub live: i64,
+    pub progress_ms: Option<i64>,
+    pub idle_ms: Option<i64>,
+    pub referees: i64,
 }
 
-/// The stall of `league_id`, if it is stalled.
-pub async fn stall(conn: &mut PgConnection, league_id: &LeagueId) -> ManagerResult<Option<LeagueStall>> {
-    let row = sqlx::query_as!(
-        StallRow,
-        r#"with league as (
-             select status, current_round, game_type, paused_at from leagues where league_id = $1
-         ), round as (
-             select m.status, m.lease_expires_at, m.claimed_at, m.finished_at
-             from matches m, league l
-             where m.league_id = $1 and m.round_id = l.current_round
-         ), progress as (
-             select greatest(r.released_at, (select max(claimed_at) from round),
-                             (select max(finished_at) from round)) as at
-             from rounds r, league l
-             where r.league_id = $1 and r.round_id = l.current_round
-         )
-         select l.status as "status!",
-                (extract(epoch from l.paused_at) * 1000)::bigint as "paused_ms?",
-                (select count(*) from round where status = 'running' and lease_expires_at < now()) as "expired!",
-                (select (extract(epoch from min(lease_expires_at)) * 1000)::bigint from round
-                 where status = 'running' and lease_expires_at < now()) as "expired_since_ms?",
-                (select count(*) from round where status = 'scheduled') as "ready!",
-                (select count(*) from round where status = 'running' and lease_expires_at >= now()) as "live!",
-                (select (extract(epoch from at) * 1000)::bigint from progress) as "progress_ms?",
-                (select (extract(epoch from now() - at) * 1000)::bigint from progress) as "idle_ms?",
-                (select count(*) from agents where kind = 'referee' and l.game_type = any(game_types))
-                    as "referees!"
-         from league l"#,
-        league_id.as_str()
-    )
-    .fetch_optional(&mut *conn)
-    .await?;
-    let Some(row) = row else { return Ok(None) };
+/// The stall of `league_id`, if it is stalled, judged from `row`.
+pub async fn stall(
+    conn: &mut PgConnection,
+    league_id: &LeagueId,
+    row: StallRow,
+) -> ManagerResult<Option<LeagueStall>> {
     let count = |value: i64| u32::try_from(value).unwrap_or(u32::MAX);
     let stall = |reason: StallReason, since: Option<i64>, waiting: i64| LeagueStall {
         reason: reason as i32,

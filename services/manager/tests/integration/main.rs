@@ -18,6 +18,7 @@ mod readiness;
 mod referee_admission;
 mod report_batch;
 mod round_completion;
+mod status;
 mod storage;
 mod updated_in_place;
 mod waiting_claims;
