@@ -10,10 +10,14 @@ use std::sync::LazyLock;
 use prost_reflect::{DescriptorPool, DynamicMessage, SerializeOptions};
 use serde_json::Value;
 
+mod alphabetical;
 pub(crate) mod records;
 mod rfc3339;
+#[cfg(test)]
+mod samples;
 mod transcript_text;
 
+pub use alphabetical::Alphabetical;
 pub use transcript_text::{RecordedMessage, TranscriptText, transcript_to_json_text};
 
 static POOL: LazyLock<Result<DescriptorPool, String>> =

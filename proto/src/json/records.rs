@@ -56,7 +56,7 @@ impl Serialize for TranscriptEntry {
     }
 }
 
-struct Rfc3339<'a>(&'a Timestamp);
+pub(crate) struct Rfc3339<'a>(pub(crate) &'a Timestamp);
 
 impl Serialize for Rfc3339<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -67,7 +67,7 @@ impl Serialize for Rfc3339<'_> {
     }
 }
 
-struct PlainStruct<'a>(&'a Struct);
+pub(crate) struct PlainStruct<'a>(pub(crate) &'a Struct);
 struct PlainValue<'a>(&'a Value);
 struct PlainList<'a>(&'a ListValue);
 
