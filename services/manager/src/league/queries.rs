@@ -369,3 +369,40 @@ fn transcript_from_json(text: &str) -> ManagerResult<MatchTranscript> {
     league_proto::json::record_from_json_text(text)
         .map_err(|error| anyhow::anyhow!("stored transcript: {error}").into())
 }
+
+#[cfg(test)]
+mod tests {
+    use league_proto::v2::transcript_entry::Entry;
+    use league_proto::v2::{StateTransition, TranscriptEntry};
+
+    use super::*;
+
+    #[test]
+    fn a_stored_transcript_reads_back_and_one_that_does_not_is_an_error_naming_it() {
+        let transcript = MatchTranscript {
+            match_id: "R1M1".into(),
+            entries: vec![TranscriptEntry {
+                at: Some(prost_types::Timestamp {
+                    seconds: 1_800_000_000,
+                    nanos: 5_000,
+                }),
+                entry: Some(Entry::StateTransition(StateTransition {
+                    from: 1,
+                    to: 2,
+                    reason: "both players joined".into(),
+                })),
+            }],
+        };
+        let stored = league_proto::json::record_to_json_text(&transcript).expect("JSON");
+        assert_eq!(transcript_from_json(&stored).ok(), Some(transcript));
+        for broken in ["", r#"{"entries":[{"at":"yesterday"}]}"#, r#"{"entries":{}}"#] {
+            let error = transcript_from_json(broken).err().map(|error| error.to_string());
+            assert!(
+                error.as_ref().is_some_and(
+                    |error| error.starts_with("stored transcript: not a league.v2.MatchTranscript: ")
+                ),
+                "{error:?}"
+            );
+        }
+    }
+}
