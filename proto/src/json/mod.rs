@@ -3,17 +3,22 @@
 //! beside their protobuf bytes for plain SQL, and how the tools print them. Driven by the descriptor set,
 //! so the JSON follows the contracts without hand-written field lists; the two stored records, written
 //! on every report, have serializers derived from the same contracts ([`record_to_json_text`]), which
-//! the tests hold to the same JSON.
+//! the tests hold to the same JSON, and deserializers that read it back ([`record_from_json_text`]).
 
 use std::sync::LazyLock;
 
 use prost_reflect::{DescriptorPool, DynamicMessage, SerializeOptions};
 use serde_json::Value;
 
+mod alphabetical;
+pub(crate) mod read;
 pub(crate) mod records;
 mod rfc3339;
+#[cfg(test)]
+mod samples;
 mod transcript_text;
 
+pub use alphabetical::Alphabetical;
 pub use transcript_text::{RecordedMessage, TranscriptText, transcript_to_json_text};
 
 static POOL: LazyLock<Result<DescriptorPool, String>> =
@@ -50,7 +55,15 @@ pub fn record_to_json_text<R: StoredRecord>(record: &R) -> Result<String, JsonEr
     serde_json::to_string(record).map_err(|error| JsonError(format!("{} as JSON: {error}", R::NAME)))
 }
 
-/// A record stored as JSON beside its bytes ([`record_to_json_text`]).
+/// A stored record from the proto3 JSON text [`record_to_json_text`] or [`to_json`] wrote of it, read
+/// by deserializers derived from the contracts ([`read`]): no `serde_json::Value`, no reflection.
+pub fn record_from_json_text<R: StoredRecord + serde::de::DeserializeOwned>(
+    text: &str,
+) -> Result<R, JsonError> {
+    read::record(text).map_err(|error| JsonError(format!("not a {}: {error}", R::NAME)))
+}
+
+/// A record stored as JSON beside its bytes ([`record_to_json_text`]), or in a results folder.
 pub trait StoredRecord: serde::Serialize {
     /// Its protobuf name, for errors.
     const NAME: &'static str;
@@ -62,6 +75,14 @@ impl StoredRecord for crate::v2::MatchResult {
 
 impl StoredRecord for crate::v2::MatchTranscript {
     const NAME: &'static str = "league.v2.MatchTranscript";
+}
+
+impl StoredRecord for crate::v2::TranscriptEntry {
+    const NAME: &'static str = "league.v2.TranscriptEntry";
+}
+
+impl StoredRecord for crate::v2::ScheduledMatch {
+    const NAME: &'static str = "league.v2.ScheduledMatch";
 }
 
 fn decode(full_name: &str, encoded: &[u8]) -> Result<DynamicMessage, JsonError> {
@@ -255,6 +276,16 @@ mod tests {
             match_id: "R1M1".into(),
             entries,
         });
+    }
+
+    #[test]
+    fn derived_scheduled_matches_and_generated_records_are_the_same_json_as_reflection() {
+        same_json(&crate::v2::ScheduledMatch::default());
+        let mut samples = super::samples::Samples::new(3);
+        for _ in 0..100 {
+            same_json(&samples.scheduled());
+            same_json(&samples.transcript());
+        }
     }
 
     #[test]

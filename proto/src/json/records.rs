@@ -1,9 +1,9 @@
-//! How the fields of the stored records (MatchResult, MatchTranscript and what they hold) that serde
-//! cannot write by itself become proto3 JSON, exactly as the descriptor-driven conversion writes them
-//! (`super::to_json`, which the tests compare against): enums by name (an unknown number as the number),
-//! `Struct` payloads as plain objects (a non-finite number is an error, as proto3 JSON has no way to
-//! write it), timestamps in RFC 3339 within years 1–9999. The derives themselves are attached by
-//! proto/build.rs.
+//! How the fields of the stored records (MatchResult, MatchTranscript and what they hold, and
+//! ScheduledMatch) that serde cannot write by itself become proto3 JSON, exactly as the
+//! descriptor-driven conversion writes them (`super::to_json`, which the tests compare against): enums
+//! by name (an unknown number as the number), `Struct` payloads as plain objects (a non-finite number is
+//! an error, as proto3 JSON has no way to write it), timestamps in RFC 3339 within years 1–9999. The
+//! derives themselves are attached by proto/build.rs; [`super::read`] reads the same JSON back.
 
 use prost_types::value::Kind;
 use prost_types::{ListValue, Struct, Timestamp, Value};
@@ -12,7 +12,7 @@ use serde::{Serialize, Serializer};
 
 use super::rfc3339::Rfc3339Text;
 use crate::v2::transcript_entry::Entry;
-use crate::v2::{Direction, MatchState, ResultStatus, TranscriptEntry};
+use crate::v2::{Direction, MatchState, MatchStatus, ResultStatus, TranscriptEntry};
 
 macro_rules! enum_by_name {
     ($name:ident, $enum:ty) => {
@@ -28,11 +28,20 @@ macro_rules! enum_by_name {
 enum_by_name!(result_status, ResultStatus);
 enum_by_name!(match_state, MatchState);
 enum_by_name!(direction, Direction);
+enum_by_name!(match_status, MatchStatus);
 
 /// A `Struct` field (skipped when absent, so never `None` here).
 pub(crate) fn object<S: Serializer>(value: &Option<Struct>, serializer: S) -> Result<S::Ok, S::Error> {
     match value {
         Some(fields) => PlainStruct(fields).serialize(serializer),
+        None => serializer.serialize_none(),
+    }
+}
+
+/// A `Timestamp` field (skipped when absent, so never `None` here).
+pub(crate) fn time<S: Serializer>(value: &Option<Timestamp>, serializer: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(at) => Rfc3339(at).serialize(serializer),
         None => serializer.serialize_none(),
     }
 }
@@ -56,7 +65,7 @@ impl Serialize for TranscriptEntry {
     }
 }
 
-struct Rfc3339<'a>(&'a Timestamp);
+pub(crate) struct Rfc3339<'a>(pub(crate) &'a Timestamp);
 
 impl Serialize for Rfc3339<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -67,7 +76,7 @@ impl Serialize for Rfc3339<'_> {
     }
 }
 
-struct PlainStruct<'a>(&'a Struct);
+pub(crate) struct PlainStruct<'a>(pub(crate) &'a Struct);
 struct PlainValue<'a>(&'a Value);
 struct PlainList<'a>(&'a ListValue);
 

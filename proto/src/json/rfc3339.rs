@@ -70,6 +70,41 @@ impl Rfc3339Text {
     }
 }
 
+/// `text` as a timestamp, if it is RFC 3339 as proto3 JSON reads it — `YYYY-MM-DDTHH:MM:SS`, a fraction
+/// of one digit or more, then `Z` or an offset `±HH:MM`: prost-reflect's strict form, without the
+/// lowercase `t`, the space or the date alone prost-types would take — within years 1–9999. The date
+/// and time are read by prost-types, as reflection reads them, so both accept the same texts.
+pub(crate) fn parse(text: &str) -> Option<Timestamp> {
+    let (date_time, mut rest) = text.as_bytes().split_at_checked(19)?;
+    let shaped = date_time
+        .iter()
+        .zip(b"0000-00-00T00:00:00")
+        .all(|(byte, shape)| match shape {
+            b'0' => byte.is_ascii_digit(),
+            _ => byte == shape,
+        });
+    if !shaped {
+        return None;
+    }
+    if let Some(fraction) = rest.strip_prefix(b".") {
+        let digits = fraction.iter().take_while(|byte| byte.is_ascii_digit()).count();
+        if digits == 0 {
+            return None;
+        }
+        rest = &fraction[digits..];
+    }
+    let zone = match rest {
+        b"Z" => true,
+        [b'+' | b'-', h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|digit| digit.is_ascii_digit()),
+        _ => false,
+    };
+    if !zone {
+        return None;
+    }
+    let at: Timestamp = text.parse().ok()?;
+    SECONDS.contains(&at.seconds).then_some(at)
+}
+
 /// The proleptic Gregorian date of `days` since 1970-01-01 (Howard Hinnant's `civil_from_days`).
 fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;

@@ -100,7 +100,7 @@ const NAME: &str = "league.v2.MatchTranscript";
 
 /// How deep prost decodes messages in messages (its `RECURSION_LIMIT`): a transcript nested deeper is
 /// refused, and the one pass counts its levels as prost does so that it never reads one prost refuses.
-const RECURSION_LIMIT: u32 = 100;
+pub(super) const RECURSION_LIMIT: u32 = 100;
 
 /// The limit inside a message entered at `limit`, as prost's `DecodeContext` counts it.
 fn enter(limit: u32) -> Pass<u32> {

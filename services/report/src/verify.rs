@@ -13,12 +13,14 @@ use std::path::Path;
 use anyhow::Context;
 use league_manager::results::{Outcome, RecordedResult, Side};
 use league_manager::standings::{self, compute_standings};
-use league_proto::json::from_json;
+use league_proto::json::{StoredRecord, from_json, record_from_json_text};
 use league_proto::v2::{
     GetLeagueStatusResponse, ResultStatus, RoundStandings, ScheduledMatch, ScheduledRound, StandingRow,
     TieBreak as ProtoTieBreak, TranscriptEntry,
 };
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::archive::{PROVENANCE, Provenance, TRANSCRIPTS, transcript_file};
 use crate::data::LeagueData;
@@ -158,28 +160,34 @@ fn read_transcripts(folder: &Path) -> anyhow::Result<Result<BTreeMap<PlayOrder, 
     Ok(Ok(matches))
 }
 
-/// One transcript file: `{"match": …}` then `{"entry": …}` lines.
+/// One transcript file: `{"match": …}` then `{"entry": …}` lines, each record read by the typed reader
+/// (league_proto::json::read) rather than through `serde_json::Value` and reflection.
 fn parse_transcript(text: &str) -> Result<Archived, String> {
-    let mut lines = text.lines().enumerate();
-    let json = |(number, line): (usize, &str), key: &str| -> Result<Value, String> {
-        let value: Value = serde_json::from_str(line)
-            .map_err(|error| format!("line {} is not JSON: {error}", number + 1))?;
-        value
-            .get(key)
-            .cloned()
-            .ok_or_else(|| format!("line {} is not {{\"{key}\": …}}", number + 1))
-    };
+    let mut lines = text.lines().enumerate().map(|(number, line)| (number + 1, line));
     let first = lines.next().ok_or("is empty")?;
-    let scheduled: ScheduledMatch = from_json("league.v2.ScheduledMatch", &json(first, "match")?)
-        .map_err(|error| format!("line 1: {error}"))?;
-    let mut entries = vec![];
-    for line in lines {
-        let number = line.0 + 1;
-        let entry = from_json("league.v2.TranscriptEntry", &json(line, "entry")?)
-            .map_err(|error| format!("line {number}: {error}"))?;
-        entries.push(entry);
-    }
+    let scheduled = read_line(first, "match")?;
+    let entries = lines
+        .map(|line| read_line(line, "entry"))
+        .collect::<Result<_, _>>()?;
     Ok((scheduled, entries))
+}
+
+/// Line `number`'s record under `key` (`{"<key>": …}`; other keys are left alone).
+fn read_line<R: StoredRecord + DeserializeOwned>(
+    (number, line): (usize, &str),
+    key: &str,
+) -> Result<R, String> {
+    let not_one = || format!("line {number} is not {{\"{key}\": …}}");
+    // JSON, but not an object: not a line of this file.
+    let fields: BTreeMap<String, &RawValue> = serde_json::from_str(line).map_err(|error| {
+        if error.is_data() {
+            not_one()
+        } else {
+            format!("line {number} is not JSON: {error}")
+        }
+    })?;
+    let record = fields.get(key).ok_or_else(not_one)?;
+    record_from_json_text(record.get()).map_err(|error| format!("line {number}: {error}"))
 }
 
 /// The matches the provenance names (each referee's) and the league's count of finished matches are
@@ -358,4 +366,71 @@ fn first_difference(file: &str, held: &str, computed: &str) -> Option<String> {
 
 fn shown(line: Option<&str>) -> String {
     line.map_or_else(|| "nothing".to_owned(), |line| format!("`{line}`"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A transcript file as `league run` wrote it (an even_odd match of a 4-player league).
+    const WRITTEN: &str = include_str!("../fixtures/R1M1.jsonl");
+
+    /// How the lines were read before: each parsed into a `Value`, then through reflection.
+    fn through_reflection(text: &str) -> Result<Archived, String> {
+        let mut lines = text.lines().enumerate();
+        let json = |(number, line): (usize, &str), key: &str| -> Result<Value, String> {
+            let value: Value = serde_json::from_str(line)
+                .map_err(|error| format!("line {} is not JSON: {error}", number + 1))?;
+            value
+                .get(key)
+                .cloned()
+                .ok_or_else(|| format!("line {} is not {{\"{key}\": …}}", number + 1))
+        };
+        let first = lines.next().ok_or("is empty")?;
+        let scheduled: ScheduledMatch = from_json("league.v2.ScheduledMatch", &json(first, "match")?)
+            .map_err(|error| format!("line 1: {error}"))?;
+        let mut entries = vec![];
+        for line in lines {
+            let number = line.0 + 1;
+            let entry = from_json("league.v2.TranscriptEntry", &json(line, "entry")?)
+                .map_err(|error| format!("line {number}: {error}"))?;
+            entries.push(entry);
+        }
+        Ok((scheduled, entries))
+    }
+
+    #[test]
+    fn transcript_files_are_read_as_reflection_read_them() {
+        let read = parse_transcript(WRITTEN).expect("read");
+        assert_eq!(read.1.len(), 15);
+        assert_eq!(Ok(read), through_reflection(WRITTEN));
+        let first = r#"{"match":{"match_id":"R1M1"},"note":1}"#;
+        for (text, said) in [
+            (String::new(), "is empty"),
+            ("{\"match\":".to_owned(), "line 1 is not JSON"),
+            ("[1]".to_owned(), "line 1 is not {\"match\": …}"),
+            (r#"{"entry":{}}"#.to_owned(), "line 1 is not {\"match\": …}"),
+            (
+                r#"{"match":{"status":"LOST"}}"#.to_owned(),
+                "line 1: not a league.v2.ScheduledMatch",
+            ),
+            (
+                format!("{first}\n{{\"entry\":{{}}}}\nnot JSON"),
+                "line 3 is not JSON",
+            ),
+            (
+                format!("{first}\n{{\"match\":{{}}}}"),
+                "line 2 is not {\"entry\": …}",
+            ),
+            (
+                format!("{first}\n{{\"entry\":{{\"at\":\"yesterday\"}}}}"),
+                "line 2: not a league.v2.TranscriptEntry",
+            ),
+        ] {
+            let typed = parse_transcript(&text).expect_err(&text);
+            let reflection = through_reflection(&text).expect_err(&text);
+            assert!(typed.starts_with(said), "{typed}");
+            assert!(reflection.starts_with(said), "{reflection}");
+        }
+    }
 }
