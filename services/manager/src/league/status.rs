@@ -38,6 +38,22 @@ struct StatusRow {
     referees: i64,
 }
 
+impl StatusRow {
+    fn stall_row(&self) -> StallRow {
+        StallRow {
+            status: self.status.clone(),
+            paused_ms: self.paused_ms,
+            expired: self.expired,
+            expired_since_ms: self.expired_since_ms,
+            ready: self.ready,
+            live: self.live,
+            progress_ms: self.progress_ms,
+            idle_ms: self.idle_ms,
+            referees: self.referees,
+        }
+    }
+}
+
 pub async fn league_status(
     conn: &mut PgConnection,
     league_id: &LeagueId,
@@ -103,22 +119,7 @@ pub async fn league_status(
     .fetch_one(&mut *conn)
     .await?;
     let status = history::league_status(&row.status);
-    let stall = stall::stall(
-        conn,
-        league_id,
-        StallRow {
-            status: row.status,
-            paused_ms: row.paused_ms,
-            expired: row.expired,
-            expired_since_ms: row.expired_since_ms,
-            ready: row.ready,
-            live: row.live,
-            progress_ms: row.progress_ms,
-            idle_ms: row.idle_ms,
-            referees: row.referees,
-        },
-    )
-    .await?;
+    let stall = stall::stall(conn, league_id, row.stall_row()).await?;
     let champion = if status == LeagueStatus::Completed {
         table::standings(conn, league_id).await?.into_iter().next()
     } else {

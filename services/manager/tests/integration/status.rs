@@ -42,9 +42,17 @@ async fn the_progress_counts_completed_rounds_and_the_current_round_s_finished_m
     assert_eq!(first.len(), 2);
     assert_eq!(progress(&manager).await, (1, 0, 6, 4), "claimed is not finished");
     report_a_win(&mut client, &referee, &first[0]).await.unwrap();
-    assert_eq!(progress(&manager).await, (1, 1, 6, 4), "one of the current round's");
+    assert_eq!(
+        progress(&manager).await,
+        (1, 1, 6, 4),
+        "one of the current round's"
+    );
     report_a_win(&mut client, &referee, &first[1]).await.unwrap();
-    assert_eq!(progress(&manager).await, (2, 2, 6, 4), "round 1 completed, round 2 released");
+    assert_eq!(
+        progress(&manager).await,
+        (2, 2, 6, 4),
+        "round 1 completed, round 2 released"
+    );
 
     let second = claim_round(&mut client, &referee).await;
     report_a_win(&mut client, &referee, &second[0]).await.unwrap();
@@ -55,7 +63,11 @@ async fn the_progress_counts_completed_rounds_and_the_current_round_s_finished_m
 
     let done = status(&manager).await;
     assert_eq!(done.status(), LeagueStatus::Completed);
-    assert_eq!((done.current_round_id, done.finished_matches), (3, 6), "the last round counted once");
+    assert_eq!(
+        (done.current_round_id, done.finished_matches),
+        (3, 6),
+        "the last round counted once"
+    );
     assert!(done.champion.is_some());
     assert!(done.started_at.is_some() && done.completed_at.is_some());
 }
