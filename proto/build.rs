@@ -47,11 +47,8 @@ macro_rules! field {
 macro_rules! optional {
     ($write:literal, $read:literal) => {
         concat!(
-            r#"#[serde(serialize_with = "crate::json::records::"#,
-            $write,
-            r#"", deserialize_with = "crate::json::read::"#,
-            $read,
-            r#"", skip_serializing_if = "Option::is_none")]"#
+            field!($write, $read),
+            r#"#[serde(skip_serializing_if = "Option::is_none")]"#
         )
     };
 }

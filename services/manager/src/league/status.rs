@@ -3,7 +3,8 @@
 //! `league run` and the bench ask it every 20–100 ms while a league plays, and each gateway's live page
 //! every 500 ms, so it is read in one statement that reads the current round's matches once, for the
 //! progress and the stall alike: at 1,000 players two statements that each read the round (500
-//! matches) cost Postgres 13 s of a league's 95 s (pg_stat_statements, docs/benchmarks.md).
+//! matches) ran 13 s in a league whose Postgres used 95 s of CPU (pg_stat_statements,
+//! docs/benchmarks.md).
 
 use league_domain::LeagueId;
 use league_proto::v2::{GetLeagueStatusResponse, LeagueStatus};
