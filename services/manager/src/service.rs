@@ -18,13 +18,14 @@ use crate::auth::{AgentKind, Authenticator, Caller};
 use crate::error::{ManagerError, ManagerResult, reject};
 use crate::ids;
 use crate::league::lease::Lease;
-use crate::league::report::Report;
 use crate::league::report_queue::ReportQueue;
 use crate::league::{
     enrollment, history, lifecycle, queries, queue, registration, resume, start, status, table, withdrawal,
 };
-use crate::report_route::ReportMatchResultBytes;
+use crate::report_route::{ReportMatchResultBytes, ReportMatchResultsBytes};
 use crate::wakeups::Wakeups;
+
+mod reports;
 
 /// Longest long poll a referee may ask for.
 const MAX_CLAIM_WAIT: Duration = Duration::from_secs(30);
@@ -44,26 +45,6 @@ pub struct Manager {
 }
 
 impl Manager {
-    /// MATCH_RESULT_REPORT, its transcript still as the referee encoded it.
-    pub async fn report(
-        &self,
-        request: Request<ReportMatchResultBytes>,
-    ) -> Result<Response<ReportMatchResultResponse>, Status> {
-        let this = self.clone();
-        run_to_end(async move {
-            let referee_id = this.auth.referee(request.metadata()).await?;
-            let about = request.get_ref();
-            league_runtime::grpc::record_call_fields(&about.league_id, &about.match_id, "", "");
-            let report = Report::new(referee_id, request.into_inner())?;
-            let reported = this.reports.submit(report).await?;
-            Ok(Response::new(ReportMatchResultResponse {
-                recorded: Some(reported.recorded),
-                duplicate: reported.duplicate,
-            }))
-        })
-        .await
-    }
-
     /// Starts the result writer ([`ReportQueue`]), so it is called inside a Tokio runtime.
     pub fn new(
         pool: PgPool,
@@ -356,6 +337,16 @@ impl ManagerService for Manager {
         let (metadata, extensions, request) = request.into_parts();
         let request = ReportMatchResultBytes::from(request);
         self.report(Request::from_parts(metadata, extensions, request))
+            .await
+    }
+
+    async fn report_match_results(
+        &self,
+        request: Request<ReportMatchResultsRequest>,
+    ) -> Result<Response<ReportMatchResultsResponse>, Status> {
+        let (metadata, extensions, request) = request.into_parts();
+        let request = ReportMatchResultsBytes::from(request);
+        self.report_all(Request::from_parts(metadata, extensions, request))
             .await
     }
 

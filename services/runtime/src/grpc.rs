@@ -22,8 +22,21 @@ use crate::ShutdownSignal;
 use crate::admin::Readiness;
 
 pub use match_calls::{
-    MAX_MATCH_CALLS, MatchCallAnswers, answer_match_calls, failure_of, match_call, status_of,
+    MAX_MATCH_CALLS, MatchCallAnswers, answer_match_calls, batched_call, failure_of, match_call, status_of,
+    trace_context,
 };
+
+/// The path of `ManagerService.ReportMatchResult`, one match's result.
+pub const REPORT_MATCH_RESULT: &str = "/league.v2.ManagerService/ReportMatchResult";
+
+/// The path of `ManagerService.ReportMatchResults`, a referee's reports many to a request: like a
+/// MatchCalls exchange, the request itself is not traced; each report is, as the
+/// [`REPORT_MATCH_RESULT`] call it stands for ([`batched_call`]).
+pub const REPORT_MATCH_RESULTS: &str = "/league.v2.ManagerService/ReportMatchResults";
+
+/// The most reports one `ReportMatchResults` request may carry (the contract's limit): a referee sends
+/// at most as many as it runs matches at once, and a larger request is refused whole.
+pub const MAX_REPORTS: usize = 256;
 pub use server_calls::{ServerCalls, ServerCallsLayer, record_call_fields};
 pub use traced_channel::GrpcChannel;
 

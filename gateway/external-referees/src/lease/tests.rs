@@ -74,6 +74,7 @@ league_testkit::fake_service! {
         start_league(StartLeagueRequest) -> StartLeagueResponse;
         claim_matches(ClaimMatchesRequest) -> ClaimMatchesResponse;
         report_match_result(ReportMatchResultRequest) -> ReportMatchResultResponse;
+        report_match_results(ReportMatchResultsRequest) -> ReportMatchResultsResponse;
         get_standings(GetStandingsRequest) -> GetStandingsResponse;
         get_standings_by_round(GetStandingsByRoundRequest) -> GetStandingsByRoundResponse;
         get_schedule(GetScheduleRequest) -> GetScheduleResponse;

@@ -115,3 +115,74 @@ async fn a_batch_judges_each_report_as_if_it_came_alone() {
         "round 2 is released"
     );
 }
+
+/// `ReportMatchResults` over gRPC: each report is answered in its place as `ReportMatchResult` would
+/// answer it alone, a refused one holds back none of the others, and a request over the limit is refused
+/// whole, taking nothing.
+#[tokio::test]
+async fn reports_many_to_a_request_are_each_answered_in_their_place() {
+    let manager = spawn_manager(4).await;
+    let mut client = manager.client();
+    for name in ["a", "b", "c", "d"] {
+        register_player(&mut client, name).await;
+    }
+    let holder = register_referee(&mut client, "holder").await;
+    let round = claim_round(&mut client, &holder).await;
+    assert_eq!(round.len(), 2);
+    let (first, second) = (&round[0], &round[1]);
+    let reported = |report: ReportMatchResultRequest| ReportedMatch {
+        traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into(),
+        tracestate: String::new(),
+        report: Some(report),
+    };
+    let request = |reports: Vec<ReportedMatch>| holder.request(ReportMatchResultsRequest { reports });
+
+    let too_many = (0..=league_runtime::grpc::MAX_REPORTS)
+        .map(|_| reported(report_of(first, a_wins(first))))
+        .collect();
+    let refused = client.report_match_results(request(too_many)).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+    assert_eq!(code(&refused), Some(ErrorCode::InvalidMessageFormat.code()));
+    let finished = || async {
+        let (count,): (i64,) = sqlx::query_as("select count(*) from matches where status = 'finished'")
+            .fetch_one(&manager.pool)
+            .await
+            .unwrap();
+        count
+    };
+    assert_eq!(finished().await, 0, "a refused request takes none of its reports");
+
+    let mut unknown = report_of(first, a_wins(first));
+    unknown.match_id = "R9M9".into();
+    let answers = client
+        .report_match_results(request(vec![
+            reported(report_of(first, a_wins(first))),
+            reported(unknown),
+            reported(report_of(second, a_wins(second))),
+            reported(report_of(first, a_wins(first))),
+        ]))
+        .await
+        .unwrap()
+        .into_inner()
+        .answers;
+    let recorded = |index: usize| match &answers[index].answer {
+        Some(report_answer::Answer::Recorded(recorded)) => recorded.clone(),
+        other => panic!("report {index} was not recorded: {other:?}"),
+    };
+    assert_eq!(answers.len(), 4);
+    assert!(!recorded(0).duplicate);
+    assert!(recorded(0).recorded.is_some());
+    match &answers[1].answer {
+        Some(report_answer::Answer::Failure(failure)) => {
+            assert_eq!(failure.error_code, ErrorCode::MatchNotFound.code());
+            assert_eq!(failure.code, tonic::Code::NotFound as i32);
+        }
+        other => panic!("the unknown match's report was not refused: {other:?}"),
+    }
+    assert!(!recorded(2).duplicate, "a refusal holds back nothing");
+    assert!(
+        recorded(3).duplicate,
+        "the repeat is the result already on record"
+    );
+    assert_eq!(finished().await, 2);
+}

@@ -84,6 +84,7 @@ league_testkit::fake_service! {
         claim_matches(ClaimMatchesRequest) -> ClaimMatchesResponse;
         renew_leases(RenewLeasesRequest) -> RenewLeasesResponse;
         report_match_result(ReportMatchResultRequest) -> ReportMatchResultResponse;
+        report_match_results(ReportMatchResultsRequest) -> ReportMatchResultsResponse;
         get_standings(GetStandingsRequest) -> GetStandingsResponse;
         get_schedule(GetScheduleRequest) -> GetScheduleResponse;
         get_next_match(GetNextMatchRequest) -> GetNextMatchResponse;

@@ -19,7 +19,7 @@ use crate::runner::MatchProgress;
 /// The service and method a report is sent to, as the generated client names them.
 const SERVICE: &str = "league.v2.ManagerService";
 const METHOD: &str = "ReportMatchResult";
-const PATH: &str = "/league.v2.ManagerService/ReportMatchResult";
+const PATH: &str = league_runtime::grpc::REPORT_MATCH_RESULT;
 
 /// A `ReportMatchResultRequest`'s protobuf bytes. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -43,6 +43,16 @@ impl EncodedReport {
         bytes.push(TRANSCRIPT_KEY);
         progress.encode_transcript(&request.match_id, &mut bytes);
         EncodedReport(bytes.into())
+    }
+
+    /// The request's bytes: a reference count, not a copy.
+    pub(super) fn bytes(&self) -> Bytes {
+        self.0.clone()
+    }
+
+    #[cfg(test)]
+    pub(super) fn from_bytes(bytes: Bytes) -> EncodedReport {
+        EncodedReport(bytes)
     }
 }
 

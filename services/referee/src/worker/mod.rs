@@ -5,10 +5,11 @@
 //!   manager hands out no more than the slots it counts free (capacity minus the leases the referee
 //!   holds), so the matches running at once stay within `capacity` but for a match whose result is
 //!   recorded and whose task has not yet ended.
-//! - Reporting: `ReportMatchResult` with the transcript, kept and retried until the manager takes it
-//!   (see [`report`]); E015 LEASE_NOT_HELD means another referee owns the match now, so the result is
-//!   dropped. A match interrupted by an outage of the league's own services has no result: its lease is
-//!   given back at once, so that it is played again (see [`crate::runner::outage`]).
+//! - Reporting: the result with the transcript, kept and retried until the manager takes it (see
+//!   [`report`]), sent with the other reports ready at the same moment in one `ReportMatchResults`
+//!   (see [`report_batches`]); E015 LEASE_NOT_HELD means another referee owns the match now, so the
+//!   result is dropped. A match interrupted by an outage of the league's own services has no result:
+//!   its lease is given back at once, so that it is played again (see [`crate::runner::outage`]).
 //! - Leases: one `RenewLeases` for every running match each fifth of the shortest lease; a match whose
 //!   renewal comes back `renewed = false` is aborted at once and never reported (its new holder runs it).
 //!   Once a match is played to the end and its result is being reported, a refused renewal stops
@@ -23,6 +24,7 @@
 mod encoded_report;
 mod registry;
 mod report;
+mod report_batches;
 
 use std::pin::Pin;
 use std::time::{Duration, SystemTime};
@@ -41,8 +43,9 @@ use tokio::time::Instant;
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use encoded_report::{EncodedReport, ReportClient};
+use encoded_report::EncodedReport;
 pub use registry::RunningMatches;
+use report_batches::{ReportQueue, Reports};
 
 use crate::chance::OsChance;
 use crate::runner::{GrpcPlayers, MatchProgress, PlayerChannels, match_span, play_match};
@@ -108,7 +111,11 @@ impl WorkerConfig {
 #[derive(Debug)]
 pub struct Worker {
     manager: ManagerServiceClient<GrpcChannel>,
-    reports: ReportClient,
+    /// The channel to the manager, which the worker's report sender calls on.
+    manager_channel: GrpcChannel,
+    reports: Reports,
+    /// What the report sender takes the reports from, until [`Worker::run`] starts it.
+    report_queue: Option<ReportQueue>,
     credentials: Credentials,
     config: WorkerConfig,
     channels: PlayerChannels,
@@ -118,9 +125,12 @@ pub struct Worker {
 impl Worker {
     /// A worker calling the manager on `manager`.
     pub fn new(manager: GrpcChannel, credentials: Credentials, config: WorkerConfig) -> Worker {
+        let (reports, report_queue) = Reports::new();
         Worker {
-            reports: ReportClient::new(manager.clone()),
-            manager: ManagerServiceClient::new(manager),
+            reports,
+            report_queue: Some(report_queue),
+            manager: ManagerServiceClient::new(manager.clone()),
+            manager_channel: manager,
             credentials,
             config,
             channels: PlayerChannels::new(),
@@ -142,7 +152,7 @@ impl Worker {
     /// shutdown grace, and releases the ones that did not. A referee the operator revoked stops at its
     /// next claim (ADR 0082): the manager has handed its matches on already, so they are stopped at
     /// once, and the worker ends in [`Revoked`].
-    pub async fn run(self, shutdown: ShutdownSignal) -> Result<(), Revoked> {
+    pub async fn run(mut self, shutdown: ShutdownSignal) -> Result<(), Revoked> {
         let capacity = usize::try_from(self.config.capacity.max(1)).unwrap_or(1);
         tracing::info!(referee_id = %self.credentials.agent_id, capacity, "referee worker started");
         // Aborted when this future is dropped, too: a worker that dies must stop renewing, or its
@@ -153,6 +163,15 @@ impl Worker {
             self.running.clone(),
             self.config.call_timeout,
         )));
+        // Lives as long as the worker: the matches still reporting at shutdown report within the grace.
+        let _report_sender = self.report_queue.take().map(|queue| {
+            AbortOnDrop(tokio::spawn(report_batches::send(
+                queue,
+                self.manager_channel.clone(),
+                self.credentials.clone(),
+                self.config.call_timeout,
+            )))
+        });
         let mut tasks = JoinSet::new();
         // A claim still waiting for its answer when shutdown began.
         let mut in_flight = None;
@@ -349,7 +368,7 @@ impl Worker {
                 let request = report_request(&assignment, result);
                 let match_id = request.match_id.clone();
                 let encoded = EncodedReport::new(request, &progress);
-                report::report_result(reports, &credentials, &config, match_id, encoded)
+                report::report_result(reports, &config, match_id, encoded)
                     .instrument(tracing::info_span!(
                         "report",
                         otel.status_code = Empty,

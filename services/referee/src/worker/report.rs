@@ -26,7 +26,8 @@ use league_runtime::grpc::GrpcChannel;
 use tonic::Status;
 
 use super::WorkerConfig;
-use super::encoded_report::{EncodedReport, ReportClient};
+use super::encoded_report::EncodedReport;
+use super::report_batches::Reports;
 use crate::metrics;
 use crate::runner::{miss, spans};
 
@@ -50,19 +51,18 @@ fn worth_retrying(status: &Status) -> bool {
 }
 
 /// Reports `report` (the match `match_id`'s, encoded: crate::worker::encoded_report) until the manager
-/// takes it or refuses it for good. Every attempt sends the same bytes.
+/// takes it or refuses it for good, with the other reports ready at the same moment
+/// (crate::worker::report_batches). Every attempt sends the same bytes.
 pub(super) async fn report_result(
-    reports: ReportClient,
-    credentials: &Credentials,
+    reports: Reports,
     config: &WorkerConfig,
     match_id: String,
     report: EncodedReport,
 ) {
     let send = || {
-        let mut reports = reports.clone();
-        let mut call = credentials.request(report.clone());
-        call.set_timeout(config.call_timeout);
-        async move { reports.report(call).await }
+        let reports = reports.clone();
+        let report = report.clone();
+        async move { reports.report(report).await }
     };
     let outcome = send
         .retry(backoff(config))
@@ -75,7 +75,7 @@ pub(super) async fn report_result(
         .await;
     match outcome {
         Ok(response) => {
-            let duplicate = response.into_inner().duplicate;
+            let duplicate = response.duplicate;
             tracing::info!(%match_id, duplicate, "result reported");
         }
         Err(status) if error_code::code_of(&status) == Some(ErrorCode::LeaseNotHeld) => {

@@ -12,7 +12,7 @@ use league_proto::v2::*;
 use league_proto::{ErrorCode, error_code};
 use league_referee::payload::{object, string};
 use league_referee::{MatchState, RefereeApi, Worker, WorkerConfig};
-use league_runtime::grpc::{MatchCallAnswers, answer_match_calls};
+use league_runtime::grpc::{MatchCallAnswers, answer_match_calls, failure_of};
 use league_runtime::{Credentials, Shutdown};
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
@@ -45,6 +45,10 @@ struct ManagerState {
     report_failures: HashMap<String, VecDeque<Status>>,
     report_attempts: HashMap<String, u32>,
     reports: Vec<ReportMatchResultRequest>,
+    /// How many reports each `ReportMatchResults` request carried, in order.
+    report_requests: Vec<usize>,
+    /// `ReportMatchResults` is answered UNIMPLEMENTED, as a manager that predates it answers.
+    no_report_batches: bool,
     /// The leases of every `ReleaseLeases` call.
     releases: Vec<Vec<LeaseRef>>,
     /// `league-agent-id` and `authorization` of every call.
@@ -54,6 +58,26 @@ struct ManagerState {
 }
 
 impl ManagerState {
+    /// Takes one report as the fake's `ReportMatchResult` answers it: the next failure planned for its
+    /// match, else recorded.
+    fn take_report(&mut self, report: ReportMatchResultRequest) -> Result<ReportMatchResultResponse, Status> {
+        *self.report_attempts.entry(report.match_id.clone()).or_default() += 1;
+        if let Some(failure) = self
+            .report_failures
+            .get_mut(&report.match_id)
+            .and_then(VecDeque::pop_front)
+        {
+            return Err(failure);
+        }
+        self.held.remove(&report.match_id);
+        let recorded = report.result.clone();
+        self.reports.push(report);
+        Ok(ReportMatchResultResponse {
+            recorded,
+            duplicate: false,
+        })
+    }
+
     /// The matches of every `ReleaseLeases` call, in order.
     fn released(&self) -> Vec<&str> {
         (self.releases.iter().flatten())
@@ -194,22 +218,31 @@ league_testkit::fake_service! {
             request: Request<ReportMatchResultRequest>,
         ) -> Result<Response<ReportMatchResultResponse>, Status> {
             let report = request.get_ref().clone();
-            self.record(&request, |state| {
-                *state.report_attempts.entry(report.match_id.clone()).or_default() += 1;
-                if let Some(failure) = state
-                    .report_failures
-                    .get_mut(&report.match_id)
-                    .and_then(VecDeque::pop_front)
-                {
-                    return Err(failure);
+            self.record(&request, |state| state.take_report(report).map(Response::new))
+        }
+
+        async fn report_match_results(
+            &self,
+            request: Request<ReportMatchResultsRequest>,
+        ) -> Result<Response<ReportMatchResultsResponse>, Status> {
+            let reports = request.get_ref().reports.clone();
+            let answers = self.record(&request, |state| {
+                if state.no_report_batches {
+                    return Err(Status::unimplemented("report_match_results"));
                 }
-                state.held.remove(&report.match_id);
-                state.reports.push(report.clone());
-                Ok(Response::new(ReportMatchResultResponse {
-                    recorded: report.result.clone(),
-                    duplicate: false,
-                }))
-            })
+                state.report_requests.push(reports.len());
+                let answer = |answered| match answered {
+                    Ok(recorded) => report_answer::Answer::Recorded(recorded),
+                    Err(status) => report_answer::Answer::Failure(failure_of(&status)),
+                };
+                Ok(reports
+                    .into_iter()
+                    .map(|reported| ReportAnswer {
+                        answer: Some(answer(state.take_report(reported.report.unwrap_or_default()))),
+                    })
+                    .collect())
+            })?;
+            Ok(Response::new(ReportMatchResultsResponse { answers }))
         }
 
         async fn release_leases(
@@ -541,6 +574,12 @@ async fn three_matches_with_capacity_two_are_each_reported_exactly_once() {
     assert!(listed.matches.is_empty(), "nothing left running");
 
     let state = manager.state();
+    assert_eq!(
+        state.report_requests.iter().sum::<usize>(),
+        3,
+        "every report sent in a ReportMatchResults request: {:?}",
+        state.report_requests
+    );
     assert_eq!(state.most_held, 2, "never more than the capacity at once");
     assert!(
         state.claims.iter().all(|&max| (1..=2).contains(&max)),
@@ -574,6 +613,29 @@ async fn three_matches_with_capacity_two_are_each_reported_exactly_once() {
         HashSet::from([("REF01".to_owned(), "Bearer secret".to_owned())]),
         "every manager call carries the referee's credentials"
     );
+}
+
+/// A manager that predates `ReportMatchResults` answers it UNIMPLEMENTED: it gets each report as its own
+/// `ReportMatchResult` instead, and no result is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manager_without_report_batches_gets_each_report_on_its_own() {
+    let host = FakePlayerHost::answering_after(Duration::from_millis(10));
+    let endpoint = serve_players(&host).await;
+    let manager = FakeManager::with_queue([
+        assignment("R1M1", ["P01", "P02"], &endpoint),
+        assignment("R1M2", ["P03", "P04"], &endpoint),
+        assignment("R2M1", ["P01", "P03"], &endpoint),
+    ]);
+    manager.state().no_report_batches = true;
+    let running = start_worker(&manager, config(2)).await;
+
+    manager
+        .wait_until("all three are reported", |state| state.reports.len() >= 3)
+        .await;
+    running.stop(PATIENCE).await;
+
+    assert_eq!(manager.reported(), ["R1M1", "R1M2", "R2M1"], "each exactly once");
+    assert!(manager.state().report_requests.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

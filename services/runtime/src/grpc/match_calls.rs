@@ -1,7 +1,8 @@
 //! `PlayerService.MatchCalls`, the part both ends share: a referee sends the match calls it has for one
 //! player endpoint at the same moment as one exchange (ADR 0058), and every `PlayerService` answers it
 //! the same way — each call through the service's own unary handler, all at once, each answer streamed
-//! the moment it is ready ([`answer_match_calls`]).
+//! the moment it is ready ([`answer_match_calls`]). The manager serves a referee's batched reports
+//! (`ReportMatchResults`, ADR 0097) with the same per-call span ([`batched_call`]).
 //!
 //! A call in an exchange is the unary call it replaces in every way that shows: it carries the trace
 //! context of the span it was made in ([`match_call`]), and on the server it gets the span and the
@@ -86,20 +87,36 @@ async fn answer_call<S: PlayerService>(service: Arc<S>, index: u32, call: MatchC
             ErrorCode::MissingRequiredField,
             format!("match call {index} carries no request"),
         ))),
-        Some(call) => {
-            let method = method_of(&call);
-            let span = super::server_calls::call_span(method, &trace_headers(&traceparent, &tracestate));
-            let started = Instant::now();
-            let answered = taken(&*service, call).instrument(span.clone()).await;
-            let code = answered.as_ref().map_or_else(Status::code, |_| Code::Ok);
-            super::server_calls::answered_with(&span, method.to_owned(), code, started);
-            answered.unwrap_or_else(|status| Answer::Failure(failure_of(&status)))
-        }
+        Some(call) => batched_call(
+            method_of(&call),
+            &traceparent,
+            &tracestate,
+            taken(&*service, call),
+        )
+        .await
+        .unwrap_or_else(|status| Answer::Failure(failure_of(&status))),
     };
     MatchCallsResponse {
         index,
         answer: Some(answer),
     }
+}
+
+/// `call`, one call of a batch (a match call, a batched report), served under the span its unary call
+/// of `method` would have had — the child of the trace context the batch carries for it — and measured
+/// as that call would have been.
+pub async fn batched_call<T>(
+    method: &'static str,
+    traceparent: &str,
+    tracestate: &str,
+    call: impl Future<Output = Result<T, Status>>,
+) -> Result<T, Status> {
+    let span = super::server_calls::call_span(method, &trace_headers(traceparent, tracestate));
+    let started = Instant::now();
+    let answered = call.instrument(span.clone()).await;
+    let code = answered.as_ref().map_or_else(Status::code, |_| Code::Ok);
+    super::server_calls::answered_with(&span, method.to_owned(), code, started);
+    answered
 }
 
 /// `call` taken by its unary handler.
@@ -158,6 +175,17 @@ fn trace_headers(traceparent: &str, tracestate: &str) -> HeaderMap {
 /// `call` as a match call made in the current span: its trace context goes with it, as a unary call's
 /// goes in its metadata.
 pub fn match_call(call: Call) -> MatchCall {
+    let (traceparent, tracestate) = trace_context();
+    MatchCall {
+        traceparent,
+        tracestate,
+        request: Some(call),
+    }
+}
+
+/// The current span's trace context as a batched call carries it: `traceparent` and `tracestate`, as a
+/// unary call's metadata would (empty when there is none).
+pub fn trace_context() -> (String, String) {
     let mut headers = HeaderMap::new();
     crate::telemetry::inject_traceparent(&mut headers);
     let text = |name: &str| {
@@ -167,11 +195,7 @@ pub fn match_call(call: Call) -> MatchCall {
             .unwrap_or_default()
             .to_owned()
     };
-    MatchCall {
-        traceparent: text("traceparent"),
-        tracestate: text("tracestate"),
-        request: Some(call),
-    }
+    (text("traceparent"), text("tracestate"))
 }
 
 /// What of a failed call's `status` travels back to the referee.

@@ -134,6 +134,7 @@ fn server_span(method: &str, headers: &http::HeaderMap) -> tracing::Span {
     if method.starts_with("/grpc.health.")
         || method.starts_with("/grpc.reflection.")
         || method == super::match_calls::METHOD
+        || method == super::REPORT_MATCH_RESULTS
     {
         return tracing::Span::none();
     }
