@@ -22,14 +22,9 @@ impl Manager {
         let this = self.clone();
         run_to_end(async move {
             let referee_id = this.auth.referee(request.metadata()).await?;
-            let about = request.get_ref();
-            league_runtime::grpc::record_call_fields(&about.league_id, &about.match_id, "", "");
-            let report = Report::new(referee_id, request.into_inner())?;
-            let reported = this.reports.submit(report).await?;
-            Ok(Response::new(ReportMatchResultResponse {
-                recorded: Some(reported.recorded),
-                duplicate: reported.duplicate,
-            }))
+            Ok(Response::new(
+                this.report_one(referee_id, request.into_inner()).await?,
+            ))
         })
         .await
     }
@@ -71,8 +66,8 @@ impl Manager {
         .await
     }
 
-    /// One report of a `ReportMatchResults` request, from `referee_id`, taken as `ReportMatchResult`
-    /// takes it.
+    /// One report from `referee_id`, once the caller is checked: `ReportMatchResult`'s, and each of a
+    /// `ReportMatchResults` request's.
     async fn report_one(
         &self,
         referee_id: RefereeId,
