@@ -79,8 +79,10 @@ pub fn transcript_to_json_text(
             messages.iter().for_each(&mut visit);
             return Ok(text);
         }
-        Err(Stop::Invalid(error)) => return Err(error),
-        Err(Stop::NotCanonical) => {}
+        // Bytes read in one pass are not yet known to be canonical when a field proves invalid: a
+        // later field may repeat it, and prost merges the two (a second `at` over an out-of-range
+        // one). Only the canonical bytes' verdict is final; refusals are rare, so they pay for it.
+        Err(Stop::Invalid(_) | Stop::NotCanonical) => {}
     }
     let decoded = MatchTranscript::decode(bytes)
         .map_err(|error| JsonError(format!("{NAME} does not decode: {error}")))?;

@@ -376,6 +376,35 @@ fn every_other_spelling_protobuf_allows_is_the_text_of_what_it_decodes_to() {
     }
 }
 
+#[test]
+fn a_field_out_of_range_that_a_later_one_replaces_is_the_text_of_what_it_decodes_to() {
+    // An entry's time given twice: prost merges the two, the later seconds over the year-10000 ones
+    // (found by the fuzz target `transcript`).
+    let year_10000 = varint_field(1, 253_402_300_800);
+    let bytes = bytes_field(
+        2,
+        &joined(&[
+            bytes_field(1, &joined(&[year_10000.clone(), varint_field(2, 5)])),
+            bytes_field(1, &varint_field(1, 1_800_000_000)),
+        ]),
+    );
+    assert_eq!(
+        same_as_decoded(&bytes).first_at,
+        at(1_800_000_000, 5),
+        "merged as prost merges"
+    );
+    // Given once, or last, it is still refused.
+    let refused = |bytes: &[u8]| transcript_to_json_text(bytes, |_| {}).expect_err("refused").0;
+    let last = bytes_field(
+        2,
+        &joined(&[
+            bytes_field(1, &varint_field(1, 1_800_000_000)),
+            bytes_field(1, &year_10000),
+        ]),
+    );
+    assert!(refused(&last).contains("timestamp out of range"));
+}
+
 /// A transcript whose one payload nests `levels` objects, or lists.
 fn nested(levels: usize, lists: bool) -> Vec<u8> {
     let mut deep = value(Kind::StringValue("bottom".into()));
