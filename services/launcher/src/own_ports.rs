@@ -5,9 +5,12 @@
 //! own gRPC address and its database itself. This is the list's home for the system on one machine, as
 //! deploy/endpoint-refused is for compose and Kubernetes.
 //!
-//! A port is picked by binding it (`…:0` becomes a free port) and letting it go just before the service
-//! binds it; every port is held until all are picked, so no two services are given one port. Another
-//! program may still take a port in between: the service's own start then fails, saying so.
+//! A port is picked by binding it and letting it go just before the service binds it; every port is held
+//! until all are picked, so no two services are given one port. It is picked below the kernel's
+//! ephemeral range (`ip_local_port_range`), where no `…:0` bind and no outgoing connection is handed a
+//! port: between being let go and being bound, a port there is taken only by a program asking for it
+//! by number (seen once from the ephemeral range, under the parallel test suite: "Address already in
+//! use"). Such a program may still take it: the service's own start then fails, saying so.
 
 use std::net::TcpListener;
 
@@ -79,17 +82,49 @@ impl OwnAddrs {
 /// Where a service picks its own port.
 const LOOPBACK: &str = "127.0.0.1:0";
 
+/// The lowest port picked: below it are the well-known and commonly configured ones.
+const LOWEST: u16 = 10_000;
+/// How many ports below the ephemeral range are tried before letting the kernel pick one.
+const TRIES: usize = 64;
+
 /// `addr` with a free port in place of a `0`, that port held in `held` until the caller lets it go.
 fn free_port(addr: &str, held: &mut Vec<TcpListener>) -> anyhow::Result<String> {
-    if !addr.ends_with(":0") {
+    let Some(host) = addr.strip_suffix(":0") else {
         return Ok(addr.to_owned());
-    }
-    let listener = TcpListener::bind(addr).with_context(|| format!("finding a free port at {addr}"))?;
+    };
+    let below_ephemeral =
+        candidates(ephemeral_start()).find_map(|port| TcpListener::bind(format!("{host}:{port}")).ok());
+    let listener = match below_ephemeral {
+        Some(listener) => listener,
+        None => TcpListener::bind(addr).with_context(|| format!("finding a free port at {addr}"))?,
+    };
     let free = listener
         .local_addr()
         .with_context(|| format!("reading the free port found at {addr}"))?;
     held.push(listener);
     Ok(free.to_string())
+}
+
+/// Where the kernel's ephemeral range starts (Linux's default when it cannot be read).
+fn ephemeral_start() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32_768)
+}
+
+/// Up to [`TRIES`] ports from [`LOWEST`] to just below `ephemeral_start`, from a random one on, so that
+/// two launchers at once start apart; none when the range leaves no room.
+fn candidates(ephemeral_start: u16) -> impl Iterator<Item = u16> {
+    use std::hash::{BuildHasher, Hasher};
+    let span = ephemeral_start.saturating_sub(LOWEST);
+    // RandomState is seeded from the OS: enough to spread the starts, no secret is made of it.
+    let start = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    (0..u64::from(span))
+        .take(TRIES)
+        .map(move |i| LOWEST + (start.wrapping_add(i) % u64::from(span)) as u16)
 }
 
 #[cfg(test)]
@@ -109,9 +144,30 @@ mod tests {
             .collect();
         assert_eq!(ports.len(), 7, "distinct ports: {refused}");
         assert!(!ports.contains("0"), "{refused}");
+        let ephemeral = ephemeral_start();
+        for port in &ports {
+            let port: u16 = port.parse().expect("a port");
+            assert!(
+                (LOWEST..ephemeral).contains(&port),
+                "below the ephemeral range: {refused}"
+            );
+        }
         let kept = OwnAddrs::pick(1, "127.0.0.1:8000", "127.0.0.1:41234").expect("free ports");
         assert_eq!(kept.gateways[0].http, "127.0.0.1:8000");
         assert_eq!(kept.gateways[0].bridge, "127.0.0.1:41234");
         assert_eq!(kept.refused(None).split(',').count(), 4);
+    }
+
+    #[test]
+    fn candidates_stay_below_the_ephemeral_range_and_none_are_left_without_room() {
+        let ports: Vec<u16> = candidates(32_768).collect();
+        assert_eq!(ports.len(), TRIES);
+        assert!(
+            ports.iter().all(|port| (LOWEST..32_768).contains(port)),
+            "{ports:?}"
+        );
+        assert_eq!(candidates(LOWEST).count(), 0);
+        assert_eq!(candidates(1024).count(), 0);
+        assert_eq!(candidates(LOWEST + 3).count(), 3);
     }
 }

@@ -121,7 +121,8 @@ pub(super) async fn send(
 /// reached the manager as a burst of their own just after its previous one was answered, and the
 /// manager's result writer recorded more, smaller batches (33 results a statement against 43.5 one
 /// report a call, `pg_stat_statements` at 500 players); with four, the CPU a match at 500 players was
-/// 0.355 ms against 0.387 one report a call (one run each: docs/adr/0097-reports-many-to-a-request.md).
+/// 0.355 ms against 0.387 one report a call (one run each). At 1,000 players one and four measured alike
+/// (three alternated pairs: docs/adr/0097-reports-many-to-a-request.md).
 const IN_FLIGHT: usize = 4;
 
 /// What sends one request's reports: batched while the manager takes `ReportMatchResults`, one a call
