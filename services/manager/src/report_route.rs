@@ -2,8 +2,7 @@
 //! decoded into [`ReportMatchResultBytes`], which keeps the transcript as the bytes the referee sent, and
 //! served by [`Manager::report`], and `ReportMatchResults` (a referee's reports many to a request) into
 //! [`ReportMatchResultsBytes`] of those, served by [`Manager::report_all`]; every other call goes to the
-//! generated `ManagerServiceServer`. The
-//! transcript is stored as JSON written straight from those bytes
+//! generated `ManagerServiceServer`. The transcript is stored as JSON written straight from those bytes
 //! (`league_proto::json::transcript_to_json_text`): decoding its payloads into `Struct`s first, only to
 //! write them out and drop them, was a fifth of the manager's CPU a match
 //! (docs/adr/0094-a-transcript-stored-from-its-bytes.md). The wire and the contract are unchanged.

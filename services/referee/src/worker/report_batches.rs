@@ -44,7 +44,9 @@ struct Queued {
     answer: oneshot::Sender<Answered>,
 }
 
-/// Where a worker's match tasks hand their reports. Cheap to clone.
+/// Where a worker's match tasks hand their reports. Cheap to clone. Unbounded, yet it never holds more
+/// than one report a match task still reporting: each queues its report and waits for the answer
+/// before it queues it again (a retry).
 #[derive(Debug, Clone)]
 pub(super) struct Reports {
     queue: mpsc::UnboundedSender<Queued>,
