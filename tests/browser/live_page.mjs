@@ -28,6 +28,15 @@ const fail = async (what, error) => {
   process.exit(1);
 };
 const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+// Every request the page's script makes, and when (the page's clock, as its history's).
+await page.addInitScript(() => {
+  window.fetchLog = [];
+  const fetch = window.fetch.bind(window);
+  window.fetch = (resource, init) => {
+    window.fetchLog.push({ path: String(resource), at: performance.now() });
+    return fetch(resource, init);
+  };
+});
 page.on("pageerror", (error) => errors.push(`page error: ${error.message}`));
 page.on("console", (message) => {
   if (message.type() === "error") errors.push(`console: ${message.text()}`);
@@ -80,11 +89,26 @@ await step("the chart covers every round", () =>
     { timeout: STEP_TIMEOUT },
   ),
 );
-// The roster lists every player once the last one registered.
-await step(`the roster lists ${players} players`, () =>
+// The roster lists every player of the league once the last one registered, and the page asked for it
+// again once the answer to the last change could no longer be behind it (`lag_ms`, however the page's
+// requests fell against the gateway's shared answer).
+await step(`the roster lists ${players} players of this league`, () =>
   page.waitForFunction(
-    (n) => document.querySelectorAll("#roster tbody tr").length === n,
+    (n) => document.querySelectorAll("#roster tbody tr.here").length === n,
     players,
+    { timeout: STEP_TIMEOUT },
+  ),
+);
+const rosterLag = (await (await fetch(`${base}/api/players`)).json()).lag_ms;
+await step("the roster asked again after the last change", () =>
+  page.waitForFunction(
+    (lag) => {
+      const history = window.liveHistory;
+      const last = history[history.length - 1];
+      const change = history.find((h) => h.status === last.status && h.registered === last.registered);
+      return window.fetchLog.some((f) => f.path === "/api/players" && f.at >= change.at + lag);
+    },
+    rosterLag,
     { timeout: STEP_TIMEOUT },
   ),
 );
@@ -128,6 +152,7 @@ const shown = await page.evaluate(() => {
       [...row.cells].map((cell) => cell.textContent),
     ),
     history: window.liveHistory,
+    fetches: window.fetchLog,
   };
 });
 await browser.close();

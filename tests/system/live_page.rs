@@ -380,6 +380,8 @@ fn check_roster(report: &Value, players: usize) {
     let body = answer["body"].as_str().unwrap_or_default();
     let listed: Value = serde_json::from_str(body).expect("the roster is JSON");
     assert_eq!(listed["total"], players, "{body}");
+    // How far behind its request the shared answer may be: the page asks again that long after a change.
+    assert!(listed["lag_ms"].as_u64().is_some_and(|lag| lag > 0), "{body}");
     for never in ["endpoint", "127.0.0.1", "localhost", "token", "http"] {
         assert!(
             !body.contains(never),

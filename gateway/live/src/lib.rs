@@ -69,7 +69,7 @@ pub(crate) struct Live {
     standings: StandingsCache<Arc<GetStandingsResponse>>,
     /// Snapshots answered to `GET /api/leagues/<id>`, shared for [`watch::WATCH_INTERVAL`].
     snapshots: StandingsCache<Arc<serde_json::Value>>,
-    /// The roster answered to `GET /api/players`, shared for [`watch::WATCH_INTERVAL`].
+    /// The roster answered to `GET /api/players`, shared for [`roster::ROSTER_MAX_AGE`].
     roster: StandingsCache<Arc<serde_json::Value>>,
     shutdown: ShutdownSignal,
 }
@@ -87,7 +87,7 @@ impl Live {
             viewers: FairShare::new(MAX_VIEWERS, MAX_VIEWERS_PER_ADDRESS),
             standings: StandingsCache::default(),
             snapshots: StandingsCache::new(watch::WATCH_INTERVAL),
-            roster: StandingsCache::new(watch::WATCH_INTERVAL),
+            roster: StandingsCache::new(roster::ROSTER_MAX_AGE),
             shutdown,
         })
     }

@@ -2,11 +2,17 @@
 //! `league players` lists — with its display name, its strategy (a bot's) or `external`, and the
 //! leagues it plays in (the newest leagues the page offers, oldest first). Anonymous viewers read it, so
 //! it carries those public facts only: never a contact endpoint, a token or an address.
+//!
+//! One answer is shared by the requests of a moment, so it may describe the system up to [`LAG`] before
+//! it was asked; it says so (`lag_ms`), and the page asks once more that long after it saw a change, so
+//! the last registration is always shown however the page's requests fall against the cache.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use league_domain::LeagueId;
+use league_manager_link::STANDINGS_MAX_AGE;
 use league_player::bot_name::strategy_of_player;
 use league_proto::v2::{AgentKind, ListAgentsRequest};
 use serde_json::{Value, json};
@@ -15,6 +21,10 @@ use super::{Live, view};
 
 /// The most players the page lists (in the manager's order); `total` says how many there are.
 const SHOWN: usize = 1000;
+/// How long the roster may run behind its request: its own sharing, then the standings' that tell each
+/// player's leagues.
+pub(crate) const ROSTER_MAX_AGE: Duration = super::watch::WATCH_INTERVAL;
+const LAG: Duration = ROSTER_MAX_AGE.saturating_add(STANDINGS_MAX_AGE);
 
 impl Live {
     /// The roster, shared by the requests of a few seconds: one answer asks the manager once per league.
@@ -69,5 +79,5 @@ async fn roster(live: &Live) -> Result<Value, tonic::Status> {
             })
         })
         .collect();
-    Ok(json!({"players": players, "total": total}))
+    Ok(json!({"players": players, "total": total, "lag_ms": LAG.as_millis()}))
 }

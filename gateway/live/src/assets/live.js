@@ -81,7 +81,13 @@ function showSnapshot(snapshot) {
   state.snapshot = snapshot;
   for (const row of snapshot.standings) state.names.set(row.player_id, row.display_name);
   const status = snapshot.status;
-  state.history.push({ status: status.status, round: status.current_round, completed: status.rounds_completed });
+  state.history.push({
+    status: status.status,
+    round: status.current_round,
+    completed: status.rounds_completed,
+    registered: status.registered_players,
+    at: performance.now(),
+  });
   showStatus(status);
   showStandings(snapshot.standings, previous ? previous.standings : []);
   updateWarnings();
@@ -564,11 +570,27 @@ async function updateWarnings() {
 
 // ---- the roster ---------------------------------------------------------------------------------------
 
-/// Asked again only when who is here may have changed: a registration, or the league's status.
-async function updateRoster(status) {
+/// Asked again only when who is here may have changed: a registration, or the league's status. The
+/// gateway shares one answer among the requests of a moment, so an answer may describe the system up to
+/// its `lag_ms` before it was asked: once that long has passed since the change was seen, the roster is
+/// asked once more, so the last change always shows, however the page's requests fell.
+function updateRoster(status) {
   const key = `${status.league_id}|${status.status}|${status.registered_players}`;
   if (key === state.rosterFor) return;
   state.rosterFor = key;
+  clearTimeout(state.rosterAgain);
+  const seen = performance.now();
+  fetchRoster().then((lag) => {
+    if (lag === null || key !== state.rosterFor) return;
+    state.rosterAgain = setTimeout(() => {
+      if (key === state.rosterFor) fetchRoster();
+    }, Math.max(0, seen + lag - performance.now()));
+  });
+}
+
+/// Shows the roster; returns how far behind its request it may be (in ms), or null when it failed (the
+/// next change asks again).
+async function fetchRoster() {
   // Only the newest of overlapping fetches is shown.
   const ticket = (state.rosterTicket = (state.rosterTicket || 0) + 1);
   let roster;
@@ -576,9 +598,9 @@ async function updateRoster(status) {
     roster = await getJson("/api/players");
   } catch {
     state.rosterFor = null;
-    return;
+    return null;
   }
-  if (ticket !== state.rosterTicket) return;
+  if (ticket !== state.rosterTicket) return roster.lag_ms;
   $("roster").tBodies[0].replaceChildren(
     ...roster.players.map((player) => el("tr", { "data-player": player.player_id, class: player.leagues.includes(state.leagueId) ? "here" : "" },
       el("td", { class: "player", title: player.display_name },
@@ -589,6 +611,7 @@ async function updateRoster(status) {
   const shown = roster.players.length < roster.total ? ` (the first ${roster.players.length} shown)` : "";
   $("roster-hint").textContent = `${counted(roster.total, "player", "players")} registered on this system${shown}: ` +
     "a bot's strategy, or external for an agent that registered itself.";
+  return roster.lag_ms;
 }
 
 // ---- wiring --------------------------------------------------------------------------------------------
