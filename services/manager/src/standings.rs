@@ -133,7 +133,7 @@ pub fn compute_standings<P: Ord + Clone + Hash>(
     let index = positions(players.iter())?;
     let mut rows: Vec<StandingRow<P>> = players.iter().cloned().map(StandingRow::new).collect();
     for result in results {
-        let (a, b) = seats(&index, result)?;
+        let (a, b) = seats(&index, &result.player_a, &result.player_b)?;
         rows[a].record(result.outcome.mark_for(Side::A));
         rows[b].record(result.outcome.mark_for(Side::B));
     }
@@ -148,16 +148,61 @@ pub fn rank_totals<P: Ord + Clone + Hash>(
     totals: Vec<StandingRow<P>>,
     level_results: &[RecordedResult<P>],
 ) -> Result<Vec<StandingRow<P>>, StandingsError<P>> {
+    rank_meetings(
+        totals,
+        level_results.iter().map(|result| {
+            let points = |side| result.outcome.mark_for(side).points();
+            (
+                &result.player_a,
+                &result.player_b,
+                [points(Side::A), points(Side::B)],
+            )
+        }),
+    )
+}
+
+/// What two players took from matches between them: the points of one meeting, or the sums over
+/// several. Head-to-head only ever adds a meeting's points to the mini-table (the module's doc), so
+/// summed meetings rank exactly as the meetings one by one: a table kept in memory keeps one per pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeadToHead<P> {
+    pub player_a: P,
+    pub player_b: P,
+    pub points_a: u32,
+    pub points_b: u32,
+}
+
+/// [`rank_totals`], with the meetings between players level on points given as [`HeadToHead`]s.
+pub fn rank_head_to_head<P: Ord + Clone + Hash>(
+    totals: Vec<StandingRow<P>>,
+    level: &[HeadToHead<P>],
+) -> Result<Vec<StandingRow<P>>, StandingsError<P>> {
+    rank_meetings(
+        totals,
+        level.iter().map(|meeting| {
+            (
+                &meeting.player_a,
+                &meeting.player_b,
+                [meeting.points_a, meeting.points_b],
+            )
+        }),
+    )
+}
+
+/// `totals` ranked with `meetings`: two players and the points each took.
+fn rank_meetings<'a, P: Ord + Clone + Hash + 'a>(
+    totals: Vec<StandingRow<P>>,
+    meetings: impl Iterator<Item = (&'a P, &'a P, [u32; 2])>,
+) -> Result<Vec<StandingRow<P>>, StandingsError<P>> {
     let index = positions(totals.iter().map(|row| &row.player_id))?;
-    let meetings = level_results
-        .iter()
-        .map(|result| {
-            let (a, b) = seats(&index, result)?;
+    let meetings = meetings
+        .map(|(player_a, player_b, [points_a, points_b])| {
+            let (a, b) = seats(&index, player_a, player_b)?;
             Ok(Meeting {
                 a,
                 b,
-                points_a: result.outcome.mark_for(Side::A).points(),
-                points_b: result.outcome.mark_for(Side::B).points(),
+                points_a,
+                points_b,
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -184,7 +229,8 @@ fn positions<'a, P: Eq + Clone + Hash + 'a>(
 /// The rows of a result's two players.
 fn seats<P: Eq + Clone + Hash>(
     index: &HashMap<&P, usize>,
-    result: &RecordedResult<P>,
+    player_a: &P,
+    player_b: &P,
 ) -> Result<(usize, usize), StandingsError<P>> {
     let find = |player: &P| {
         index
@@ -192,9 +238,9 @@ fn seats<P: Eq + Clone + Hash>(
             .copied()
             .ok_or_else(|| StandingsError::UnknownPlayer(player.clone()))
     };
-    let (a, b) = (find(&result.player_a)?, find(&result.player_b)?);
+    let (a, b) = (find(player_a)?, find(player_b)?);
     if a == b {
-        return Err(StandingsError::AgainstThemself(result.player_a.clone()));
+        return Err(StandingsError::AgainstThemself(player_a.clone()));
     }
     Ok((a, b))
 }
