@@ -65,11 +65,14 @@ pub(super) fn ranking<P: Ord>(
             level_meetings.entry(points).or_default().push(*meeting);
         }
     }
+    // Each row's seat in the group head_to_head is ranking, `NO_SEAT` outside it: one array for every
+    // group, where a map built for each group was half of ranking a 1,000-player table (callgrind).
+    let mut seats = vec![NO_SEAT; rows.len()];
     for level in by_points.chunk_by(|&x, &y| rows[x].points == rows[y].points) {
         let meetings = level_meetings
             .get(&rows[level[0]].points)
             .map_or(&[][..], Vec::as_slice);
-        for mut tier in head_to_head(level.to_vec(), meetings) {
+        for mut tier in head_to_head(level.to_vec(), meetings, &mut seats) {
             tier.sort_by(|&x, &y| after_head_to_head(&rows[x], &rows[y]));
             order.extend(tier.into_iter().map(|i| (i, tier_number)));
             tier_number += 1;
@@ -89,21 +92,32 @@ pub(super) fn ranking<P: Ord>(
     ranked
 }
 
+/// A row outside the group being split, in [`head_to_head`]'s `seats`.
+const NO_SEAT: usize = usize::MAX;
+
 /// Splits a group level on points into tiers, best first, that head-to-head cannot split further.
-fn head_to_head(group: Vec<usize>, meetings: &[Meeting]) -> Vec<Vec<usize>> {
+/// `seats` has a place for every row of the table, each `NO_SEAT`, and is left so.
+fn head_to_head(group: Vec<usize>, meetings: &[Meeting], seats: &mut [usize]) -> Vec<Vec<usize>> {
     if group.len() < 2 {
         return vec![group];
     }
-    let seat: HashMap<usize, usize> = group.iter().enumerate().map(|(s, &i)| (i, s)).collect();
+    for (seat, &row) in group.iter().enumerate() {
+        seats[row] = seat;
+    }
     let mut mini_points = vec![0u32; group.len()];
     // Kept so that deeper levels only scan the meetings that can still matter.
     let mut inside = Vec::new();
     for meeting in meetings {
-        if let (Some(&a), Some(&b)) = (seat.get(&meeting.a), seat.get(&meeting.b)) {
+        let (a, b) = (seats[meeting.a], seats[meeting.b]);
+        if a != NO_SEAT && b != NO_SEAT {
             mini_points[a] += meeting.points_a;
             mini_points[b] += meeting.points_b;
             inside.push(*meeting);
         }
+    }
+    // Cleared before the tiers are split in turn, each with its own seats.
+    for &row in &group {
+        seats[row] = NO_SEAT;
     }
 
     let mut mini_table: Vec<(u32, usize)> = mini_points.into_iter().zip(group).collect();
@@ -117,7 +131,7 @@ fn head_to_head(group: Vec<usize>, meetings: &[Meeting]) -> Vec<Vec<usize>> {
     }
     tiers
         .into_iter()
-        .flat_map(|tier| head_to_head(tier, &inside))
+        .flat_map(|tier| head_to_head(tier, &inside, seats))
         .collect()
 }
 
