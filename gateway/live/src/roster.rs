@@ -27,7 +27,7 @@ pub(crate) const ROSTER_MAX_AGE: Duration = super::watch::WATCH_INTERVAL;
 const LAG: Duration = ROSTER_MAX_AGE.saturating_add(STANDINGS_MAX_AGE);
 
 impl Live {
-    /// The roster, shared by the requests of a few seconds: one answer asks the manager once per league.
+    /// The roster, shared by the requests of [`ROSTER_MAX_AGE`]: one answer asks the manager once per league.
     pub(crate) async fn roster(self: &Arc<Self>) -> Result<Arc<Value>, tonic::Status> {
         let fetch = {
             let live = self.clone();

@@ -65,7 +65,7 @@ pub(super) fn ranking<P: Ord>(
             level_meetings.entry(points).or_default().push(*meeting);
         }
     }
-    // Each row's seat in the group head_to_head is ranking, `NO_SEAT` outside it: one array for every
+    // Each row's seat in the group head_to_head is splitting, `NO_SEAT` outside it: one array for every
     // group, where a map built for each group was half of ranking a 1,000-player table (callgrind).
     let mut seats = vec![NO_SEAT; rows.len()];
     for level in by_points.chunk_by(|&x, &y| rows[x].points == rows[y].points) {
