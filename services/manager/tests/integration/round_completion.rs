@@ -230,6 +230,87 @@ async fn every_standings_update_is_the_table_of_the_results_so_far() {
     }
 }
 
+/// A double round-robin of two players, each winning once: level on points, and level on head-to-head
+/// too when both meetings count (3 points each), so the player id decides. The table kept between
+/// rounds once kept one outcome a pair, the second meeting in place of the first, and ranked round 2's
+/// winner above by head-to-head; every standings update must be the table of all the results so far.
+#[tokio::test]
+async fn a_double_round_robin_s_standings_count_both_meetings_of_a_pair() {
+    let manager = spawn_manager(0).await;
+    let mut client = manager.client();
+    client
+        .create_league(manager.operator(CreateLeagueRequest {
+            league_id: "twice".into(),
+            game_type: "even_odd".into(),
+            cycles: 2,
+            ..CreateLeagueRequest::default()
+        }))
+        .await
+        .unwrap();
+    for name in ["a", "b"] {
+        client
+            .register_player(RegisterPlayerRequest {
+                meta: Some(meta(name)),
+                league_id: "twice".into(),
+            })
+            .await
+            .unwrap();
+    }
+    let referee = register_referee(&mut client, "ref").await;
+    let started = client
+        .start_league(manager.operator(StartLeagueRequest {
+            league_id: "twice".into(),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(started.total_rounds, 2, "one round a cycle");
+    let mut winners = Vec::new();
+    for round_id in 1..=2 {
+        let assignments = claim_round(&mut client, &referee).await;
+        assert_eq!(assignments.len(), 1, "round {round_id}");
+        // Player A wins each time; the seats are swapped in the second cycle.
+        winners.push(assignments[0].r#match.as_ref().unwrap().player_a_id.clone());
+        report_a_win(&mut client, &referee, &assignments[0])
+            .await
+            .unwrap();
+    }
+    assert_ne!(winners[0], winners[1], "each player won once");
+
+    let updates: Vec<(Vec<u8>,)> = sqlx::query_as(
+        "select payload from league_events where league_id = 'twice' and kind = 'standings_update'
+         order by event_id",
+    )
+    .fetch_all(&manager.pool)
+    .await
+    .unwrap();
+    assert_eq!(updates.len(), 2, "one update a round");
+    let mut conn = manager.pool.acquire().await.unwrap();
+    let league = league_domain::LeagueId::parse("twice").unwrap();
+    let results = league_manager::league::table::LeagueResults::load(&mut conn, &league)
+        .await
+        .unwrap();
+    let mut last = Vec::new();
+    for (round_id, (payload,)) in (1..).zip(updates) {
+        let event = <NotifyLeagueEventRequest as prost::Message>::decode(payload.as_slice()).unwrap();
+        let Some(notify_league_event_request::Event::StandingsUpdate(update)) = event.event else {
+            panic!("round {round_id}: not a standings update");
+        };
+        assert_eq!(
+            update.standings,
+            results.after(round_id).unwrap(),
+            "round {round_id}"
+        );
+        last = update.standings;
+    }
+    let first = winners.iter().min().unwrap();
+    assert_eq!(
+        &last[0].player_id, first,
+        "level on everything: the lower id first"
+    );
+    assert_eq!(last[0].above_next_by(), TieBreak::PlayerId, "{last:?}");
+}
+
 /// A manager whose league of four players (none reachable: every delivery waits) has completed round 1,
 /// queueing its events.
 /// Waits until no fan-out is in flight. `fan_out` skips the events another caller has locked (the
