@@ -206,16 +206,31 @@ async fn every_standings_update_is_the_table_of_the_results_so_far() {
         }
     }
 
-    let updates: Vec<(Vec<u8>,)> =
-        sqlx::query_as("select payload from league_events where kind = 'standings_update' order by event_id")
-            .fetch_all(&manager.pool)
-            .await
-            .unwrap();
-    assert_eq!(updates.len(), 5, "one update a round");
+    standings_updates_are_the_tables_of_the_results(&manager, &test_league(), 5).await;
+}
+
+/// Checks that `league_id` queued one LEAGUE_STANDINGS_UPDATE for each of its `rounds` rounds, in
+/// order, each the table of every result through its round (computed afresh from the database's
+/// results); returns the last.
+async fn standings_updates_are_the_tables_of_the_results(
+    manager: &TestManager,
+    league_id: &league_domain::LeagueId,
+    rounds: usize,
+) -> Vec<StandingRow> {
+    let updates: Vec<(Vec<u8>,)> = sqlx::query_as(
+        "select payload from league_events where league_id = $1 and kind = 'standings_update'
+         order by event_id",
+    )
+    .bind(league_id.as_str())
+    .fetch_all(&manager.pool)
+    .await
+    .unwrap();
+    assert_eq!(updates.len(), rounds, "one update a round");
     let mut conn = manager.pool.acquire().await.unwrap();
-    let results = league_manager::league::table::LeagueResults::load(&mut conn, &test_league())
+    let results = league_manager::league::table::LeagueResults::load(&mut conn, league_id)
         .await
         .unwrap();
+    let mut last = Vec::new();
     for (round_id, (payload,)) in (1..).zip(updates) {
         let event = <NotifyLeagueEventRequest as prost::Message>::decode(payload.as_slice()).unwrap();
         let Some(notify_league_event_request::Event::StandingsUpdate(update)) = event.event else {
@@ -227,7 +242,9 @@ async fn every_standings_update_is_the_table_of_the_results_so_far() {
             results.after(round_id).unwrap(),
             "round {round_id}"
         );
+        last = update.standings;
     }
+    last
 }
 
 /// A double round-robin of two players, each winning once: level on points, and level on head-to-head
@@ -277,32 +294,8 @@ async fn a_double_round_robin_s_standings_count_both_meetings_of_a_pair() {
     }
     assert_ne!(winners[0], winners[1], "each player won once");
 
-    let updates: Vec<(Vec<u8>,)> = sqlx::query_as(
-        "select payload from league_events where league_id = 'twice' and kind = 'standings_update'
-         order by event_id",
-    )
-    .fetch_all(&manager.pool)
-    .await
-    .unwrap();
-    assert_eq!(updates.len(), 2, "one update a round");
-    let mut conn = manager.pool.acquire().await.unwrap();
     let league = league_domain::LeagueId::parse("twice").unwrap();
-    let results = league_manager::league::table::LeagueResults::load(&mut conn, &league)
-        .await
-        .unwrap();
-    let mut last = Vec::new();
-    for (round_id, (payload,)) in (1..).zip(updates) {
-        let event = <NotifyLeagueEventRequest as prost::Message>::decode(payload.as_slice()).unwrap();
-        let Some(notify_league_event_request::Event::StandingsUpdate(update)) = event.event else {
-            panic!("round {round_id}: not a standings update");
-        };
-        assert_eq!(
-            update.standings,
-            results.after(round_id).unwrap(),
-            "round {round_id}"
-        );
-        last = update.standings;
-    }
+    let last = standings_updates_are_the_tables_of_the_results(&manager, &league, 2).await;
     let first = winners.iter().min().unwrap();
     assert_eq!(
         &last[0].player_id, first,
