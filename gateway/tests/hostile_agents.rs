@@ -1,6 +1,6 @@
 //! The hostile-agent test (issue 53) in a test binary of its own: it measures the process's open
-//! descriptors and resident memory, which no other test may share with it while it runs (the
-//! integration binary runs its tests side by side in one process).
+//! descriptors and heap, which no other test may share with it while it runs (the integration binary
+//! runs its tests side by side in one process).
 
 #[allow(dead_code, unused_imports)]
 #[path = "integration/support/mod.rs"]
@@ -12,3 +12,8 @@ mod mcp_player;
 
 #[path = "integration/hostile_mcp_agents.rs"]
 mod hostile_mcp_agents;
+
+/// Every allocation counted, so that the test reads the heap the process holds
+/// (`hostile_mcp_agents::Held`).
+#[global_allocator]
+static ALLOCATOR: &stats_alloc::StatsAlloc<std::alloc::System> = &stats_alloc::INSTRUMENTED_SYSTEM;

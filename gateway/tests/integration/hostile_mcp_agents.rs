@@ -159,16 +159,52 @@ async fn register_from(gateway: SocketAddr, from: Ipv4Addr, name: &str, endpoint
     serde_json::from_slice(&body).expect("JSON")
 }
 
-/// This process's open descriptors and resident memory (kB).
-fn descriptors_and_memory() -> (usize, u64) {
-    let descriptors = std::fs::read_dir("/proc/self/fd").expect("/proc/self/fd").count();
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let memory = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS");
-    (descriptors, memory)
+/// What this process holds: its open descriptors, its heap (every allocation counted by the test
+/// binary's allocator, `hostile_agents.rs`) and its resident size, both in kB.
+#[derive(Clone, Copy)]
+struct Held {
+    descriptors: usize,
+    heap: u64,
+    resident: u64,
+}
+
+impl Held {
+    fn now() -> Self {
+        let descriptors = std::fs::read_dir("/proc/self/fd").expect("/proc/self/fd").count();
+        let stats = stats_alloc::INSTRUMENTED_SYSTEM.stats();
+        let heap = (stats.bytes_allocated.saturating_sub(stats.bytes_deallocated) / 1024) as u64;
+        let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+        let resident = status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS");
+        Self {
+            descriptors,
+            heap,
+            resident,
+        }
+    }
+}
+
+impl std::fmt::Display for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Self {
+            descriptors,
+            heap,
+            resident,
+        } = self;
+        write!(
+            f,
+            "descriptors {descriptors}, heap {heap} kB, resident {resident} kB"
+        )
+    }
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// 200 registrations at each of `agents`, from 8 addresses of their own (50 each: within the 60 a minute
@@ -192,8 +228,39 @@ async fn flood(gateway: SocketAddr, agents: [&HostileAgent; 2], round: u16) {
 /// The floods before the measured one, each only waited out.
 const WARMING_FLOODS: u16 = 4;
 
+/// How many times the most a warming flood left on the heap the measured one may leave.
+const HEAP_GROWTH_ALLOWED: u64 = 2;
+
 fn within_a_tenth(now: u64, before: u64) -> bool {
     now * 10 <= before * 11
+}
+
+/// Floods the gateway (`flood`) while the good agent is invited, one invitation after another until
+/// the flood's registrations are all answered; each invitation's outcome.
+async fn flood_inviting<J, F>(
+    gateway: SocketAddr,
+    agents: [&HostileAgent; 2],
+    round: u16,
+    join: J,
+) -> Vec<Result<bool, tonic::Status>>
+where
+    J: Fn(Duration) -> F + Send + 'static,
+    F: Future<Output = Result<bool, tonic::Status>> + Send,
+{
+    let flooding = Arc::new(AtomicBool::new(true));
+    let invited = tokio::spawn({
+        let flooding = flooding.clone();
+        async move {
+            let mut joins = Vec::new();
+            while flooding.load(Ordering::SeqCst) {
+                joins.push(join(Duration::from_secs(5)).await);
+            }
+            joins
+        }
+    });
+    flood(gateway, agents, round).await;
+    flooding.store(false, Ordering::SeqCst);
+    invited.await.expect("the invitations")
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -222,16 +289,24 @@ async fn hostile_mcp_servers_leave_nothing_held_and_a_good_one_is_served() {
     let endless = HostileAgent::serve(Hostility::EndlessStream).await;
     let released = async || (silent.open() == 0 && endless.open() == 0).then_some(());
 
-    // Four first floods bring the process to its working size (pools, the allocator's arenas): where it
-    // stands after them is where the measured one must leave it. One was not enough once the gateway
-    // also asks agents whether they are MCP servers (ADR 0071): in the instrumented build on the 2-core
-    // machine, 146.6 MB after the first, 152.3 MB after the second and 152.5 MB after a third; four
-    // leave a margin for a loaded machine, where a flood's greetings time out in other proportions
-    // (each warming flood's size is printed). The deadline under test is the measured flood's; a
-    // warming flood is only waited out (on a 2-core machine loaded by other builds, the first one's 400
-    // greetings once took longer than 12 s to end).
+    // Four first floods, each the measured one's twin, bring the process to its working size (pools,
+    // caches) and show what a flood leaves by right: the 400 players it registered and the good agent's
+    // record of its invitations (this process holds the manager and that agent too), about 1 MB of heap
+    // a flood. The measured flood may leave at most twice the most a warming flood left, and no more
+    // descriptors than a tenth over the most they left.
+    // Memory is the heap this process holds, every allocation counted; its resident size, printed, is no
+    // measure of what is held: it counts what the allocator has yet to give back. With glibc's malloc it
+    // only grew (133.5 MB after the fourth warming flood, 148.1 MB after the measured one, which failed a
+    // sound run in CI) and with mimalloc it varied by a tenth either way after the same flood, so that a
+    // 20 MB leak added on purpose passed unseen, while the heap held 3 to 7 MB.
+    // Four floods leave a margin for a loaded machine, where a flood's greetings time out in other
+    // proportions (each warming flood's figures are printed). The deadline under test is the measured
+    // flood's; a warming flood is only waited out (on a 2-core machine loaded by other builds, the first
+    // one's 400 greetings once took longer than 12 s to end).
+    let mut working: Option<Held> = None;
+    let (mut descriptors, mut left_by_a_flood) = (0, 0);
     for warming in 0..WARMING_FLOODS {
-        flood(gateway.http, [&silent, &endless], warming).await;
+        let joins = flood_inviting(gateway.http, [&silent, &endless], warming, join.clone()).await;
         let flooded = tokio::time::Instant::now();
         observe(
             "a warming flood's connections closed",
@@ -239,31 +314,25 @@ async fn hostile_mcp_servers_leave_nothing_held_and_a_good_one_is_served() {
             released,
         )
         .await;
-        let (descriptors, memory) = descriptors_and_memory();
+        let held = Held::now();
         eprintln!(
-            "after warming flood {warming}: released {:?} after it, descriptors {descriptors}, memory {memory} kB",
+            "after warming flood {warming} ({} invitations): released {:?} after it, {held}",
+            joins.len(),
             flooded.elapsed()
         );
+        descriptors = descriptors.max(held.descriptors);
+        // The first flood's growth includes what is made once (pools, caches): it is not counted.
+        if let Some(before) = working {
+            left_by_a_flood = left_by_a_flood.max(held.heap.saturating_sub(before.heap));
+        }
+        working = Some(held);
     }
-    let (descriptors, memory) = descriptors_and_memory();
+    let working = working.expect("a warming flood");
     let initialized = silent.initializes() + endless.initializes();
 
-    // The good agent is invited throughout the measured flood, one invitation after another.
-    let flooding = Arc::new(AtomicBool::new(true));
-    let invited = tokio::spawn({
-        let (join, flooding) = (join.clone(), flooding.clone());
-        async move {
-            let mut joins = Vec::new();
-            while flooding.load(Ordering::SeqCst) {
-                joins.push(join(Duration::from_secs(5)).await);
-            }
-            joins
-        }
-    });
-    flood(gateway.http, [&silent, &endless], WARMING_FLOODS).await;
+    // The good agent is invited throughout the measured flood, and joins every time.
+    let joins = flood_inviting(gateway.http, [&silent, &endless], WARMING_FLOODS, join.clone()).await;
     let flooded = tokio::time::Instant::now();
-    flooding.store(false, Ordering::SeqCst);
-    let joins = invited.await.expect("the invitations");
     assert!(!joins.is_empty());
     assert!(joins.iter().all(|joined| matches!(joined, Ok(true))), "{joins:?}");
 
@@ -271,6 +340,7 @@ async fn hostile_mcp_servers_leave_nothing_held_and_a_good_one_is_served() {
     // the process is back where it was: the sessions' own connections when their exchanges end, and the
     // connections the plain calls left idle in the outbound pool once its idle timeout has passed
     // (4 to 8 s: bridge::client::IDLE_CONNECTION, ADR 0090).
+    let allowed = working.heap + HEAP_GROWTH_ALLOWED * left_by_a_flood;
     // What was last seen, for the failure's message.
     let last = std::sync::Mutex::new(None);
     let within = Duration::from_secs(12).saturating_sub(flooded.elapsed());
@@ -278,16 +348,16 @@ async fn hostile_mcp_servers_leave_nothing_held_and_a_good_one_is_served() {
         within,
         // The timeout bounds the wait; observe's own bound is only past it.
         observe(
-            "the hostile agents' connections closed, descriptors and memory back",
+            "the hostile agents' connections closed, descriptors and heap back",
             within + Duration::from_secs(60),
             async || {
-                let (now_descriptors, now_memory) = descriptors_and_memory();
+                let held = Held::now();
                 let open = (silent.open(), endless.open());
-                *last.lock().expect("the last look") = Some((open, now_descriptors, now_memory));
+                *last.lock().expect("the last look") = Some((open, held));
                 (released().await.is_some()
-                    && within_a_tenth(now_descriptors as u64, descriptors as u64)
-                    && within_a_tenth(now_memory, memory))
-                .then_some((now_descriptors, now_memory))
+                    && within_a_tenth(held.descriptors as u64, descriptors as u64)
+                    && held.heap <= allowed)
+                    .then_some(held)
             },
         ),
     )
@@ -296,16 +366,16 @@ async fn hostile_mcp_servers_leave_nothing_held_and_a_good_one_is_served() {
         let last = last.lock().expect("the last look").take();
         panic!(
             "not back within {within:?} of the flood's end; last seen: connections held by the silent \
-             and the endless agent, descriptors, memory (kB) {last:?}; before the flood: descriptors \
-             {descriptors}, memory {memory} kB"
+             and the endless agent, and what the process held {last:?}; allowed: descriptors \
+             {descriptors} and a tenth, heap {allowed} kB ({working} after the last warming flood; one \
+             left at most {left_by_a_flood} kB)"
         );
     };
     let initializes = silent.initializes() + endless.initializes() - initialized;
     eprintln!(
-        "descriptors {descriptors} -> {}, memory {memory} kB -> {} kB, {initializes} initialize requests, \
-         released {:?} after the flood",
-        after.0,
-        after.1,
+        "{working} -> {after} ({} invitations), heap allowed {allowed} kB, {initializes} initialize \
+         requests, released {:?} after the flood",
+        joins.len(),
         flooded.elapsed()
     );
     // The gateway did open sessions with the hostile agents: nothing was let go because nothing was
