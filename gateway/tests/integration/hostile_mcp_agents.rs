@@ -298,7 +298,8 @@ async fn hostile_mcp_servers_leave_nothing_held_and_a_good_one_is_served() {
     // measure of what is held: it counts what the allocator has yet to give back. With glibc's malloc it
     // only grew (133.5 MB after the fourth warming flood, 148.1 MB after the measured one, which failed a
     // sound run in CI) and with mimalloc it varied by a tenth either way after the same flood, so that a
-    // 20 MB leak added on purpose passed unseen, while the heap held 3 to 7 MB.
+    // 20 MB leak added on purpose passed unseen against the most a warming flood left, while the heap
+    // held 3 to 7 MB.
     // Four floods leave a margin for a loaded machine, where a flood's greetings time out in other
     // proportions (each warming flood's figures are printed). The deadline under test is the measured
     // flood's; a warming flood is only waited out (on a 2-core machine loaded by other builds, the first
