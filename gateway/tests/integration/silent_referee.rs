@@ -75,7 +75,8 @@ async fn a_referee_that_calls_no_player_gives_its_match_back_uncharged() {
     })
     .await;
 
-    // Another referee gets it (the silent one is given nothing for a while after leaving a match).
+    // Another referee gets it: while one is live, the silent one's claims pass by the match it gave
+    // back, though it has a claim waiting (two slots) when it gives the match back.
     let other = register(
         &gateway,
         "register_referee",

@@ -168,8 +168,8 @@ async fn claim_once(pool: &PgPool, referee_id: &RefereeId, max: u32) -> ManagerR
              where l.status = 'running'
                and (m.status = 'scheduled' or (m.status = 'running' and m.lease_expires_at < now()))
                and l.game_type = any(select unnest(game_types) from agents where agent_id = $1)
-               -- A match whose report by this referee was refused goes to another live referee of the
-               -- game when there is one (release.rs, `refused`).
+               -- A match whose report by this referee was refused, or that it gave back untouched, goes
+               -- to another live referee of the game when there is one (release.rs).
                and (m.refused_referee_id is distinct from $1 or not exists (
                    select 1 from agents o
                    where o.kind = 'referee' and o.agent_id <> $1 and o.revoked_at is null

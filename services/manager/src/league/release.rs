@@ -16,8 +16,11 @@ use crate::wakeups::Wakeups;
 /// were released, in the order asked. Claimers waiting in any manager are woken when it commits.
 /// With `unless_players_called`, a lease under which the referee has called a player
 /// (`called_lease_id`, noted by a renewal) is kept too: the gateway gives back only what an external
-/// referee left untouched. With `refused` (its report was no result), the referee is noted as the one
-/// refused, and its claims pass the match by while another live referee runs the league's game.
+/// referee left untouched. A match given back so, or with `refused` (its report was no result), notes
+/// the referee as the one refused (`refused_referee_id`): its claims pass the match by while another
+/// live referee runs the league's game. Without that, a referee that leaves its matches untouched and
+/// has a claim already waiting when it gives one back (two slots or more) takes the same match again
+/// as often as not, and the referee that would play it waits (ADR 0042).
 pub async fn release(
     pool: &PgPool,
     referee_id: &RefereeId,
@@ -46,7 +49,7 @@ pub async fn release(
              for update of m
          )
          update matches m set status = 'scheduled', referee_id = null, lease_id = null, lease_expires_at = null,
-             refused_referee_id = case when $6 then $1 else m.refused_referee_id end
+             refused_referee_id = case when $5 or $6 then $1 else m.refused_referee_id end
          from held h
          where m.league_id = h.league_id and m.match_id = h.match_id
          returning m.league_id, m.match_id",

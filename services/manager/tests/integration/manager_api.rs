@@ -782,6 +782,28 @@ async fn an_even_odd_result_must_follow_from_its_transcript_and_the_rule() {
 /// referee plays it again. Given back with an empty lease id: the lease the referee holds now.
 #[tokio::test]
 async fn a_match_whose_report_was_refused_goes_to_another_live_referee() {
+    given_back_goes_to_another_live_referee(ReleaseLeasesRequest {
+        refused: true,
+        ..ReleaseLeasesRequest::default()
+    })
+    .await;
+}
+
+/// The same for a match its referee left untouched (`unless_players_called`, the gateway's give-back
+/// after the join timeout): a referee that takes matches and calls no player, with a claim already
+/// waiting when it gives one back, would otherwise take the same match again as often as not.
+#[tokio::test]
+async fn a_match_given_back_untouched_goes_to_another_live_referee() {
+    given_back_goes_to_another_live_referee(ReleaseLeasesRequest {
+        unless_players_called: true,
+        ..ReleaseLeasesRequest::default()
+    })
+    .await;
+}
+
+/// Claims the first match, gives it back as `how` says (alone, then with a second referee
+/// registered), and follows who gets it.
+async fn given_back_goes_to_another_live_referee(how: ReleaseLeasesRequest) {
     let (_manager, mut client, ..) = two_player_league().await;
     let first = register_referee(&mut client, "ref-1").await;
     let claimed = claim(&mut client, &first, 4).await;
@@ -793,8 +815,7 @@ async fn a_match_whose_report_was_refused_goes_to_another_live_referee() {
                 match_id: scheduled.match_id.clone(),
                 lease_id: String::new(),
             }],
-            unless_players_called: false,
-            refused: true,
+            ..how.clone()
         })
     };
     let released = client
@@ -807,11 +828,16 @@ async fn a_match_whose_report_was_refused_goes_to_another_live_referee() {
         1,
         "given back under the lease it holds now"
     );
-    // Alone, the refused referee plays it again.
+    // Alone, the referee plays it again.
     let again = claim(&mut client, &first, 4).await;
     assert_eq!(again.len(), 1, "nobody else to play it");
-    client.release_leases(give_back(&first)).await.unwrap();
-    // With another live referee, the refused one is passed by and the other gets it.
+    let released = client
+        .release_leases(give_back(&first))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(released.released.len(), 1, "given back again");
+    // With another live referee, the first is passed by and the other gets it.
     let second = register_referee(&mut client, "ref-2").await;
     assert!(claim(&mut client, &first, 4).await.is_empty(), "passed by");
     let taken = claim(&mut client, &second, 4).await;
